@@ -1,0 +1,6 @@
+#include "ibmcast/common.h"
+
+const char *imc_version(void)
+{
+	return IMC_VERSION;
+}
