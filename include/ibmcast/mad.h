@@ -8,6 +8,8 @@
  * at least that size and return the size, or -ENOSPC when the buffer is too
  * short. unpack() functions return the number of bytes consumed, or
  * -EMSGSIZE when the input is too short (never reading past len).
+ * imc_rmpp_hdr_pack() and imc_sa_mad_pack() return -EINVAL, writing
+ * nothing, when resp_time or flags do not fit their 5 and 3 bits.
  */
 #ifndef IBMCAST_MAD_H
 #define IBMCAST_MAD_H
@@ -99,6 +101,40 @@ int imc_sa_hdr_unpack(struct imc_sa_hdr *h, const uint8_t *buf, size_t len);
  * that is the SA engine's job, which answers with the right MAD status. */
 int imc_sa_mad_pack(const struct imc_sa_mad *m, uint8_t *buf, size_t len);
 int imc_sa_mad_unpack(struct imc_sa_mad *m, const uint8_t *buf, size_t len);
+
+/* MAD status (IBA 13.4.7): bit 0 busy, bit 1 redirect, bits 2..4 the
+ * invalid-field code (UMAD_STATUS_BAD_VERSION ... _INVALID_ATTR_VALUE),
+ * bits 8..15 class specific; the SA puts its code (UMAD_SA_STATUS_*) in
+ * bits 8..14 (IBA 15.2.1.1). */
+enum {
+	IMC_SA_STATUS_SHIFT = 8,
+	IMC_SA_STATUS_MASK = 0x7f00,
+};
+
+/* The SA-specific code (UMAD_SA_STATUS_*) of an SA MAD status. */
+static inline unsigned imc_sa_status_code(uint16_t status)
+{
+	return (status & IMC_SA_STATUS_MASK) >> IMC_SA_STATUS_SHIFT;
+}
+
+/* The MAD status that carries SA code @code (UMAD_SA_STATUS_*). */
+static inline uint16_t imc_sa_status(unsigned code)
+{
+	return (uint16_t)(code << IMC_SA_STATUS_SHIFT & IMC_SA_STATUS_MASK);
+}
+
+/* The generic invalid-field code (bits 2..4) as 0..7: 1 bad version,
+ * 2 method unsupported, 3 method/attribute unsupported, 7 invalid value. */
+static inline unsigned imc_mad_status_field(uint16_t status)
+{
+	return (status & UMAD_STATUS_INVALID_FIELD_MASK) >> 2;
+}
+
+/* Name of an SA MAD status: "SUCCESS", the SA code ("NO_RECORDS",
+ * "INSUF_COMPS", ...) when set, else the invalid-field code
+ * ("BAD_VERSION", "METHOD_UNSUPPORTED", "METHOD_ATTR_UNSUPPORTED",
+ * "INVALID_ATTR_VALUE"), else "BUSY" or "REDIRECT". Static string. */
+const char *imc_mad_status_str(uint16_t status);
 
 #ifdef __cplusplus
 }
