@@ -1,0 +1,36 @@
+/* imc_vector_parse_line on arbitrary text: a parsed line must print back
+ * to text that parses to the same vector. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ibmcast/vectors.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *line = malloc(size + 1);
+	char again[2 * IMC_MAD_SIZE + 32];
+	struct imc_vector v, w;
+	int rc, n;
+
+	if (!line)
+		return 0;
+	memcpy(line, data, size);
+	line[size] = '\0';
+	rc = imc_vector_parse_line(line, &v);
+	free(line);
+	if (rc < 0 || rc == 0)
+		return 0;
+	if (rc != 1)
+		abort();
+	n = snprintf(again, sizeof(again), "%s %u ",
+		     v.dir == IMC_VECTOR_TX ? "tx" : "rx", v.lid);
+	for (size_t i = 0; i < IMC_MAD_SIZE; i++)
+		n += snprintf(again + n, sizeof(again) - (size_t)n, "%02x", v.mad[i]);
+	if (imc_vector_parse_line(again, &w) != 1 || w.dir != v.dir ||
+	    w.lid != v.lid || memcmp(w.mad, v.mad, IMC_MAD_SIZE))
+		abort();
+	return 0;
+}
