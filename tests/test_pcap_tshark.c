@@ -25,6 +25,7 @@
 
 #include "ibmcast/packet.h"
 #include "ibmcast/pcap.h"
+#include "ibmcast/vectors.h"
 
 #define VECTORS IMC_SOURCE_DIR "/tests/vectors/opensm-mcmr.txt"
 #define TSHARK_DLT \
@@ -158,42 +159,29 @@ static bool have_tshark(void)
 		}                                                            \
 	} while (0)
 
-static int unhex(const char *s, uint8_t *out, size_t cap)
-{
-	size_t n = 0;
-
-	while (s[0] && s[1] && s[0] != '\n') {
-		unsigned int v;
-
-		if (n == cap || sscanf(s, "%2x", &v) != 1)
-			return -1;
-		out[n++] = (uint8_t)v;
-		s += 2;
-	}
-	return (int)n;
-}
-
-/* The first "tx" and the first "rx" line: a request and its answer,
- * "tx <slid> <256 bytes of hex>". */
+/* The first "tx" and the first "rx" MAD: a request and its answer. */
 static void read_pair(uint8_t *tx, uint8_t *rx, unsigned int *tx_slid,
 		      unsigned int *rx_slid)
 {
 	FILE *f = fopen(VECTORS, "r");
-	char line[1024], dir[4], hex[600];
+	char line[1024];
 	bool got_tx = false, got_rx = false;
-	unsigned int slid;
+	struct imc_vector v;
 
 	assert_non_null(f);
 	while ((!got_tx || !got_rx) && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%3s %u %599s", dir, &slid, hex) != 3)
+		int rc = imc_vector_parse_line(line, &v);
+
+		assert_true(rc >= 0);
+		if (rc == 0)
 			continue;
-		if (!got_tx && !strcmp(dir, "tx")) {
-			assert_int_equal(unhex(hex, tx, 256), 256);
-			*tx_slid = slid;
+		if (!got_tx && v.dir == IMC_VECTOR_TX) {
+			memcpy(tx, v.mad, IMC_MAD_SIZE);
+			*tx_slid = v.lid;
 			got_tx = true;
-		} else if (!got_rx && !strcmp(dir, "rx")) {
-			assert_int_equal(unhex(hex, rx, 256), 256);
-			*rx_slid = slid;
+		} else if (!got_rx && v.dir == IMC_VECTOR_RX) {
+			memcpy(rx, v.mad, IMC_MAD_SIZE);
+			*rx_slid = v.lid;
 			got_rx = true;
 		}
 	}

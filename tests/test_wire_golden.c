@@ -15,17 +15,12 @@
 
 #include "ibmcast/mad.h"
 #include "ibmcast/sa_attr.h"
+#include "ibmcast/vectors.h"
 
 #define VECTORS IMC_SOURCE_DIR "/tests/vectors/opensm-mcmr.txt"
 #define MAX_MADS 16
 
-struct vec {
-	char dir[4];            /* "tx" client request, "rx" OpenSM answer */
-	unsigned lid;
-	uint8_t mad[IMC_MAD_SIZE];
-};
-
-static struct vec vecs[MAX_MADS];
+static struct imc_vector vecs[MAX_MADS];
 static size_t nvecs;
 static const char *load_error;
 
@@ -39,28 +34,6 @@ static int hexval(int c)
 	return -1;
 }
 
-/* One line: "tx|rx LID HEX", HEX exactly 512 digits. */
-static int parse_line(const char *line, struct vec *v)
-{
-	char hex[2 * IMC_MAD_SIZE + 2];
-	char tail;
-
-	if (sscanf(line, "%3s %u %513s %c", v->dir, &v->lid, hex, &tail) != 3)
-		return -EINVAL;
-	if (strcmp(v->dir, "tx") && strcmp(v->dir, "rx"))
-		return -EINVAL;
-	if (strlen(hex) != 2 * IMC_MAD_SIZE)
-		return -EMSGSIZE;
-	for (size_t i = 0; i < IMC_MAD_SIZE; i++) {
-		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			return -EINVAL;
-		v->mad[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return 0;
-}
-
 static int load(void **state)
 {
 	char line[2048];
@@ -72,17 +45,14 @@ static int load(void **state)
 		return 0;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		const char *p = line;
+		int rc = nvecs < MAX_MADS ?
+			imc_vector_parse_line(line, &vecs[nvecs]) : -ENOSPC;
 
-		while (isspace((unsigned char)*p))
-			p++;
-		if (!*p || *p == '#')
-			continue;
-		if (nvecs == MAX_MADS || parse_line(p, &vecs[nvecs]) < 0) {
+		if (rc < 0) {
 			load_error = "malformed line in " VECTORS;
 			break;
 		}
-		nvecs++;
+		nvecs += (size_t)rc;
 	}
 	fclose(f);
 	return 0;
@@ -146,7 +116,7 @@ static void file_shape(void **state)
 	need_vectors();
 	assert_int_equal(nvecs, 8);
 	for (size_t i = 0; i < nvecs; i++) {
-		assert_string_equal(vecs[i].dir, i % 2 ? "rx" : "tx");
+		assert_int_equal(vecs[i].dir, i % 2 ? IMC_VECTOR_RX : IMC_VECTOR_TX);
 		assert_int_equal(vecs[i].lid, 1);
 	}
 }
