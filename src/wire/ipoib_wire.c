@@ -4,6 +4,7 @@
 
 #include "ibmcast/gid.h"
 #include "ibmcast/ipoib_wire.h"
+#include "util/text.h"
 #include "wire/bytes.h"
 
 /* ff1S:ssss:PPPP with the rest zero: the part every IPoIB MGID shares. */
@@ -213,16 +214,6 @@ int imc_ipoib_hwaddr_format(const struct imc_ipoib_hwaddr *a,
 	return (int)(p - buf);
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 int imc_ipoib_hwaddr_parse(const char *s, struct imc_ipoib_hwaddr *out)
 {
@@ -235,10 +226,10 @@ int imc_ipoib_hwaddr_parse(const char *s, struct imc_ipoib_hwaddr *out)
 		int hi, lo;
 
 		/* Each step reads at most up to the NUL it stops at. */
-		hi = hexval(s[0]);
+		hi = imc_hexval(s[0]);
 		if (hi < 0)
 			return -EINVAL;
-		lo = hexval(s[1]);
+		lo = imc_hexval(s[1]);
 		if (lo < 0)
 			return -EINVAL;
 		b[i] = (uint8_t)(hi << 4 | lo);

@@ -2,17 +2,8 @@
 #include <string.h>
 
 #include "ibmcast/vectors.h"
+#include "util/text.h"
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 static const char *skip_blank(const char *p)
 {
@@ -51,11 +42,11 @@ int imc_vector_parse_line(const char *line, struct imc_vector *v)
 		return -EINVAL;
 	p = skip_blank(p);
 	for (;;) {
-		int hi = hexval(p[0]), lo;
+		int hi = imc_hexval(p[0]), lo;
 
 		if (hi < 0)
 			break;
-		lo = hexval(p[1]);
+		lo = imc_hexval(p[1]);
 		if (lo < 0)
 			return -EINVAL; /* odd number of digits */
 		if (n == IMC_MAD_SIZE)
