@@ -1,0 +1,2117 @@
+/* The embedded fabric's runtime: ports, cables, switches and UD QPs.
+ *
+ * Port state (IBA 14.2.5.6), changed only by port_state():
+ *
+ *   from \ to   DOWN          INIT          ACTIVE
+ *   DOWN        -             cable up      SM sweep
+ *   INIT        cable down    -             SM sweep
+ *   ACTIVE      cable down    -             -
+ *
+ * ARMED is not used: the simulated SM arms and activates in one step.
+ * Watches of an HCA port hear DOWN when it leaves ACTIVE and ACTIVE when
+ * it enters it.
+ *
+ * Packet state, changed only by pkt_state():
+ *
+ *   FREE -> WIRE    sent into a cable, in its direction's FIFO
+ *   FREE -> HELD    sent into a cable but held back (reorder fault), on
+ *                   a timer of its own so that later packets pass it
+ *   FREE -> LOOP    unicast to the sender's own LID; its timer delivers it
+ *   WIRE|HELD -> WIRE|HELD  a switch forwards it into the next cable
+ *   WIRE|HELD|LOOP -> RQ    queued on a QP; the QP's completion timer
+ *                           runs recv
+ *   any -> FREE     dropped, delivered, or freed with the fabric
+ *
+ * One event per packet hop: a packet on a cable direction arrives at
+ * max(now, busy_until) + size * 8 / bps + latency, and busy_until moves to
+ * the end of its serialization, so packets queue FIFO behind each other.
+ * Arrival times on a direction therefore never decrease, and each
+ * direction has one timer, armed for the arrival of its first packet:
+ * the loop's heap holds one entry per busy cable instead of one per
+ * packet, which halves the cost of a hop.
+ *
+ * Lookups on the packet path are O(1): LFTs are arrays indexed by LID,
+ * MFT entries, QPs and multicast attachments sit in chained hash tables
+ * keyed by (switch, MLID), (port, QPN) and (port, MLID, MGID). Nothing
+ * that reaches events iterates a hash table: MFT masks go by port number,
+ * attachments in attach order, ports and nodes by index.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ibmcast/fabric.h"
+#include "ibmcast/packet.h"
+#include "ibmcast/rng.h"
+#include "ibmcast/subnet.h"
+#include "wire/bytes.h"
+
+enum {
+	SLAB_PKTS = 256,
+	BUF_SMALL = 256,          /* payload bytes of a small buffer */
+	BUF_LARGE = 4096,         /* the largest IB MTU */
+	HDR_MAX = IMC_LRH_SIZE + IMC_GRH_SIZE + IMC_BTH_SIZE + IMC_DETH_SIZE,
+	FRAME_MAX = HDR_MAX + BUF_LARGE + 3 + IMC_ICRC_SIZE + IMC_VCRC_SIZE,
+	QDR_LANE_BPS = 8000,      /* Mb/s of data per QDR lane (10 Gbaud, 8b/10b) */
+};
+
+/* Trace events, mixed into the trace hash with the drop reason. */
+enum {
+	TR_SEND = 1,
+	TR_HOP = 2,
+	TR_DELIVER = 3,
+	TR_DROP = 16,
+};
+
+/* ---- hash tables: intrusive, chained, keyed by a 64-bit hash ---- */
+
+struct hlink {
+	struct hlink *next;
+	uint64_t hash;
+};
+
+struct htab {
+	struct hlink **b;
+	size_t mask;
+	size_t n;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static int ht_init(struct htab *t, size_t cap)
+{
+	t->b = calloc(cap, sizeof(*t->b));
+	if (!t->b)
+		return -ENOMEM;
+	t->mask = cap - 1;
+	t->n = 0;
+	return 0;
+}
+
+static struct hlink *ht_head(const struct htab *t, uint64_t hash)
+{
+	return t->b[hash & t->mask];
+}
+
+/* Doubles the table at load 1; when that fails the chains grow longer
+ * instead, which costs time but loses nothing. */
+static void ht_add(struct htab *t, struct hlink *e, uint64_t hash)
+{
+	struct hlink **b;
+
+	if (t->n > t->mask) {
+		size_t cap = (t->mask + 1) * 2;
+		struct hlink **nb = calloc(cap, sizeof(*nb));
+
+		if (nb) {
+			for (size_t i = 0; i <= t->mask; i++) {
+				struct hlink *x = t->b[i], *next;
+
+				for (; x; x = next) {
+					next = x->next;
+					x->next = nb[x->hash & (cap - 1)];
+					nb[x->hash & (cap - 1)] = x;
+				}
+			}
+			free(t->b);
+			t->b = nb;
+			t->mask = cap - 1;
+		}
+	}
+	e->hash = hash;
+	b = &t->b[hash & t->mask];
+	e->next = *b;
+	*b = e;
+	t->n++;
+}
+
+static void ht_del(struct htab *t, struct hlink *e)
+{
+	struct hlink **pp = &t->b[e->hash & t->mask];
+
+	while (*pp != e)
+		pp = &(*pp)->next;
+	*pp = e->next;
+	t->n--;
+}
+
+/* ---- objects ---- */
+
+enum pkt_state {
+	PKT_FREE,
+	PKT_WIRE,
+	PKT_HELD,
+	PKT_LOOP,
+	PKT_RQ,
+};
+
+/* A payload, shared by the copies of a replicated packet. */
+struct pbuf {
+	struct pbuf *next;   /* free list */
+	uint32_t refs;
+	uint32_t large;
+	uint8_t data[];
+};
+
+struct dir;
+struct port;
+
+struct pkt {
+	struct imc_timer t;       /* HELD, LOOP: the arrival */
+	struct pkt *next, *prev;  /* direction FIFO or held list, or RQ */
+	struct imc_fabric *f;
+	struct dir *dir;          /* WIRE, HELD: the cable direction */
+	struct port *to;          /* WIRE, HELD, LOOP: where it arrives */
+	imc_time_t at;            /* WIRE: arrival time */
+	struct pbuf *buf;
+	uint64_t serial;
+	enum pkt_state state;
+	uint32_t len;             /* payload bytes */
+	uint32_t wire;            /* bytes on the wire, LRH through VCRC */
+	uint32_t dqpn, sqpn, qkey, psn;
+	uint16_t dlid, slid, pkey;
+	uint8_t sl, tclass, hop_limit;
+	bool has_grh;
+	uint32_t flow_label;
+	struct imc_gid sgid, dgid;
+};
+
+struct slab {
+	struct slab *next;
+	struct pkt p[SLAB_PKTS];
+};
+
+/* One direction of a cable: the one that leaves port from. */
+struct dir {
+	struct imc_timer t;       /* arrival of head */
+	struct imc_fabric *f;
+	struct port *from, *to;
+	struct pkt *head, *tail;  /* WIRE packets, in arrival order */
+	struct pkt *held;         /* HELD packets, any order */
+	imc_time_t busy_until;
+	uint64_t ps_per_byte;
+	bool up;
+	bool faulty;              /* any of loss, dup, reorder */
+	struct imc_link_params p;
+	struct imc_rng rng;
+	struct imc_link_counters c;
+};
+
+struct evq_ent {
+	enum imc_port_event ev;
+	uint64_t seq;             /* watches registered before it hear it */
+};
+
+/* What only an HCA port has. */
+struct hport {
+	struct imc_fabric *f;
+	struct port *port;
+	struct hlink gl;          /* f->by_guid */
+	unsigned npkeys;
+	uint16_t pkeys[IMC_PKEY_TABLE_MAX];
+	uint32_t next_qpn;
+	struct imc_port_watch *w_head, *w_tail;
+	struct imc_port_watch *w_iter;  /* next watch of the running dispatch */
+	struct imc_timer ev_timer;
+	struct evq_ent *evq;
+	unsigned ev_head, ev_len, ev_cap;
+};
+
+struct node {
+	enum imc_node_type type;
+	uint32_t idx;
+	unsigned nports;
+	struct port *port;        /* nports + 1, [0] = a switch's port 0 */
+	uint16_t lid;             /* a switch's LID */
+	uint8_t *lft;             /* a switch's LFT copy, indexed by LID */
+	size_t lft_len;
+};
+
+struct port {
+	struct node *node;
+	uint32_t gidx;            /* index over every port of the fabric */
+	uint8_t num;
+	uint8_t mtu;
+	uint8_t rate;
+	enum imc_port_state state;
+	uint16_t lid;
+	uint16_t sm_lid;
+	uint32_t mtu_bytes;
+	struct dir *out;          /* NULL when not cabled */
+	struct hport *h;          /* HCA ports only */
+	struct imc_port_counters c;
+};
+
+struct mft_ent {
+	struct hlink hl;
+	uint32_t sw;
+	uint16_t mlid;
+	struct imc_portmask mask;
+};
+
+struct att;
+
+/* The QPs of one HCA port attached to (MLID, MGID), in attach order. */
+struct mgrp {
+	struct hlink hl;
+	struct port *port;
+	uint16_t mlid;
+	struct imc_gid mgid;
+	struct att *head, *tail;
+};
+
+struct att {
+	struct att *next, *prev;  /* in the group */
+	struct att *qnext;        /* in the QP */
+	struct mgrp *g;
+	struct imc_qp *qp;
+};
+
+struct imc_qp {
+	struct hlink hl;          /* f->qps, by (port, QPN) */
+	struct imc_fabric *f;
+	struct port *port;
+	struct imc_qp *next, *prev;  /* f's list, in creation order */
+	uint32_t qpn, qkey, psn;
+	uint16_t pkey;
+	imc_qp_recv_fn *recv;
+	void *ctx;
+	struct pkt *rq_head, *rq_tail;
+	unsigned rq_len;
+	struct imc_timer done;
+	imc_time_t recv_delay;
+	struct att *atts;
+};
+
+struct imc_fabric {
+	const struct imc_topo *topo;
+	struct imc_loop *loop;
+	struct imc_fabric_config cfg;
+	struct imc_subnet *sn;
+	struct node *nodes;
+	uint32_t nnodes;
+	struct port *ports;       /* every port of every node, by gidx */
+	uint32_t nports;
+	struct dir *dirs;
+	struct hport *hports;
+	uint32_t nhports;
+	uint16_t sm_lid;
+	uint32_t sm_node;
+	unsigned sm_port;
+	struct imc_timer sweep;
+
+	struct htab qps, mft, grps, by_guid;
+	struct imc_qp *qp_head, *qp_tail;
+	struct imc_qp *cur_qp;    /* QP whose recv callback runs */
+
+	struct slab *slabs;
+	struct pkt *free_pkts;
+	struct pbuf *free_bufs[2];
+	uint64_t serial;
+	uint64_t watch_seq;
+
+	struct imc_pcap *cap;
+	uint32_t cap_node;
+	unsigned cap_port;
+	uint8_t *frame;
+
+	uint64_t hash;
+	struct imc_fabric_totals tot;
+};
+
+/* ---- names ---- */
+
+unsigned imc_mtu_bytes(unsigned mtu_code)
+{
+	if (mtu_code < IMC_MTU_256 || mtu_code > IMC_MTU_4096)
+		return 0;
+	return 128u << mtu_code;
+}
+
+const char *imc_port_state_str(enum imc_port_state s)
+{
+	switch (s) {
+	case IMC_PORT_DOWN:
+		return "DOWN";
+	case IMC_PORT_INIT:
+		return "INIT";
+	case IMC_PORT_ARMED:
+		return "ARMED";
+	case IMC_PORT_ACTIVE:
+		return "ACTIVE";
+	}
+	return "?";
+}
+
+const char *imc_port_event_str(enum imc_port_event ev)
+{
+	switch (ev) {
+	case IMC_PORT_EV_ACTIVE:
+		return "active";
+	case IMC_PORT_EV_DOWN:
+		return "down";
+	case IMC_PORT_EV_LID_CHANGE:
+		return "lid-change";
+	case IMC_PORT_EV_SM_CHANGE:
+		return "sm-change";
+	case IMC_PORT_EV_CLIENT_REREGISTER:
+		return "client-reregister";
+	case IMC_PORT_EV_PKEY_CHANGE:
+		return "pkey-change";
+	}
+	return "?";
+}
+
+const char *imc_drop_str(enum imc_drop d)
+{
+	static const char *const names[IMC_DROP__COUNT] = {
+		[IMC_DROP_LINK_DOWN] = "link-down",
+		[IMC_DROP_LOSS] = "loss",
+		[IMC_DROP_NO_ROUTE] = "no-route",
+		[IMC_DROP_NO_MFT] = "no-mft",
+		[IMC_DROP_PORT_STATE] = "port-state",
+		[IMC_DROP_DLID] = "dlid",
+		[IMC_DROP_PKEY] = "pkey",
+		[IMC_DROP_QKEY] = "qkey",
+		[IMC_DROP_NO_QP] = "no-qp",
+		[IMC_DROP_RQ_FULL] = "rq-full",
+		[IMC_DROP_MTU] = "mtu",
+	};
+
+	if ((unsigned)d >= IMC_DROP__COUNT)
+		return "?";
+	return names[d];
+}
+
+void imc_fabric_config_default(struct imc_fabric_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->seed = 1;
+	c->link.latency = 100;
+	c->link.bits_per_sec = 0;
+	c->mtu = IMC_MTU_2048;
+	c->rate = 7;                      /* 40 Gb/s, IBA 15.2.5.16 rate code */
+	c->rq_depth = 512;
+	c->subnet_prefix = 0xfe80000000000000ull;
+	c->sm_sweep_delay = IMC_NSEC_PER_MSEC;
+}
+
+/* ---- trace ---- */
+
+static void trace(struct imc_fabric *f, imc_time_t now, unsigned ev,
+		  const struct port *at, uint64_t serial)
+{
+	const uint64_t prime = 0x100000001b3ull;  /* FNV-1a's, per word */
+	uint64_t h = f->hash;
+
+	h = (h ^ now) * prime;
+	h = (h ^ ((uint64_t)at->gidx << 8 | ev)) * prime;
+	h = (h ^ serial) * prime;
+	f->hash = h ^ (h >> 29);
+}
+
+/* ---- packet pool ---- */
+
+static void pkt_state(struct pkt *p, enum pkt_state s)
+{
+	p->state = s;
+}
+
+static struct pbuf *buf_get(struct imc_fabric *f, size_t len)
+{
+	unsigned large = len > BUF_SMALL;
+	struct pbuf *b = f->free_bufs[large];
+
+	if (b) {
+		f->free_bufs[large] = b->next;
+	} else {
+		b = malloc(sizeof(*b) + (large ? BUF_LARGE : BUF_SMALL));
+		if (!b)
+			return NULL;
+		b->large = large;
+	}
+	b->refs = 1;
+	return b;
+}
+
+static void buf_put(struct imc_fabric *f, struct pbuf *b)
+{
+	if (--b->refs)
+		return;
+	b->next = f->free_bufs[b->large];
+	f->free_bufs[b->large] = b;
+}
+
+static struct pkt *pkt_get(struct imc_fabric *f)
+{
+	struct pkt *p = f->free_pkts;
+
+	if (!p) {
+		struct slab *s = malloc(sizeof(*s));
+
+		if (!s)
+			return NULL;
+		s->next = f->slabs;
+		f->slabs = s;
+		for (size_t i = SLAB_PKTS; i-- > 0;) {
+			s->p[i].state = PKT_FREE;
+			s->p[i].f = f;
+			s->p[i].t.pos = 0;
+			s->p[i].next = f->free_pkts;
+			f->free_pkts = &s->p[i];
+		}
+		p = f->free_pkts;
+	}
+	f->free_pkts = p->next;
+	return p;
+}
+
+static void pkt_put(struct imc_fabric *f, struct pkt *p)
+{
+	buf_put(f, p->buf);
+	pkt_state(p, PKT_FREE);
+	p->next = f->free_pkts;
+	f->free_pkts = p;
+}
+
+static void pkt_fire(struct imc_timer *t);
+
+static struct pkt *pkt_clone(struct imc_fabric *f, const struct pkt *src)
+{
+	struct pkt *p = pkt_get(f);
+
+	if (!p)
+		return NULL;
+	memcpy(&p->serial, &src->serial,
+	       sizeof(*p) - offsetof(struct pkt, serial));
+	imc_timer_init(&p->t, pkt_fire);
+	p->buf = src->buf;
+	p->buf->refs++;
+	pkt_state(p, PKT_FREE);
+	return p;
+}
+
+static void count_drop(struct imc_fabric *f, struct port *at,
+		       enum imc_drop why, uint64_t serial)
+{
+	at->c.drops[why]++;
+	f->tot.drops[why]++;
+	trace(f, imc_loop_now(f->loop), TR_DROP + why, at, serial);
+}
+
+static void drop(struct imc_fabric *f, struct pkt *p, struct port *at,
+		 enum imc_drop why)
+{
+	count_drop(f, at, why, p->serial);
+	pkt_put(f, p);
+}
+
+/* ---- ports and events ---- */
+
+static struct port *port_at(const struct imc_fabric *f, uint32_t node,
+			    unsigned port)
+{
+	if (node >= f->nnodes || port > f->nodes[node].nports)
+		return NULL;
+	return &f->nodes[node].port[port];
+}
+
+static struct hport *hca_port(const struct imc_fabric *f, uint32_t node,
+			      unsigned port)
+{
+	struct port *p = port_at(f, node, port);
+
+	return p ? p->h : NULL;
+}
+
+static void ev_fire(struct imc_timer *t);
+
+/* Queues ev for the port's watches; they hear it from the loop. */
+static void post(struct imc_fabric *f, struct hport *h, enum imc_port_event ev)
+{
+	if (h->ev_len == h->ev_cap) {
+		unsigned cap = h->ev_cap ? h->ev_cap * 2 : 4;
+		struct evq_ent *q = malloc(cap * sizeof(*q));
+
+		if (!q)
+			return;
+		for (unsigned i = 0; i < h->ev_len; i++)
+			q[i] = h->evq[(h->ev_head + i) % h->ev_cap];
+		free(h->evq);
+		h->evq = q;
+		h->ev_cap = cap;
+		h->ev_head = 0;
+	}
+	h->evq[(h->ev_head + h->ev_len) % h->ev_cap] =
+		(struct evq_ent){ ev, f->watch_seq };
+	h->ev_len++;
+	if (!imc_timer_armed(&h->ev_timer))
+		imc_timer_arm(f->loop, &h->ev_timer, imc_loop_now(f->loop));
+}
+
+/* Runs the events queued before this firing; events posted by the
+ * callbacks wait for the next one. A callback may unwatch any watch:
+ * imc_fabric_port_unwatch moves w_iter past the one it removes. */
+static void ev_fire(struct imc_timer *t)
+{
+	struct hport *h = imc_container_of(t, struct hport, ev_timer);
+	unsigned n = h->ev_len;
+
+	while (n-- && h->ev_len) {
+		struct evq_ent e = h->evq[h->ev_head];
+		struct imc_port_watch *w;
+
+		h->ev_head = (h->ev_head + 1) % h->ev_cap;
+		h->ev_len--;
+		for (w = h->w_head; w; w = h->w_iter) {
+			h->w_iter = w->next;
+			if (w->seq <= e.seq)
+				w->cb(w, e.ev);
+		}
+	}
+}
+
+static bool port_can(enum imc_port_state from, enum imc_port_state to)
+{
+	switch (to) {
+	case IMC_PORT_DOWN:
+		return from == IMC_PORT_INIT || from == IMC_PORT_ACTIVE;
+	case IMC_PORT_INIT:
+		return from == IMC_PORT_DOWN;
+	case IMC_PORT_ACTIVE:
+		return from == IMC_PORT_DOWN || from == IMC_PORT_INIT;
+	case IMC_PORT_ARMED:
+		break;
+	}
+	return false;
+}
+
+static void port_state(struct imc_fabric *f, struct port *p,
+		       enum imc_port_state s)
+{
+	enum imc_port_state old = p->state;
+
+	if (!port_can(old, s))
+		return;
+	p->state = s;
+	if (s == IMC_PORT_ACTIVE)
+		p->sm_lid = f->sm_lid;
+	if (!p->h)
+		return;
+	if (s == IMC_PORT_ACTIVE)
+		post(f, p->h, IMC_PORT_EV_ACTIVE);
+	else if (old == IMC_PORT_ACTIVE)
+		post(f, p->h, IMC_PORT_EV_DOWN);
+}
+
+/* ---- cables ---- */
+
+static void dir_params(struct dir *d, const struct imc_link_params *lp,
+		       unsigned width)
+{
+	uint64_t bps = lp->bits_per_sec;
+
+	d->p = *lp;
+	if (!bps)
+		bps = (uint64_t)(width ? width : 4) * QDR_LANE_BPS * 1000000ull;
+	d->p.bits_per_sec = bps;
+	d->ps_per_byte = (8000000000000ull + bps - 1) / bps;
+	d->faulty = lp->loss > 0 || lp->dup > 0 || lp->reorder > 0;
+}
+
+static bool params_ok(const struct imc_link_params *p)
+{
+	/* Written so that NaN fails every test. */
+	return p->loss >= 0 && p->loss <= 1 && p->dup >= 0 && p->dup <= 1 &&
+	       p->reorder >= 0 && p->reorder <= 1;
+}
+
+static void held_unlink(struct dir *d, struct pkt *p)
+{
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		d->held = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+}
+
+/* Puts p on d to arrive at time at, in the direction's FIFO or, held
+ * back, on its own timer. Returns false (p dropped) when the loop cannot
+ * hold one more timer. */
+static bool launch(struct imc_fabric *f, struct pkt *p, struct dir *d,
+		   imc_time_t at, bool held)
+{
+	p->dir = d;
+	p->to = d->to;
+	if (held) {
+		if (imc_timer_arm(f->loop, &p->t, at)) {
+			drop(f, p, d->from, IMC_DROP_LOSS);
+			return false;
+		}
+		pkt_state(p, PKT_HELD);
+		p->prev = NULL;
+		p->next = d->held;
+		if (d->held)
+			d->held->prev = p;
+		d->held = p;
+		return true;
+	}
+	/* Nothing overtakes on a wire, even when the latency just fell. */
+	if (d->tail && at < d->tail->at)
+		at = d->tail->at;
+	if (!d->head && imc_timer_arm(f->loop, &d->t, at)) {
+		drop(f, p, d->from, IMC_DROP_LOSS);
+		return false;
+	}
+	pkt_state(p, PKT_WIRE);
+	p->at = at;
+	p->next = NULL;
+	if (d->tail)
+		d->tail->next = p;
+	else
+		d->head = p;
+	d->tail = p;
+	return true;
+}
+
+static void capture(struct imc_fabric *f, const struct pkt *p,
+		    imc_time_t now)
+{
+	struct imc_ud_packet u;
+	int n;
+
+	memset(&u, 0, sizeof(u));
+	u.lrh.sl = p->sl;
+	u.lrh.dlid = p->dlid;
+	u.lrh.slid = p->slid;
+	u.has_grh = p->has_grh;
+	u.grh.tclass = p->tclass;
+	u.grh.flow_label = p->flow_label;
+	u.grh.hop_limit = p->hop_limit;
+	u.grh.sgid = p->sgid;
+	u.grh.dgid = p->dgid;
+	u.bth.opcode = IMC_BTH_OP_UD_SEND_ONLY;
+	u.bth.pkey = p->pkey;
+	u.bth.dest_qp = p->dqpn;
+	u.bth.psn = p->psn;
+	u.deth.qkey = p->qkey;
+	u.deth.src_qp = p->sqpn;
+	u.payload = p->buf->data;
+	u.payload_len = p->len;
+	n = imc_ud_packet_build(&u, f->frame, FRAME_MAX);
+	if (n > 0)
+		imc_pcap_write(f->cap, now, f->frame, (size_t)n);
+}
+
+/* Sends p out of port out, whose cable is up and state ACTIVE. Consumes
+ * p: on the wire, or dropped by the loss fault. */
+static void xmit(struct imc_fabric *f, struct pkt *p, struct port *out,
+		 imc_time_t now)
+{
+	struct dir *d = out->out;
+	imc_time_t start = d->busy_until > now ? d->busy_until : now;
+	imc_time_t end = start + (p->wire * d->ps_per_byte + 999) / 1000;
+	imc_time_t at = end + d->p.latency;
+
+	d->busy_until = end;
+	d->c.packets++;
+	d->c.bytes += p->wire;
+	out->c.tx_packets++;
+	out->c.tx_bytes += p->wire;
+	if (f->cap && (f->cap_node == IMC_TOPO_NONE ||
+		       (f->cap_node == out->node->idx && f->cap_port == out->num)))
+		capture(f, p, now);
+	if (d->faulty) {
+		/* One draw each, whatever the outcome, so that a stream's
+		 * position depends only on the packets sent into it. */
+		bool lost = imc_rng_chance(&d->rng, d->p.loss);
+		bool dup = imc_rng_chance(&d->rng, d->p.dup);
+		bool late = imc_rng_chance(&d->rng, d->p.reorder);
+		struct pkt *q = NULL;
+
+		if (lost) {
+			d->c.lost++;
+			drop(f, p, out, IMC_DROP_LOSS);
+			return;
+		}
+		if (dup)
+			q = pkt_clone(f, p);
+		if (late) {
+			d->c.reordered++;
+			at += d->p.reorder_delay;
+		}
+		/* A held packet's copy is held with it. */
+		if (!launch(f, p, d, at, late)) {
+			if (q)
+				pkt_put(f, q);
+			return;
+		}
+		if (q) {
+			/* The copy lands right behind the original. */
+			d->c.duplicated++;
+			launch(f, q, d, at, late);
+		}
+		return;
+	}
+	launch(f, p, d, at, false);
+}
+
+/* The egress checks of a port, then xmit. Consumes p. */
+static void egress(struct imc_fabric *f, struct pkt *p, struct port *out,
+		   imc_time_t now)
+{
+	if (!out->out || !out->out->up) {
+		drop(f, p, out, IMC_DROP_LINK_DOWN);
+		return;
+	}
+	if (out->state != IMC_PORT_ACTIVE) {
+		drop(f, p, out, IMC_DROP_PORT_STATE);
+		return;
+	}
+	if (p->len > out->mtu_bytes) {
+		drop(f, p, out, IMC_DROP_MTU);
+		return;
+	}
+	xmit(f, p, out, now);
+}
+
+/* ---- switches ---- */
+
+static uint64_t mft_hash(uint32_t sw, uint16_t mlid)
+{
+	return mix64((uint64_t)sw << 16 | mlid);
+}
+
+static struct mft_ent *mft_find(const struct imc_fabric *f, uint32_t sw,
+				uint16_t mlid)
+{
+	uint64_t h = mft_hash(sw, mlid);
+
+	for (struct hlink *l = ht_head(&f->mft, h); l; l = l->next) {
+		struct mft_ent *e = imc_container_of(l, struct mft_ent, hl);
+
+		if (l->hash == h && e->sw == sw && e->mlid == mlid)
+			return e;
+	}
+	return NULL;
+}
+
+/* IBA 18.2.4.4: a multicast packet leaves by every port of the MFT entry
+ * except the one it came in on. */
+static void forward_mcast(struct imc_fabric *f, struct pkt *p,
+			  struct port *in, imc_time_t now)
+{
+	struct node *sw = in->node;
+	struct mft_ent *e = mft_find(f, sw->idx, p->dlid);
+	struct port *prev = NULL;
+
+	if (!e) {
+		drop(f, p, in, IMC_DROP_NO_MFT);
+		return;
+	}
+	for (unsigned w = 0; w < 4; w++) {
+		uint64_t bits = e->mask.bits[w];
+
+		while (bits) {
+			unsigned b = w * 64 + (unsigned)__builtin_ctzll(bits);
+			struct port *o;
+
+			bits &= bits - 1;
+			if (b == in->num || b == 0 || b > sw->nports)
+				continue;
+			o = &sw->port[b];
+			if (prev) {
+				struct pkt *q = pkt_clone(f, p);
+
+				if (q)
+					egress(f, q, prev, now);
+			}
+			prev = o;
+		}
+	}
+	if (prev)
+		egress(f, p, prev, now);
+	else
+		pkt_put(f, p);
+}
+
+static void forward(struct imc_fabric *f, struct pkt *p, struct port *in,
+		    imc_time_t now)
+{
+	struct node *sw = in->node;
+	unsigned out;
+
+	if (imc_lid_is_mcast(p->dlid)) {
+		forward_mcast(f, p, in, now);
+		return;
+	}
+	out = p->dlid < sw->lft_len ? sw->lft[p->dlid] : IMC_PORT_NONE;
+	if (out == IMC_PORT_NONE || out > sw->nports) {
+		drop(f, p, in, IMC_DROP_NO_ROUTE);
+		return;
+	}
+	if (out == 0) {
+		/* For the switch itself: no QPs behind port 0 here. */
+		drop(f, p, in, IMC_DROP_NO_QP);
+		return;
+	}
+	egress(f, p, &sw->port[out], now);
+}
+
+/* ---- HCA ports ---- */
+
+/* IBA 10.9.3: P_Keys match when their low 15 bits are equal (and not 0)
+ * and at least one of the two has the full membership bit. */
+static bool pkey_match(uint16_t a, uint16_t b)
+{
+	return (a & 0x7fff) == (b & 0x7fff) && (a & 0x7fff) &&
+	       ((a | b) & 0x8000);
+}
+
+static bool pkey_in_table(const struct hport *h, uint16_t pkey)
+{
+	for (unsigned i = 0; i < h->npkeys; i++)
+		if (pkey_match(h->pkeys[i], pkey))
+			return true;
+	return false;
+}
+
+static uint64_t qp_hash(const struct port *p, uint32_t qpn)
+{
+	return mix64((uint64_t)p->gidx << 24 | qpn);
+}
+
+static struct imc_qp *qp_find(const struct imc_fabric *f,
+			      const struct port *p, uint32_t qpn)
+{
+	uint64_t h = qp_hash(p, qpn);
+
+	for (struct hlink *l = ht_head(&f->qps, h); l; l = l->next) {
+		struct imc_qp *qp = imc_container_of(l, struct imc_qp, hl);
+
+		if (l->hash == h && qp->port == p && qp->qpn == qpn)
+			return qp;
+	}
+	return NULL;
+}
+
+static uint64_t grp_hash(const struct port *p, uint16_t mlid,
+			 const struct imc_gid *mgid)
+{
+	uint64_t h = mix64((uint64_t)p->gidx << 16 | mlid);
+
+	h = mix64(h ^ imc_get64(mgid->raw));
+	return mix64(h ^ imc_get64(mgid->raw + 8));
+}
+
+static struct mgrp *grp_find(const struct imc_fabric *f, const struct port *p,
+			     uint16_t mlid, const struct imc_gid *mgid)
+{
+	uint64_t h = grp_hash(p, mlid, mgid);
+
+	for (struct hlink *l = ht_head(&f->grps, h); l; l = l->next) {
+		struct mgrp *g = imc_container_of(l, struct mgrp, hl);
+
+		if (l->hash == h && g->port == p && g->mlid == mlid &&
+		    !memcmp(&g->mgid, mgid, sizeof(*mgid)))
+			return g;
+	}
+	return NULL;
+}
+
+static void done_fire(struct imc_timer *t);
+
+/* The QP-level checks (IBA 10.9.3 P_Key of the QP, 10.2.5 Q_Key), then
+ * the receive queue. Consumes p. */
+static void qp_rx(struct imc_fabric *f, struct imc_qp *qp, struct pkt *p,
+		  imc_time_t now)
+{
+	struct port *in = qp->port;
+
+	/* The GSI takes any P_Key of the port's table (IBA 13.5). */
+	if (qp->qpn != IMC_QP1 && !pkey_match(qp->pkey, p->pkey)) {
+		drop(f, p, in, IMC_DROP_PKEY);
+		return;
+	}
+	if (p->qkey != qp->qkey) {
+		drop(f, p, in, IMC_DROP_QKEY);
+		return;
+	}
+	if (qp->rq_len >= f->cfg.rq_depth) {
+		drop(f, p, in, IMC_DROP_RQ_FULL);
+		return;
+	}
+	pkt_state(p, PKT_RQ);
+	p->next = NULL;
+	if (qp->rq_tail)
+		qp->rq_tail->next = p;
+	else
+		qp->rq_head = p;
+	qp->rq_tail = p;
+	qp->rq_len++;
+	if (!imc_timer_armed(&qp->done))
+		imc_timer_arm(f->loop, &qp->done, now + qp->recv_delay);
+}
+
+/* Checks at an HCA port in the order of the layers: link (port state,
+ * DLID, length against the MTU), then transport (P_Key, QPN, Q_Key). */
+static void deliver(struct imc_fabric *f, struct pkt *p, struct port *in,
+		    imc_time_t now)
+{
+	bool mcast = imc_lid_is_mcast(p->dlid);
+	struct imc_qp *qp;
+	struct mgrp *g;
+	struct att *a;
+
+	if (!mcast && p->dlid != in->lid) {
+		drop(f, p, in, IMC_DROP_DLID);
+		return;
+	}
+	if (p->len > in->mtu_bytes) {
+		drop(f, p, in, IMC_DROP_MTU);
+		return;
+	}
+	if (!pkey_in_table(in->h, p->pkey)) {
+		drop(f, p, in, IMC_DROP_PKEY);
+		return;
+	}
+	if (!mcast) {
+		qp = qp_find(f, in, p->dqpn);
+		if (!qp) {
+			drop(f, p, in, IMC_DROP_NO_QP);
+			return;
+		}
+		qp_rx(f, qp, p, now);
+		return;
+	}
+	/* IBA 10.5.2.5: every QP of the port attached to the group gets a
+	 * copy; the group is (MLID, GRH DGID), so multicast needs the GRH
+	 * and DestQP 0xFFFFFF. */
+	g = p->has_grh && p->dqpn == IMC_MCAST_QPN ?
+		    grp_find(f, in, p->dlid, &p->dgid) : NULL;
+	if (!g || !g->head) {
+		drop(f, p, in, IMC_DROP_NO_QP);
+		return;
+	}
+	for (a = g->head; a->next; a = a->next) {
+		struct pkt *q = pkt_clone(f, p);
+
+		if (q)
+			qp_rx(f, a->qp, q, now);
+	}
+	qp_rx(f, a->qp, p, now);
+}
+
+/* p reached in, the far end of a cable or, looped back, its own port. */
+static void arrive(struct imc_fabric *f, struct pkt *p, struct port *in,
+		   imc_time_t now)
+{
+	if (p->state != PKT_LOOP) {
+		f->tot.hops++;
+		in->c.rx_packets++;
+		in->c.rx_bytes += p->wire;
+		trace(f, now, TR_HOP, in, p->serial);
+	}
+	if (in->state != IMC_PORT_ACTIVE) {
+		drop(f, p, in, IMC_DROP_PORT_STATE);
+		return;
+	}
+	if (in->node->type == IMC_NODE_SWITCH)
+		forward(f, p, in, now);
+	else
+		deliver(f, p, in, now);
+}
+
+/* A direction's timer: its first packets arrived. Forwarding never
+ * sends into the direction a packet came by, so d's FIFO only shrinks
+ * here. */
+static void dir_fire(struct imc_timer *t)
+{
+	struct dir *d = imc_container_of(t, struct dir, t);
+	struct imc_fabric *f = d->f;
+	imc_time_t now = imc_loop_now(f->loop);
+
+	while (d->head && d->head->at <= now) {
+		struct pkt *p = d->head;
+
+		d->head = p->next;
+		if (!d->head)
+			d->tail = NULL;
+		arrive(f, p, d->to, now);
+	}
+	if (d->head)
+		imc_timer_arm(f->loop, &d->t, d->head->at);
+}
+
+/* A packet's own timer: held back on a cable, or looped back. */
+static void pkt_fire(struct imc_timer *t)
+{
+	struct pkt *p = imc_container_of(t, struct pkt, t);
+
+	if (p->state == PKT_HELD)
+		held_unlink(p->dir, p);
+	arrive(p->f, p, p->to, imc_loop_now(p->f->loop));
+}
+
+/* Drops what is in flight on d: the cable went down under it. */
+static void dir_flush(struct imc_fabric *f, struct dir *d)
+{
+	imc_timer_cancel(f->loop, &d->t);
+	while (d->head) {
+		struct pkt *p = d->head;
+
+		d->head = p->next;
+		drop(f, p, d->from, IMC_DROP_LINK_DOWN);
+	}
+	d->tail = NULL;
+	while (d->held) {
+		struct pkt *p = d->held;
+
+		held_unlink(d, p);
+		imc_timer_cancel(f->loop, &p->t);
+		drop(f, p, d->from, IMC_DROP_LINK_DOWN);
+	}
+	d->busy_until = 0;
+}
+
+/* ---- the SM ---- */
+
+/* Copies LIDs and LFTs from the subnet after it routed. */
+static void sync_subnet(struct imc_fabric *f)
+{
+	f->sm_lid = imc_subnet_sm_lid(f->sn);
+	for (uint32_t i = 0; i < f->nnodes; i++) {
+		struct node *n = &f->nodes[i];
+
+		if (n->type == IMC_NODE_SWITCH) {
+			size_t len = 0;
+			const uint8_t *lft = imc_subnet_lft_table(f->sn, i, &len);
+			int lid = imc_subnet_lid(f->sn, i, 0);
+
+			n->lid = lid > 0 ? (uint16_t)lid : 0;
+			for (unsigned p = 0; p <= n->nports; p++)
+				n->port[p].lid = n->lid;
+			if (len > n->lft_len) {
+				uint8_t *nl = realloc(n->lft, len);
+
+				if (!nl)
+					len = n->lft_len;
+				else
+					n->lft = nl;
+			}
+			if (lft && len)
+				memcpy(n->lft, lft, len);
+			n->lft_len = lft ? len : 0;
+		} else {
+			for (unsigned p = 1; p <= n->nports; p++) {
+				int lid = imc_subnet_lid(f->sn, i, p);
+
+				n->port[p].lid = lid > 0 ? (uint16_t)lid : 0;
+			}
+		}
+	}
+}
+
+/* Brings up every port whose cable is up: the end of a sweep. An HCA
+ * port needs a LID (the SM reached it). */
+static void activate(struct imc_fabric *f)
+{
+	for (uint32_t i = 0; i < f->nports; i++) {
+		struct port *p = &f->ports[i];
+
+		if (p->num == 0 && p->node->type == IMC_NODE_SWITCH) {
+			/* The management port is up once the SM knows it. */
+			if (p->lid)
+				port_state(f, p, IMC_PORT_ACTIVE);
+			continue;
+		}
+		if (!p->out || !p->out->up || p->state == IMC_PORT_ACTIVE)
+			continue;
+		if (p->h && !p->lid)
+			continue;
+		port_state(f, p, IMC_PORT_ACTIVE);
+	}
+}
+
+static void sweep_fire(struct imc_timer *t)
+{
+	struct imc_fabric *f = imc_container_of(t, struct imc_fabric, sweep);
+
+	imc_subnet_sweep(f->sn);
+	sync_subnet(f);
+	activate(f);
+}
+
+int imc_fabric_bring_up(struct imc_fabric *f)
+{
+	int rc = imc_subnet_sweep(f->sn);
+
+	if (rc < 0 && rc != -ENOSPC)
+		return rc;
+	sync_subnet(f);
+	activate(f);
+	return rc < 0 ? rc : 0;
+}
+
+/* ---- create and destroy ---- */
+
+static bool config_ok(const struct imc_fabric_config *c)
+{
+	return params_ok(&c->link) && imc_mtu_bytes(c->mtu) && c->rate &&
+	       c->rate <= 0x3f && c->rq_depth;
+}
+
+static int build(struct imc_fabric *f)
+{
+	const struct imc_topo *t = f->topo;
+	uint32_t np = 0, nh = 0, nd = 0, gi = 0, hi = 0, di = 0;
+	struct imc_rng root;
+	int err;
+
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		const struct imc_topo_node *tn = &t->node[i];
+
+		np += tn->nports + 1u;
+		for (unsigned p = 1; p <= tn->nports; p++) {
+			if (tn->port[p].peer != IMC_TOPO_NONE)
+				nd++;
+			if (tn->type == IMC_NODE_HCA)
+				nh++;
+		}
+	}
+	f->nnodes = t->nnodes;
+	f->nodes = calloc(t->nnodes ? t->nnodes : 1, sizeof(*f->nodes));
+	f->ports = calloc(np ? np : 1, sizeof(*f->ports));
+	f->dirs = calloc(nd ? nd : 1, sizeof(*f->dirs));
+	f->hports = calloc(nh ? nh : 1, sizeof(*f->hports));
+	if (!f->nodes || !f->ports || !f->dirs || !f->hports)
+		return -ENOMEM;
+	f->nports = np;
+	f->nhports = nh;
+	err = ht_init(&f->by_guid, 64);
+	if (!err)
+		err = ht_init(&f->qps, 64);
+	if (!err)
+		err = ht_init(&f->mft, 64);
+	if (!err)
+		err = ht_init(&f->grps, 64);
+	if (err)
+		return err;
+
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		const struct imc_topo_node *tn = &t->node[i];
+		struct node *n = &f->nodes[i];
+
+		n->type = tn->type;
+		n->idx = i;
+		n->nports = tn->nports;
+		n->port = &f->ports[gi];
+		for (unsigned p = 0; p <= tn->nports; p++) {
+			struct port *po = &f->ports[gi];
+
+			po->node = n;
+			po->gidx = gi++;
+			po->num = (uint8_t)p;
+			po->state = IMC_PORT_DOWN;
+			po->mtu = (uint8_t)f->cfg.mtu;
+			po->mtu_bytes = imc_mtu_bytes(f->cfg.mtu);
+			po->rate = (uint8_t)f->cfg.rate;
+			if (tn->type == IMC_NODE_HCA && p > 0) {
+				struct hport *h = &f->hports[hi++];
+
+				h->f = f;
+				h->port = po;
+				h->npkeys = 1;
+				h->pkeys[0] = IMC_PKEY_DEFAULT;
+				h->next_qpn = 2;
+				imc_timer_init(&h->ev_timer, ev_fire);
+				po->h = h;
+				ht_add(&f->by_guid, &h->gl,
+				       mix64(tn->port[p].guid));
+			}
+		}
+	}
+
+	/* Streams split in a fixed order: by node index, then port. */
+	imc_rng_seed(&root, f->cfg.seed);
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		const struct imc_topo_node *tn = &t->node[i];
+
+		for (unsigned p = 1; p <= tn->nports; p++) {
+			const struct imc_topo_port *tp = &tn->port[p];
+			struct dir *d;
+
+			if (tp->peer == IMC_TOPO_NONE)
+				continue;
+			if (tp->peer >= t->nnodes ||
+			    tp->peer_port > t->node[tp->peer].nports)
+				return -EINVAL;
+			d = &f->dirs[di++];
+			d->from = &f->nodes[i].port[p];
+			d->to = &f->nodes[tp->peer].port[tp->peer_port];
+			d->up = true;
+			d->f = f;
+			imc_timer_init(&d->t, dir_fire);
+			dir_params(d, &f->cfg.link, tp->width);
+			imc_rng_split(&root, &d->rng);
+			d->from->out = d;
+		}
+	}
+	return 0;
+}
+
+int imc_fabric_create(const struct imc_topo *topo, struct imc_loop *loop,
+		      const struct imc_fabric_config *cfg,
+		      struct imc_fabric **out)
+{
+	struct imc_fabric *f;
+	int err;
+
+	*out = NULL;
+	if (!topo || !loop || !cfg || !config_ok(cfg))
+		return -EINVAL;
+	if (topo->sm_node >= topo->nnodes)
+		return -EINVAL;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->topo = topo;
+	f->loop = loop;
+	f->cfg = *cfg;
+	f->sm_node = topo->sm_node;
+	f->sm_port = topo->sm_port;
+	imc_timer_init(&f->sweep, sweep_fire);
+	err = imc_subnet_create(topo, &f->sn);
+	if (!err)
+		err = build(f);
+	if (!err) {
+		f->frame = malloc(FRAME_MAX);
+		if (!f->frame)
+			err = -ENOMEM;
+	}
+	if (err) {
+		imc_fabric_destroy(f);
+		return err;
+	}
+	/* The seed acts on the trace only through the fault streams. */
+	f->hash = 0xcbf29ce484222325ull;
+	*out = f;
+	return 0;
+}
+
+static void qp_free(struct imc_qp *qp);
+
+void imc_fabric_destroy(struct imc_fabric *f)
+{
+	if (!f)
+		return;
+	imc_timer_cancel(f->loop, &f->sweep);
+	for (uint32_t i = 0; f->ports && i < f->nports; i++)
+		if (f->ports[i].out)
+			imc_timer_cancel(f->loop, &f->ports[i].out->t);
+	while (f->qp_head)
+		qp_free(f->qp_head);
+	for (uint32_t i = 0; f->hports && i < f->nhports; i++) {
+		struct hport *h = &f->hports[i];
+
+		imc_timer_cancel(f->loop, &h->ev_timer);
+		free(h->evq);
+		for (struct imc_port_watch *w = h->w_head, *next; w; w = next) {
+			next = w->next;
+			w->next = w->prev = NULL;
+			w->node = IMC_TOPO_NONE;
+		}
+	}
+	while (f->slabs) {
+		struct slab *s = f->slabs;
+
+		for (size_t i = 0; i < SLAB_PKTS; i++) {
+			struct pkt *p = &s->p[i];
+
+			if (p->state == PKT_FREE)
+				continue;
+			imc_timer_cancel(f->loop, &p->t);
+			buf_put(f, p->buf);
+		}
+		f->slabs = s->next;
+		free(s);
+	}
+	for (int c = 0; c < 2; c++) {
+		while (f->free_bufs[c]) {
+			struct pbuf *b = f->free_bufs[c];
+
+			f->free_bufs[c] = b->next;
+			free(b);
+		}
+	}
+	if (f->mft.b) {
+		for (size_t i = 0; i <= f->mft.mask; i++) {
+			for (struct hlink *l = f->mft.b[i], *next; l; l = next) {
+				next = l->next;
+				free(imc_container_of(l, struct mft_ent, hl));
+			}
+		}
+	}
+	for (uint32_t i = 0; f->nodes && i < f->nnodes; i++)
+		free(f->nodes[i].lft);
+	free(f->mft.b);
+	free(f->qps.b);
+	free(f->grps.b);
+	free(f->by_guid.b);
+	free(f->frame);
+	free(f->nodes);
+	free(f->ports);
+	free(f->dirs);
+	free(f->hports);
+	imc_subnet_destroy(f->sn);
+	free(f);
+}
+
+const struct imc_topo *imc_fabric_topo(const struct imc_fabric *f)
+{
+	return f->topo;
+}
+
+struct imc_loop *imc_fabric_loop(const struct imc_fabric *f)
+{
+	return f->loop;
+}
+
+/* ---- ports ---- */
+
+static void port_gid(const struct imc_fabric *f, const struct port *p,
+		     struct imc_gid *gid)
+{
+	imc_put64(gid->raw, f->cfg.subnet_prefix);
+	imc_put64(gid->raw + 8,
+		  f->topo->node[p->node->idx].port[p->h ? p->num : 0].guid);
+}
+
+int imc_fabric_port_attr(const struct imc_fabric *f, uint32_t node,
+			 unsigned port, struct imc_port_attr *out)
+{
+	const struct port *p = port_at(f, node, port);
+	const struct imc_topo_node *tn;
+
+	if (!p || (p->node->type == IMC_NODE_HCA && port == 0))
+		return -EINVAL;
+	tn = &f->topo->node[node];
+	memset(out, 0, sizeof(*out));
+	out->state = p->state;
+	out->lid = p->lid;
+	out->sm_lid = p->sm_lid;
+	/* A switch's ports share the GUID of its port 0. */
+	out->guid = tn->port[p->h ? port : 0].guid;
+	if (!out->guid)
+		out->guid = tn->guid;
+	imc_put64(out->gid.raw, f->cfg.subnet_prefix);
+	imc_put64(out->gid.raw + 8, out->guid);
+	out->mtu = p->mtu;
+	out->rate = p->rate;
+	if (p->h) {
+		out->npkeys = p->h->npkeys;
+		memcpy(out->pkeys, p->h->pkeys,
+		       p->h->npkeys * sizeof(out->pkeys[0]));
+	} else {
+		out->npkeys = 1;
+		out->pkeys[0] = IMC_PKEY_DEFAULT;
+	}
+	return 0;
+}
+
+int imc_fabric_port_by_gid(const struct imc_fabric *f,
+			   const struct imc_gid *gid, uint32_t *node,
+			   unsigned *port)
+{
+	uint64_t guid = imc_get64(gid->raw + 8), h = mix64(guid);
+
+	if (imc_get64(gid->raw) != f->cfg.subnet_prefix)
+		return -ENOENT;
+	for (struct hlink *l = ht_head(&f->by_guid, h); l; l = l->next) {
+		struct hport *hp = imc_container_of(l, struct hport, gl);
+		const struct port *p = hp->port;
+
+		if (l->hash == h &&
+		    f->topo->node[p->node->idx].port[p->num].guid == guid) {
+			*node = p->node->idx;
+			*port = p->num;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int imc_fabric_port_by_lid(const struct imc_fabric *f, uint16_t lid,
+			   uint32_t *node, unsigned *port)
+{
+	uint32_t n;
+	unsigned p;
+
+	if (lid == 0 || lid > IMC_LID_UNICAST_MAX ||
+	    imc_subnet_lid_owner(f->sn, lid, &n, &p) ||
+	    f->nodes[n].type != IMC_NODE_HCA)
+		return -ENOENT;
+	*node = n;
+	*port = p;
+	return 0;
+}
+
+int imc_fabric_port_mtu_set(struct imc_fabric *f, uint32_t node,
+			    unsigned port, unsigned mtu)
+{
+	struct port *p = port_at(f, node, port);
+
+	if (!p || port == 0 || !imc_mtu_bytes(mtu))
+		return -EINVAL;
+	p->mtu = (uint8_t)mtu;
+	p->mtu_bytes = imc_mtu_bytes(mtu);
+	return 0;
+}
+
+int imc_fabric_port_watch(struct imc_fabric *f, uint32_t node, unsigned port,
+			  struct imc_port_watch *w,
+			  void (*cb)(struct imc_port_watch *w,
+				     enum imc_port_event ev))
+{
+	struct hport *h = hca_port(f, node, port);
+
+	if (!h || !cb)
+		return -EINVAL;
+	w->cb = cb;
+	w->node = node;
+	w->port = (uint8_t)port;
+	w->seq = ++f->watch_seq;
+	w->next = NULL;
+	w->prev = h->w_tail;
+	if (h->w_tail)
+		h->w_tail->next = w;
+	else
+		h->w_head = w;
+	h->w_tail = w;
+	return 0;
+}
+
+void imc_fabric_port_unwatch(struct imc_fabric *f, struct imc_port_watch *w)
+{
+	struct hport *h = hca_port(f, w->node, w->port);
+
+	if (!h || (!w->prev && h->w_head != w))
+		return;
+	if (h->w_iter == w)
+		h->w_iter = w->next;
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		h->w_head = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	else
+		h->w_tail = w->prev;
+	w->next = w->prev = NULL;
+	w->node = IMC_TOPO_NONE;
+}
+
+/* ---- SM-side events and faults ---- */
+
+int imc_fabric_link_set(struct imc_fabric *f, uint32_t node, unsigned port,
+			bool up)
+{
+	struct port *p = port_at(f, node, port);
+	struct dir *d, *back;
+	int err;
+
+	if (!p || port == 0 || !p->out)
+		return -EINVAL;
+	d = p->out;
+	back = d->to->out;
+	if (d->up == up)
+		return 0;
+	err = imc_subnet_link_set(f->sn, node, port, up);
+	if (err)
+		return err;
+	d->up = back->up = up;
+	if (up) {
+		port_state(f, d->from, IMC_PORT_INIT);
+		port_state(f, d->to, IMC_PORT_INIT);
+	} else {
+		port_state(f, d->from, IMC_PORT_DOWN);
+		port_state(f, d->to, IMC_PORT_DOWN);
+		dir_flush(f, d);
+		dir_flush(f, back);
+	}
+	/* Changes within one sweep delay share a sweep: the SM reacts to
+	 * the last trap, as a debounced heavy sweep. */
+	imc_timer_arm(f->loop, &f->sweep,
+		      imc_loop_now(f->loop) + f->cfg.sm_sweep_delay);
+	return 0;
+}
+
+bool imc_fabric_link_up(const struct imc_fabric *f, uint32_t node,
+			unsigned port)
+{
+	const struct port *p = port_at(f, node, port);
+
+	return p && port && p->out && p->out->up;
+}
+
+int imc_fabric_link_params_set(struct imc_fabric *f, uint32_t node,
+			       unsigned port, const struct imc_link_params *lp)
+{
+	struct port *p = port_at(f, node, port);
+	const struct imc_topo_port *tp;
+
+	if (!p || port == 0 || !p->out || !lp || !params_ok(lp))
+		return -EINVAL;
+	tp = &f->topo->node[node].port[port];
+	dir_params(p->out, lp, tp->width);
+	dir_params(p->out->to->out, lp, tp->width);
+	return 0;
+}
+
+static void post_all_active(struct imc_fabric *f, enum imc_port_event ev)
+{
+	for (uint32_t i = 0; i < f->nhports; i++) {
+		struct hport *h = &f->hports[i];
+
+		if (h->port->state == IMC_PORT_ACTIVE)
+			post(f, h, ev);
+	}
+}
+
+static void sm_lid_changed(struct imc_fabric *f)
+{
+	for (uint32_t i = 0; i < f->nports; i++)
+		if (f->ports[i].state == IMC_PORT_ACTIVE)
+			f->ports[i].sm_lid = f->sm_lid;
+	post_all_active(f, IMC_PORT_EV_SM_CHANGE);
+}
+
+int imc_fabric_sm_move(struct imc_fabric *f, uint32_t node, unsigned port)
+{
+	struct hport *h = hca_port(f, node, port);
+	int err;
+
+	if (!h || !h->port->lid)
+		return -EINVAL;
+	if (node == f->sm_node && port == f->sm_port)
+		return 0;
+	err = imc_subnet_sm_set(f->sn, node, port);
+	if (err)
+		return err;
+	f->sm_node = node;
+	f->sm_port = port;
+	f->sm_lid = h->port->lid;
+	sm_lid_changed(f);
+	return 0;
+}
+
+int imc_fabric_sm_port(const struct imc_fabric *f, uint32_t *node,
+		       unsigned *port)
+{
+	*node = f->sm_node;
+	*port = f->sm_port;
+	return 0;
+}
+
+int imc_fabric_client_reregister(struct imc_fabric *f, uint32_t node,
+				 unsigned port)
+{
+	struct hport *h;
+
+	if (node == IMC_TOPO_NONE) {
+		post_all_active(f, IMC_PORT_EV_CLIENT_REREGISTER);
+		return 0;
+	}
+	h = hca_port(f, node, port);
+	if (!h)
+		return -EINVAL;
+	if (h->port->state != IMC_PORT_ACTIVE)
+		return -ENETDOWN;
+	post(f, h, IMC_PORT_EV_CLIENT_REREGISTER);
+	return 0;
+}
+
+int imc_fabric_lid_change(struct imc_fabric *f, uint32_t node, unsigned port,
+			  uint16_t lid)
+{
+	struct hport *h = hca_port(f, node, port);
+	uint16_t old_sm = f->sm_lid;
+	int err;
+
+	if (!h || lid == 0 || lid > IMC_LID_UNICAST_MAX)
+		return -EINVAL;
+	if (h->port->lid == lid)
+		return 0;
+	err = imc_subnet_lid_set(f->sn, node, port, lid);
+	if (err)
+		return err;
+	err = imc_subnet_route(f->sn);
+	sync_subnet(f);
+	if (h->port->state == IMC_PORT_ACTIVE)
+		post(f, h, IMC_PORT_EV_LID_CHANGE);
+	if (f->sm_lid != old_sm)
+		sm_lid_changed(f);
+	return err;
+}
+
+int imc_fabric_pkey_set(struct imc_fabric *f, uint32_t node, unsigned port,
+			const uint16_t *pkeys, unsigned n)
+{
+	struct hport *h = hca_port(f, node, port);
+
+	if (!h || n > IMC_PKEY_TABLE_MAX || (n && !pkeys))
+		return -EINVAL;
+	if (n)
+		memcpy(h->pkeys, pkeys, n * sizeof(pkeys[0]));
+	h->npkeys = n;
+	post(f, h, IMC_PORT_EV_PKEY_CHANGE);
+	return 0;
+}
+
+/* ---- MFT ---- */
+
+static bool mask_empty(const struct imc_portmask *m)
+{
+	return !(m->bits[0] | m->bits[1] | m->bits[2] | m->bits[3]);
+}
+
+int imc_fabric_mft_set(struct imc_fabric *f, uint32_t switch_node,
+		       uint16_t mlid, const struct imc_portmask *ports)
+{
+	struct mft_ent *e;
+
+	if (switch_node >= f->nnodes ||
+	    f->nodes[switch_node].type != IMC_NODE_SWITCH ||
+	    !imc_lid_is_mcast(mlid) || !ports)
+		return -EINVAL;
+	e = mft_find(f, switch_node, mlid);
+	if (mask_empty(ports)) {
+		if (e) {
+			ht_del(&f->mft, &e->hl);
+			free(e);
+		}
+		return 0;
+	}
+	if (!e) {
+		e = malloc(sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		e->sw = switch_node;
+		e->mlid = mlid;
+		ht_add(&f->mft, &e->hl, mft_hash(switch_node, mlid));
+	}
+	e->mask = *ports;
+	return 0;
+}
+
+int imc_fabric_mft_get(const struct imc_fabric *f, uint32_t switch_node,
+		       uint16_t mlid, struct imc_portmask *ports)
+{
+	const struct mft_ent *e;
+
+	if (switch_node >= f->nnodes ||
+	    f->nodes[switch_node].type != IMC_NODE_SWITCH ||
+	    !imc_lid_is_mcast(mlid))
+		return -EINVAL;
+	e = mft_find(f, switch_node, mlid);
+	if (e)
+		*ports = e->mask;
+	else
+		memset(ports, 0, sizeof(*ports));
+	return 0;
+}
+
+/* ---- QPs ---- */
+
+int imc_qp_create(struct imc_fabric *f, uint32_t node, unsigned port,
+		  uint32_t qpn, uint32_t qkey, uint16_t pkey,
+		  imc_qp_recv_fn *recv, void *ctx, struct imc_qp **out)
+{
+	struct hport *h = hca_port(f, node, port);
+	struct imc_qp *qp;
+	unsigned i;
+
+	*out = NULL;
+	if (!h || !recv || qpn >= IMC_MCAST_QPN)
+		return -EINVAL;
+	for (i = 0; i < h->npkeys && h->pkeys[i] != pkey; i++)
+		;
+	if (i == h->npkeys)
+		return -EINVAL;
+	if (qpn == 0) {
+		/* From 2 up; wraps below the multicast QPN. */
+		for (uint32_t tries = 0;; tries++) {
+			if (tries >= IMC_MCAST_QPN - 2)
+				return -ENOSPC;
+			qpn = h->next_qpn;
+			h->next_qpn = qpn + 1 < IMC_MCAST_QPN ? qpn + 1 : 2;
+			if (!qp_find(f, h->port, qpn))
+				break;
+		}
+	} else if (qp_find(f, h->port, qpn)) {
+		return -EBUSY;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return -ENOMEM;
+	qp->f = f;
+	qp->port = h->port;
+	qp->qpn = qpn;
+	/* IBA 13.5: the GSI's Q_Key is fixed. */
+	qp->qkey = qpn == IMC_QP1 ? IMC_QP1_QKEY : qkey;
+	qp->pkey = pkey;
+	qp->recv = recv;
+	qp->ctx = ctx;
+	imc_timer_init(&qp->done, done_fire);
+	ht_add(&f->qps, &qp->hl, qp_hash(h->port, qpn));
+	qp->prev = f->qp_tail;
+	if (f->qp_tail)
+		f->qp_tail->next = qp;
+	else
+		f->qp_head = qp;
+	f->qp_tail = qp;
+	*out = qp;
+	return 0;
+}
+
+static void att_del(struct imc_fabric *f, struct att *a)
+{
+	struct mgrp *g = a->g;
+
+	if (a->prev)
+		a->prev->next = a->next;
+	else
+		g->head = a->next;
+	if (a->next)
+		a->next->prev = a->prev;
+	else
+		g->tail = a->prev;
+	if (!g->head) {
+		ht_del(&f->grps, &g->hl);
+		free(g);
+	}
+	free(a);
+}
+
+/* Frees qp and what it holds; received datagrams whose callback has not
+ * run count as NO_QP drops, as those still in flight will. */
+static void qp_free(struct imc_qp *qp)
+{
+	struct imc_fabric *f = qp->f;
+
+	if (f->cur_qp == qp)
+		f->cur_qp = NULL;
+	imc_timer_cancel(f->loop, &qp->done);
+	while (qp->rq_head) {
+		struct pkt *p = qp->rq_head;
+
+		qp->rq_head = p->next;
+		drop(f, p, qp->port, IMC_DROP_NO_QP);
+	}
+	while (qp->atts) {
+		struct att *a = qp->atts;
+
+		qp->atts = a->qnext;
+		att_del(f, a);
+	}
+	ht_del(&f->qps, &qp->hl);
+	if (qp->prev)
+		qp->prev->next = qp->next;
+	else
+		f->qp_head = qp->next;
+	if (qp->next)
+		qp->next->prev = qp->prev;
+	else
+		f->qp_tail = qp->prev;
+	free(qp);
+}
+
+void imc_qp_destroy(struct imc_qp *qp)
+{
+	if (qp)
+		qp_free(qp);
+}
+
+uint32_t imc_qp_num(const struct imc_qp *qp)
+{
+	return qp->qpn;
+}
+
+void imc_qp_set_recv_delay(struct imc_qp *qp, imc_time_t delay)
+{
+	qp->recv_delay = delay;
+}
+
+/* The completion timer: runs recv for every datagram queued. A callback
+ * may destroy its own QP; qp_free then clears f->cur_qp and the loop
+ * stops without touching qp again. */
+static void done_fire(struct imc_timer *t)
+{
+	struct imc_qp *qp = imc_container_of(t, struct imc_qp, done);
+	struct imc_fabric *f = qp->f;
+
+	while (qp->rq_head) {
+		struct pkt *p = qp->rq_head;
+		struct imc_ud_recv r;
+		bool gone;
+
+		qp->rq_head = p->next;
+		if (!qp->rq_head)
+			qp->rq_tail = NULL;
+		qp->rq_len--;
+		r.src_qp = p->sqpn;
+		r.slid = p->slid;
+		r.dlid = p->dlid;
+		r.sl = p->sl;
+		r.pkey = p->pkey;
+		r.has_grh = p->has_grh;
+		if (p->has_grh) {
+			r.sgid = p->sgid;
+			r.dgid = p->dgid;
+		} else {
+			memset(&r.sgid, 0, sizeof(r.sgid));
+			memset(&r.dgid, 0, sizeof(r.dgid));
+		}
+		r.flow_label = p->has_grh ? p->flow_label : 0;
+		r.tclass = p->has_grh ? p->tclass : 0;
+		r.hop_limit = p->has_grh ? p->hop_limit : 0;
+		r.data = p->buf->data;
+		r.len = p->len;
+		f->tot.delivered++;
+		trace(f, imc_loop_now(f->loop), TR_DELIVER, qp->port,
+		      p->serial);
+		f->cur_qp = qp;
+		qp->recv(qp, &r, qp->ctx);
+		gone = f->cur_qp != qp;
+		f->cur_qp = NULL;
+		pkt_put(f, p);
+		if (gone)
+			return;
+	}
+}
+
+static uint32_t wire_size(bool grh, size_t len)
+{
+	return (uint32_t)(IMC_LRH_SIZE + (grh ? IMC_GRH_SIZE : 0) +
+			  IMC_BTH_SIZE + IMC_DETH_SIZE + ((len + 3) & ~(size_t)3) +
+			  IMC_ICRC_SIZE + IMC_VCRC_SIZE);
+}
+
+int imc_qp_send(struct imc_qp *qp, const struct imc_ah *ah,
+		uint32_t remote_qpn, uint32_t remote_qkey, const void *data,
+		size_t len)
+{
+	struct imc_fabric *f = qp->f;
+	struct port *po = qp->port;
+	bool mcast;
+	struct pkt *p;
+	imc_time_t now;
+
+	if (!ah || (len && !data) || ah->dlid == 0 ||
+	    ah->dlid == IMC_LID_PERMISSIVE || ah->sl > 15 ||
+	    remote_qpn > IMC_QPN_MAX ||
+	    (ah->has_grh && ah->flow_label > 0xfffff))
+		return -EINVAL;
+	mcast = imc_lid_is_mcast(ah->dlid);
+	/* IBA 10.5: multicast needs a GRH and DestQP 0xFFFFFF; unicast
+	 * never goes to 0xFFFFFF. */
+	if (mcast ? !ah->has_grh || remote_qpn != IMC_MCAST_QPN :
+		    remote_qpn == IMC_MCAST_QPN)
+		return -EINVAL;
+	if (po->state != IMC_PORT_ACTIVE)
+		return -ENETDOWN;
+	if (len > po->mtu_bytes) {
+		count_drop(f, po, IMC_DROP_MTU, f->serial);
+		return -EMSGSIZE;
+	}
+	p = pkt_get(f);
+	if (!p)
+		return -ENOMEM;
+	p->buf = buf_get(f, len);
+	if (!p->buf) {
+		pkt_state(p, PKT_FREE);
+		p->next = f->free_pkts;
+		f->free_pkts = p;
+		return -ENOMEM;
+	}
+	if (len)
+		memcpy(p->buf->data, data, len);
+	imc_timer_init(&p->t, pkt_fire);
+	p->serial = ++f->serial;
+	p->len = (uint32_t)len;
+	p->wire = wire_size(ah->has_grh, len);
+	p->dqpn = remote_qpn;
+	p->sqpn = qp->qpn;
+	p->qkey = remote_qkey;
+	p->psn = qp->psn;
+	qp->psn = (qp->psn + 1) & 0xffffff;
+	p->dlid = ah->dlid;
+	p->slid = po->lid;
+	p->pkey = qp->pkey;
+	p->sl = ah->sl;
+	p->has_grh = ah->has_grh;
+	if (ah->has_grh) {
+		p->tclass = ah->tclass;
+		p->hop_limit = ah->hop_limit;
+		p->flow_label = ah->flow_label;
+		port_gid(f, po, &p->sgid);
+		p->dgid = ah->dgid;
+	} else {
+		p->tclass = 0;
+		p->hop_limit = 0;
+		p->flow_label = 0;
+		memset(&p->sgid, 0, sizeof(p->sgid));
+		memset(&p->dgid, 0, sizeof(p->dgid));
+	}
+	now = imc_loop_now(f->loop);
+	if (!mcast && ah->dlid == po->lid) {
+		/* Loopback: to our own LID, no cable crossed. */
+		if (imc_timer_arm(f->loop, &p->t, now)) {
+			pkt_put(f, p);
+			return -ENOMEM;
+		}
+		pkt_state(p, PKT_LOOP);
+		p->to = po;
+		p->dir = NULL;
+		f->tot.sent++;
+		trace(f, now, TR_SEND, po, p->serial);
+		return 0;
+	}
+	f->tot.sent++;
+	trace(f, now, TR_SEND, po, p->serial);
+	/* A multicast sender's own port gets no copy back: the fabric never
+	 * sends a packet out of the port it came in on (IBA 18.2.4.4). */
+	xmit(f, p, po, now);
+	return 0;
+}
+
+static int attach_args(struct imc_qp *qp, const struct imc_gid *mgid,
+		       uint16_t mlid)
+{
+	if (!qp || !mgid || !imc_lid_is_mcast(mlid) || mgid->raw[0] != 0xff)
+		return -EINVAL;
+	return 0;
+}
+
+int imc_qp_attach(struct imc_qp *qp, const struct imc_gid *mgid,
+		  uint16_t mlid)
+{
+	struct imc_fabric *f;
+	struct mgrp *g;
+	struct att *a;
+	int err = attach_args(qp, mgid, mlid);
+
+	if (err)
+		return err;
+	f = qp->f;
+	g = grp_find(f, qp->port, mlid, mgid);
+	if (g) {
+		for (a = g->head; a; a = a->next)
+			if (a->qp == qp)
+				return -EEXIST;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	if (!g) {
+		g = calloc(1, sizeof(*g));
+		if (!g) {
+			free(a);
+			return -ENOMEM;
+		}
+		g->port = qp->port;
+		g->mlid = mlid;
+		g->mgid = *mgid;
+		ht_add(&f->grps, &g->hl, grp_hash(qp->port, mlid, mgid));
+	}
+	a->g = g;
+	a->qp = qp;
+	a->prev = g->tail;
+	if (g->tail)
+		g->tail->next = a;
+	else
+		g->head = a;
+	g->tail = a;
+	a->qnext = qp->atts;
+	qp->atts = a;
+	return 0;
+}
+
+int imc_qp_detach(struct imc_qp *qp, const struct imc_gid *mgid,
+		  uint16_t mlid)
+{
+	struct att **pp;
+	int err = attach_args(qp, mgid, mlid);
+
+	if (err)
+		return err;
+	for (pp = &qp->atts; *pp; pp = &(*pp)->qnext) {
+		struct att *a = *pp;
+
+		if (a->g->mlid == mlid &&
+		    !memcmp(&a->g->mgid, mgid, sizeof(*mgid))) {
+			*pp = a->qnext;
+			att_del(qp->f, a);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* ---- counters, capture, determinism ---- */
+
+int imc_fabric_port_counters(const struct imc_fabric *f, uint32_t node,
+			     unsigned port, struct imc_port_counters *out)
+{
+	const struct port *p = port_at(f, node, port);
+
+	if (!p || (port == 0 && f->nodes[node].type == IMC_NODE_HCA))
+		return -EINVAL;
+	*out = p->c;
+	return 0;
+}
+
+int imc_fabric_link_counters(const struct imc_fabric *f, uint32_t node,
+			     unsigned port, struct imc_link_counters *out)
+{
+	const struct port *p = port_at(f, node, port);
+
+	if (!p || port == 0 || !p->out)
+		return -EINVAL;
+	*out = p->out->c;
+	return 0;
+}
+
+void imc_fabric_totals(const struct imc_fabric *f,
+		       struct imc_fabric_totals *out)
+{
+	*out = f->tot;
+}
+
+int imc_fabric_capture(struct imc_fabric *f, struct imc_pcap *p,
+		       uint32_t node, unsigned port)
+{
+	if (p && node != IMC_TOPO_NONE &&
+	    (!port_at(f, node, port) || port == 0))
+		return -EINVAL;
+	if (p && f->cap)
+		return -EBUSY;
+	f->cap = p;
+	f->cap_node = node;
+	f->cap_port = port;
+	return 0;
+}
+
+uint64_t imc_fabric_trace_hash(const struct imc_fabric *f)
+{
+	return f->hash;
+}
