@@ -1,0 +1,337 @@
+/* Scenarios: small line-based scripts that build a fabric, act on it at
+ * given virtual times and check what happened (docs/scenarios.md).
+ *
+ *   topology fat-tree:leaves=4,hosts=4,spines=2
+ *   seed 7
+ *   stop 20ms
+ *   at 0 send H-1 H-9 count=100 interval=10us
+ *   at 1ms link down L-2:5
+ *   expect drops link_down in 1..20
+ *
+ * A scenario is parsed once (imc_scenario_parse*) and run any number of
+ * times (imc_scenario_run); a run with the same seed gives the same result
+ * and trace hash. The parser loads the topology first and resolves every
+ * host and port name against it, so a bad name is a parse error naming
+ * FILE:LINE.
+ *
+ * The words a line can start with come from a language (struct
+ * imc_scn_lang): the built-in verbs and expectation subjects, plus any that
+ * other modules add with imc_scn_lang_add_verb() and
+ * imc_scn_lang_add_subject(). A verb is a name with a parse function (the
+ * words after it -> private data) and a run function (that data, at the
+ * line's time, against the running fabric); a subject is a name with a
+ * parse function and an observe function that yields a number.
+ */
+#ifndef IBMCAST_SCENARIO_H
+#define IBMCAST_SCENARIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ibmcast/common.h"
+#include "ibmcast/fabric.h"
+#include "ibmcast/loop.h"
+#include "ibmcast/pcap.h"
+#include "ibmcast/topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define IMC_SCN_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define IMC_SCN_PRINTF(a, b)
+#endif
+
+/* Q_Key of the QPs unicast traffic uses (a group's QPs take its own). */
+#define IMC_SCN_QKEY 0x00001234u
+/* Default stop time when the file has no stop line. */
+#define IMC_SCN_STOP_DEFAULT IMC_NSEC_PER_SEC
+/* Datagrams of scenario traffic start with this 12-byte header when they
+ * are large enough: magic, flow number (the line's action index), sequence
+ * number, each 32 bits big-endian. Receivers use it to count duplicates. */
+#define IMC_SCN_MAGIC 0x494d4353u /* "IMCS" */
+#define IMC_SCN_HDR_SIZE 12
+
+struct imc_scenario;
+struct imc_scn_lang;
+struct imc_scn_parser;  /* parse state, handed to parse functions */
+struct imc_scn_ctx;     /* a run's state, handed to run and observe */
+
+/* ---- extending the language ---- */
+
+enum imc_scn_verb_kind {
+	/* No time; run (optional) is called once per run, in file order,
+	 * after the fabric is created and before the SM's first sweep. */
+	IMC_SCN_SETTING,
+	/* Runs at the time of its line ("at TIME", or the time of the line
+	 * before). */
+	IMC_SCN_ACTION,
+};
+
+struct imc_scn_verb {
+	const char *name;   /* [a-z][a-z0-9-]*, not "at" or "expect" */
+	enum imc_scn_verb_kind kind;
+	/* Parses argv[0..argc-1], the words after the verb, into *data
+	 * (which the verb allocates; may stay NULL). Returns 0, or the
+	 * value of imc_scn_parse_error(). */
+	int (*parse)(struct imc_scn_parser *p, unsigned argc,
+		     const char *const *argv, void **data);
+	/* Writes the arguments back in a form parse accepts, each preceded
+	 * by one space, without the verb and with no newline: parsing what
+	 * it prints gives data that prints the same. */
+	void (*print)(FILE *f, const struct imc_topo *t, const void *data);
+	/* Does the work. Returns 0 or a negative errno; the run then stops
+	 * and reports FILE:LINE with the message of imc_scn_fail() or the
+	 * errno's text. May be NULL for a setting. */
+	int (*run)(struct imc_scn_ctx *c, void *data);
+	void (*free)(void *data);  /* may be NULL */
+};
+
+/* An expectation is "expect SUBJECT ARGS OP RIGHT"; OP is one of == !=
+ * < <= > >= or "in A..B"; RIGHT is terms joined by "+" and "-", each a
+ * number, a word the left subject's value_parse knows (e.g. "active"), or
+ * another subject with its arguments, observed at the same time. */
+struct imc_scn_subject {
+	const char *name;   /* [a-z][a-z0-9-]* */
+	/* The words between the subject and the operator. */
+	int (*parse)(struct imc_scn_parser *p, unsigned argc,
+		     const char *const *argv, void **data);
+	void (*print)(FILE *f, const struct imc_topo *t, const void *data);
+	int (*observe)(struct imc_scn_ctx *c, const void *data,
+		       uint64_t *value);
+	/* Named values: 0 and *value set, or -EINVAL. NULL: numbers only. */
+	int (*value_parse)(const char *word, uint64_t *value);
+	/* Text of a value; NULL: decimal. */
+	void (*value_format)(uint64_t value, char *buf, size_t len);
+	void (*free)(void *data);
+};
+
+/* A language with the built-in verbs and subjects. Verbs and subjects
+ * added later are referenced, not copied: they must outlive the language
+ * and every scenario parsed with it. */
+int imc_scn_lang_create(struct imc_scn_lang **out);
+void imc_scn_lang_destroy(struct imc_scn_lang *l);
+
+/* -EEXIST when the name is taken, -EINVAL for a bad name or a missing
+ * function (parse always; print; run for an action; observe). */
+int imc_scn_lang_add_verb(struct imc_scn_lang *l, const struct imc_scn_verb *v);
+int imc_scn_lang_add_subject(struct imc_scn_lang *l,
+			     const struct imc_scn_subject *s);
+
+/* Looks a name up; NULL when absent. O(log n). */
+const struct imc_scn_verb *imc_scn_lang_verb(const struct imc_scn_lang *l,
+					     const char *name);
+const struct imc_scn_subject *
+imc_scn_lang_subject(const struct imc_scn_lang *l, const char *name);
+
+/* ---- helpers for parse functions ---- */
+
+/* Records "FILE:LINE: VERB: message" as the parse error and returns
+ * -EINVAL, for "return imc_scn_parse_error(p, ...)". */
+int imc_scn_parse_error(struct imc_scn_parser *p, const char *fmt, ...)
+	IMC_SCN_PRINTF(2, 3);
+
+/* The topology names resolve against. */
+const struct imc_topo *imc_scn_parser_topo(const struct imc_scn_parser *p);
+
+/* "NAME:PORT", or "NAME" alone: an HCA's first cabled port, a switch's
+ * port 0. A whole-word name match comes first, so names may hold ':'.
+ * imc_scn_parse_host() also requires an HCA. Errors are reported through
+ * p: unknown name, switch named as host, port out of range or (with
+ * cabled) not cabled. */
+int imc_scn_parse_port(struct imc_scn_parser *p, const char *word,
+		       bool cabled, uint32_t *node, unsigned *port);
+int imc_scn_parse_host(struct imc_scn_parser *p, const char *word,
+		       uint32_t *node, unsigned *port);
+
+/* Values. Each reports a bad word through p when p is not NULL, and
+ * returns 0, -EINVAL (bad syntax) or -ERANGE. what names the value in the
+ * message ("count", "size", ...). */
+/* Decimal or 0x hexadecimal, at most max. */
+int imc_scn_parse_uint(struct imc_scn_parser *p, const char *what,
+		       const char *word, uint64_t max, uint64_t *out);
+/* NUMBER[.FRACTION]UNIT with UNIT ns, us, ms or s, or a bare 0; exact in
+ * nanoseconds. */
+int imc_scn_parse_time(struct imc_scn_parser *p, const char *what,
+		       const char *word, imc_time_t *out);
+/* A probability, 0 or 1e-9..1, as a fraction (0.05) or a percentage
+ * (5%). */
+int imc_scn_parse_prob(struct imc_scn_parser *p, const char *what,
+		       const char *word, double *out);
+/* A rate in bits per second: NUMBER[.FRACTION] with bps, Kbps, Mbps, Gbps
+ * or Tbps (powers of 1000), or a bare integer. */
+int imc_scn_parse_bps(struct imc_scn_parser *p, const char *what,
+		      const char *word, uint64_t *out);
+
+/* True when word is "key=VALUE"; *value then points at VALUE. */
+bool imc_scn_kv(const char *word, const char *key, const char **value);
+
+/* Printing in the forms the parsers read. */
+void imc_scn_print_time(FILE *f, imc_time_t t);
+void imc_scn_print_prob(FILE *f, double p);
+/* "NAME:PORT", quoting NAME when it holds a space, '#', '"' or ':'. */
+void imc_scn_print_port(FILE *f, const struct imc_topo *t, uint32_t node,
+			unsigned port);
+/* The largest unit that keeps t exact: "0", "250ns", "10us", "3ms",
+ * "2s". Returns the length written (at most 24 with the NUL). */
+int imc_scn_format_time(imc_time_t t, char *buf, size_t len);
+
+/* ---- helpers for run and observe functions ---- */
+
+struct imc_fabric *imc_scn_fabric(struct imc_scn_ctx *c);
+struct imc_loop *imc_scn_loop(struct imc_scn_ctx *c);
+const struct imc_topo *imc_scn_topo(struct imc_scn_ctx *c);
+/* The fabric configuration of this run (seed override applied). */
+const struct imc_fabric_config *imc_scn_config(struct imc_scn_ctx *c);
+
+/* The scenario's UD QP on an HCA port for a P_Key and Q_Key, created on
+ * first use; QPNs follow the order of first use, so they are the same in
+ * every run. Datagrams it receives count as delivered to the host. The
+ * run owns it. -EINVAL when pkey is not in the port's table, -ENOSPC past
+ * IMC_SCN_HOST_QPS QPs on one port. */
+#define IMC_SCN_HOST_QPS 32
+int imc_scn_qp(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+	       uint16_t pkey, uint32_t qkey, struct imc_qp **out);
+
+/* Counts one datagram sent (or refused, err < 0) by the host node:port,
+ * for verbs that send through imc_scn_qp() QPs. */
+void imc_scn_count_send(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+			int err);
+
+/* Sets the message reported for the failing line; returns err. */
+int imc_scn_fail(struct imc_scn_ctx *c, int err, const char *fmt, ...)
+	IMC_SCN_PRINTF(3, 4);
+
+/* State a verb keeps for the length of one run, found by key (any
+ * pointer the verb owns, e.g. its parse data). free runs when the run
+ * ends, before the fabric is destroyed, in the order of setting.
+ * imc_scn_data_set returns -EEXIST for a key already set. O(1). */
+void *imc_scn_data(struct imc_scn_ctx *c, const void *key);
+int imc_scn_data_set(struct imc_scn_ctx *c, const void *key, void *data,
+		     void (*free)(void *data));
+
+/* ---- parsing ---- */
+
+struct imc_scenario_parse_opts {
+	const struct imc_scn_lang *lang; /* NULL: the built-in language */
+	/* Not NULL: use this topology (the caller keeps it alive while the
+	 * scenario lives); a topology line is then optional and only
+	 * checked, not loaded. */
+	const struct imc_topo *topo;
+	/* Directory for relative net-file paths; NULL: the directory of the
+	 * file name given to the parser. */
+	const char *dir;
+};
+
+/* Parses a scenario. On error returns a negative errno and writes
+ * "FILE:LINE: what was expected" into err (when not NULL). opts may be
+ * NULL. The scenario is freed with imc_scenario_destroy(). */
+int imc_scenario_parse_file(const char *path,
+			    const struct imc_scenario_parse_opts *opts,
+			    struct imc_scenario **out, char *err,
+			    size_t errlen);
+/* The same from len bytes of text; name stands for the file in messages
+ * (and its directory for net-file paths). */
+int imc_scenario_parse(const char *text, size_t len, const char *name,
+		       const struct imc_scenario_parse_opts *opts,
+		       struct imc_scenario **out, char *err, size_t errlen);
+void imc_scenario_destroy(struct imc_scenario *s);
+
+/* Writes s in canonical form (every setting, then the timed lines, then
+ * the expectations at the end; full port names; exact units). Parsing the
+ * output gives a scenario that prints the same. */
+void imc_scenario_print(const struct imc_scenario *s, FILE *f);
+
+const char *imc_scenario_name(const struct imc_scenario *s);
+/* The topology line's argument: a generator spec or "file PATH". */
+const char *imc_scenario_topo_desc(const struct imc_scenario *s);
+const struct imc_topo *imc_scenario_topo(const struct imc_scenario *s);
+uint64_t imc_scenario_seed(const struct imc_scenario *s);
+imc_time_t imc_scenario_stop(const struct imc_scenario *s);
+/* Fabric configuration from the seed, fabric and links lines. */
+void imc_scenario_config(const struct imc_scenario *s,
+			 struct imc_fabric_config *out);
+unsigned imc_scenario_nactions(const struct imc_scenario *s);
+unsigned imc_scenario_nexpects(const struct imc_scenario *s);
+
+/* ---- running ---- */
+
+struct imc_scenario_run_opts {
+	bool seed_set;           /* use seed instead of the file's */
+	uint64_t seed;
+	bool until_set;          /* stop at until instead of the file's */
+	imc_time_t until;
+	struct imc_pcap *pcap;   /* not NULL: capture every port into it */
+	/* Called between slices of the run (a few times per wall-clock
+	 * second of a long run) with the virtual time and loop events so
+	 * far. May be NULL. */
+	void (*progress)(void *ctx, imc_time_t now, uint64_t events);
+	/* Wall clock in ns for result.wall_ns; NULL leaves it 0. The
+	 * library never reads a clock itself. */
+	uint64_t (*wall_clock)(void *ctx);
+	void *ctx;
+};
+
+enum imc_scn_check_state {
+	IMC_SCN_CHECK_PASS,
+	IMC_SCN_CHECK_FAIL,
+	IMC_SCN_CHECK_SKIPPED,   /* its time is after the end of the run */
+};
+
+struct imc_scenario_check {
+	unsigned line;
+	const char *text;        /* "delivered H-2 == 100" */
+	bool at_end;             /* no "at": checked when the run ends */
+	imc_time_t at;           /* when it was checked */
+	enum imc_scn_check_state state;
+	uint64_t observed;
+	char observed_str[64];   /* "95", "active", "95 vs 100" */
+};
+
+struct imc_scenario_host {
+	uint32_t node;
+	unsigned port;
+	const char *name;        /* owned by the topology */
+	uint64_t sent;           /* datagrams imc_qp_send accepted */
+	uint64_t send_errors;    /* datagrams it refused */
+	uint64_t delivered;      /* datagrams received */
+	uint64_t dups;           /* received again (same flow and sequence) */
+};
+
+struct imc_scenario_result {
+	uint64_t seed;
+	imc_time_t end;          /* virtual time reached */
+	uint64_t events;         /* loop callbacks run */
+	uint64_t trace_hash;
+	uint64_t wall_ns;
+	struct imc_fabric_totals totals;
+	unsigned nchecks, npassed, nfailed, nskipped;
+	struct imc_scenario_check *checks;   /* in file order */
+	unsigned nhosts;
+	struct imc_scenario_host *hosts;     /* hosts with a QP, by node, port */
+	/* Timers still armed in the loop once the run had freed everything
+	 * (QPs, flows, the fabric): 0 unless something leaks. */
+	size_t leftover;
+};
+
+/* Runs s once: a virtual loop from time 0, the fabric, the SM's first
+ * sweep, each action at its time, each expectation checked after every
+ * event of its time, until the stop time. Returns 0 when the run
+ * completed (r->nfailed tells whether every expectation held), or a
+ * negative errno with "FILE:LINE: ..." in err when it could not (a
+ * failing action, no memory); r is then empty. Free r with
+ * imc_scenario_result_free() before s: its strings are s's. opts may be
+ * NULL. */
+int imc_scenario_run(const struct imc_scenario *s,
+		     const struct imc_scenario_run_opts *opts,
+		     struct imc_scenario_result *r, char *err, size_t errlen);
+void imc_scenario_result_free(struct imc_scenario_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

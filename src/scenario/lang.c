@@ -1,0 +1,164 @@
+/* The scenario language: verbs and expectation subjects by name.
+ *
+ * Two arrays of pointers kept sorted by name; lookups are binary
+ * searches, additions insertion-sort one entry in. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenario/scn.h"
+
+#define NAME_MAX_LEN 32
+
+struct imc_scn_lang {
+	const void **verb;     /* const struct imc_scn_verb * */
+	unsigned nverbs, verb_cap;
+	const void **subj;     /* const struct imc_scn_subject * */
+	unsigned nsubjs, subj_cap;
+};
+
+static const char *const reserved[] = {
+	"at", "expect", "topology", "seed", "stop", "fabric", "links",
+};
+
+bool scn_reserved(const char *name)
+{
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(reserved); i++)
+		if (!strcmp(name, reserved[i]))
+			return true;
+	return false;
+}
+
+static bool name_ok(const char *name)
+{
+	size_t n;
+
+	if (!name || !(name[0] >= 'a' && name[0] <= 'z'))
+		return false;
+	for (n = 1; name[n]; n++) {
+		char c = name[n];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		      c == '-'))
+			return false;
+	}
+	return n <= NAME_MAX_LEN;
+}
+
+/* Index of name in a sorted array of entries whose first member is the
+ * name, or where it would go (with *found false). */
+static unsigned search(const void *const *arr, unsigned n, const char *name,
+		       bool *found)
+{
+	unsigned lo = 0, hi = n;
+
+	*found = false;
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+		/* Verbs and subjects both start with their name. */
+		const char *const *entry = arr[mid];
+		int c = strcmp(name, *entry);
+
+		if (c == 0) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+static int insert(const void ***arr, unsigned *n, unsigned *cap,
+		  const void *item, const char *name)
+{
+	bool found;
+	unsigned at = search(*arr, *n, name, &found);
+
+	if (found)
+		return -EEXIST;
+	if (*n == *cap) {
+		unsigned nc = *cap ? *cap * 2 : 32;
+		const void **na = realloc(*arr, nc * sizeof(*na));
+
+		if (!na)
+			return -ENOMEM;
+		*arr = na;
+		*cap = nc;
+	}
+	memmove(*arr + at + 1, *arr + at, (*n - at) * sizeof(**arr));
+	(*arr)[at] = item;
+	(*n)++;
+	return 0;
+}
+
+int imc_scn_lang_add_verb(struct imc_scn_lang *l, const struct imc_scn_verb *v)
+{
+	if (!l || !v || !name_ok(v->name) || scn_reserved(v->name) ||
+	    !v->parse || !v->print ||
+	    (v->kind != IMC_SCN_SETTING && v->kind != IMC_SCN_ACTION) ||
+	    (v->kind == IMC_SCN_ACTION && !v->run))
+		return -EINVAL;
+	return insert(&l->verb, &l->nverbs, &l->verb_cap, v,
+		      v->name);
+}
+
+int imc_scn_lang_add_subject(struct imc_scn_lang *l,
+			     const struct imc_scn_subject *s)
+{
+	if (!l || !s || !name_ok(s->name) || scn_op_parse(s->name) >= 0 ||
+	    !s->parse || !s->print || !s->observe)
+		return -EINVAL;
+	return insert(&l->subj, &l->nsubjs, &l->subj_cap, s,
+		      s->name);
+}
+
+const struct imc_scn_verb *imc_scn_lang_verb(const struct imc_scn_lang *l,
+					     const char *name)
+{
+	bool found;
+	unsigned i = search(l->verb, l->nverbs, name,
+			    &found);
+
+	return found ? (const struct imc_scn_verb *)l->verb[i] : NULL;
+}
+
+const struct imc_scn_subject *
+imc_scn_lang_subject(const struct imc_scn_lang *l, const char *name)
+{
+	bool found;
+	unsigned i = search(l->subj, l->nsubjs, name,
+			    &found);
+
+	return found ? (const struct imc_scn_subject *)l->subj[i] : NULL;
+}
+
+void imc_scn_lang_destroy(struct imc_scn_lang *l)
+{
+	if (!l)
+		return;
+	free(l->verb);
+	free(l->subj);
+	free(l);
+}
+
+int imc_scn_lang_create(struct imc_scn_lang **out)
+{
+	struct imc_scn_lang *l = calloc(1, sizeof(*l));
+	int rc = 0;
+
+	if (!l)
+		return -ENOMEM;
+	for (unsigned i = 0; i < scn_builtin_nverbs && !rc; i++)
+		rc = imc_scn_lang_add_verb(l, scn_builtin_verbs[i]);
+	for (unsigned i = 0; i < scn_builtin_nsubjects && !rc; i++)
+		rc = imc_scn_lang_add_subject(l, scn_builtin_subjects[i]);
+	if (rc) {
+		imc_scn_lang_destroy(l);
+		return rc;
+	}
+	*out = l;
+	return 0;
+}

@@ -1,0 +1,778 @@
+/* Scenario runner.
+ *
+ * One run: a virtual loop from time 0, the fabric, the settings' run
+ * functions, the SM's first sweep, then one timer per action at its time
+ * (armed in file order, so actions of equal time run in file order). The
+ * loop advances in slices to each expectation time and to the end;
+ * expectations are checked after every event of their time. Slices only
+ * decide when progress is reported: timers fire by (deadline, arming
+ * order) whatever the slicing, so the result does not depend on it.
+ *
+ * Hosts (HCA ports) get state when first used: their QPs (one per P_Key,
+ * numbered in order of first use) and counters, found by a hash of
+ * node:port. Receivers recognise scenario datagrams by their header and
+ * keep a bitmap of sequence numbers per flow to count duplicates.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenario/scn.h"
+#include "wire/bytes.h"
+
+#define SLICE_MIN 1000ull                 /* 1 us */
+#define SLICE_MAX (10 * IMC_NSEC_PER_SEC)
+#define SLICE_EVENTS 200000               /* aim per slice */
+#define SEEN_MAX_SEQ (1u << 26)           /* bitmap cap: 8 MiB per flow */
+
+struct seen {
+	uint64_t *bits;
+	uint32_t nwords;
+};
+
+struct host {
+	struct imc_scn_ctx *c;
+	uint32_t node;
+	unsigned port;
+	struct scn_host_stats st;
+	unsigned nqps;
+	uint16_t pkey[IMC_SCN_HOST_QPS];
+	uint32_t qkey[IMC_SCN_HOST_QPS];
+	struct imc_qp *qp[IMC_SCN_HOST_QPS];
+	struct seen *seen;        /* per flow, nactions entries, lazily */
+};
+
+struct data_ent {
+	const void *key;
+	void *data;
+	void (*free)(void *data);
+};
+
+struct act {
+	struct imc_timer timer;
+	struct imc_scn_ctx *c;
+	const struct scn_action *a;
+};
+
+struct imc_scn_ctx {
+	const struct imc_scenario *s;
+	struct imc_loop *loop;
+	struct imc_fabric *fab;
+	struct imc_fabric_config cfg;
+
+	struct host **hslot;      /* open addressing by node:port */
+	size_t nhslots;
+	struct host **hosts;      /* in order of first use */
+	size_t nhosts, hcap;
+
+	struct data_ent *data;    /* in order of setting */
+	size_t ndata, dcap;
+	size_t *dslot;            /* index + 1, open addressing by key */
+	size_t ndslots;
+
+	struct act *acts;
+	const struct scn_action *cur;
+
+	int err;
+	bool msg_set;
+	char msg[256];
+};
+
+static uint64_t mix(uint64_t z)
+{
+	/* splitmix64 finalizer */
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* ---- context accessors ---- */
+
+struct imc_fabric *imc_scn_fabric(struct imc_scn_ctx *c)
+{
+	return c->fab;
+}
+
+struct imc_loop *imc_scn_loop(struct imc_scn_ctx *c)
+{
+	return c->loop;
+}
+
+const struct imc_topo *imc_scn_topo(struct imc_scn_ctx *c)
+{
+	return c->s->topo;
+}
+
+const struct imc_fabric_config *imc_scn_config(struct imc_scn_ctx *c)
+{
+	return &c->cfg;
+}
+
+uint32_t scn_flow_id(struct imc_scn_ctx *c)
+{
+	return c->cur ? c->cur->index : UINT32_MAX;
+}
+
+int imc_scn_fail(struct imc_scn_ctx *c, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->msg, sizeof(c->msg), fmt, ap);
+	va_end(ap);
+	c->msg_set = true;
+	return err;
+}
+
+/* ---- hosts ---- */
+
+static uint64_t host_key(uint32_t node, unsigned port)
+{
+	return (uint64_t)node << 8 | (port & 0xff);
+}
+
+static struct host **host_slot(struct imc_scn_ctx *c, uint32_t node,
+			       unsigned port)
+{
+	size_t mask = c->nhslots - 1;
+	size_t i = (size_t)mix(host_key(node, port)) & mask;
+
+	while (c->hslot[i] && (c->hslot[i]->node != node ||
+			       c->hslot[i]->port != port))
+		i = (i + 1) & mask;
+	return &c->hslot[i];
+}
+
+static struct host *host_find(struct imc_scn_ctx *c, uint32_t node,
+			      unsigned port)
+{
+	return c->nhslots ? *host_slot(c, node, port) : NULL;
+}
+
+static int host_grow(struct imc_scn_ctx *c)
+{
+	size_t n = c->nhslots ? c->nhslots * 2 : 64;
+	struct host **old = c->hslot;
+	size_t oldn = c->nhslots;
+
+	c->hslot = calloc(n, sizeof(*c->hslot));
+	if (!c->hslot) {
+		c->hslot = old;
+		return -ENOMEM;
+	}
+	c->nhslots = n;
+	for (size_t i = 0; i < oldn; i++)
+		if (old[i])
+			*host_slot(c, old[i]->node, old[i]->port) = old[i];
+	free(old);
+	return 0;
+}
+
+static int host_get(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		    struct host **out)
+{
+	const struct imc_topo *t = c->s->topo;
+	struct host *h = host_find(c, node, port);
+	int rc;
+
+	if (h) {
+		*out = h;
+		return 0;
+	}
+	if (node >= t->nnodes || t->node[node].type != IMC_NODE_HCA ||
+	    port < 1 || port > t->node[node].nports)
+		return -EINVAL;
+	/* At most half full. */
+	if ((c->nhosts + 1) * 2 > c->nhslots && (rc = host_grow(c)))
+		return rc;
+	if (c->nhosts == c->hcap) {
+		size_t nc = c->hcap ? c->hcap * 2 : 16;
+		struct host **nh = realloc(c->hosts, nc * sizeof(*nh));
+
+		if (!nh)
+			return -ENOMEM;
+		c->hosts = nh;
+		c->hcap = nc;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->c = c;
+	h->node = node;
+	h->port = port;
+	*host_slot(c, node, port) = h;
+	c->hosts[c->nhosts++] = h;
+	*out = h;
+	return 0;
+}
+
+static void host_free(struct host *h)
+{
+	for (unsigned i = 0; i < h->nqps; i++)
+		imc_qp_destroy(h->qp[i]);
+	if (h->seen) {
+		for (unsigned i = 0; i < h->c->s->nactions; i++)
+			free(h->seen[i].bits);
+		free(h->seen);
+	}
+	free(h);
+}
+
+/* Counts a repeat of (flow, seq) as a duplicate. */
+static void track(struct host *h, uint32_t flow, uint32_t seq)
+{
+	const struct imc_scenario *s = h->c->s;
+	struct seen *sn;
+	uint32_t w = seq / 64;
+
+	if (flow >= s->nactions || seq >= SEEN_MAX_SEQ)
+		return;
+	if (!h->seen) {
+		h->seen = calloc(s->nactions, sizeof(*h->seen));
+		if (!h->seen)
+			return;
+	}
+	sn = &h->seen[flow];
+	if (w >= sn->nwords) {
+		uint32_t n = sn->nwords ? sn->nwords : 16;
+		uint64_t *nb;
+
+		while (n <= w)
+			n *= 2;
+		nb = realloc(sn->bits, (size_t)n * sizeof(*nb));
+		if (!nb)
+			return;
+		memset(nb + sn->nwords, 0, (size_t)(n - sn->nwords) * sizeof(*nb));
+		sn->bits = nb;
+		sn->nwords = n;
+	}
+	if (sn->bits[w] >> (seq % 64) & 1)
+		h->st.dups++;
+	else
+		sn->bits[w] |= 1ull << (seq % 64);
+}
+
+static void on_recv(struct imc_qp *qp, const struct imc_ud_recv *r, void *ctx)
+{
+	struct host *h = ctx;
+
+	h->st.delivered++;
+	if (r->len >= IMC_SCN_HDR_SIZE && imc_get32(r->data) == IMC_SCN_MAGIC)
+		track(h, imc_get32(r->data + 4), imc_get32(r->data + 8));
+}
+
+int imc_scn_qp(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+	       uint16_t pkey, uint32_t qkey, struct imc_qp **out)
+{
+	struct host *h;
+	int rc = host_get(c, node, port, &h);
+
+	if (rc)
+		return rc;
+	for (unsigned i = 0; i < h->nqps; i++) {
+		if (h->pkey[i] == pkey && h->qkey[i] == qkey) {
+			*out = h->qp[i];
+			return 0;
+		}
+	}
+	if (h->nqps == IMC_SCN_HOST_QPS)
+		return -ENOSPC;
+	rc = imc_qp_create(c->fab, node, port, 0, qkey, pkey, on_recv, h,
+			   &h->qp[h->nqps]);
+	if (rc)
+		return rc;
+	h->pkey[h->nqps] = pkey;
+	h->qkey[h->nqps] = qkey;
+	*out = h->qp[h->nqps++];
+	return 0;
+}
+
+void imc_scn_count_send(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+			int err)
+{
+	struct host *h;
+
+	if (host_get(c, node, port, &h))
+		return;
+	if (err < 0)
+		h->st.send_errors++;
+	else
+		h->st.sent++;
+}
+
+void scn_host_stats(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		    struct scn_host_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (node != IMC_TOPO_NONE) {
+		struct host *h = host_find(c, node, port);
+
+		if (h)
+			*out = h->st;
+		return;
+	}
+	for (size_t i = 0; i < c->nhosts; i++) {
+		out->sent += c->hosts[i]->st.sent;
+		out->send_errors += c->hosts[i]->st.send_errors;
+		out->delivered += c->hosts[i]->st.delivered;
+		out->dups += c->hosts[i]->st.dups;
+	}
+}
+
+/* ---- run data ---- */
+
+static size_t *data_slot(struct imc_scn_ctx *c, const void *key)
+{
+	size_t mask = c->ndslots - 1;
+	size_t i = (size_t)mix((uint64_t)(uintptr_t)key) & mask;
+
+	while (c->dslot[i] && c->data[c->dslot[i] - 1].key != key)
+		i = (i + 1) & mask;
+	return &c->dslot[i];
+}
+
+void *imc_scn_data(struct imc_scn_ctx *c, const void *key)
+{
+	size_t *sl;
+
+	if (!c->ndslots)
+		return NULL;
+	sl = data_slot(c, key);
+	return *sl ? c->data[*sl - 1].data : NULL;
+}
+
+int imc_scn_data_set(struct imc_scn_ctx *c, const void *key, void *data,
+		     void (*free_fn)(void *data))
+{
+	if (c->ndslots && *data_slot(c, key))
+		return -EEXIST;
+	if ((c->ndata + 1) * 2 > c->ndslots) {
+		size_t n = c->ndslots ? c->ndslots * 2 : 64;
+		size_t *ns = calloc(n, sizeof(*ns));
+
+		if (!ns)
+			return -ENOMEM;
+		free(c->dslot);
+		c->dslot = ns;
+		c->ndslots = n;
+		for (size_t i = 0; i < c->ndata; i++)
+			*data_slot(c, c->data[i].key) = i + 1;
+	}
+	if (c->ndata == c->dcap) {
+		size_t nc = c->dcap ? c->dcap * 2 : 16;
+		struct data_ent *nd = realloc(c->data, nc * sizeof(*nd));
+
+		if (!nd)
+			return -ENOMEM;
+		c->data = nd;
+		c->dcap = nc;
+	}
+	c->data[c->ndata] = (struct data_ent){ key, data, free_fn };
+	*data_slot(c, key) = ++c->ndata;
+	return 0;
+}
+
+/* ---- actions ---- */
+
+static void set_error(struct imc_scn_ctx *c, int rc)
+{
+	c->err = rc;
+	if (!c->msg_set)
+		snprintf(c->msg, sizeof(c->msg), "%s", strerror(-rc));
+}
+
+static void act_fire(struct imc_timer *t)
+{
+	struct act *x = imc_container_of(t, struct act, timer);
+	struct imc_scn_ctx *c = x->c;
+	int rc;
+
+	if (c->err)
+		return;
+	c->cur = x->a;
+	c->msg_set = false;
+	rc = x->a->verb->run(c, x->a->data);
+	if (rc < 0) {
+		set_error(c, rc);
+		imc_loop_stop(c->loop);
+		return;
+	}
+	c->cur = NULL;
+}
+
+/* ---- expectations ---- */
+
+static void format_value(const struct imc_scn_subject *subj, uint64_t v,
+			 char *buf, size_t len)
+{
+	if (subj->value_format)
+		subj->value_format(v, buf, len);
+	else
+		snprintf(buf, len, "%" PRIu64, v);
+}
+
+/* Counters stay far below 2^63; saturate rather than wrap if not. */
+static int64_t clamp(uint64_t v)
+{
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+static int64_t add_sat(int64_t a, int64_t b, bool neg)
+{
+	if (!neg)
+		return b > 0 && a > INT64_MAX - b ? INT64_MAX : a + b;
+	return b > 0 && a < INT64_MIN + b ? INT64_MIN : a - b;
+}
+
+static int check(struct imc_scn_ctx *c, const struct scn_expect *e,
+		 struct imc_scenario_check *out)
+{
+	uint64_t v;
+	int64_t lhs, rhs = 0;
+	bool ok;
+	int rc;
+
+	out->at = imc_loop_now(c->loop);
+	rc = e->lhs.subj->observe(c, e->lhs.data, &v);
+	if (rc)
+		return rc;
+	for (unsigned i = 0; i < e->nrhs; i++) {
+		const struct scn_term *t = &e->rhs[i];
+		uint64_t w = t->value;
+
+		if (t->is_subject &&
+		    (rc = t->subj.subj->observe(c, t->subj.data, &w)))
+			return rc;
+		rhs = add_sat(rhs, clamp(w), t->neg);
+	}
+	lhs = clamp(v);
+	switch (e->op) {
+	case SCN_EQ: ok = lhs == rhs; break;
+	case SCN_NE: ok = lhs != rhs; break;
+	case SCN_LT: ok = lhs < rhs; break;
+	case SCN_LE: ok = lhs <= rhs; break;
+	case SCN_GT: ok = lhs > rhs; break;
+	case SCN_GE: ok = lhs >= rhs; break;
+	default: ok = v >= e->a && v <= e->b; break;
+	}
+	out->observed = v;
+	format_value(e->lhs.subj, v, out->observed_str,
+		     sizeof(out->observed_str));
+	if (e->rhs_observed) {
+		size_t n = strlen(out->observed_str);
+
+		if (e->nrhs == 1 && rhs >= 0 && e->rhs[0].subj.subj->value_format) {
+			char w[32];
+
+			e->rhs[0].subj.subj->value_format((uint64_t)rhs, w,
+							  sizeof(w));
+			snprintf(out->observed_str + n,
+				 sizeof(out->observed_str) - n, " vs %s", w);
+		} else {
+			snprintf(out->observed_str + n,
+				 sizeof(out->observed_str) - n,
+				 " vs %" PRId64, rhs);
+		}
+	}
+	out->state = ok ? IMC_SCN_CHECK_PASS : IMC_SCN_CHECK_FAIL;
+	return 0;
+}
+
+/* ---- the run ---- */
+
+struct slicer {
+	imc_time_t slice;
+	const struct imc_scenario_run_opts *o;
+};
+
+static int advance(struct imc_scn_ctx *c, struct slicer *sl, imc_time_t to)
+{
+	struct imc_loop_stats st;
+
+	do {
+		imc_time_t now = imc_loop_now(c->loop);
+		imc_time_t next = now + sl->slice;
+		uint64_t before;
+		int rc;
+
+		if (next > to || next < now)
+			next = to;
+		imc_loop_get_stats(c->loop, &st);
+		before = st.timers_fired;
+		rc = imc_loop_run_until(c->loop, next);
+		if (c->err)
+			return c->err;
+		if (rc < 0)
+			return rc;
+		imc_loop_get_stats(c->loop, &st);
+		if (st.timers_fired - before < SLICE_EVENTS / 4 &&
+		    sl->slice < SLICE_MAX)
+			sl->slice *= 2;
+		else if (st.timers_fired - before > SLICE_EVENTS &&
+			 sl->slice > SLICE_MIN)
+			sl->slice /= 2;
+		if (sl->o->progress)
+			sl->o->progress(sl->o->ctx, imc_loop_now(c->loop),
+					st.timers_fired + st.fd_events);
+	} while (imc_loop_now(c->loop) < to);
+	return 0;
+}
+
+static int host_cmp(const void *a, const void *b)
+{
+	const struct imc_scenario_host *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return (x->port > y->port) - (x->port < y->port);
+}
+
+static int fill_hosts(struct imc_scn_ctx *c, struct imc_scenario_result *r)
+{
+	const struct imc_topo *t = c->s->topo;
+
+	r->hosts = calloc(c->nhosts ? c->nhosts : 1, sizeof(*r->hosts));
+	if (!r->hosts)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nhosts; i++) {
+		const struct host *h = c->hosts[i];
+		struct imc_scenario_host *o = &r->hosts[i];
+
+		o->node = h->node;
+		o->port = h->port;
+		o->name = t->node[h->node].name;
+		o->sent = h->st.sent;
+		o->send_errors = h->st.send_errors;
+		o->delivered = h->st.delivered;
+		o->dups = h->st.dups;
+	}
+	r->nhosts = (unsigned)c->nhosts;
+	qsort(r->hosts, r->nhosts, sizeof(*r->hosts), host_cmp);
+	return 0;
+}
+
+/* Returns how many timers were left in the loop. */
+static size_t ctx_free(struct imc_scn_ctx *c)
+{
+	size_t left = 0;
+
+	/* Run data first: flows cancel their timers and stop sending. */
+	for (size_t i = 0; i < c->ndata; i++)
+		if (c->data[i].free)
+			c->data[i].free(c->data[i].data);
+	free(c->data);
+	free(c->dslot);
+	if (c->acts) {
+		for (unsigned i = 0; i < c->s->nactions; i++)
+			imc_timer_cancel(c->loop, &c->acts[i].timer);
+		free(c->acts);
+	}
+	for (size_t i = 0; i < c->nhosts; i++)
+		host_free(c->hosts[i]);
+	free(c->hosts);
+	free(c->hslot);
+	if (c->fab)
+		imc_fabric_destroy(c->fab);
+	if (c->loop)
+		left = imc_loop_destroy(c->loop);
+	return left;
+}
+
+static int error_out(struct imc_scn_ctx *c, const struct scn_action *a,
+		     unsigned line, const char *verb, int rc, char *err,
+		     size_t errlen)
+{
+	if (!err || !errlen)
+		return rc;
+	if (a)
+		snprintf(err, errlen, "%s:%u: %s: %s", c->s->name, a->line,
+			 a->verb->name, c->msg);
+	else if (line)
+		snprintf(err, errlen, "%s:%u: %s: %s", c->s->name, line, verb,
+			 c->msg_set ? c->msg : strerror(-rc));
+	else
+		snprintf(err, errlen, "%s: %s: %s", c->s->name, verb,
+			 c->msg_set ? c->msg : strerror(-rc));
+	return rc;
+}
+
+int imc_scenario_run(const struct imc_scenario *s,
+		     const struct imc_scenario_run_opts *opts,
+		     struct imc_scenario_result *r, char *err, size_t errlen)
+{
+	static const struct imc_scenario_run_opts none;
+	struct imc_scn_ctx c;
+	struct slicer sl;
+	struct imc_loop_stats st;
+	uint64_t wall0 = 0;
+	imc_time_t end;
+	unsigned ie = 0;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (err && errlen)
+		err[0] = '\0';
+	if (!opts)
+		opts = &none;
+	if (opts->wall_clock)
+		wall0 = opts->wall_clock(opts->ctx);
+	memset(&c, 0, sizeof(c));
+	c.s = s;
+	c.cfg = s->cfg;
+	c.cfg.seed = opts->seed_set ? opts->seed : s->seed;
+	end = opts->until_set ? opts->until : s->stop;
+	sl.slice = SLICE_MIN;
+	sl.o = opts;
+
+	r->checks = calloc(s->nexpects ? s->nexpects : 1, sizeof(*r->checks));
+	if (!r->checks)
+		return -ENOMEM;
+	r->nchecks = s->nexpects;
+	for (unsigned i = 0; i < s->nexpects; i++) {
+		r->checks[i].line = s->expects[i].line;
+		r->checks[i].text = s->expects[i].text;
+		r->checks[i].at_end = s->expects[i].at_end;
+		r->checks[i].at = s->expects[i].at_end ? end : s->expects[i].at;
+		r->checks[i].state = IMC_SCN_CHECK_SKIPPED;
+	}
+
+	rc = imc_loop_create_virtual(0, &c.loop);
+	if (rc) {
+		error_out(&c, NULL, 0, "loop", rc, err, errlen);
+		goto fail;
+	}
+	rc = imc_fabric_create(s->topo, c.loop, &c.cfg, &c.fab);
+	if (rc) {
+		c.fab = NULL;
+		error_out(&c, NULL, s->topo_line, "fabric", rc, err, errlen);
+		goto fail;
+	}
+	if (opts->pcap) {
+		rc = imc_fabric_capture(c.fab, opts->pcap, IMC_TOPO_NONE, 0);
+		if (rc) {
+			error_out(&c, NULL, 0, "capture", rc, err, errlen);
+			goto fail;
+		}
+	}
+	for (unsigned i = 0; i < s->nsettings; i++) {
+		const struct scn_action *a = &s->settings[i];
+
+		if (!a->verb->run)
+			continue;
+		c.cur = a;
+		c.msg_set = false;
+		rc = a->verb->run(&c, a->data);
+		if (rc < 0) {
+			set_error(&c, rc);
+			error_out(&c, a, 0, NULL, rc, err, errlen);
+			goto fail;
+		}
+	}
+	c.cur = NULL;
+	rc = imc_fabric_bring_up(c.fab);
+	if (rc) {
+		error_out(&c, NULL, s->topo_line, "bring-up", rc, err, errlen);
+		goto fail;
+	}
+	c.acts = calloc(s->nactions ? s->nactions : 1, sizeof(*c.acts));
+	if (!c.acts) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (unsigned i = 0; i < s->nactions; i++) {
+		c.acts[i].c = &c;
+		c.acts[i].a = &s->actions[i];
+		imc_timer_init(&c.acts[i].timer, act_fire);
+		if (s->actions[i].at > end)
+			continue;
+		rc = imc_timer_arm(c.loop, &c.acts[i].timer, s->actions[i].at);
+		if (rc)
+			goto fail;
+	}
+
+	/* Timed expectations are in time order (the parser saw to it). */
+	for (;;) {
+		imc_time_t t;
+
+		while (ie < s->nexpects && s->expects[ie].at_end)
+			ie++;
+		if (ie == s->nexpects || s->expects[ie].at > end)
+			break;
+		t = s->expects[ie].at;
+		rc = advance(&c, &sl, t);
+		if (rc)
+			break;
+		for (; ie < s->nexpects; ie++) {
+			const struct scn_expect *e = &s->expects[ie];
+
+			if (e->at_end)
+				continue;
+			if (e->at != t)
+				break;
+			rc = check(&c, e, &r->checks[ie]);
+			if (rc) {
+				error_out(&c, NULL, e->line, "expect", rc,
+					  err, errlen);
+				goto fail;
+			}
+		}
+	}
+	if (!rc)
+		rc = advance(&c, &sl, end);
+	if (rc) {
+		if (c.cur)
+			error_out(&c, c.cur, 0, NULL, rc, err, errlen);
+		else
+			error_out(&c, NULL, 0, "run", rc, err, errlen);
+		goto fail;
+	}
+	for (unsigned i = 0; i < s->nexpects; i++) {
+		if (!s->expects[i].at_end)
+			continue;
+		rc = check(&c, &s->expects[i], &r->checks[i]);
+		if (rc) {
+			error_out(&c, NULL, s->expects[i].line, "expect", rc,
+				  err, errlen);
+			goto fail;
+		}
+	}
+	for (unsigned i = 0; i < r->nchecks; i++) {
+		if (r->checks[i].state == IMC_SCN_CHECK_PASS)
+			r->npassed++;
+		else if (r->checks[i].state == IMC_SCN_CHECK_FAIL)
+			r->nfailed++;
+		else
+			r->nskipped++;
+	}
+	r->seed = c.cfg.seed;
+	r->end = imc_loop_now(c.loop);
+	imc_loop_get_stats(c.loop, &st);
+	r->events = st.timers_fired + st.fd_events;
+	r->trace_hash = imc_fabric_trace_hash(c.fab);
+	imc_fabric_totals(c.fab, &r->totals);
+	rc = fill_hosts(&c, r);
+	if (rc)
+		goto fail;
+	r->leftover = ctx_free(&c);
+	if (opts->wall_clock)
+		r->wall_ns = opts->wall_clock(opts->ctx) - wall0;
+	return 0;
+
+fail:
+	if (rc == -ENOMEM && err && errlen && !err[0])
+		snprintf(err, errlen, "%s: out of memory", s->name);
+	ctx_free(&c);
+	imc_scenario_result_free(r);
+	return rc < 0 ? rc : -EIO;
+}
+
+void imc_scenario_result_free(struct imc_scenario_result *r)
+{
+	if (!r)
+		return;
+	free(r->checks);
+	free(r->hosts);
+	memset(r, 0, sizeof(*r));
+}

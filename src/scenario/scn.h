@@ -1,0 +1,178 @@
+/* Scenario internals shared by the parser, the built-in verbs and
+ * subjects, and the runner. Names here are scn_*: private to the library
+ * (the export map keeps only imc_*). */
+#ifndef IMC_SCENARIO_SCN_H
+#define IMC_SCENARIO_SCN_H
+
+#include "ibmcast/gid.h"
+#include "ibmcast/scenario.h"
+
+/* Words of one line after quote removal; start/end are byte offsets of
+ * each word in the raw line, for quoting the line back in messages. */
+struct scn_words {
+	unsigned argc;
+	char **argv;     /* argc + 1 entries, argv[argc] == NULL */
+	size_t *start;
+	size_t *end;
+	char *buf;
+};
+
+/* Splits one line (no newline) into words. Returns 0, or -EINVAL with
+ * *why set to a static message. */
+int scn_tokenize(const char *line, size_t len, struct scn_words *w,
+		 const char **why);
+void scn_words_free(struct scn_words *w);
+
+/* True when name needs quotes to survive scn_tokenize() as one word. */
+bool scn_needs_quotes(const char *name);
+/* A node name, quoted when needed. */
+void scn_print_name(FILE *f, const char *name);
+
+enum scn_op {
+	SCN_EQ,
+	SCN_NE,
+	SCN_LT,
+	SCN_LE,
+	SCN_GT,
+	SCN_GE,
+	SCN_IN,
+};
+
+/* The operator a word spells, or -1. */
+int scn_op_parse(const char *word);
+const char *scn_op_str(enum scn_op op);
+
+struct scn_operand {
+	const struct imc_scn_subject *subj;
+	void *data;
+};
+
+/* One term of the right side: a value or a subject, added or taken
+ * away. */
+struct scn_term {
+	bool neg;
+	bool is_subject;
+	struct scn_operand subj;
+	uint64_t value;
+};
+
+struct scn_expect {
+	unsigned line;
+	bool at_end;
+	imc_time_t at;
+	struct scn_operand lhs;
+	enum scn_op op;
+	uint64_t a, b;     /* the range of "in" */
+	struct scn_term *rhs;
+	unsigned nrhs;
+	bool rhs_observed; /* a term is a subject */
+	char *text;        /* as written, from the subject on */
+};
+
+struct scn_action {
+	unsigned line;
+	unsigned index;    /* position among actions: the flow number */
+	imc_time_t at;
+	const struct imc_scn_verb *verb;
+	void *data;
+};
+
+/* Multicast groups defined so far, for mcast lines. */
+struct scn_group {
+	uint16_t mlid;
+	struct imc_gid mgid;
+	uint16_t pkey;
+	uint32_t qkey;
+	unsigned line;
+};
+
+struct imc_scenario {
+	char *name;
+	char *dir;
+	struct imc_scn_lang *own_lang;
+	const struct imc_scn_lang *lang;
+
+	/* topology line */
+	unsigned topo_line;
+	bool topo_is_file;
+	char *topo_arg;        /* generator spec or path as written */
+	char *topo_desc;
+	struct imc_topo *own_topo;
+	const struct imc_topo *topo;
+
+	uint64_t seed;
+	imc_time_t stop;
+	unsigned stop_line;
+	struct imc_fabric_config cfg;
+
+	struct scn_action *settings;  /* added settings, file order */
+	unsigned nsettings;
+	struct scn_action *actions;   /* file order = time order */
+	unsigned nactions;
+	struct scn_expect *expects;
+	unsigned nexpects;
+	struct scn_group *groups;
+	unsigned ngroups;
+	unsigned *group_by_mlid;      /* index + 1, by MLID - 0xC000 */
+};
+
+#define SCN_MLID_MIN 0xC000   /* IBA 4.1.3 multicast LIDs */
+#define SCN_MLID_MAX 0xFFFE
+
+struct imc_scn_parser {
+	struct imc_scenario *s;
+	unsigned line;
+	const char *verb;      /* for messages, NULL outside a verb */
+	char *err;
+	size_t errlen;
+	bool failed;
+};
+
+/* Built-in verbs and subjects (verbs.c, subjects.c). */
+extern const struct imc_scn_verb *const scn_builtin_verbs[];
+extern const unsigned scn_builtin_nverbs;
+extern const struct imc_scn_subject *const scn_builtin_subjects[];
+extern const unsigned scn_builtin_nsubjects;
+
+/* Words the core reads itself: no verb may take them. */
+bool scn_reserved(const char *name);
+
+/* Parses the keys of a links or fault line into *lp; *mask gets a bit per
+ * key given (SCN_LP_*). */
+enum {
+	SCN_LP_LATENCY = 1u << 0,
+	SCN_LP_BANDWIDTH = 1u << 1,
+	SCN_LP_LOSS = 1u << 2,
+	SCN_LP_DUP = 1u << 3,
+	SCN_LP_REORDER = 1u << 4,
+	SCN_LP_REORDER_DELAY = 1u << 5,
+	SCN_LP_ALL = (1u << 6) - 1,
+};
+int scn_link_params_parse(struct imc_scn_parser *p, unsigned argc,
+			  const char *const *argv, struct imc_link_params *lp,
+			  unsigned *mask);
+void scn_link_params_print(FILE *f, const struct imc_link_params *lp,
+			   unsigned mask);
+
+/* Records a parse error with the line number; returns -EINVAL. */
+int scn_error(struct imc_scn_parser *p, const char *fmt, ...)
+	IMC_SCN_PRINTF(2, 3);
+
+/* Runner hooks used by the built-in subjects. */
+struct scn_host_stats {
+	uint64_t sent, send_errors, delivered, dups;
+};
+/* Counters of the host node:port (zero when it has no QP); with node
+ * IMC_TOPO_NONE the sum over every host. */
+void scn_host_stats(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		    struct scn_host_stats *out);
+
+/* The flow number of the action running now: its index. */
+uint32_t scn_flow_id(struct imc_scn_ctx *c);
+
+/* The group a mcast line names (parse time), in O(1). */
+const struct scn_group *scn_group_find(const struct imc_scenario *s,
+				       uint16_t mlid);
+int scn_group_add(struct imc_scenario *s, const struct scn_group *g);
+
+#endif

@@ -1,0 +1,342 @@
+/* ibmcast run: run a scenario on the embedded fabric and check its
+ * expectations (docs/scenarios.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ibmcast/pcap.h"
+#include "ibmcast/scenario.h"
+#include "tools.h"
+
+#define PROGRESS_NS 500000000ull   /* progress line every 0.5 s */
+#define TEXT_HOSTS_MAX 64          /* hosts listed in the text summary */
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: ibmcast run [--seed N] [--pcap FILE] [--until TIME] [--json]\n"
+		"                   [--quiet] SCENARIO\n"
+		"\n"
+		"Runs SCENARIO (docs/scenarios.md) on the embedded fabric in virtual\n"
+		"time and checks its expectations.\n"
+		"\n"
+		"  --seed N       seed of the run instead of the file's seed line\n"
+		"  --pcap FILE    capture every packet on every port into FILE\n"
+		"  --until TIME   end the run at TIME (e.g. 5ms) instead of the stop\n"
+		"                 line; expectations timed later are skipped\n"
+		"  --json         print the result as JSON\n"
+		"  --quiet        print only failed expectations and errors\n"
+		"\n"
+		"Exit: 0 every expectation held, 1 one failed or the run failed,\n"
+		"2 bad usage or a scenario that does not parse (FILE:LINE).\n");
+}
+
+static uint64_t wall_now(void *ctx)
+{
+	struct timespec ts;
+
+	(void)ctx;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct progress {
+	uint64_t start, last;
+	uint64_t last_events;
+	bool shown;
+};
+
+/* Wall-clock reads live here, in the tool; the library only calls back. */
+static void on_progress(void *ctx, imc_time_t now, uint64_t events)
+{
+	struct progress *pr = ctx;
+	uint64_t w = wall_now(NULL);
+	double dt;
+
+	if (w - pr->last < PROGRESS_NS)
+		return;
+	dt = (double)(w - pr->last) / 1e9;
+	fprintf(stderr, "\r  virtual time %.6f s, %" PRIu64 " events, %.0f events/s   ",
+		(double)now / 1e9, events,
+		(double)(events - pr->last_events) / dt);
+	fflush(stderr);
+	pr->last = w;
+	pr->last_events = events;
+	pr->shown = true;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static const char *state_str(enum imc_scn_check_state st)
+{
+	switch (st) {
+	case IMC_SCN_CHECK_PASS:
+		return "pass";
+	case IMC_SCN_CHECK_FAIL:
+		return "fail";
+	default:
+		return "skipped";
+	}
+}
+
+static void print_json(const char *path, const struct imc_scenario *s,
+		       const struct imc_scenario_result *r)
+{
+	const struct imc_fabric_totals *tot = &r->totals;
+	uint32_t hcas, sws, cables;
+	char t[32];
+
+	imc_topo_counts(imc_scenario_topo(s), &hcas, &sws, &cables);
+	imc_scn_format_time(r->end, t, sizeof(t));
+	printf("{\n  \"scenario\": ");
+	json_str(stdout, path);
+	printf(",\n  \"topology\": ");
+	json_str(stdout, imc_scenario_topo_desc(s));
+	printf(",\n  \"hcas\": %" PRIu32 ", \"switches\": %" PRIu32
+	       ", \"cables\": %" PRIu32 ",\n", hcas, sws, cables);
+	printf("  \"seed\": %" PRIu64 ",\n", r->seed);
+	printf("  \"end_ns\": %" PRIu64 ", \"end\": \"%s\",\n", r->end, t);
+	printf("  \"events\": %" PRIu64 ",\n", r->events);
+	printf("  \"wall_ns\": %" PRIu64 ",\n", r->wall_ns);
+	/* A string: JSON numbers lose bits past 2^53. */
+	printf("  \"trace_hash\": \"0x%016" PRIx64 "\",\n", r->trace_hash);
+	printf("  \"totals\": {\"sent\": %" PRIu64 ", \"delivered\": %" PRIu64
+	       ", \"hops\": %" PRIu64 "},\n", tot->sent, tot->delivered,
+	       tot->hops);
+	printf("  \"drops\": {");
+	for (int d = 0; d < IMC_DROP__COUNT; d++)
+		printf("%s\"%s\": %" PRIu64, d ? ", " : "",
+		       imc_drop_str((enum imc_drop)d), tot->drops[d]);
+	printf("},\n  \"hosts\": [");
+	for (unsigned i = 0; i < r->nhosts; i++) {
+		const struct imc_scenario_host *h = &r->hosts[i];
+
+		printf("%s\n    {\"name\": ", i ? "," : "");
+		json_str(stdout, h->name);
+		printf(", \"port\": %u, \"sent\": %" PRIu64
+		       ", \"send_errors\": %" PRIu64 ", \"delivered\": %" PRIu64
+		       ", \"dups\": %" PRIu64 "}", h->port, h->sent,
+		       h->send_errors, h->delivered, h->dups);
+	}
+	printf("%s],\n  \"expectations\": [", r->nhosts ? "\n  " : "");
+	for (unsigned i = 0; i < r->nchecks; i++) {
+		const struct imc_scenario_check *c = &r->checks[i];
+
+		printf("%s\n    {\"line\": %u, \"text\": ", i ? "," : "",
+		       c->line);
+		json_str(stdout, c->text);
+		printf(", \"at_end\": %s, \"at_ns\": %" PRIu64
+		       ", \"state\": \"%s\"", c->at_end ? "true" : "false",
+		       c->at, state_str(c->state));
+		if (c->state != IMC_SCN_CHECK_SKIPPED) {
+			printf(", \"observed\": %" PRIu64 ", \"observed_text\": ",
+			       c->observed);
+			json_str(stdout, c->observed_str);
+		}
+		printf("}");
+	}
+	printf("%s],\n", r->nchecks ? "\n  " : "");
+	printf("  \"passed\": %u, \"failed\": %u, \"skipped\": %u,\n",
+	       r->npassed, r->nfailed, r->nskipped);
+	printf("  \"ok\": %s\n}\n", r->nfailed ? "false" : "true");
+}
+
+static void print_text(const char *path, const struct imc_scenario *s,
+		       const struct imc_scenario_result *r)
+{
+	const struct imc_fabric_totals *tot = &r->totals;
+	uint32_t hcas, sws, cables;
+	bool any = false;
+	char t[32];
+
+	imc_topo_counts(imc_scenario_topo(s), &hcas, &sws, &cables);
+	imc_scn_format_time(r->end, t, sizeof(t));
+	printf("scenario    %s\n", path);
+	printf("topology    %s (%" PRIu32 " HCAs, %" PRIu32 " switches, %" PRIu32
+	       " cables)\n", imc_scenario_topo_desc(s), hcas, sws, cables);
+	printf("seed        %" PRIu64 "\n", r->seed);
+	printf("virtual     %s, %" PRIu64 " events, %.3f s wall\n", t,
+	       r->events, (double)r->wall_ns / 1e9);
+	printf("trace       0x%016" PRIx64 "\n", r->trace_hash);
+	printf("totals      sent %" PRIu64 ", delivered %" PRIu64 ", hops %" PRIu64
+	       "\n", tot->sent, tot->delivered, tot->hops);
+	printf("drops      ");
+	for (int d = 0; d < IMC_DROP__COUNT; d++) {
+		if (!tot->drops[d])
+			continue;
+		printf(" %s %" PRIu64, imc_drop_str((enum imc_drop)d),
+		       tot->drops[d]);
+		any = true;
+	}
+	printf("%s\n", any ? "" : " none");
+	if (r->nhosts)
+		printf("hosts       %-16s %10s %10s %10s %8s\n", "", "sent",
+		       "errors", "delivered", "dups");
+	for (unsigned i = 0; i < r->nhosts && i < TEXT_HOSTS_MAX; i++) {
+		const struct imc_scenario_host *h = &r->hosts[i];
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s:%u", h->name, h->port);
+		printf("            %-16s %10" PRIu64 " %10" PRIu64 " %10" PRIu64
+		       " %8" PRIu64 "\n", name, h->sent, h->send_errors,
+		       h->delivered, h->dups);
+	}
+	if (r->nhosts > TEXT_HOSTS_MAX)
+		printf("            ... %u more (--json lists all)\n",
+		       r->nhosts - TEXT_HOSTS_MAX);
+	printf("expect      %u passed, %u failed, %u skipped\n", r->npassed,
+	       r->nfailed, r->nskipped);
+	for (unsigned i = 0; i < r->nchecks; i++) {
+		const struct imc_scenario_check *c = &r->checks[i];
+
+		imc_scn_format_time(c->at, t, sizeof(t));
+		if (c->state == IMC_SCN_CHECK_SKIPPED)
+			printf("  skip  line %-4u %s (at %s, after the end)\n",
+			       c->line, c->text, t);
+		else
+			printf("  %-4s  line %-4u %s: observed %s at %s\n",
+			       c->state == IMC_SCN_CHECK_PASS ? "ok" : "FAIL",
+			       c->line, c->text, c->observed_str, t);
+	}
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "seed", required_argument, NULL, 's' },
+		{ "pcap", required_argument, NULL, 'p' },
+		{ "until", required_argument, NULL, 'u' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct imc_scenario_run_opts ro = { 0 };
+	struct imc_scenario_result r;
+	struct imc_scenario *s = NULL;
+	struct progress pr = { 0 };
+	const char *pcap_path = NULL, *path;
+	struct imc_pcap *pc = NULL;
+	bool json = false, quiet = false;
+	char err[1024];
+	int opt, rc, code;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			if (imc_scn_parse_uint(NULL, "seed", optarg, UINT64_MAX,
+					       &ro.seed)) {
+				fprintf(stderr, "ibmcast run: bad --seed '%s' (a number)\n",
+					optarg);
+				return IMC_EXIT_USAGE;
+			}
+			ro.seed_set = true;
+			break;
+		case 'p':
+			pcap_path = optarg;
+			break;
+		case 'u':
+			if (imc_scn_parse_time(NULL, "until", optarg, &ro.until)) {
+				fprintf(stderr, "ibmcast run: bad --until '%s' (a time such as 5ms)\n",
+					optarg);
+				return IMC_EXIT_USAGE;
+			}
+			ro.until_set = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		default:
+			help(stderr);
+			return IMC_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		help(stderr);
+		return IMC_EXIT_USAGE;
+	}
+	path = argv[optind];
+	rc = imc_scenario_parse_file(path, NULL, &s, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "ibmcast run: %s\n", err);
+		return IMC_EXIT_USAGE;
+	}
+	if (pcap_path) {
+		rc = imc_pcap_open(pcap_path, &pc);
+		if (rc < 0) {
+			fprintf(stderr, "ibmcast run: %s: %s\n", pcap_path,
+				strerror(-rc));
+			imc_scenario_destroy(s);
+			return IMC_EXIT_USAGE;
+		}
+		ro.pcap = pc;
+	}
+	ro.wall_clock = wall_now;
+	if (!json && !quiet && isatty(STDERR_FILENO)) {
+		pr.start = pr.last = wall_now(NULL);
+		ro.progress = on_progress;
+	}
+	ro.ctx = &pr;
+	rc = imc_scenario_run(s, &ro, &r, err, sizeof(err));
+	if (pr.shown)
+		fprintf(stderr, "\r%60s\r", "");
+	if (pc && imc_pcap_close(pc) < 0 && !rc) {
+		fprintf(stderr, "ibmcast run: cannot write %s\n", pcap_path);
+		imc_scenario_result_free(&r);
+		imc_scenario_destroy(s);
+		return IMC_EXIT_FAIL;
+	}
+	if (rc) {
+		fprintf(stderr, "ibmcast run: %s\n", err);
+		imc_scenario_destroy(s);
+		return IMC_EXIT_FAIL;
+	}
+	if (json)
+		print_json(path, s, &r);
+	else if (!quiet)
+		print_text(path, s, &r);
+	for (unsigned i = 0; i < r.nchecks; i++) {
+		const struct imc_scenario_check *c = &r.checks[i];
+		char t[32];
+
+		if (c->state != IMC_SCN_CHECK_FAIL)
+			continue;
+		imc_scn_format_time(c->at, t, sizeof(t));
+		fprintf(stderr,
+			"expectation failed: %s:%u: %s: observed %s at %s "
+			"(seed %" PRIu64 "; replay: ibmcast run %s --seed %" PRIu64 ")\n",
+			path, c->line, c->text, c->observed_str, t, r.seed,
+			path, r.seed);
+	}
+	code = r.nfailed ? IMC_EXIT_FAIL : IMC_EXIT_OK;
+	imc_scenario_result_free(&r);
+	imc_scenario_destroy(s);
+	return code;
+}
+
+const struct imc_cmd imc_cmd_run = {
+	.name = "run",
+	.summary = "run a scenario on the embedded fabric and check its expectations",
+	.run = run,
+	.help = help,
+};
