@@ -804,9 +804,11 @@ static void flow_fire(struct imc_timer *t)
 		imc_timer_arm_in(imc_scn_loop(c), &fl->timer, a->interval);
 }
 
-/* The destination QP: the host's QP for the same P_Key, or when its
- * table lacks that P_Key its first QP, so that the datagrams still reach
- * the port (and are dropped there, as IBA 10.9.3 says). */
+/* The destination QP: the host's QP for the same P_Key; when its table
+ * lacks that exact P_Key, its QP for the partition's other membership
+ * (0x8002 for 0x0002: full and limited members may talk), else its first
+ * QP, so that the datagrams still reach the port (and are dropped there,
+ * as IBA 10.9.3 says). */
 static int dest_qpn(struct imc_scn_ctx *c, const struct traffic_arg *a,
 		    uint32_t *qpn)
 {
@@ -821,11 +823,17 @@ static int dest_qpn(struct imc_scn_ctx *c, const struct traffic_arg *a,
 					  a->dst.port, &pa);
 		if (rc)
 			return rc;
+		uint16_t pkey;
+
 		if (!pa.npkeys) {
 			*qpn = 2;
 			return 0;
 		}
-		rc = imc_scn_qp(c, a->dst.node, a->dst.port, pa.pkeys[0],
+		pkey = pa.pkeys[0];
+		for (unsigned i = 0; i < pa.npkeys; i++)
+			if ((pa.pkeys[i] & 0x7fff) == (a->pkey & 0x7fff))
+				pkey = pa.pkeys[i];
+		rc = imc_scn_qp(c, a->dst.node, a->dst.port, pkey,
 				IMC_SCN_QKEY, &qp);
 	}
 	if (rc)
