@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "ibmcast/topo.h"
+#include "util/text.h"
 
 #define MAX_LINE 4096                 /* bytes in one line, '\n' excluded */
 #define MAX_DEPTH 8                   /* nested includes */
@@ -240,17 +241,6 @@ static bool dec(const char **s, unsigned long *v)
 	return true;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Up to 16 hex digits, with "0x" when prefix is set (else optional). */
 static bool hex(const char **s, uint64_t *v, bool prefix)
 {
@@ -262,7 +252,7 @@ static bool hex(const char **s, uint64_t *v, bool prefix)
 		p += 2;
 	else if (prefix)
 		return false;
-	while ((d = hexval(*p)) >= 0) {
+	while ((d = imc_hexval(*p)) >= 0) {
 		if (++n > 16)
 			return false;
 		x = x << 4 | (uint64_t)d;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "scenario/scn.h"
+#include "util/text.h"
 
 void scn_words_free(struct scn_words *w)
 {
@@ -134,17 +135,6 @@ static bool is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Digits of base 10 or 16 into *v; -ERANGE past UINT64_MAX. Returns the
  * number of bytes read, 0 for no digit. */
 static int digits(const char *s, unsigned base, uint64_t *v)
@@ -154,7 +144,7 @@ static int digits(const char *s, unsigned base, uint64_t *v)
 	bool over = false;
 
 	for (;; n++) {
-		int d = base == 16 ? hexval(s[n]) : is_digit(s[n]) ? s[n] - '0' : -1;
+		int d = base == 16 ? imc_hexval(s[n]) : is_digit(s[n]) ? s[n] - '0' : -1;
 
 		if (d < 0)
 			break;
