@@ -8,6 +8,7 @@
 static const struct imc_cmd *const cmds[] = {
 	&imc_cmd_decode,
 	&imc_cmd_run,
+	&imc_cmd_sa,
 };
 
 static void usage(FILE *f)

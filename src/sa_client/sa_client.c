@@ -1,0 +1,665 @@
+/* SA client: queries to the SA with TIDs, timeouts, retries, a window of
+ * requests in flight and RMPP reassembly (see ibmcast/sa_client.h).
+ *
+ * One state per query, changed only by move():
+ *
+ *   from      to        when
+ *   QUEUED    SENT      a window slot is free: first send, timer armed
+ *   QUEUED    DONE      flush (-ECANCELED)
+ *   SENT      SENT      timer: retry left, same MAD sent again;
+ *                       BUSY answer: timer re-armed for the backoff
+ *   SENT      RMPP      first RMPP DATA segment of a GetTableResp
+ *   RMPP      SENT      transfer timer expired, retry left: ABORT, resend
+ *   SENT      DONE      answer, last timeout (-ETIMEDOUT), flush
+ *   RMPP      DONE      last segment, STOP/ABORT, timeout, flush
+ *   DONE      CALLBACK  its timer fires: the query leaves the client
+ *   any but CALLBACK    freed by cancel or client destroy
+ *   CALLBACK  (freed)   after the callback returns
+ *
+ * QUEUED queries sit on the queue list; SENT and RMPP ones on the flight
+ * list and in the TID table (keyed by the low 32 bits of the TID); DONE
+ * ones on the done list with their timer armed at now, so that callbacks
+ * always run from the loop (ARCHITECTURE.md callback rule 1).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ibmcast/rmpp.h"
+#include "ibmcast/rng.h"
+#include "ibmcast/sa_client.h"
+#include "wire/bytes.h"
+
+enum qstate {
+	Q_QUEUED,
+	Q_SENT,
+	Q_RMPP,
+	Q_DONE,
+	Q_CALLBACK,
+};
+
+struct link {
+	struct link *prev, *next;
+};
+
+struct imc_sa_query {
+	struct imc_sa_client *c;
+	enum qstate state;
+	struct link link;               /* queue, flight or done list */
+	struct imc_sa_query *hnext;     /* TID table chain */
+	struct imc_timer timer;
+	uint32_t tid_low;
+	unsigned attempts;
+	imc_sa_query_cb cb;
+	void *arg;
+	uint8_t req[IMC_MAD_SIZE];
+	/* outcome */
+	int err;
+	struct imc_rmpp_receiver *rx;
+	uint8_t *payload;               /* reassembled RMPP payload */
+	struct imc_sa_mad ans_mad;
+	struct imc_sa_answer ans;
+};
+
+struct imc_sa_client {
+	struct imc_loop *loop;
+	struct imc_sa_transport tr;
+	struct imc_sa_client_config cfg;
+	struct imc_rng rng;
+	uint32_t next_tid;
+	struct link queue, flight, done;
+	struct imc_sa_query **table;
+	uint32_t table_mask;
+	imc_sa_report_cb report_cb;
+	void *report_arg;
+	struct imc_sa_client_stats st;
+};
+
+/* ---- lists ---- */
+
+static void list_init(struct link *h)
+{
+	h->prev = h->next = h;
+}
+
+static bool list_empty(const struct link *h)
+{
+	return h->next == h;
+}
+
+static void list_add_tail(struct link *h, struct link *l)
+{
+	l->prev = h->prev;
+	l->next = h;
+	h->prev->next = l;
+	h->prev = l;
+}
+
+static void list_del(struct link *l)
+{
+	l->prev->next = l->next;
+	l->next->prev = l->prev;
+	l->prev = l->next = l;
+}
+
+static struct imc_sa_query *link_query(struct link *l)
+{
+	return imc_container_of(l, struct imc_sa_query, link);
+}
+
+/* ---- TID table ---- */
+
+static uint32_t bucket(const struct imc_sa_client *c, uint32_t tid_low)
+{
+	/* Fibonacci hashing: consecutive TIDs spread over the buckets. */
+	return (uint32_t)(tid_low * 2654435769u) >> 7 & c->table_mask;
+}
+
+static struct imc_sa_query *table_find(const struct imc_sa_client *c,
+				       uint32_t tid_low)
+{
+	struct imc_sa_query *q = c->table[bucket(c, tid_low)];
+
+	while (q && q->tid_low != tid_low)
+		q = q->hnext;
+	return q;
+}
+
+static void table_add(struct imc_sa_client *c, struct imc_sa_query *q)
+{
+	struct imc_sa_query **b = &c->table[bucket(c, q->tid_low)];
+
+	q->hnext = *b;
+	*b = q;
+}
+
+static void table_del(struct imc_sa_client *c, struct imc_sa_query *q)
+{
+	struct imc_sa_query **p = &c->table[bucket(c, q->tid_low)];
+
+	while (*p != q)
+		p = &(*p)->hnext;
+	*p = q->hnext;
+	q->hnext = NULL;
+}
+
+/* ---- state ---- */
+
+static void move(struct imc_sa_query *q, enum qstate to)
+{
+	static const unsigned allowed[] = {
+		[Q_QUEUED] = 1u << Q_SENT | 1u << Q_DONE,
+		[Q_SENT] = 1u << Q_SENT | 1u << Q_RMPP | 1u << Q_DONE,
+		[Q_RMPP] = 1u << Q_SENT | 1u << Q_DONE,
+		[Q_DONE] = 1u << Q_CALLBACK,
+		[Q_CALLBACK] = 0,
+	};
+
+	if (!(allowed[q->state] & 1u << to))
+		abort();
+	q->state = to;
+}
+
+static imc_time_t attempt_timeout(struct imc_sa_client *c, unsigned attempt)
+{
+	imc_time_t t = c->cfg.timeout;
+
+	for (unsigned i = 0; i < attempt && t < c->cfg.max_timeout; i++)
+		t = t > IMC_TIME_MAX / 2 ? IMC_TIME_MAX : t * 2;
+	if (t > c->cfg.max_timeout)
+		t = c->cfg.max_timeout;
+	/* Up to 25% jitter, so that clients that lost the same SA do not
+	 * come back in step (the join storms of protocol.md). */
+	return t + imc_rng_below(&c->rng, t / 4 + 1);
+}
+
+static void xmit(struct imc_sa_client *c, const uint8_t *mad)
+{
+	if (c->tr.send(c->tr.ctx, mad, IMC_MAD_SIZE) < 0)
+		c->st.send_errors++;
+}
+
+static void arm(struct imc_sa_query *q, imc_time_t delay)
+{
+	/* -ENOMEM here leaves the timer as it was; the query would then
+	 * wait for an answer or a flush, which is the best left to do. */
+	(void)imc_timer_arm_in(q->c->loop, &q->timer, delay);
+}
+
+static uint32_t new_tid(struct imc_sa_client *c)
+{
+	uint32_t t;
+
+	do
+		t = c->next_tid++;
+	while (t == 0 || table_find(c, t));
+	return t;
+}
+
+static void send_first(struct imc_sa_query *q)
+{
+	struct imc_sa_client *c = q->c;
+
+	list_del(&q->link);
+	c->st.queued--;
+	q->tid_low = new_tid(c);
+	/* The upper half is left 0: the kernel puts its agent id there. */
+	imc_put64(q->req + 8, q->tid_low);
+	table_add(c, q);
+	list_add_tail(&c->flight, &q->link);
+	if (++c->st.in_flight > c->st.max_in_flight)
+		c->st.max_in_flight = c->st.in_flight;
+	move(q, Q_SENT);
+	q->attempts = 1;
+	c->st.sent++;
+	xmit(c, q->req);
+	arm(q, attempt_timeout(c, 0));
+}
+
+static void pump(struct imc_sa_client *c)
+{
+	while (c->st.in_flight < c->cfg.window && !list_empty(&c->queue))
+		send_first(link_query(c->queue.next));
+}
+
+/* Leave the flight (or queue) and wait for the loop to call back. */
+static void complete(struct imc_sa_query *q, int err)
+{
+	struct imc_sa_client *c = q->c;
+	bool flying = q->state != Q_QUEUED;
+
+	list_del(&q->link);
+	if (flying) {
+		table_del(c, q);
+		c->st.in_flight--;
+	} else {
+		c->st.queued--;
+	}
+	if (q->rx) {
+		imc_rmpp_receiver_destroy(q->rx);
+		q->rx = NULL;
+	}
+	q->err = err;
+	move(q, Q_DONE);
+	list_add_tail(&c->done, &q->link);
+	imc_timer_cancel(c->loop, &q->timer);
+	(void)imc_timer_arm(c->loop, &q->timer, imc_loop_now(c->loop));
+	if (flying)
+		pump(c);
+}
+
+static void free_query(struct imc_sa_query *q)
+{
+	if (q->rx)
+		imc_rmpp_receiver_destroy(q->rx);
+	imc_rmpp_payload_free(q->payload);
+	free(q);
+}
+
+static void dispatch(struct imc_sa_query *q)
+{
+	struct imc_sa_client *c = q->c;
+
+	list_del(&q->link);
+	move(q, Q_CALLBACK);
+	c->st.alive--;
+	if (q->err == 0)
+		c->st.answered++;
+	else if (q->err == -ETIMEDOUT)
+		c->st.timed_out++;
+	else if (q->err == -ECANCELED)
+		c->st.canceled++;
+	/* The query no longer belongs to the client: the callback may
+	 * destroy it, and nothing here touches c again. */
+	q->c = NULL;
+	q->ans.attempts = q->attempts;
+	q->cb(q->arg, q->err, q->err ? NULL : &q->ans);
+	free_query(q);
+}
+
+static void retry_or_fail(struct imc_sa_query *q)
+{
+	struct imc_sa_client *c = q->c;
+
+	if (q->attempts > c->cfg.retries) {
+		complete(q, -ETIMEDOUT);
+		return;
+	}
+	if (q->state == Q_RMPP)
+		move(q, Q_SENT);
+	c->st.resent++;
+	xmit(c, q->req);
+	arm(q, attempt_timeout(c, q->attempts));
+	q->attempts++;
+}
+
+static void on_timer(struct imc_timer *t)
+{
+	struct imc_sa_query *q = imc_container_of(t, struct imc_sa_query, timer);
+	uint8_t buf[IMC_MAD_SIZE];
+
+	switch (q->state) {
+	case Q_DONE:
+		dispatch(q);
+		return;
+	case Q_RMPP:
+		/* IBA 13.6.3.3: the receiver that gives up says so with
+		 * ABORT, status T2L (total time too long). */
+		if (imc_rmpp_receiver_abort_pack(q->rx, IMC_RMPP_STATUS_T2L,
+						 buf, sizeof(buf)) > 0)
+			xmit(q->c, buf);
+		imc_rmpp_receiver_destroy(q->rx);
+		q->rx = NULL;
+		retry_or_fail(q);
+		return;
+	case Q_SENT:
+		retry_or_fail(q);
+		return;
+	case Q_QUEUED:
+	case Q_CALLBACK:
+		break;
+	}
+}
+
+/* ---- public API ---- */
+
+void imc_sa_client_config_init(struct imc_sa_client_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->timeout = IMC_SA_DEFAULT_TIMEOUT;
+	cfg->max_timeout = IMC_SA_DEFAULT_MAX_TIMEOUT;
+	cfg->retries = IMC_SA_DEFAULT_RETRIES;
+	cfg->window = IMC_SA_DEFAULT_WINDOW;
+	cfg->max_payload = IMC_SA_DEFAULT_MAX_PAYLOAD;
+}
+
+int imc_sa_client_create(struct imc_loop *loop,
+			 const struct imc_sa_transport *tr,
+			 const struct imc_sa_client_config *cfg,
+			 struct imc_sa_client **out)
+{
+	struct imc_sa_client_config def;
+	struct imc_sa_client *c;
+	uint32_t n = 2;
+
+	if (!cfg) {
+		imc_sa_client_config_init(&def);
+		cfg = &def;
+	}
+	if (!loop || !tr || !tr->send || !out || !cfg->timeout ||
+	    cfg->max_timeout < cfg->timeout || !cfg->window ||
+	    cfg->window > 4096 || !cfg->max_payload)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	/* Two buckets per query in flight at most. */
+	while (n < 2 * cfg->window)
+		n *= 2;
+	c->table = calloc(n, sizeof(*c->table));
+	if (!c->table) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->table_mask = n - 1;
+	c->loop = loop;
+	c->tr = *tr;
+	c->cfg = *cfg;
+	imc_rng_seed(&c->rng, cfg->seed);
+	c->next_tid = (uint32_t)imc_rng_next(&c->rng);
+	list_init(&c->queue);
+	list_init(&c->flight);
+	list_init(&c->done);
+	*out = c;
+	return 0;
+}
+
+static void drop_list(struct imc_sa_client *c, struct link *h)
+{
+	while (!list_empty(h)) {
+		struct imc_sa_query *q = link_query(h->next);
+
+		list_del(&q->link);
+		imc_timer_cancel(c->loop, &q->timer);
+		free_query(q);
+	}
+}
+
+void imc_sa_client_destroy(struct imc_sa_client *c)
+{
+	if (!c)
+		return;
+	drop_list(c, &c->queue);
+	drop_list(c, &c->flight);
+	drop_list(c, &c->done);
+	free(c->table);
+	free(c);
+}
+
+void imc_sa_client_flush(struct imc_sa_client *c)
+{
+	/* Queued ones first, so that nothing is sent only to be flushed. */
+	while (!list_empty(&c->queue))
+		complete(link_query(c->queue.next), -ECANCELED);
+	while (!list_empty(&c->flight))
+		complete(link_query(c->flight.next), -ECANCELED);
+}
+
+int imc_sa_query_start(struct imc_sa_client *c, const struct imc_sa_mad *req,
+		       imc_sa_query_cb cb, void *arg, struct imc_sa_query **out)
+{
+	struct imc_sa_mad m;
+	struct imc_sa_query *q;
+
+	if (!c || !req || !cb || (req->mad.method & UMAD_METHOD_RESP_MASK))
+		return -EINVAL;
+	m = *req;
+	m.mad.base_version = IMC_MAD_BASE_VERSION;
+	m.mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
+	m.mad.class_version = UMAD_SA_CLASS_VERSION;
+	m.mad.tid = 0;
+	memset(&m.rmpp, 0, sizeof(m.rmpp));
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	if (imc_sa_mad_pack(&m, q->req, sizeof(q->req)) < 0) {
+		free(q);
+		return -EINVAL;
+	}
+	q->c = c;
+	q->cb = cb;
+	q->arg = arg;
+	q->state = Q_QUEUED;
+	imc_timer_init(&q->timer, on_timer);
+	list_add_tail(&c->queue, &q->link);
+	c->st.queued++;
+	c->st.alive++;
+	c->st.started++;
+	if (out)
+		*out = q;
+	pump(c);
+	return 0;
+}
+
+int imc_sa_query_cancel(struct imc_sa_query *q)
+{
+	struct imc_sa_client *c;
+
+	if (!q || q->state == Q_CALLBACK)
+		return -EALREADY;
+	c = q->c;
+	list_del(&q->link);
+	imc_timer_cancel(c->loop, &q->timer);
+	switch (q->state) {
+	case Q_QUEUED:
+		c->st.queued--;
+		break;
+	case Q_SENT:
+	case Q_RMPP:
+		table_del(c, q);
+		c->st.in_flight--;
+		break;
+	case Q_DONE:
+	case Q_CALLBACK:
+		break;
+	}
+	c->st.alive--;
+	c->st.canceled++;
+	free_query(q);
+	pump(c);
+	return 0;
+}
+
+uint64_t imc_sa_query_tid(const struct imc_sa_query *q)
+{
+	return q->tid_low;
+}
+
+void imc_sa_client_set_report_handler(struct imc_sa_client *c,
+				      imc_sa_report_cb fn, void *arg)
+{
+	c->report_cb = fn;
+	c->report_arg = arg;
+}
+
+void imc_sa_client_get_stats(const struct imc_sa_client *c,
+			     struct imc_sa_client_stats *st)
+{
+	*st = c->st;
+}
+
+/* ---- receive ---- */
+
+static bool is_table_resp(uint8_t method)
+{
+	return method == UMAD_SA_METHOD_GET_TABLE_RESP ||
+	       method == UMAD_SA_METHOD_GET_MULTI_RESP;
+}
+
+static void fill_answer(struct imc_sa_query *q, const uint8_t *data,
+			size_t len, bool table)
+{
+	struct imc_sa_answer *a = &q->ans;
+	const struct imc_sa_mad *m = &q->ans_mad;
+
+	a->status = m->mad.status;
+	a->method = m->mad.method;
+	a->attr_id = m->mad.attr_id;
+	a->tid = m->mad.tid;
+	a->mad = m;
+	a->data = data;
+	a->len = len;
+	a->rec_size = (size_t)m->sa.attr_offset * 8;
+	if (table)
+		a->count = a->rec_size ? len / a->rec_size : 0;
+	else
+		a->count = 1;
+}
+
+/* IBA 13.4.6.4: a Report is acknowledged with a ReportResp carrying the
+ * same TID and attribute. */
+static int on_report(struct imc_sa_client *c, const uint8_t *buf)
+{
+	uint8_t resp[IMC_MAD_SIZE];
+	struct imc_sa_mad m;
+	imc_sa_report_cb fn = c->report_cb;
+
+	memcpy(resp, buf, IMC_MAD_SIZE);
+	resp[3] = UMAD_METHOD_REPORT_RESP;
+	resp[4] = resp[5] = 0;
+	xmit(c, resp);
+	c->st.reports++;
+	if (imc_sa_mad_unpack(&m, buf, IMC_MAD_SIZE) < 0)
+		return -EMSGSIZE;
+	if (fn)
+		fn(c->report_arg, &m); /* may destroy c: nothing after */
+	return 0;
+}
+
+static int on_rmpp(struct imc_sa_query *q, const uint8_t *buf)
+{
+	struct imc_sa_client *c = q->c;
+	uint8_t out[IMC_MAD_SIZE];
+	uint8_t rstat = 0;
+	int r;
+
+	if (!q->rx) {
+		r = imc_rmpp_receiver_create(c->cfg.max_payload,
+					     IMC_RMPP_DEFAULT_WINDOW, &q->rx);
+		if (r < 0)
+			return r;
+	}
+	r = imc_rmpp_receiver_recv(q->rx, buf, IMC_MAD_SIZE, &rstat);
+	if (r < 0) {
+		if (rstat && imc_rmpp_nak_pack(buf, IMC_MAD_SIZE, rstat, out,
+					       sizeof(out)) > 0)
+			xmit(c, out);
+		if (r == -ECONNABORTED) {
+			complete(q, -ECONNABORTED);
+			return 0;
+		}
+		if (rstat) {
+			/* Our STOP or ABORT ended the transfer. */
+			complete(q, r == -EFBIG ? -EFBIG : -EPROTO);
+			return -EPROTO;
+		}
+		/* A segment before the first: wait for the first. */
+		return r == -ESRCH ? 0 : r;
+	}
+	if (q->state == Q_SENT)
+		move(q, Q_RMPP);
+	if (r & IMC_RMPP_RX_ACCEPTED) {
+		c->st.rmpp_segments++;
+		/* Progress: the transfer gets a fresh timeout. */
+		arm(q, attempt_timeout(c, q->attempts - 1));
+	}
+	if ((r & (IMC_RMPP_RX_ACK | IMC_RMPP_RX_DUPLICATE | IMC_RMPP_RX_GAP)) &&
+	    imc_rmpp_receiver_ack_pack(q->rx, out, sizeof(out)) > 0)
+		xmit(c, out);
+	if (r & IMC_RMPP_RX_DONE) {
+		size_t len;
+
+		if (imc_rmpp_receiver_take(q->rx, &q->payload, &len) < 0) {
+			complete(q, -EPROTO);
+			return 0;
+		}
+		q->ans_mad = *imc_rmpp_receiver_first(q->rx);
+		fill_answer(q, q->payload, len, true);
+		complete(q, 0);
+	}
+	return 0;
+}
+
+static int recv_mad(struct imc_sa_client *c, const uint8_t *mad, size_t len,
+		    bool cut)
+{
+	uint8_t buf[IMC_MAD_SIZE] = { 0 };
+	struct imc_sa_query *q;
+	struct imc_sa_mad m;
+	size_t dlen;
+	bool table, rmpp;
+
+	if (!c || !mad || len < IMC_SA_DATA_OFFSET || len > IMC_MAD_SIZE)
+		return -EMSGSIZE;
+	memcpy(buf, mad, len);
+	if (buf[1] != UMAD_CLASS_SUBN_ADM)
+		return -ENOMSG;
+	/* IBA 13.4.4: base version 1, SA class version 2 (15.2.1.1);
+	 * nothing else is ours to interpret or answer. */
+	if (buf[0] != IMC_MAD_BASE_VERSION || buf[2] != UMAD_SA_CLASS_VERSION)
+		return -EPROTONOSUPPORT;
+	if (buf[3] == UMAD_METHOD_REPORT)
+		return on_report(c, buf);
+	if (imc_sa_mad_unpack(&m, buf, IMC_MAD_SIZE) < 0)
+		return -EMSGSIZE;
+	/* IBA 13.6.2.1: RMPP is in use when the version is set and ACTIVE
+	 * is on. ibsim hands over only the first 256 bytes of OpenSM's
+	 * GetTableResp, RMPPVersion 0 with ACTIVE set: that is one MAD. */
+	rmpp = m.rmpp.version == IMC_RMPP_VERSION &&
+	       (m.rmpp.flags & IMC_RMPP_FLAG_ACTIVE);
+	/* A sender's STOP or ABORT may carry the method of our ACK. */
+	if (!(m.mad.method & UMAD_METHOD_RESP_MASK) &&
+	    !(rmpp && (m.rmpp.type == IMC_RMPP_TYPE_STOP ||
+		       m.rmpp.type == IMC_RMPP_TYPE_ABORT)))
+		return -ENOMSG;
+	table = is_table_resp(m.mad.method | UMAD_METHOD_RESP_MASK);
+	if (rmpp && (!table || m.rmpp.type == IMC_RMPP_TYPE_ACK))
+		return -ENOMSG;
+	q = table_find(c, (uint32_t)m.mad.tid);
+	if (!q) {
+		c->st.stale++;
+		return -ESRCH;
+	}
+	if (rmpp)
+		return on_rmpp(q, buf);
+	if (q->state == Q_RMPP)
+		return -EPROTO;
+	if ((m.mad.status & UMAD_STATUS_BUSY) && q->attempts <= c->cfg.retries) {
+		/* IBA 13.4.7: busy, try again later: the backoff of the
+		 * attempt, then the retry the timer sends. */
+		c->st.busy++;
+		arm(q, attempt_timeout(c, q->attempts - 1));
+		return 0;
+	}
+	if (m.mad.status & UMAD_STATUS_BUSY)
+		c->st.busy++;
+	q->ans_mad = m;
+	dlen = len - IMC_SA_DATA_OFFSET;
+	fill_answer(q, q->ans_mad.data, table ? dlen : IMC_SA_DATA_SIZE, table);
+	q->ans.truncated = table && (m.rmpp.flags & IMC_RMPP_FLAG_ACTIVE) &&
+			   (cut || len == IMC_MAD_SIZE);
+	complete(q, 0);
+	return 0;
+}
+
+int imc_sa_client_recv(struct imc_sa_client *c, const uint8_t *mad,
+		       size_t len)
+{
+	return recv_mad(c, mad, len, false);
+}
+
+int imc_sa_client_recv_cut(struct imc_sa_client *c, const uint8_t *mad,
+			   size_t len)
+{
+	return recv_mad(c, mad, len, true);
+}

@@ -1,0 +1,990 @@
+/* ibmcast sa: talk to a real SA through libibumad (on InfiniBand, or on
+ * ibsim through umad2sim): list multicast groups and members, join, leave,
+ * send raw SA requests and print the answers in a stable text or JSON
+ * form, and answer SA requests as a test server (IsSM port). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ibmcast/gid.h"
+#include "ibmcast/loop.h"
+#include "ibmcast/mad.h"
+#include "ibmcast/sa_attr.h"
+#include "ibmcast/sa_client.h"
+#include "ibmcast/umad.h"
+#include "tools.h"
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: ibmcast sa query [OPTIONS] MGID|all\n"
+		"       ibmcast sa join  [OPTIONS] MGID [--state S] [--qkey Q] [--pkey P]\n"
+		"                        [--create] [--port-gid GID]\n"
+		"       ibmcast sa leave [OPTIONS] MGID [--state S] [--port-gid GID]\n"
+		"       ibmcast sa send  [OPTIONS] --method M [--attr A] [--attr-mod N]\n"
+		"                        [--comp-mask MASK|auto] [--record FIELD=VALUE,...]\n"
+		"                        [--data HEX]\n"
+		"       ibmcast sa serve-echo [--device D] [--port P] [--status S]\n"
+		"                        [--count N] [--duration SECS]\n"
+		"\n"
+		"Talks to the SA of the port through libibumad (under umad2sim: ibsim).\n"
+		"\n"
+		"  query       GetTable of MCMemberRecords (all, or those of MGID);\n"
+		"              prints groups and their members, as saquery -g / -m\n"
+		"  join        one Set of an MCMemberRecord for this port; MGID 0 (or\n"
+		"              --create) creates a group: Q_Key, TClass, P_Key, SL and\n"
+		"              FlowLabel are then given too; prints status and record\n"
+		"  leave       one Delete of this port's JoinState bits\n"
+		"  send        any SA request, printed answer: status, method, records\n"
+		"  serve-echo  SA server mode: sets IsSM on the port (through its issm\n"
+		"              device; ibsim then routes SA requests for this port's\n"
+		"              LID here) and answers every SA request with the\n"
+		"              request's record and status S (default 0)\n"
+		"\n"
+		"Options:\n"
+		"  --device D, --port P  the port (default: the first active)\n"
+		"  --json                JSON output\n"
+		"  --dlid LID            send to the SA at LID (default: the SM's LID)\n"
+		"  --smkey KEY           SM_Key of the requests (default 0, untrusted)\n"
+		"  --timeout MS          first attempt's timeout (default 200)\n"
+		"  --retries N           retries with backoff (default 3)\n"
+		"  --state S             full, nonmember, sendonly, sendonly-full or a\n"
+		"                        number (default full)\n"
+		"  --method M            get, set, gettable, delete, getmulti,\n"
+		"                        gettracetable or a number\n"
+		"  --attr A              mcmr, cpi, path, inform or a number (default mcmr)\n"
+		"  --record F=V,...      MCMemberRecord fields: mgid, port_gid (or\n"
+		"                        'self'), qkey, mlid, mtu_sel, mtu, tclass, pkey,\n"
+		"                        rate_sel, rate, life_sel, life, sl, flow_label,\n"
+		"                        hop_limit, scope, join_state, proxy_join\n"
+		"  --comp-mask M         ComponentMask; 'auto' (default): the fields given\n"
+		"  --data HEX            the data area, raw (any attribute); --record\n"
+		"                        then writes a whole MCMemberRecord over its\n"
+		"                        first 56 bytes\n"
+		"\n"
+		"Exit: 0 an answer (query/join/leave: with status SUCCESS), 1 a failing\n"
+		"status, no answer or no port, 2 bad usage.\n");
+}
+
+/* ---- options ---- */
+
+struct opts {
+	const char *device;
+	unsigned port;
+	bool json;
+	uint16_t dlid;
+	uint64_t smkey;
+	imc_time_t timeout;
+	unsigned retries;
+	uint8_t state;
+	uint32_t qkey;
+	bool qkey_set;
+	uint16_t pkey;
+	bool pkey_set;
+	bool create;
+	struct imc_gid port_gid;
+	bool port_gid_set;
+	int method;
+	uint16_t attr;
+	uint32_t attr_mod;
+	uint64_t comp_mask;
+	bool comp_auto;
+	const char *record;
+	const char *data;
+	uint16_t status;
+	unsigned count;
+	unsigned duration;
+};
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_mgid(const char *s, struct imc_gid *g)
+{
+	if (!strcmp(s, "0")) {
+		memset(g, 0, sizeof(*g));
+		return 0;
+	}
+	return imc_gid_parse(s, g);
+}
+
+static int parse_state(const char *s, uint8_t *out)
+{
+	static const struct { const char *name; uint8_t v; } names[] = {
+		{ "full", UMAD_SA_MCM_JOIN_STATE_FULL_MEMBER },
+		{ "nonmember", UMAD_SA_MCM_JOIN_STATE_NON_MEMBER },
+		{ "sendonly", UMAD_SA_MCM_JOIN_STATE_SEND_ONLY_NON_MEMBER },
+		{ "sendonly-full", UMAD_SA_MCM_JOIN_STATE_SEND_ONLY_FULL_MEMBER },
+	};
+	uint64_t v;
+
+	for (size_t i = 0; i < IMC_ARRAY_SIZE(names); i++)
+		if (!strcmp(s, names[i].name)) {
+			*out = names[i].v;
+			return 0;
+		}
+	if (parse_u64(s, 0xf, &v) < 0)
+		return -EINVAL;
+	*out = (uint8_t)v;
+	return 0;
+}
+
+static const struct { const char *name; uint8_t method; } methods[] = {
+	{ "get", UMAD_METHOD_GET },
+	{ "set", UMAD_METHOD_SET },
+	{ "gettable", UMAD_SA_METHOD_GET_TABLE },
+	{ "delete", UMAD_SA_METHOD_DELETE },
+	{ "getmulti", UMAD_SA_METHOD_GET_MULTI },
+	{ "gettracetable", UMAD_SA_METHOD_GET_TRACE_TABLE },
+};
+
+static int parse_method(const char *s)
+{
+	uint64_t v;
+
+	for (size_t i = 0; i < IMC_ARRAY_SIZE(methods); i++)
+		if (!strcmp(s, methods[i].name))
+			return methods[i].method;
+	if (parse_u64(s, 0x7f, &v) < 0)
+		return -EINVAL;
+	return (int)v;
+}
+
+static int parse_attr(const char *s, uint16_t *out)
+{
+	uint64_t v;
+
+	if (!strcmp(s, "mcmr"))
+		*out = UMAD_SA_ATTR_MCMEMBER_REC;
+	else if (!strcmp(s, "cpi"))
+		*out = UMAD_ATTR_CLASS_PORT_INFO;
+	else if (!strcmp(s, "path"))
+		*out = UMAD_SA_ATTR_PATH_REC;
+	else if (!strcmp(s, "inform"))
+		*out = UMAD_ATTR_INFORM_INFO;
+	else if (parse_u64(s, 0xffff, &v) == 0)
+		*out = (uint16_t)v;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static const char *method_name(unsigned m)
+{
+	switch (m) {
+	case UMAD_METHOD_GET: return "Get";
+	case UMAD_METHOD_SET: return "Set";
+	case UMAD_METHOD_GET_RESP: return "GetResp";
+	case UMAD_METHOD_REPORT: return "Report";
+	case UMAD_METHOD_REPORT_RESP: return "ReportResp";
+	case UMAD_SA_METHOD_GET_TABLE: return "GetTable";
+	case UMAD_SA_METHOD_GET_TABLE_RESP: return "GetTableResp";
+	case UMAD_SA_METHOD_GET_TRACE_TABLE: return "GetTraceTable";
+	case UMAD_SA_METHOD_GET_MULTI: return "GetMulti";
+	case UMAD_SA_METHOD_GET_MULTI_RESP: return "GetMultiResp";
+	case UMAD_SA_METHOD_DELETE: return "Delete";
+	case UMAD_SA_METHOD_DELETE_RESP: return "DeleteResp";
+	default: return "Unknown";
+	}
+}
+
+/* ---- MCMemberRecord fields by name ---- */
+
+struct field {
+	const char *name;
+	uint64_t bit;
+	uint64_t max;  /* 0: a GID */
+};
+
+static const struct field fields[] = {
+	{ "mgid", UMAD_SA_MCM_COMP_MASK_MGID, 0 },
+	{ "port_gid", UMAD_SA_MCM_COMP_MASK_PORT_GID, 0 },
+	{ "qkey", UMAD_SA_MCM_COMP_MASK_QKEY, 0xffffffff },
+	{ "mlid", UMAD_SA_MCM_COMP_MASK_MLID, 0xffff },
+	{ "mtu_sel", UMAD_SA_MCM_COMP_MASK_MTU_SEL, 3 },
+	{ "mtu", UMAD_SA_MCM_COMP_MASK_MTU, 0x3f },
+	{ "tclass", UMAD_SA_MCM_COMP_MASK_TCLASS, 0xff },
+	{ "pkey", UMAD_SA_MCM_COMP_MASK_PKEY, 0xffff },
+	{ "rate_sel", UMAD_SA_MCM_COMP_MASK_RATE_SEL, 3 },
+	{ "rate", UMAD_SA_MCM_COMP_MASK_RATE, 0x3f },
+	{ "life_sel", UMAD_SA_MCM_COMP_MASK_LIFE_TIME_SEL, 3 },
+	{ "life", UMAD_SA_MCM_COMP_MASK_LIFE_TIME, 0x3f },
+	{ "sl", UMAD_SA_MCM_COMP_MASK_SL, 0xf },
+	{ "flow_label", UMAD_SA_MCM_COMP_MASK_FLOW_LABEL, 0xfffff },
+	{ "hop_limit", UMAD_SA_MCM_COMP_MASK_HOP_LIMIT, 0xff },
+	{ "scope", UMAD_SA_MCM_COMP_MASK_SCOPE, 0xf },
+	{ "join_state", UMAD_SA_MCM_COMP_MASK_JOIN_STATE, 0xf },
+	{ "proxy_join", UMAD_SA_MCM_COMP_MASK_PROXY_JOIN, 1 },
+};
+
+static void set_field(struct imc_mcmr *r, size_t i, uint64_t v,
+		      const struct imc_gid *g)
+{
+	switch (i) {
+	case 0: r->mgid = *g; break;
+	case 1: r->port_gid = *g; break;
+	case 2: r->qkey = (uint32_t)v; break;
+	case 3: r->mlid = (uint16_t)v; break;
+	case 4: r->mtu_sel = (uint8_t)v; break;
+	case 5: r->mtu = (uint8_t)v; break;
+	case 6: r->tclass = (uint8_t)v; break;
+	case 7: r->pkey = (uint16_t)v; break;
+	case 8: r->rate_sel = (uint8_t)v; break;
+	case 9: r->rate = (uint8_t)v; break;
+	case 10: r->life_sel = (uint8_t)v; break;
+	case 11: r->life = (uint8_t)v; break;
+	case 12: r->sl = (uint8_t)v; break;
+	case 13: r->flow_label = (uint32_t)v; break;
+	case 14: r->hop_limit = (uint8_t)v; break;
+	case 15: r->scope = (uint8_t)v; break;
+	case 16: r->join_state = (uint8_t)v; break;
+	case 17: r->proxy_join = v != 0; break;
+	}
+}
+
+/* "f=v,f=v" into r; *mask gets the bits of the fields named. */
+static int parse_record(const char *spec, const struct imc_gid *self,
+			struct imc_mcmr *r, uint64_t *mask)
+{
+	char *copy = strdup(spec), *save = NULL, *tok;
+	int rc = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok && !rc;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		struct imc_gid g;
+		uint64_t v = 0;
+		size_t i;
+
+		if (!eq) {
+			rc = -EINVAL;
+			break;
+		}
+		*eq = '\0';
+		for (i = 0; i < IMC_ARRAY_SIZE(fields); i++)
+			if (!strcmp(tok, fields[i].name))
+				break;
+		if (i == IMC_ARRAY_SIZE(fields)) {
+			fprintf(stderr, "ibmcast sa: unknown field '%s'\n", tok);
+			rc = -EINVAL;
+			break;
+		}
+		if (!fields[i].max) {
+			if (i == 1 && !strcmp(eq + 1, "self"))
+				g = *self;
+			else if (parse_mgid(eq + 1, &g) < 0)
+				rc = -EINVAL;
+		} else if (parse_u64(eq + 1, fields[i].max, &v) < 0) {
+			rc = -EINVAL;
+		}
+		if (rc) {
+			fprintf(stderr, "ibmcast sa: bad value for %s: '%s'\n",
+				tok, eq + 1);
+			break;
+		}
+		set_field(r, i, v, &g);
+		*mask |= fields[i].bit;
+	}
+	free(copy);
+	return rc;
+}
+
+/* Hex digits (an even number, at most the data area) into buf. */
+static int parse_hex(const char *s, uint8_t *buf, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n % 2 || n / 2 > max)
+		return -EINVAL;
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned v;
+
+		if (sscanf(s + 2 * i, "%2x", &v) != 1 ||
+		    !strchr("0123456789abcdefABCDEF", s[2 * i]) ||
+		    !strchr("0123456789abcdefABCDEF", s[2 * i + 1]))
+			return -EINVAL;
+		buf[i] = (uint8_t)v;
+	}
+	return 0;
+}
+
+/* ---- output ---- */
+
+static void print_mcmr_text(const struct imc_mcmr *r)
+{
+	char m[IMC_GID_STRLEN], p[IMC_GID_STRLEN];
+
+	imc_gid_format(&r->mgid, m);
+	imc_gid_format(&r->port_gid, p);
+	printf("record mgid=%s port_gid=%s qkey=0x%08x mlid=0x%04x "
+	       "mtu_sel=%u mtu=%u tclass=%u pkey=0x%04x rate_sel=%u rate=%u "
+	       "life_sel=%u life=%u sl=%u flow_label=0x%05x hop_limit=%u "
+	       "scope=%u join_state=0x%x proxy_join=%u\n",
+	       m, p, r->qkey, r->mlid, r->mtu_sel, r->mtu, r->tclass, r->pkey,
+	       r->rate_sel, r->rate, r->life_sel, r->life, r->sl,
+	       r->flow_label, r->hop_limit, r->scope, r->join_state,
+	       r->proxy_join);
+}
+
+static void print_mcmr_json(const struct imc_mcmr *r)
+{
+	char m[IMC_GID_STRLEN], p[IMC_GID_STRLEN];
+
+	imc_gid_format(&r->mgid, m);
+	imc_gid_format(&r->port_gid, p);
+	printf("{\"mgid\":\"%s\",\"port_gid\":\"%s\",\"qkey\":%u,\"mlid\":%u,"
+	       "\"mtu_sel\":%u,\"mtu\":%u,\"tclass\":%u,\"pkey\":%u,"
+	       "\"rate_sel\":%u,\"rate\":%u,\"life_sel\":%u,\"life\":%u,"
+	       "\"sl\":%u,\"flow_label\":%u,\"hop_limit\":%u,\"scope\":%u,"
+	       "\"join_state\":%u,\"proxy_join\":%s}",
+	       m, p, r->qkey, r->mlid, r->mtu_sel, r->mtu, r->tclass, r->pkey,
+	       r->rate_sel, r->rate, r->life_sel, r->life, r->sl,
+	       r->flow_label, r->hop_limit, r->scope, r->join_state,
+	       r->proxy_join ? "true" : "false");
+}
+
+static void print_hex(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		printf("%02x", p[i]);
+}
+
+/* ---- a session: loop, umad port, SA client ---- */
+
+struct session {
+	struct imc_loop *loop;
+	struct imc_umad *u;
+	struct imc_sa_client *c;
+	bool done;
+	int err;
+	uint16_t status;
+	uint8_t method;
+	uint16_t attr_id;
+	uint64_t comp_mask;
+	bool truncated;
+	unsigned attempts;
+	size_t count, rec_size, len;
+	uint8_t *data;
+};
+
+static void on_answer(void *arg, int err, const struct imc_sa_answer *a)
+{
+	struct session *s = arg;
+
+	s->done = true;
+	s->err = err;
+	if (err)
+		return;
+	s->status = a->status;
+	s->method = a->method;
+	s->attr_id = a->attr_id;
+	s->comp_mask = a->mad->sa.comp_mask;
+	s->truncated = a->truncated;
+	s->attempts = a->attempts;
+	s->count = a->count;
+	s->rec_size = a->rec_size;
+	s->len = a->len;
+	s->data = malloc(a->len ? a->len : 1);
+	if (!s->data) {
+		s->err = -ENOMEM;
+		return;
+	}
+	memcpy(s->data, a->data, a->len);
+}
+
+static void session_close(struct session *s)
+{
+	if (s->u)
+		imc_umad_attach(s->u, NULL);
+	imc_sa_client_destroy(s->c);
+	imc_umad_close(s->u);
+	if (s->loop)
+		imc_loop_destroy(s->loop);
+	free(s->data);
+}
+
+static int session_open(struct session *s, const struct opts *o,
+			enum imc_umad_mode mode)
+{
+	struct imc_umad_config uc = { o->device, o->port, mode,
+				      mode == IMC_UMAD_SERVER };
+	struct imc_sa_client_config cc;
+	struct imc_sa_transport tr;
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	r = imc_loop_create_realtime(&s->loop);
+	if (r < 0) {
+		fprintf(stderr, "ibmcast sa: loop: %s\n", strerror(-r));
+		return r;
+	}
+	r = imc_umad_open(s->loop, &uc, &s->u);
+	if (r < 0) {
+		fprintf(stderr, "ibmcast sa: cannot open %s port %u: %s\n",
+			o->device ? o->device : "(default)", o->port,
+			strerror(-r));
+		return r;
+	}
+	if (mode == IMC_UMAD_SERVER)
+		return 0;
+	if (o->dlid)
+		imc_umad_set_sa_lid(s->u, o->dlid);
+	imc_sa_client_config_init(&cc);
+	cc.timeout = o->timeout;
+	if (cc.max_timeout < cc.timeout)
+		cc.max_timeout = cc.timeout;
+	cc.retries = o->retries;
+	/* The first TID differs from run to run, as the jitter does. */
+	cc.seed = (uint64_t)time(NULL) << 20 ^ (uint64_t)getpid();
+	imc_umad_sa_transport(s->u, &tr);
+	r = imc_sa_client_create(s->loop, &tr, &cc, &s->c);
+	if (r < 0) {
+		fprintf(stderr, "ibmcast sa: client: %s\n", strerror(-r));
+		return r;
+	}
+	imc_umad_attach(s->u, s->c);
+	return 0;
+}
+
+/* Sends req, waits for its completion. Returns 0 with an answer in s,
+ * or a negative errno (reported). */
+static int session_query(struct session *s, const struct imc_sa_mad *req)
+{
+	int r = imc_sa_query_start(s->c, req, on_answer, s, NULL);
+
+	if (r < 0) {
+		fprintf(stderr, "ibmcast sa: %s\n", strerror(-r));
+		return r;
+	}
+	while (!s->done) {
+		r = imc_loop_run_once(s->loop);
+		if (r < 0) {
+			fprintf(stderr, "ibmcast sa: loop: %s\n", strerror(-r));
+			return r;
+		}
+	}
+	if (s->err) {
+		fprintf(stderr, "ibmcast sa: no answer from the SA at LID %u: %s\n",
+			imc_umad_sa_lid(s->u), strerror(-s->err));
+		return s->err;
+	}
+	return 0;
+}
+
+static void mcmr_mad(struct imc_sa_mad *m, uint8_t method, uint64_t smkey,
+		     uint64_t mask, const struct imc_mcmr *r)
+{
+	memset(m, 0, sizeof(*m));
+	m->mad.method = method;
+	m->mad.attr_id = UMAD_SA_ATTR_MCMEMBER_REC;
+	m->sa.sm_key = smkey;
+	m->sa.comp_mask = mask;
+	if (r)
+		imc_mcmr_pack(r, m->data, sizeof(m->data));
+}
+
+static void print_cpi(const struct imc_class_port_info *c, bool json)
+{
+	printf(json ? "{\"base_version\":%u,\"class_version\":%u,"
+		      "\"cap_mask\":%u,\"cap_mask2\":%u,\"resp_time\":%u}" :
+		      "record base_version=%u class_version=%u cap_mask=0x%04x "
+		      "cap_mask2=0x%07x resp_time=%u\n",
+	       c->base_version, c->class_version, c->cap_mask, c->cap_mask2,
+	       c->resp_time);
+}
+
+/* The records of the answer, decoded as MCMemberRecords or ClassPortInfo
+ * when they are, else in hex. */
+static void print_answer(const struct session *s, bool json)
+{
+	size_t step = s->rec_size ? s->rec_size : s->len;
+	bool mcmr = s->attr_id == UMAD_SA_ATTR_MCMEMBER_REC;
+	bool cpi = s->attr_id == UMAD_ATTR_CLASS_PORT_INFO;
+
+	if (json) {
+		printf("{\"status\":%u,\"status_name\":\"%s\",\"method\":%u,"
+		       "\"method_name\":\"%s\",\"attr\":%u,\"comp_mask\":%" PRIu64
+		       ",\"truncated\":%s,\"records\":[",
+		       s->status, imc_mad_status_str(s->status), s->method,
+		       method_name(s->method), s->attr_id, s->comp_mask,
+		       s->truncated ? "true" : "false");
+	} else {
+		printf("status 0x%04x %s\n", s->status,
+		       imc_mad_status_str(s->status));
+		printf("method 0x%02x %s\n", s->method, method_name(s->method));
+		printf("attr 0x%04x\n", s->attr_id);
+		printf("comp_mask 0x%016" PRIx64 "\n", s->comp_mask);
+		printf("records %zu%s\n", s->count,
+		       s->truncated ? " truncated" : "");
+	}
+	for (size_t i = 0; i < s->count; i++) {
+		const uint8_t *p = s->data + i * step;
+		size_t n = s->len - i * step;
+		struct imc_class_port_info c;
+		struct imc_mcmr r;
+
+		if (!step || i * step >= s->len)
+			break;
+		if (n > step)
+			n = step;
+		if (json && i)
+			printf(",");
+		if (mcmr && imc_mcmr_unpack(&r, p, n) == IMC_MCMR_SIZE) {
+			if (json)
+				print_mcmr_json(&r);
+			else
+				print_mcmr_text(&r);
+		} else if (cpi && imc_class_port_info_unpack(&c, p, n) ==
+					  IMC_CLASS_PORT_INFO_SIZE) {
+			print_cpi(&c, json);
+		} else if (json) {
+			printf("\"");
+			print_hex(p, n);
+			printf("\"");
+		} else {
+			printf("record ");
+			print_hex(p, n);
+			printf("\n");
+		}
+	}
+	if (json)
+		printf("]}\n");
+}
+
+/* ---- subcommands ---- */
+
+static int do_send(struct opts *o)
+{
+	struct session s;
+	struct imc_sa_mad m;
+	struct imc_mcmr r;
+	uint64_t mask = 0;
+	int rc = IMC_EXIT_FAIL;
+
+	memset(&s, 0, sizeof(s));
+	mcmr_mad(&m, (uint8_t)o->method, o->smkey, 0, NULL);
+	if (o->data && parse_hex(o->data, m.data, sizeof(m.data)) < 0) {
+		fprintf(stderr, "ibmcast sa: bad --data (hex, at most %d bytes)\n",
+			IMC_SA_DATA_SIZE);
+		return IMC_EXIT_USAGE;
+	}
+	if (session_open(&s, o, IMC_UMAD_CLIENT) < 0)
+		goto out;
+	memset(&r, 0, sizeof(r));
+	if (o->record && parse_record(o->record, &imc_umad_port(s.u)->gid, &r,
+				      &mask) < 0) {
+		rc = IMC_EXIT_USAGE;
+		goto out;
+	}
+	if (o->record)
+		imc_mcmr_pack(&r, m.data, sizeof(m.data));
+	m.sa.comp_mask = o->comp_auto ? mask : o->comp_mask;
+	m.mad.attr_id = o->attr;
+	m.mad.attr_mod = o->attr_mod;
+	if (session_query(&s, &m) == 0) {
+		print_answer(&s, o->json);
+		rc = IMC_EXIT_OK;
+	}
+out:
+	session_close(&s);
+	return rc;
+}
+
+static int do_join_leave(struct opts *o, const struct imc_gid *mgid,
+			 bool join)
+{
+	struct session s;
+	struct imc_sa_mad m;
+	struct imc_mcmr r;
+	uint64_t mask = UMAD_SA_MCM_COMP_MASK_MGID |
+			UMAD_SA_MCM_COMP_MASK_PORT_GID |
+			UMAD_SA_MCM_COMP_MASK_JOIN_STATE;
+	int rc = IMC_EXIT_FAIL;
+
+	if (session_open(&s, o, IMC_UMAD_CLIENT) < 0)
+		goto out;
+	memset(&r, 0, sizeof(r));
+	r.mgid = *mgid;
+	r.port_gid = o->port_gid_set ? o->port_gid : imc_umad_port(s.u)->gid;
+	r.join_state = o->state;
+	r.qkey = o->qkey;
+	r.pkey = o->pkey;
+	if (join && (o->create || imc_gid_is_zero(mgid)))
+		/* OpenSM's minimum to create a group (protocol.md). */
+		mask |= UMAD_SA_MCM_COMP_MASK_QKEY | UMAD_SA_MCM_COMP_MASK_TCLASS |
+			UMAD_SA_MCM_COMP_MASK_PKEY | UMAD_SA_MCM_COMP_MASK_SL |
+			UMAD_SA_MCM_COMP_MASK_FLOW_LABEL;
+	if (o->qkey_set)
+		mask |= UMAD_SA_MCM_COMP_MASK_QKEY;
+	if (o->pkey_set)
+		mask |= UMAD_SA_MCM_COMP_MASK_PKEY;
+	mcmr_mad(&m, join ? UMAD_METHOD_SET : UMAD_SA_METHOD_DELETE, o->smkey,
+		 mask, &r);
+	if (session_query(&s, &m) == 0) {
+		print_answer(&s, o->json);
+		rc = s.status == UMAD_STATUS_SUCCESS ? IMC_EXIT_OK :
+						       IMC_EXIT_FAIL;
+	}
+out:
+	session_close(&s);
+	return rc;
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct imc_mcmr *x = a, *y = b;
+	int c = imc_gid_cmp(&x->mgid, &y->mgid);
+
+	return c ? c : imc_gid_cmp(&x->port_gid, &y->port_gid);
+}
+
+static void print_groups(const struct session *s, const struct imc_mcmr *recs,
+			 size_t n, bool json)
+{
+	char m[IMC_GID_STRLEN], p[IMC_GID_STRLEN];
+
+	if (json)
+		printf("{\"status\":%u,\"status_name\":\"%s\",\"truncated\":%s,"
+		       "\"groups\":[", s->status, imc_mad_status_str(s->status),
+		       s->truncated ? "true" : "false");
+	else
+		printf("status 0x%04x %s%s\n", s->status,
+		       imc_mad_status_str(s->status),
+		       s->truncated ? " truncated" : "");
+	for (size_t i = 0; i < n; i++) {
+		const struct imc_mcmr *r = &recs[i];
+		bool first = i == 0 || !imc_gid_equal(&r->mgid, &recs[i - 1].mgid);
+		bool last = i + 1 == n || !imc_gid_equal(&r->mgid,
+							 &recs[i + 1].mgid);
+
+		imc_gid_format(&r->mgid, m);
+		imc_gid_format(&r->port_gid, p);
+		if (first && json)
+			printf("%s{\"mgid\":\"%s\",\"mlid\":%u,\"qkey\":%u,"
+			       "\"pkey\":%u,\"mtu\":%u,\"rate\":%u,\"sl\":%u,"
+			       "\"tclass\":%u,\"flow_label\":%u,\"scope\":%u,"
+			       "\"members\":[", i ? "," : "", m, r->mlid,
+			       r->qkey, r->pkey, r->mtu, r->rate, r->sl,
+			       r->tclass, r->flow_label, r->scope);
+		else if (first)
+			printf("group %s mlid 0x%04x qkey 0x%08x pkey 0x%04x "
+			       "mtu %u rate %u sl %u tclass %u flow_label 0x%05x "
+			       "scope %u\n", m, r->mlid, r->qkey, r->pkey, r->mtu,
+			       r->rate, r->sl, r->tclass, r->flow_label,
+			       r->scope);
+		if (json)
+			printf("%s{\"port_gid\":\"%s\",\"join_state\":%u,"
+			       "\"proxy_join\":%s}", first ? "" : ",", p,
+			       r->join_state, r->proxy_join ? "true" : "false");
+		else
+			printf("  member %s join_state 0x%x proxy_join %u\n", p,
+			       r->join_state, r->proxy_join);
+		if (last && json)
+			printf("]}");
+	}
+	if (json)
+		printf("]}\n");
+}
+
+static int do_query(struct opts *o, const struct imc_gid *mgid)
+{
+	struct session s;
+	struct imc_sa_mad m;
+	struct imc_mcmr r, *recs = NULL;
+	size_t n = 0;
+	int rc = IMC_EXIT_FAIL;
+
+	if (session_open(&s, o, IMC_UMAD_CLIENT) < 0)
+		goto out;
+	memset(&r, 0, sizeof(r));
+	if (mgid)
+		r.mgid = *mgid;
+	mcmr_mad(&m, UMAD_SA_METHOD_GET_TABLE, o->smkey,
+		 mgid ? UMAD_SA_MCM_COMP_MASK_MGID : 0, &r);
+	if (session_query(&s, &m) < 0)
+		goto out;
+	if (s.rec_size >= IMC_MCMR_SIZE && s.count) {
+		recs = calloc(s.count, sizeof(*recs));
+		if (!recs)
+			goto out;
+		for (size_t i = 0; i < s.count; i++)
+			if (imc_mcmr_unpack(&recs[n], s.data + i * s.rec_size,
+					    IMC_MCMR_SIZE) == IMC_MCMR_SIZE)
+				n++;
+	}
+	/* Deterministic output: by MGID, then port GID. */
+	if (n)
+		qsort(recs, n, sizeof(*recs), rec_cmp);
+	print_groups(&s, recs, n, o->json);
+	rc = s.status == UMAD_STATUS_SUCCESS ? IMC_EXIT_OK : IMC_EXIT_FAIL;
+out:
+	free(recs);
+	session_close(&s);
+	return rc;
+}
+
+/* ---- serve-echo ---- */
+
+struct echo {
+	struct imc_umad *u;
+	struct imc_loop *loop;
+	uint16_t status;
+	unsigned count, seen;
+};
+
+static uint8_t resp_method(uint8_t m)
+{
+	switch (m) {
+	case UMAD_SA_METHOD_GET_TABLE:
+	case UMAD_SA_METHOD_GET_TRACE_TABLE:
+		return UMAD_SA_METHOD_GET_TABLE_RESP;
+	case UMAD_SA_METHOD_DELETE:
+		return UMAD_SA_METHOD_DELETE_RESP;
+	case UMAD_SA_METHOD_GET_MULTI:
+		return UMAD_SA_METHOD_GET_MULTI_RESP;
+	default:
+		return UMAD_METHOD_GET_RESP;
+	}
+}
+
+static void on_request(void *arg, const uint8_t *mad, size_t len,
+		       const struct imc_umad_addr *from)
+{
+	struct echo *e = arg;
+	uint8_t out[IMC_MAD_SIZE] = { 0 };
+
+	if (len < IMC_MAD_HDR_SIZE || mad[1] != UMAD_CLASS_SUBN_ADM ||
+	    (mad[3] & UMAD_METHOD_RESP_MASK))
+		return;
+	memcpy(out, mad, len);
+	out[3] = resp_method(mad[3]);
+	out[4] = (uint8_t)(e->status >> 8);
+	out[5] = (uint8_t)e->status;
+	printf("request method 0x%02x attr 0x%02x%02x from lid %u qp %u\n",
+	       mad[3], mad[16], mad[17], from->lid, from->qpn);
+	if (imc_umad_reply(e->u, from, out, sizeof(out)) < 0)
+		printf("reply failed\n");
+	fflush(stdout);
+	if (e->count && ++e->seen >= e->count)
+		imc_loop_stop(e->loop);
+}
+
+static int do_serve(struct opts *o)
+{
+	struct session s;
+	struct echo e;
+	const struct imc_umad_port *p;
+	imc_time_t end;
+	int rc = IMC_EXIT_FAIL;
+
+	if (session_open(&s, o, IMC_UMAD_SERVER) < 0)
+		goto out;
+	memset(&e, 0, sizeof(e));
+	e.u = s.u;
+	e.loop = s.loop;
+	e.status = o->status;
+	e.count = o->count;
+	imc_umad_set_recv(s.u, on_request, &e);
+	p = imc_umad_port(s.u);
+	printf("ready lid %u sm_lid %u\n", p->lid, p->sm_lid);
+	fflush(stdout);
+	end = imc_loop_now(s.loop) + (imc_time_t)o->duration * IMC_NSEC_PER_SEC;
+	imc_loop_run_until(s.loop, end);
+	printf("served %u\n", e.seen);
+	rc = !e.count || e.seen >= e.count ? IMC_EXIT_OK : IMC_EXIT_FAIL;
+out:
+	session_close(&s);
+	return rc;
+}
+
+/* ---- entry ---- */
+
+enum {
+	OPT_DEVICE = 256, OPT_PORT, OPT_JSON, OPT_DLID, OPT_SMKEY, OPT_TIMEOUT,
+	OPT_RETRIES, OPT_STATE, OPT_QKEY, OPT_PKEY, OPT_CREATE, OPT_PORT_GID,
+	OPT_METHOD, OPT_ATTR, OPT_ATTR_MOD, OPT_COMP_MASK, OPT_RECORD,
+	OPT_STATUS, OPT_COUNT, OPT_DURATION, OPT_DATA,
+};
+
+static int usage_error(const char *what)
+{
+	fprintf(stderr, "ibmcast sa: %s (try 'ibmcast sa --help')\n", what);
+	return IMC_EXIT_USAGE;
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "device", required_argument, NULL, OPT_DEVICE },
+		{ "port", required_argument, NULL, OPT_PORT },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "dlid", required_argument, NULL, OPT_DLID },
+		{ "smkey", required_argument, NULL, OPT_SMKEY },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "retries", required_argument, NULL, OPT_RETRIES },
+		{ "state", required_argument, NULL, OPT_STATE },
+		{ "qkey", required_argument, NULL, OPT_QKEY },
+		{ "pkey", required_argument, NULL, OPT_PKEY },
+		{ "create", no_argument, NULL, OPT_CREATE },
+		{ "port-gid", required_argument, NULL, OPT_PORT_GID },
+		{ "method", required_argument, NULL, OPT_METHOD },
+		{ "attr", required_argument, NULL, OPT_ATTR },
+		{ "attr-mod", required_argument, NULL, OPT_ATTR_MOD },
+		{ "comp-mask", required_argument, NULL, OPT_COMP_MASK },
+		{ "record", required_argument, NULL, OPT_RECORD },
+		{ "data", required_argument, NULL, OPT_DATA },
+		{ "status", required_argument, NULL, OPT_STATUS },
+		{ "count", required_argument, NULL, OPT_COUNT },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o;
+	struct imc_gid mgid;
+	const char *sub;
+	uint64_t v;
+	int ch;
+
+	memset(&o, 0, sizeof(o));
+	o.timeout = IMC_SA_DEFAULT_TIMEOUT;
+	o.retries = IMC_SA_DEFAULT_RETRIES;
+	o.state = UMAD_SA_MCM_JOIN_STATE_FULL_MEMBER;
+	o.pkey = 0xffff;
+	o.method = -1;
+	o.attr = UMAD_SA_ATTR_MCMEMBER_REC;
+	o.comp_auto = true;
+	o.duration = 30;
+	if (argc < 2)
+		return usage_error("missing subcommand");
+	sub = argv[1];
+	optind = 2;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		int bad = 0;
+
+		switch (ch) {
+		case OPT_DEVICE: o.device = optarg; break;
+		case OPT_PORT:
+			bad = parse_u64(optarg, 255, &v);
+			o.port = (unsigned)v;
+			break;
+		case OPT_JSON: o.json = true; break;
+		case OPT_DLID:
+			bad = parse_u64(optarg, 0xbfff, &v);
+			o.dlid = (uint16_t)v;
+			break;
+		case OPT_SMKEY: bad = parse_u64(optarg, UINT64_MAX, &o.smkey); break;
+		case OPT_TIMEOUT:
+			bad = parse_u64(optarg, 3600000, &v);
+			o.timeout = v * IMC_NSEC_PER_MSEC;
+			bad |= !v;
+			break;
+		case OPT_RETRIES:
+			bad = parse_u64(optarg, 100, &v);
+			o.retries = (unsigned)v;
+			break;
+		case OPT_STATE: bad = parse_state(optarg, &o.state); break;
+		case OPT_QKEY:
+			bad = parse_u64(optarg, UINT32_MAX, &v);
+			o.qkey = (uint32_t)v;
+			o.qkey_set = true;
+			break;
+		case OPT_PKEY:
+			bad = parse_u64(optarg, 0xffff, &v);
+			o.pkey = (uint16_t)v;
+			o.pkey_set = true;
+			break;
+		case OPT_CREATE: o.create = true; break;
+		case OPT_PORT_GID:
+			bad = imc_gid_parse(optarg, &o.port_gid);
+			o.port_gid_set = true;
+			break;
+		case OPT_METHOD:
+			o.method = parse_method(optarg);
+			bad = o.method < 0;
+			break;
+		case OPT_ATTR: bad = parse_attr(optarg, &o.attr); break;
+		case OPT_ATTR_MOD:
+			bad = parse_u64(optarg, UINT32_MAX, &v);
+			o.attr_mod = (uint32_t)v;
+			break;
+		case OPT_COMP_MASK:
+			if (!strcmp(optarg, "auto")) {
+				o.comp_auto = true;
+			} else {
+				o.comp_auto = false;
+				bad = parse_u64(optarg, UINT64_MAX, &o.comp_mask);
+			}
+			break;
+		case OPT_RECORD: o.record = optarg; break;
+		case OPT_DATA: o.data = optarg; break;
+		case OPT_STATUS:
+			bad = parse_u64(optarg, 0xffff, &v);
+			o.status = (uint16_t)v;
+			break;
+		case OPT_COUNT:
+			bad = parse_u64(optarg, 1000000, &v);
+			o.count = (unsigned)v;
+			break;
+		case OPT_DURATION:
+			bad = parse_u64(optarg, 86400, &v);
+			o.duration = (unsigned)v;
+			break;
+		default:
+			return usage_error("unknown option");
+		}
+		if (bad) {
+			fprintf(stderr, "ibmcast sa: bad value '%s'\n", optarg);
+			return IMC_EXIT_USAGE;
+		}
+	}
+
+	if (!strcmp(sub, "send")) {
+		if (optind != argc)
+			return usage_error("send takes no operands");
+		if (o.method < 0)
+			return usage_error("send needs --method");
+		return do_send(&o);
+	}
+	if (!strcmp(sub, "serve-echo")) {
+		if (optind != argc)
+			return usage_error("serve-echo takes no operands");
+		return do_serve(&o);
+	}
+	if (strcmp(sub, "query") && strcmp(sub, "join") && strcmp(sub, "leave"))
+		return usage_error("unknown subcommand");
+	if (optind + 1 != argc)
+		return usage_error("expected one MGID");
+	if (!strcmp(sub, "query") && !strcmp(argv[optind], "all"))
+		return do_query(&o, NULL);
+	if (parse_mgid(argv[optind], &mgid) < 0)
+		return usage_error("bad MGID");
+	if (!strcmp(sub, "query"))
+		return do_query(&o, &mgid);
+	return do_join_leave(&o, &mgid, !strcmp(sub, "join"));
+}
+
+const struct imc_cmd imc_cmd_sa = {
+	.name = "sa",
+	.summary = "query, join, leave and raw requests at a real SA (libibumad)",
+	.run = run,
+	.help = help,
+};
