@@ -11,6 +11,7 @@
 
 #include "ibmcast/pcap.h"
 #include "ibmcast/scenario.h"
+#include "ibmcast/scenario_sa.h"
 #include "tools.h"
 
 #define PROGRESS_NS 500000000ull   /* progress line every 0.5 s */
@@ -20,7 +21,7 @@ static void help(FILE *f)
 {
 	fprintf(f,
 		"usage: ibmcast run [--seed N] [--pcap FILE] [--until TIME] [--json]\n"
-		"                   [--quiet] SCENARIO\n"
+		"                   [--quiet] [--sa-show] SCENARIO\n"
 		"\n"
 		"Runs SCENARIO (docs/scenarios.md) on the embedded fabric in virtual\n"
 		"time and checks its expectations.\n"
@@ -31,6 +32,9 @@ static void help(FILE *f)
 		"                 line; expectations timed later are skipped\n"
 		"  --json         print the result as JSON\n"
 		"  --quiet        print only failed expectations and errors\n"
+		"  --sa-show      print the SA's groups and members (saquery -g, -m\n"
+		"                 style) at each sa-show line and at the end; needs\n"
+		"                 an sa line\n"
 		"\n"
 		"Exit: 0 every expectation held, 1 one failed or the run failed,\n"
 		"2 bad usage or a scenario that does not parse (FILE:LINE).\n");
@@ -97,7 +101,8 @@ static const char *state_str(enum imc_scn_check_state st)
 }
 
 static void print_json(const char *path, const struct imc_scenario *s,
-		       const struct imc_scenario_result *r)
+		       const struct imc_scenario_result *r,
+		       const struct imc_scn_sa_show *sa_show)
 {
 	const struct imc_fabric_totals *tot = &r->totals;
 	uint32_t hcas, sws, cables;
@@ -153,6 +158,11 @@ static void print_json(const char *path, const struct imc_scenario *s,
 		printf("}");
 	}
 	printf("%s],\n", r->nchecks ? "\n  " : "");
+	if (sa_show) {
+		printf("  \"sa\": ");
+		imc_scn_sa_show_print(sa_show, stdout, true);
+		printf(",\n");
+	}
 	printf("  \"passed\": %u, \"failed\": %u, \"skipped\": %u,\n",
 	       r->npassed, r->nfailed, r->nskipped);
 	printf("  \"ok\": %s\n}\n", r->nfailed ? "false" : "true");
@@ -225,6 +235,7 @@ static int run(int argc, char **argv)
 		{ "until", required_argument, NULL, 'u' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "sa-show", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct imc_scenario_run_opts ro = { 0 };
@@ -233,7 +244,8 @@ static int run(int argc, char **argv)
 	struct progress pr = { 0 };
 	const char *pcap_path = NULL, *path;
 	struct imc_pcap *pc = NULL;
-	bool json = false, quiet = false;
+	struct imc_scn_sa_show *sa_show = NULL;
+	bool json = false, quiet = false, want_sa_show = false;
 	char err[1024];
 	int opt, rc, code;
 
@@ -266,6 +278,9 @@ static int run(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 'S':
+			want_sa_show = true;
+			break;
 		default:
 			help(stderr);
 			return IMC_EXIT_USAGE;
@@ -281,11 +296,22 @@ static int run(int argc, char **argv)
 		fprintf(stderr, "ibmcast run: %s\n", err);
 		return IMC_EXIT_USAGE;
 	}
+	if (want_sa_show) {
+		rc = imc_scn_sa_show_create(s, &sa_show);
+		if (rc) {
+			fprintf(stderr, "ibmcast run: --sa-show: %s\n",
+				rc == -ENOENT ? "the scenario has no sa line" :
+				strerror(-rc));
+			imc_scenario_destroy(s);
+			return IMC_EXIT_USAGE;
+		}
+	}
 	if (pcap_path) {
 		rc = imc_pcap_open(pcap_path, &pc);
 		if (rc < 0) {
 			fprintf(stderr, "ibmcast run: %s: %s\n", pcap_path,
 				strerror(-rc));
+			imc_scn_sa_show_destroy(sa_show);
 			imc_scenario_destroy(s);
 			return IMC_EXIT_USAGE;
 		}
@@ -303,18 +329,25 @@ static int run(int argc, char **argv)
 	if (pc && imc_pcap_close(pc) < 0 && !rc) {
 		fprintf(stderr, "ibmcast run: cannot write %s\n", pcap_path);
 		imc_scenario_result_free(&r);
+		imc_scn_sa_show_destroy(sa_show);
 		imc_scenario_destroy(s);
 		return IMC_EXIT_FAIL;
 	}
 	if (rc) {
 		fprintf(stderr, "ibmcast run: %s\n", err);
+		imc_scn_sa_show_destroy(sa_show);
 		imc_scenario_destroy(s);
 		return IMC_EXIT_FAIL;
 	}
 	if (json)
-		print_json(path, s, &r);
+		print_json(path, s, &r, sa_show);
 	else if (!quiet)
 		print_text(path, s, &r);
+	if (sa_show && !json) {
+		if (!quiet)
+			printf("\n");
+		imc_scn_sa_show_print(sa_show, stdout, false);
+	}
 	for (unsigned i = 0; i < r.nchecks; i++) {
 		const struct imc_scenario_check *c = &r.checks[i];
 		char t[32];
@@ -330,6 +363,7 @@ static int run(int argc, char **argv)
 	}
 	code = r.nfailed ? IMC_EXIT_FAIL : IMC_EXIT_OK;
 	imc_scenario_result_free(&r);
+	imc_scn_sa_show_destroy(sa_show);
 	imc_scenario_destroy(s);
 	return code;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ibmcast/scenario_sa.h"
 #include "scenario/scn.h"
 
 #define NAME_MAX_LEN 32
@@ -155,6 +156,8 @@ int imc_scn_lang_create(struct imc_scn_lang **out)
 		rc = imc_scn_lang_add_verb(l, scn_builtin_verbs[i]);
 	for (unsigned i = 0; i < scn_builtin_nsubjects && !rc; i++)
 		rc = imc_scn_lang_add_subject(l, scn_builtin_subjects[i]);
+	if (!rc)
+		rc = imc_scn_lang_add_sa(l);
 	if (rc) {
 		imc_scn_lang_destroy(l);
 		return rc;

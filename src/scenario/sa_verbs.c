@@ -1,0 +1,2350 @@
+/* The SA multicast engine in scenarios (ibmcast/scenario_sa.h).
+ *
+ *   sa [rate=N] [queue=N] [order=program-first|answer-first]
+ *      [mft-delay=TIME] [mlids=N]                     setting
+ *   sa-join HOST MGID|0|@NAME [state=] [qkey= pkey= tclass= sl= flow=
+ *      hop= scope= mtu=SEL:CODE rate=SEL:CODE life=SEL:CODE mlid=]
+ *      [create] [as=NAME] [proxy=HOST] [send=N size= interval=]
+ *      [retries=N timeout=TIME]                       Set(MCMemberRecord)
+ *   sa-leave HOST MGID [state=] [proxy=HOST] [retries= timeout=]  Delete
+ *   sa-get HOST MGID [retries= timeout=]              Get
+ *   sa-mcast FROM MGID [count= size= interval= sl=]   traffic to a group
+ *   sa-show                                           snapshot for --sa-show
+ *
+ * Subjects: sa-status HOST MGID, sa-groups, sa-members MGID, sa-mlid MGID,
+ * sa-requests [HOST], sa-answers [HOST], sa-dropped, sa-timeouts,
+ * sa-errors.
+ *
+ * One run's SA state (struct sa_run, found by run_key):
+ *  - the imc_sa_fabric, started by a timer at time 0, once the SM's first
+ *    sweep has given the ports their LIDs (the setting runs before it);
+ *  - client hosts with their QP1; the SM's own host shares the SA's QP1
+ *    and hears its answers through the other_mad hook (one QP1 a port);
+ *  - requests by TID: the high word is IMC_SCN_MAGIC, the low word the
+ *    request's number + 1, so an answer finds its request in O(1);
+ *  - per (host, MGID) entries in a hash table: the status of the last
+ *    answer to that host as sender, and as member its JoinState and the
+ *    scenario QP attached to the group;
+ *  - multicast flows of sa-mcast lines and of joins with send=.
+ *
+ * A request (answers are matched by the TransactionID, IBA 13.4.3):
+ *
+ *   state   event                        next
+ *   sent    answer                       done: status, attach/detach
+ *   sent    timeout, retries left        sent again with the same TID
+ *   sent    timeout, no retry left       done: status "timeout"
+ *   done    another answer (of a retry)  counted as an answer only
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ibmcast/gid.h"
+#include "ibmcast/mad.h"
+#include "ibmcast/packet.h"
+#include "ibmcast/sa.h"
+#include "ibmcast/sa_attr.h"
+#include "ibmcast/sa_fabric.h"
+#include "ibmcast/scenario_sa.h"
+#include "scenario/scn.h"
+#include "wire/bytes.h"
+
+#define CM(x) UMAD_SA_MCM_COMP_MASK_##x
+/* o15-0.2.3: the components a create must give. */
+#define CREATE_COMPS (CM(QKEY) | CM(TCLASS) | CM(PKEY) | CM(FLOW_LABEL) | \
+		      CM(SL))
+#define JS_FULL UMAD_SA_MCM_JOIN_STATE_FULL_MEMBER
+#define JS_NON UMAD_SA_MCM_JOIN_STATE_NON_MEMBER
+/* Member states that receive: FullMember and NonMember (IBA 15.2.5.17);
+ * send-only members never attach their QP. */
+#define JS_RECEIVES (JS_FULL | JS_NON)
+
+#define DEFAULT_TIMEOUT (100 * IMC_NSEC_PER_MSEC)
+#define SIZE_MAX_BYTES 4096
+#define LABEL_MAX 32
+#define RETRIES_MAX 1000
+#define DOTS 24   /* saquery pads field names with dots to 24 columns */
+
+/* sa-status values past the 16-bit MAD status. */
+#define ST_NONE 0x10000u
+#define ST_PENDING 0x10001u
+#define ST_TIMEOUT 0x10002u
+
+static const char run_key;   /* imc_scn_data key of struct sa_run */
+
+struct port_arg {
+	uint32_t node;
+	unsigned port;
+};
+
+/* ------------------------------------------------------------------ */
+/* Parse data */
+
+enum {
+	SA_RATE = 1u << 0,
+	SA_QUEUE = 1u << 1,
+	SA_ORDER = 1u << 2,
+	SA_DELAY = 1u << 3,
+	SA_MLIDS = 1u << 4,
+};
+
+struct sa_cfg {
+	unsigned mask;
+	uint32_t rate;
+	uint32_t queue;
+	enum imc_sa_mft_order order;
+	imc_time_t mft_delay;
+	uint32_t mlids;
+	struct imc_scn_sa_show *show;
+};
+
+enum req_kind { REQ_JOIN, REQ_LEAVE, REQ_GET };
+
+struct req_arg;
+
+/* An MGID word: a GID, 0, or @NAME (the MGID the answer to the sa-join
+ * line with as=NAME carried). */
+struct mgid_arg {
+	const struct req_arg *label;
+	struct imc_gid gid;
+};
+
+struct req_arg {
+	enum req_kind kind;
+	struct port_arg host;       /* sends the request */
+	struct port_arg member;     /* its PortGID: host, or proxy= */
+	bool proxy;
+	struct mgid_arg mgid;
+	bool state_set;
+	uint8_t state;
+	uint64_t mask;              /* components the options give */
+	struct imc_mcmr rec;        /* their values */
+	bool create;
+	char *label;                /* as=NAME; &label keys its run slot */
+	uint32_t send_count;
+	uint32_t send_size;
+	imc_time_t send_interval;
+	uint32_t retries;
+	bool timeout_set;
+	imc_time_t timeout;
+};
+
+struct mcast_arg {
+	struct port_arg src;
+	struct mgid_arg mgid;
+	uint32_t count;
+	uint32_t size;
+	imc_time_t interval;
+	uint8_t sl;
+};
+
+struct show_arg {
+	unsigned line;
+};
+
+/* ------------------------------------------------------------------ */
+/* Snapshots for --sa-show */
+
+struct snap_member {
+	struct imc_sa_member_info m;
+	char *name;                 /* "H-000002:1"; NULL: no such port */
+};
+
+struct snap_group {
+	struct imc_sa_group_info g;
+	struct snap_member *m;
+	size_t nm, cap;
+};
+
+struct snap {
+	imc_time_t at;
+	unsigned line;              /* the sa-show line; 0: end of run */
+	struct imc_sa_stats st;
+	struct snap_group *g;
+	size_t ng, cap;
+};
+
+struct imc_scn_sa_show {
+	struct sa_cfg *cfg;         /* NULL once the scenario is gone */
+	struct snap *s;
+	unsigned n, cap;
+};
+
+/* ------------------------------------------------------------------ */
+/* Run state */
+
+struct sa_run;
+
+struct sa_host {
+	struct sa_run *r;
+	uint32_t idx;               /* slot: pbase[node] + port */
+	uint32_t node;
+	unsigned port;
+	struct imc_qp *qp1;
+	bool shared;                /* the SA's QP1 (the SM's host) */
+	uint64_t requests, answers;
+};
+
+struct sa_ent {
+	bool used;
+	uint32_t host;
+	struct imc_gid mgid;
+	uint32_t status;            /* last answer to host as sender */
+	uint8_t join_state;         /* as member, from the last answer */
+	uint16_t mlid;              /* of the attachment */
+	struct imc_qp *qp;          /* attached scenario QP, or NULL */
+};
+
+struct req {
+	struct imc_timer timer;
+	struct sa_run *r;
+	const struct req_arg *a;
+	uint32_t num;               /* TID low word - 1 */
+	uint32_t sender, member;    /* host slots */
+	struct imc_gid mgid;        /* as sent */
+	unsigned tries;
+	uint32_t flow;              /* scenario flow number of the line */
+	uint8_t mad[IMC_MAD_SIZE];
+};
+
+struct sflow {
+	struct imc_timer timer;
+	struct sa_run *r;
+	struct sflow *next;
+	struct imc_qp *qp;
+	struct imc_ah ah;
+	uint32_t qkey;
+	uint32_t node;
+	unsigned port;
+	uint32_t count, seq, size;
+	imc_time_t interval;
+	uint8_t *buf;
+};
+
+struct label_slot {
+	struct imc_gid mgid;
+};
+
+struct sa_run {
+	struct imc_scn_ctx *c;
+	struct sa_cfg *cfg;
+	struct imc_fabric *f;
+	struct imc_loop *loop;
+	const struct imc_topo *t;
+	struct imc_sa_fabric *sf;
+	int start_err;
+	struct imc_timer start;
+	uint32_t sa_node;
+	unsigned sa_port;
+
+	uint32_t *pbase;            /* first host slot of each node */
+	struct sa_host **host;      /* by slot, NULL until used */
+
+	struct sa_ent *ent;         /* open addressing, power of two */
+	size_t nent, entcap;
+
+	struct req **req;           /* by number, NULL once done */
+	size_t nreq, reqcap;
+
+	struct sflow *flows;
+
+	uint64_t requests, answers, timeouts;
+	uint64_t errors;            /* sends refused, attaches failed */
+};
+
+/* ------------------------------------------------------------------ */
+/* Small helpers */
+
+static void print_port(FILE *f, const struct imc_topo *t,
+		       const struct port_arg *pa)
+{
+	fputc(' ', f);
+	imc_scn_print_port(f, t, pa->node, pa->port);
+}
+
+static bool label_ok(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++) {
+		char ch = s[n];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' ||
+		      ch == '.'))
+			return false;
+	}
+	return n > 0 && n <= LABEL_MAX;
+}
+
+/* The sa-join of an earlier line that names its MGID NAME, or NULL. */
+static const struct req_arg *label_lookup(const struct imc_scenario *s,
+					  const char *name)
+{
+	for (unsigned i = 0; i < s->nactions; i++) {
+		const struct scn_action *a = &s->actions[i];
+		const struct req_arg *ra = a->data;
+
+		if (!strcmp(a->verb->name, "sa-join") && ra && ra->label &&
+		    !strcmp(ra->label, name))
+			return ra;
+	}
+	return NULL;
+}
+
+static int label_find(struct imc_scn_parser *p, const char *name,
+		      const struct req_arg **out)
+{
+	*out = label_lookup(p->s, name);
+	if (!*out)
+		return imc_scn_parse_error(p,
+			"@%s: no sa-join ... as=%s on an earlier line",
+			name, name);
+	return 0;
+}
+
+static int mgid_parse(struct imc_scn_parser *p, const char *word,
+		      struct mgid_arg *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (word[0] == '@')
+		return label_find(p, word + 1, &m->label);
+	if (!strcmp(word, "0"))
+		return 0;
+	if (imc_gid_parse(word, &m->gid))
+		return imc_scn_parse_error(p,
+			"MGID: expected a GID (ff12:...), 0 or @NAME, got '%s'",
+			word);
+	return 0;
+}
+
+static void mgid_print(FILE *f, const struct mgid_arg *m)
+{
+	char buf[IMC_GID_STRLEN];
+
+	if (m->label) {
+		fprintf(f, " @%s", m->label->label);
+	} else if (imc_gid_is_zero(&m->gid)) {
+		fputs(" 0", f);
+	} else {
+		imc_gid_format(&m->gid, buf);
+		fprintf(f, " %s", buf);
+	}
+}
+
+static const struct {
+	const char *name;
+	uint8_t bit;
+} js_names[] = {
+	{ "full", UMAD_SA_MCM_JOIN_STATE_FULL_MEMBER },
+	{ "nonmember", UMAD_SA_MCM_JOIN_STATE_NON_MEMBER },
+	{ "sendonly", UMAD_SA_MCM_JOIN_STATE_SEND_ONLY_NON_MEMBER },
+	{ "sendonly-full", UMAD_SA_MCM_JOIN_STATE_SEND_ONLY_FULL_MEMBER },
+};
+
+/* NAME[+NAME...] or a number 0..15 (JoinState is 4 bits, IBA 15.2.5.17). */
+static int state_parse(struct imc_scn_parser *p, const char *v, uint8_t *out)
+{
+	uint64_t x;
+	int rc;
+
+	if (v[0] >= '0' && v[0] <= '9') {
+		rc = imc_scn_parse_uint(p, "state", v, 15, &x);
+		*out = (uint8_t)x;
+		return rc;
+	}
+	*out = 0;
+	while (*v) {
+		size_t n = strcspn(v, "+");
+		bool found = false;
+
+		for (unsigned i = 0; i < IMC_ARRAY_SIZE(js_names); i++) {
+			if (strlen(js_names[i].name) == n &&
+			    !strncmp(v, js_names[i].name, n)) {
+				*out |= js_names[i].bit;
+				found = true;
+			}
+		}
+		if (!found || (v[n] == '+' && !v[n + 1]))
+			return imc_scn_parse_error(p,
+				"state: expected full, nonmember, sendonly, sendonly-full (joined by +) or 0..15, got '%s'",
+				v);
+		v += n;
+		if (*v == '+')
+			v++;
+	}
+	return 0;
+}
+
+static void state_print(FILE *f, uint8_t st)
+{
+	bool first = true;
+
+	if (!st) {
+		fputc('0', f);
+		return;
+	}
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(js_names); i++) {
+		if (!(st & js_names[i].bit))
+			continue;
+		fprintf(f, "%s%s", first ? "" : "+", js_names[i].name);
+		first = false;
+	}
+}
+
+/* Selectors of IBA 15.2.5.16: 0 greater than, 1 less than, 2 exactly, 3
+ * largest available (MTU, rate) or smallest (PacketLifeTime). */
+static const char *const sel_words[] = { "gt", "lt", "eq", "max" };
+
+static int selcode_parse(struct imc_scn_parser *p, const char *what,
+			 const char *v, uint8_t *sel, uint8_t *code)
+{
+	const char *colon = strchr(v, ':');
+	uint64_t x;
+	int rc;
+
+	*sel = UMAD_SA_SELECTOR_EXACTLY;
+	if (colon) {
+		size_t n = (size_t)(colon - v);
+		bool found = false;
+
+		for (unsigned i = 0; i < IMC_ARRAY_SIZE(sel_words); i++) {
+			if (strlen(sel_words[i]) == n &&
+			    !strncmp(v, sel_words[i], n)) {
+				*sel = (uint8_t)i;
+				found = true;
+			}
+		}
+		if (!found && n == 3 && !strncmp(v, "min", 3)) {
+			*sel = UMAD_SA_SELECTOR_SMALLEST_AVAIL;
+			found = true;
+		}
+		if (!found)
+			return imc_scn_parse_error(p,
+				"%s: expected gt, lt, eq, max or min before ':', got '%s'",
+				what, v);
+		v = colon + 1;
+	}
+	rc = imc_scn_parse_uint(p, what, v, 63, &x);
+	*code = (uint8_t)x;
+	return rc;
+}
+
+static void selcode_print(FILE *f, const char *what, uint8_t sel,
+			  uint8_t code, bool life)
+{
+	const char *w = sel_words[sel & 3];
+
+	if (life && sel == UMAD_SA_SELECTOR_SMALLEST_AVAIL)
+		w = "min";
+	fprintf(f, " %s=%s:%u", what, w, code);
+}
+
+/* ------------------------------------------------------------------ */
+/* sa setting */
+
+static int sa_parse(struct imc_scn_parser *p, unsigned argc,
+		    const char *const *argv, void **data)
+{
+	const struct imc_scenario *s = p->s;
+	struct sa_cfg *a;
+
+	for (unsigned i = 0; i < s->nsettings; i++)
+		if (!strcmp(s->settings[i].verb->name, "sa"))
+			return imc_scn_parse_error(p,
+				"the SA is set already on line %u",
+				s->settings[i].line);
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	for (unsigned i = 0; i < argc; i++) {
+		const char *v;
+		uint64_t x = 0;
+		int rc;
+
+		if (imc_scn_kv(argv[i], "rate", &v)) {
+			char num[32];
+			size_t n = strcspn(v, "/");
+
+			/* "1000" or "1000/s" */
+			if (n >= sizeof(num) || (v[n] && strcmp(v + n, "/s")))
+				return imc_scn_parse_error(p,
+					"rate: expected requests per second (1000 or 1000/s), got '%s'",
+					v);
+			memcpy(num, v, n);
+			num[n] = '\0';
+			rc = imc_scn_parse_uint(p, "rate", num, UINT32_MAX, &x);
+			a->rate = (uint32_t)x;
+			a->mask |= SA_RATE;
+		} else if (imc_scn_kv(argv[i], "queue", &v)) {
+			rc = imc_scn_parse_uint(p, "queue", v, UINT32_MAX, &x);
+			if (!rc && !x)
+				rc = imc_scn_parse_error(p,
+					"queue: at least 1");
+			a->queue = (uint32_t)x;
+			a->mask |= SA_QUEUE;
+		} else if (imc_scn_kv(argv[i], "order", &v)) {
+			rc = 0;
+			if (!strcmp(v, "program-first"))
+				a->order = IMC_SA_MFT_PROGRAM_FIRST;
+			else if (!strcmp(v, "answer-first"))
+				a->order = IMC_SA_MFT_ANSWER_FIRST;
+			else
+				rc = imc_scn_parse_error(p,
+					"order: expected program-first or answer-first, got '%s'",
+					v);
+			a->mask |= SA_ORDER;
+		} else if (imc_scn_kv(argv[i], "mft-delay", &v)) {
+			rc = imc_scn_parse_time(p, "mft-delay", v,
+						&a->mft_delay);
+			a->mask |= SA_DELAY;
+		} else if (imc_scn_kv(argv[i], "mlids", &v)) {
+			rc = imc_scn_parse_uint(p, "mlids", v,
+				IMC_SA_MLID_LAST - IMC_SA_MLID_FIRST + 1, &x);
+			if (!rc && !x)
+				rc = imc_scn_parse_error(p, "mlids: at least 1");
+			a->mlids = (uint32_t)x;
+			a->mask |= SA_MLIDS;
+		} else {
+			rc = imc_scn_parse_error(p,
+				"expected rate=, queue=, order=, mft-delay= or mlids=, got '%s'",
+				argv[i]);
+		}
+		if (rc)
+			return rc;
+	}
+	if ((a->mask & SA_DELAY) && a->order != IMC_SA_MFT_ANSWER_FIRST)
+		return imc_scn_parse_error(p,
+			"mft-delay= is the delay of order=answer-first");
+	return 0;
+}
+
+static void sa_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct sa_cfg *a = data;
+
+	(void)t;
+	if (a->mask & SA_RATE)
+		fprintf(f, " rate=%" PRIu32 "/s", a->rate);
+	if (a->mask & SA_QUEUE)
+		fprintf(f, " queue=%" PRIu32, a->queue);
+	if (a->mask & SA_ORDER)
+		fprintf(f, " order=%s", a->order == IMC_SA_MFT_ANSWER_FIRST ?
+			"answer-first" : "program-first");
+	if (a->mask & SA_DELAY) {
+		fputs(" mft-delay=", f);
+		imc_scn_print_time(f, a->mft_delay);
+	}
+	if (a->mask & SA_MLIDS)
+		fprintf(f, " mlids=%" PRIu32, a->mlids);
+}
+
+static void sa_free(void *data)
+{
+	struct sa_cfg *a = data;
+
+	if (!a)
+		return;
+	if (a->show)
+		a->show->cfg = NULL;
+	free(a);
+}
+
+/* ------------------------------------------------------------------ */
+/* Hosts and entries */
+
+static struct sa_host *host_get(struct sa_run *r, uint32_t node,
+				unsigned port)
+{
+	uint32_t idx = r->pbase[node] + port;
+	struct sa_host *h = r->host[idx];
+
+	if (h)
+		return h;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->r = r;
+	h->idx = idx;
+	h->node = node;
+	h->port = port;
+	r->host[idx] = h;
+	return h;
+}
+
+static struct sa_host *host_find(struct sa_run *r, uint32_t node,
+				 unsigned port)
+{
+	return r->host[r->pbase[node] + port];
+}
+
+/* A P_Key of the port's table in the partition of pkey (IBA 10.9.1.2:
+ * the low 15 bits), full membership first; pkey itself when none. */
+static uint16_t local_pkey(struct sa_run *r, uint32_t node, unsigned port,
+			   uint16_t pkey)
+{
+	struct imc_port_attr pa;
+	uint16_t best = pkey;
+	bool found = false;
+
+	if (imc_fabric_port_attr(r->f, node, port, &pa))
+		return pkey;
+	for (unsigned i = 0; i < pa.npkeys; i++) {
+		if ((pa.pkeys[i] & 0x7fff) != (pkey & 0x7fff))
+			continue;
+		if (!found || (pa.pkeys[i] & 0x8000))
+			best = pa.pkeys[i];
+		found = true;
+	}
+	return best;
+}
+
+static size_t ent_slot(const struct sa_run *r, uint32_t host,
+		       const struct imc_gid *mgid)
+{
+	size_t mask = r->entcap - 1;
+	size_t i = (size_t)imc_gid_hash(mgid, host) & mask;
+
+	while (r->ent[i].used && (r->ent[i].host != host ||
+				  !imc_gid_equal(&r->ent[i].mgid, mgid)))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static struct sa_ent *ent_find(struct sa_run *r, uint32_t host,
+			       const struct imc_gid *mgid)
+{
+	size_t i;
+
+	if (!r->entcap)
+		return NULL;
+	i = ent_slot(r, host, mgid);
+	return r->ent[i].used ? &r->ent[i] : NULL;
+}
+
+/* The entry of (host, mgid), created when absent. The table grows at half
+ * full, so a pointer is good until the next ent_get(). */
+static struct sa_ent *ent_get(struct sa_run *r, uint32_t host,
+			      const struct imc_gid *mgid)
+{
+	struct sa_ent *e = ent_find(r, host, mgid);
+	size_t i;
+
+	if (e)
+		return e;
+	if ((r->nent + 1) * 2 > r->entcap) {
+		size_t n = r->entcap ? r->entcap * 2 : 64;
+		struct sa_ent *old = r->ent;
+		size_t oldn = r->entcap;
+
+		r->ent = calloc(n, sizeof(*r->ent));
+		if (!r->ent) {
+			r->ent = old;
+			return NULL;
+		}
+		r->entcap = n;
+		for (size_t k = 0; k < oldn; k++)
+			if (old[k].used)
+				r->ent[ent_slot(r, old[k].host,
+						&old[k].mgid)] = old[k];
+		free(old);
+	}
+	i = ent_slot(r, host, mgid);
+	memset(&r->ent[i], 0, sizeof(r->ent[i]));
+	r->ent[i].used = true;
+	r->ent[i].host = host;
+	r->ent[i].mgid = *mgid;
+	r->ent[i].status = ST_NONE;
+	r->nent++;
+	return &r->ent[i];
+}
+
+static void set_status(struct sa_run *r, uint32_t host,
+		       const struct imc_gid *mgid, uint32_t status)
+{
+	struct sa_ent *e = ent_get(r, host, mgid);
+
+	if (e)
+		e->status = status;
+}
+
+static bool mgid_resolve(struct sa_run *r, const struct mgid_arg *m,
+			 struct imc_gid *out)
+{
+	const struct label_slot *ls;
+
+	if (!m->label) {
+		*out = m->gid;
+		return true;
+	}
+	ls = imc_scn_data(r->c, &m->label->label);
+	if (!ls)
+		return false;
+	*out = ls->mgid;
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Snapshots */
+
+struct collect {
+	struct snap *s;
+	struct snap_group *cur;
+};
+
+static int group_cb(void *arg, const struct imc_sa_group_info *g)
+{
+	struct collect *co = arg;
+	struct snap *s = co->s;
+
+	if (s->ng == s->cap) {
+		size_t n = s->cap ? s->cap * 2 : 16;
+		struct snap_group *ng = realloc(s->g, n * sizeof(*ng));
+
+		if (!ng)
+			return -ENOMEM;
+		s->g = ng;
+		s->cap = n;
+	}
+	memset(&s->g[s->ng], 0, sizeof(s->g[s->ng]));
+	s->g[s->ng++].g = *g;
+	return 0;
+}
+
+static int member_cb(void *arg, const struct imc_sa_member_info *m)
+{
+	struct collect *co = arg;
+	struct snap_group *g = co->cur;
+
+	if (g->nm == g->cap) {
+		size_t n = g->cap ? g->cap * 2 : 8;
+		struct snap_member *nm = realloc(g->m, n * sizeof(*nm));
+
+		if (!nm)
+			return -ENOMEM;
+		g->m = nm;
+		g->cap = n;
+	}
+	g->m[g->nm].m = *m;
+	g->m[g->nm++].name = NULL;
+	return 0;
+}
+
+static void snap_fini(struct snap *s)
+{
+	for (size_t i = 0; i < s->ng; i++) {
+		for (size_t k = 0; k < s->g[i].nm; k++)
+			free(s->g[i].m[k].name);
+		free(s->g[i].m);
+	}
+	free(s->g);
+	memset(s, 0, sizeof(*s));
+}
+
+static void show_clear(struct imc_scn_sa_show *sh)
+{
+	for (unsigned i = 0; i < sh->n; i++)
+		snap_fini(&sh->s[i]);
+	sh->n = 0;
+}
+
+static int snapshot(struct sa_run *r, unsigned line)
+{
+	struct imc_scn_sa_show *sh = r->cfg->show;
+	const struct imc_sa *sa = imc_sa_fabric_sa(r->sf);
+	struct collect co;
+	struct snap s;
+	int rc;
+
+	if (!sh)
+		return 0;
+	memset(&s, 0, sizeof(s));
+	s.at = imc_loop_now(r->loop);
+	s.line = line;
+	imc_sa_get_stats(sa, &s.st);
+	co.s = &s;
+	co.cur = NULL;
+	rc = imc_sa_foreach_group(sa, group_cb, &co);
+	for (size_t i = 0; !rc && i < s.ng; i++) {
+		co.cur = &s.g[i];
+		rc = imc_sa_foreach_member(sa, &s.g[i].g.rec.mgid, member_cb,
+					   &co);
+		for (size_t k = 0; !rc && k < s.g[i].nm; k++) {
+			struct snap_member *m = &s.g[i].m[k];
+			char name[IMC_TOPO_MAX_NAME + 8];
+			uint32_t node;
+			unsigned port;
+
+			if (imc_fabric_port_by_gid(r->f, &m->m.port_gid, &node,
+						   &port))
+				continue;
+			snprintf(name, sizeof(name), "%s:%u",
+				 r->t->node[node].name, port);
+			m->name = strdup(name);
+			if (!m->name)
+				rc = -ENOMEM;
+		}
+	}
+	if (!rc && sh->n == sh->cap) {
+		unsigned n = sh->cap ? sh->cap * 2 : 4;
+		struct snap *ns = realloc(sh->s, n * sizeof(*ns));
+
+		if (!ns)
+			rc = -ENOMEM;
+		else {
+			sh->s = ns;
+			sh->cap = n;
+		}
+	}
+	if (rc) {
+		snap_fini(&s);
+		return rc;
+	}
+	sh->s[sh->n++] = s;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The run: start, clients, answers */
+
+static void answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
+		   size_t len);
+
+static void host_recv(struct imc_qp *qp, const struct imc_ud_recv *rv,
+		      void *ctx)
+{
+	struct sa_host *h = ctx;
+
+	(void)qp;
+	answer(h->r, h, rv->data, rv->len);
+}
+
+/* MADs at the SA's QP1 that are not the SA's: answers to the SM's own
+ * host when it is a client. */
+static void other_mad(void *ctx, const struct imc_ud_recv *rv)
+{
+	struct sa_run *r = ctx;
+	struct sa_host *h = host_find(r, r->sa_node, r->sa_port);
+
+	if (h)
+		answer(r, h, rv->data, rv->len);
+}
+
+static int sa_start(struct sa_run *r)
+{
+	struct imc_sa_fabric_config fc;
+	const struct sa_cfg *a = r->cfg;
+
+	imc_sa_fabric_config_init(&fc);
+	if (a->mask & SA_RATE)
+		fc.sa.service_rate = a->rate;
+	if (a->mask & SA_QUEUE)
+		fc.sa.queue_max = a->queue;
+	if (a->mask & SA_ORDER)
+		fc.sa.mft_order = a->order;
+	if (a->mask & SA_DELAY)
+		fc.sa.mft_delay = a->mft_delay;
+	if (a->mask & SA_MLIDS)
+		fc.sa.mlid_last = (uint16_t)(fc.sa.mlid_first + a->mlids - 1);
+	fc.other_mad = other_mad;
+	fc.other_ctx = r;
+	r->start_err = imc_sa_fabric_create(r->f, &fc, &r->sf);
+	if (!r->start_err)
+		r->start_err = imc_fabric_sm_port(r->f, &r->sa_node,
+						  &r->sa_port);
+	return r->start_err;
+}
+
+static void start_fire(struct imc_timer *t)
+{
+	sa_start(imc_container_of(t, struct sa_run, start));
+}
+
+/* The run's SA state with the SA running, or a failure naming why. */
+static int run_get(struct imc_scn_ctx *c, struct sa_run **out)
+{
+	struct sa_run *r = imc_scn_data(c, &run_key);
+
+	if (!r)
+		return imc_scn_fail(c, -ENOENT,
+				    "no SA runs: the scenario has no 'sa' line");
+	if (!r->sf && !r->start_err) {
+		imc_timer_cancel(r->loop, &r->start);
+		sa_start(r);
+	}
+	if (!r->sf)
+		return imc_scn_fail(c, r->start_err,
+				    "the SA cannot start on the SM's port: %s",
+				    strerror(-r->start_err));
+	*out = r;
+	return 0;
+}
+
+static bool pkey_in(const struct imc_port_attr *pa, uint16_t pkey)
+{
+	for (unsigned i = 0; i < pa->npkeys; i++)
+		if (pa->pkeys[i] == pkey)
+			return true;
+	return false;
+}
+
+static int qp1_get(struct sa_run *r, struct sa_host *h)
+{
+	struct imc_port_attr pa;
+	uint16_t pkey = IMC_PKEY_DEFAULT;
+
+	if (h->qp1)
+		return 0;
+	if (h->node == r->sa_node && h->port == r->sa_port) {
+		h->qp1 = imc_sa_fabric_qp(r->sf);
+		h->shared = true;
+		return 0;
+	}
+	/* The GSI sends with a P_Key of the port's table (IBA 13.5.3):
+	 * the default partition's, full membership first, else the
+	 * table's first. */
+	if (!imc_fabric_port_attr(r->f, h->node, h->port, &pa) && pa.npkeys) {
+		pkey = local_pkey(r, h->node, h->port, IMC_PKEY_DEFAULT);
+		if ((pkey & 0x7fff) != 0x7fff || !pkey_in(&pa, pkey))
+			pkey = pa.pkeys[0];
+	}
+	return imc_qp_create(r->f, h->node, h->port, IMC_QP1, IMC_QP1_QKEY,
+			     pkey, host_recv, h, &h->qp1);
+}
+
+static void req_free(struct req *q)
+{
+	imc_timer_cancel(q->r->loop, &q->timer);
+	q->r->req[q->num] = NULL;
+	free(q);
+}
+
+static void req_send(struct req *q)
+{
+	struct sa_run *r = q->r;
+	struct sa_host *h = r->host[q->sender];
+	struct imc_port_attr pa;
+	struct imc_ah ah;
+	int rc;
+
+	memset(&ah, 0, sizeof(ah));
+	/* To the SA's port as it is now: a LID change is followed. */
+	if (!imc_fabric_port_attr(r->f, r->sa_node, r->sa_port, &pa))
+		ah.dlid = pa.lid;
+	rc = ah.dlid ? imc_qp_send(h->qp1, &ah, IMC_QP1, IMC_QP1_QKEY, q->mad,
+				   IMC_MAD_SIZE) : -ENETDOWN;
+	if (rc) {
+		r->errors++;
+	} else {
+		r->requests++;
+		h->requests++;
+	}
+	q->tries++;
+	imc_timer_arm_in(r->loop, &q->timer, q->a->timeout);
+}
+
+static void req_timeout(struct imc_timer *t)
+{
+	struct req *q = imc_container_of(t, struct req, timer);
+	struct sa_run *r = q->r;
+
+	if (q->tries <= q->a->retries) {
+		req_send(q);
+		return;
+	}
+	r->timeouts++;
+	set_status(r, q->sender, &q->mgid, ST_TIMEOUT);
+	req_free(q);
+}
+
+static int req_build(struct sa_run *r, struct req *q, uint8_t state)
+{
+	const struct req_arg *a = q->a;
+	struct imc_sa_mad m;
+	struct imc_mcmr rec = a->rec;
+	struct imc_port_attr pa;
+	uint64_t mask = a->mask | CM(MGID);
+
+	memset(&m, 0, sizeof(m));
+	m.mad.base_version = IMC_MAD_BASE_VERSION;
+	m.mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
+	m.mad.class_version = UMAD_SA_CLASS_VERSION;
+	m.mad.method = a->kind == REQ_JOIN ? UMAD_METHOD_SET :
+		       a->kind == REQ_LEAVE ? UMAD_SA_METHOD_DELETE :
+					      UMAD_METHOD_GET;
+	m.mad.tid = (uint64_t)IMC_SCN_MAGIC << 32 | (q->num + 1);
+	m.mad.attr_id = UMAD_SA_ATTR_MCMEMBER_REC;
+	rec.mgid = q->mgid;
+	if (a->kind != REQ_GET) {
+		/* o15-0.2.3, o15-0.1.14: MGID, PortGID, JoinState. */
+		if (imc_fabric_port_attr(r->f, a->member.node, a->member.port,
+					 &pa))
+			return -EINVAL;
+		rec.port_gid = pa.gid;
+		rec.join_state = state;
+		mask |= CM(PORT_GID) | CM(JOIN_STATE);
+	}
+	if (a->create) {
+		if (!(a->mask & CM(QKEY)))
+			rec.qkey = IMC_SCN_QKEY;
+		if (!(a->mask & CM(PKEY)))
+			rec.pkey = IMC_PKEY_DEFAULT;
+		mask |= CREATE_COMPS;
+	}
+	m.sa.comp_mask = mask;
+	if (imc_mcmr_pack(&rec, m.data, sizeof(m.data)) < 0 ||
+	    imc_sa_mad_pack(&m, q->mad, sizeof(q->mad)) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+static int req_start(struct imc_scn_ctx *c, const struct req_arg *a)
+{
+	const struct imc_topo *t = imc_scn_topo(c);
+	struct sa_run *r;
+	struct sa_host *h, *mh;
+	struct sa_ent *e;
+	struct req *q;
+	struct imc_gid mgid;
+	uint8_t state;
+	int rc = run_get(c, &r);
+
+	if (rc)
+		return rc;
+	if (!mgid_resolve(r, &a->mgid, &mgid))
+		return imc_scn_fail(c, -ENOENT,
+			"@%s has no MGID yet: its sa-join has not succeeded",
+			a->mgid.label->label);
+	h = host_get(r, a->host.node, a->host.port);
+	mh = host_get(r, a->member.node, a->member.port);
+	if (!h || !mh)
+		return -ENOMEM;
+	rc = qp1_get(r, h);
+	if (rc)
+		return imc_scn_fail(c, rc, "%s has no QP1 for SA requests: %s",
+				    t->node[h->node].name, strerror(-rc));
+	state = a->state_set ? a->state : JS_FULL;
+	if (a->kind == REQ_LEAVE && !a->state_set) {
+		/* Leave with every bit the member holds. */
+		e = ent_find(r, mh->idx, &mgid);
+		if (e && e->join_state)
+			state = e->join_state;
+	}
+	if (r->nreq == r->reqcap) {
+		size_t n = r->reqcap ? r->reqcap * 2 : 64;
+		struct req **nr = realloc(r->req, n * sizeof(*nr));
+
+		if (!nr)
+			return -ENOMEM;
+		r->req = nr;
+		r->reqcap = n;
+	}
+	if (r->nreq >= UINT32_MAX - 1)
+		return imc_scn_fail(c, -EOVERFLOW, "out of TIDs");
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->r = r;
+	q->a = a;
+	q->num = (uint32_t)r->nreq;
+	q->sender = h->idx;
+	q->member = mh->idx;
+	q->mgid = mgid;
+	q->flow = scn_flow_id(c);
+	imc_timer_init(&q->timer, req_timeout);
+	rc = req_build(r, q, state);
+	if (rc) {
+		free(q);
+		return imc_scn_fail(c, rc, "cannot build the request");
+	}
+	r->req[r->nreq++] = q;
+	set_status(r, h->idx, &mgid, ST_PENDING);
+	req_send(q);
+	return 0;
+}
+
+/* ---- multicast flows ---- */
+
+static void flow_fire(struct imc_timer *t)
+{
+	struct sflow *fl = imc_container_of(t, struct sflow, timer);
+	int rc;
+
+	if (fl->size >= IMC_SCN_HDR_SIZE)
+		imc_put32(fl->buf + 8, fl->seq);
+	/* IBA 10.5.2.5: multicast goes to QP 0xFFFFFF with a GRH. */
+	rc = imc_qp_send(fl->qp, &fl->ah, IMC_MCAST_QPN, fl->qkey, fl->buf,
+			 fl->size);
+	imc_scn_count_send(fl->r->c, fl->node, fl->port, rc);
+	if (++fl->seq < fl->count)
+		imc_timer_arm_in(fl->r->loop, &fl->timer, fl->interval);
+}
+
+static int flow_start(struct sa_run *r, uint32_t node, unsigned port,
+		      const struct imc_mcmr *g, uint32_t count, uint32_t size,
+		      imc_time_t interval, uint8_t sl, uint32_t flow)
+{
+	struct sflow *fl;
+	int rc;
+
+	fl = calloc(1, sizeof(*fl));
+	if (!fl)
+		return -ENOMEM;
+	fl->buf = calloc(1, size ? size : 1);
+	if (!fl->buf) {
+		free(fl);
+		return -ENOMEM;
+	}
+	rc = imc_scn_qp(r->c, node, port,
+			local_pkey(r, node, port, g->pkey), g->qkey, &fl->qp);
+	if (rc) {
+		free(fl->buf);
+		free(fl);
+		return rc;
+	}
+	fl->r = r;
+	fl->node = node;
+	fl->port = port;
+	fl->qkey = g->qkey;
+	fl->count = count;
+	fl->size = size;
+	fl->interval = interval;
+	fl->ah.dlid = g->mlid;
+	fl->ah.sl = sl;
+	fl->ah.has_grh = true;
+	fl->ah.dgid = g->mgid;
+	fl->ah.hop_limit = 0xff;
+	for (uint32_t i = 0; i < size; i++)
+		fl->buf[i] = (uint8_t)i;
+	if (size >= IMC_SCN_HDR_SIZE) {
+		imc_put32(fl->buf, IMC_SCN_MAGIC);
+		imc_put32(fl->buf + 4, flow);
+	}
+	imc_timer_init(&fl->timer, flow_fire);
+	fl->next = r->flows;
+	r->flows = fl;
+	return imc_timer_arm_in(r->loop, &fl->timer, 0);
+}
+
+/* ---- answers ---- */
+
+static void member_joined(struct sa_run *r, uint32_t member,
+			  const struct imc_mcmr *rec)
+{
+	const struct sa_host *mh = r->host[member];
+	struct sa_ent *e = ent_get(r, member, &rec->mgid);
+	struct imc_qp *qp;
+	int rc;
+
+	if (!e)
+		return;
+	e->join_state = rec->join_state;
+	if (e->qp && (e->mlid != rec->mlid ||
+		      !(rec->join_state & JS_RECEIVES))) {
+		imc_qp_detach(e->qp, &rec->mgid, e->mlid);
+		e->qp = NULL;
+	}
+	if (e->qp || !(rec->join_state & JS_RECEIVES))
+		return;
+	/* The member's QP for the group's P_Key and Q_Key gets its
+	 * datagrams (IBA 10.5.2.5: attach to MGID and MLID). */
+	rc = imc_scn_qp(r->c, mh->node, mh->port,
+			local_pkey(r, mh->node, mh->port, rec->pkey),
+			rec->qkey, &qp);
+	if (!rc) {
+		rc = imc_qp_attach(qp, &rec->mgid, rec->mlid);
+		if (rc == -EEXIST)
+			rc = 0;
+	}
+	if (rc) {
+		r->errors++;
+		return;
+	}
+	e->qp = qp;
+	e->mlid = rec->mlid;
+}
+
+static void member_left(struct sa_run *r, uint32_t member,
+			const struct imc_gid *mgid, uint8_t remaining)
+{
+	struct sa_ent *e = ent_find(r, member, mgid);
+
+	if (!e)
+		return;
+	e->join_state = remaining;
+	if (e->qp && !(remaining & JS_RECEIVES)) {
+		imc_qp_detach(e->qp, mgid, e->mlid);
+		e->qp = NULL;
+	}
+}
+
+static void done(struct sa_run *r, struct req *q, uint16_t status,
+		 const struct imc_mcmr *rec)
+{
+	const struct req_arg *a = q->a;
+
+	set_status(r, q->sender, &q->mgid, status);
+	if (status != 0)
+		return;
+	if (a->kind == REQ_JOIN) {
+		if (!imc_gid_equal(&rec->mgid, &q->mgid))
+			set_status(r, q->sender, &rec->mgid, status);
+		if (a->label) {
+			struct label_slot *ls = imc_scn_data(r->c, &a->label);
+
+			if (!ls) {
+				ls = calloc(1, sizeof(*ls));
+				if (ls && imc_scn_data_set(r->c, &a->label, ls,
+							   free)) {
+					free(ls);
+					ls = NULL;
+				}
+			}
+			if (ls)
+				ls->mgid = rec->mgid;
+		}
+		member_joined(r, q->member, rec);
+		if (a->send_count &&
+		    flow_start(r, a->member.node, a->member.port, rec,
+			       a->send_count, a->send_size, a->send_interval,
+			       rec->sl, q->flow))
+			r->errors++;
+	} else if (a->kind == REQ_LEAVE) {
+		member_left(r, q->member, &q->mgid, rec->join_state);
+	}
+}
+
+static void answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
+		   size_t len)
+{
+	struct imc_sa_mad m;
+	struct imc_mcmr rec;
+	struct req *q;
+	uint32_t low;
+
+	/* Responses only (IBA 13.4.5: the R bit); TIDs are ours. */
+	if (imc_sa_mad_unpack(&m, buf, len) < 0 ||
+	    m.mad.mgmt_class != UMAD_CLASS_SUBN_ADM ||
+	    !(m.mad.method & UMAD_METHOD_RESP_MASK) ||
+	    m.mad.tid >> 32 != IMC_SCN_MAGIC)
+		return;
+	low = (uint32_t)m.mad.tid;
+	if (low == 0 || low > r->nreq)
+		return;
+	r->answers++;
+	h->answers++;
+	/* Done already: the answer to a retry of an answered request. */
+	q = r->req[low - 1];
+	if (!q || q->sender != h->idx)
+		return;
+	if (imc_mcmr_unpack(&rec, m.data, sizeof(m.data)) < 0)
+		memset(&rec, 0, sizeof(rec));
+	done(r, q, m.mad.status, &rec);
+	req_free(q);
+}
+
+static void run_free(void *data)
+{
+	struct sa_run *r = data;
+	size_t nslots;
+
+	if (r->sf)
+		snapshot(r, 0);
+	imc_timer_cancel(r->loop, &r->start);
+	for (size_t i = 0; i < r->nreq; i++)
+		if (r->req[i])
+			req_free(r->req[i]);
+	free(r->req);
+	while (r->flows) {
+		struct sflow *fl = r->flows;
+
+		r->flows = fl->next;
+		imc_timer_cancel(r->loop, &fl->timer);
+		free(fl->buf);
+		free(fl);
+	}
+	nslots = r->pbase[r->t->nnodes];
+	for (size_t i = 0; i < nslots; i++) {
+		struct sa_host *h = r->host[i];
+
+		if (!h)
+			continue;
+		if (h->qp1 && !h->shared)
+			imc_qp_destroy(h->qp1);
+		free(h);
+	}
+	imc_sa_fabric_destroy(r->sf);
+	free(r->host);
+	free(r->pbase);
+	free(r->ent);
+	free(r);
+}
+
+static int sa_run(struct imc_scn_ctx *c, void *data)
+{
+	struct sa_cfg *a = data;
+	const struct imc_topo *t = imc_scn_topo(c);
+	struct sa_run *r = calloc(1, sizeof(*r));
+	uint32_t n = 0;
+	int rc;
+
+	if (!r)
+		return -ENOMEM;
+	r->c = c;
+	r->cfg = a;
+	r->f = imc_scn_fabric(c);
+	r->loop = imc_scn_loop(c);
+	r->t = t;
+	imc_timer_init(&r->start, start_fire);
+	r->pbase = calloc((size_t)t->nnodes + 1, sizeof(*r->pbase));
+	if (!r->pbase) {
+		free(r);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		r->pbase[i] = n;
+		n += t->node[i].nports + 1u;
+	}
+	r->pbase[t->nnodes] = n;
+	r->host = calloc(n ? n : 1, sizeof(*r->host));
+	if (!r->host) {
+		free(r->pbase);
+		free(r);
+		return -ENOMEM;
+	}
+	rc = imc_scn_data_set(c, &run_key, r, run_free);
+	if (rc) {
+		free(r->host);
+		free(r->pbase);
+		free(r);
+		return rc;
+	}
+	if (a->show)
+		show_clear(a->show);
+	/* Settings run before the SM's first sweep; the SA needs its port's
+	 * LID, so it starts from the loop at time 0, before any action. */
+	return imc_timer_arm_in(r->loop, &r->start, 0);
+}
+
+static const struct imc_scn_verb verb_sa = {
+	.name = "sa", .kind = IMC_SCN_SETTING, .parse = sa_parse,
+	.print = sa_print, .run = sa_run, .free = sa_free,
+};
+
+/* ------------------------------------------------------------------ */
+/* sa-join, sa-leave, sa-get */
+
+static void req_arg_free(void *data)
+{
+	struct req_arg *a = data;
+
+	if (!a)
+		return;
+	free(a->label);
+	free(a);
+}
+
+/* The options only sa-join takes. Returns 1 when word is none of them. */
+static int join_opt(struct imc_scn_parser *p, struct req_arg *a,
+		    const char *word)
+{
+	const char *v;
+	uint64_t x = 0;
+	int rc = 0;
+
+	if (imc_scn_kv(word, "qkey", &v)) {
+		rc = imc_scn_parse_uint(p, "qkey", v, UINT32_MAX, &x);
+		a->rec.qkey = (uint32_t)x;
+		a->mask |= CM(QKEY);
+	} else if (imc_scn_kv(word, "pkey", &v)) {
+		rc = imc_scn_parse_uint(p, "pkey", v, 0xFFFF, &x);
+		a->rec.pkey = (uint16_t)x;
+		a->mask |= CM(PKEY);
+	} else if (imc_scn_kv(word, "tclass", &v)) {
+		rc = imc_scn_parse_uint(p, "tclass", v, 0xFF, &x);
+		a->rec.tclass = (uint8_t)x;
+		a->mask |= CM(TCLASS);
+	} else if (imc_scn_kv(word, "sl", &v)) {
+		rc = imc_scn_parse_uint(p, "sl", v, 15, &x);
+		a->rec.sl = (uint8_t)x;
+		a->mask |= CM(SL);
+	} else if (imc_scn_kv(word, "flow", &v)) {
+		rc = imc_scn_parse_uint(p, "flow", v, 0xFFFFF, &x);
+		a->rec.flow_label = (uint32_t)x;
+		a->mask |= CM(FLOW_LABEL);
+	} else if (imc_scn_kv(word, "hop", &v)) {
+		rc = imc_scn_parse_uint(p, "hop", v, 0xFF, &x);
+		a->rec.hop_limit = (uint8_t)x;
+		a->mask |= CM(HOP_LIMIT);
+	} else if (imc_scn_kv(word, "scope", &v)) {
+		rc = imc_scn_parse_uint(p, "scope", v, 15, &x);
+		a->rec.scope = (uint8_t)x;
+		a->mask |= CM(SCOPE);
+	} else if (imc_scn_kv(word, "mtu", &v)) {
+		rc = selcode_parse(p, "mtu", v, &a->rec.mtu_sel, &a->rec.mtu);
+		a->mask |= CM(MTU_SEL) | CM(MTU);
+	} else if (imc_scn_kv(word, "rate", &v)) {
+		rc = selcode_parse(p, "rate", v, &a->rec.rate_sel,
+				   &a->rec.rate);
+		a->mask |= CM(RATE_SEL) | CM(RATE);
+	} else if (imc_scn_kv(word, "life", &v)) {
+		rc = selcode_parse(p, "life", v, &a->rec.life_sel,
+				   &a->rec.life);
+		a->mask |= CM(LIFE_TIME_SEL) | CM(LIFE_TIME);
+	} else if (imc_scn_kv(word, "mlid", &v)) {
+		rc = imc_scn_parse_uint(p, "mlid", v, 0xFFFF, &x);
+		a->rec.mlid = (uint16_t)x;
+		a->mask |= CM(MLID);
+	} else if (!strcmp(word, "create")) {
+		a->create = true;
+	} else if (imc_scn_kv(word, "as", &v)) {
+		if (!label_ok(v))
+			return imc_scn_parse_error(p,
+				"as: expected a name of letters, digits, '_', '-' or '.' (at most %d), got '%s'",
+				LABEL_MAX, v);
+		free(a->label);
+		a->label = strdup(v);
+		if (!a->label)
+			return -ENOMEM;
+	} else if (imc_scn_kv(word, "send", &v)) {
+		rc = imc_scn_parse_uint(p, "send", v, UINT32_MAX, &x);
+		a->send_count = (uint32_t)x;
+	} else if (imc_scn_kv(word, "size", &v)) {
+		rc = imc_scn_parse_uint(p, "size", v, SIZE_MAX_BYTES, &x);
+		a->send_size = (uint32_t)x;
+	} else if (imc_scn_kv(word, "interval", &v)) {
+		rc = imc_scn_parse_time(p, "interval", v, &a->send_interval);
+	} else {
+		return 1;
+	}
+	return rc;
+}
+
+/* A join that gives MLID and Q_Key of a literal MGID also defines the
+ * group for the built-in mcast lines (the SA takes a requested MLID,
+ * IBA 15.2.5.17; a join names the group's). */
+static int join_define_group(struct imc_scn_parser *p, const struct req_arg *a)
+{
+	struct scn_group g;
+
+	if (a->mgid.label || imc_gid_is_zero(&a->mgid.gid) ||
+	    !(a->mask & CM(MLID)) || !(a->mask & CM(QKEY)) ||
+	    !imc_lid_is_mcast(a->rec.mlid) ||
+	    !imc_gid_is_multicast(&a->mgid.gid) ||
+	    scn_group_find(p->s, a->rec.mlid))
+		return 0;
+	memset(&g, 0, sizeof(g));
+	g.mlid = a->rec.mlid;
+	g.mgid = a->mgid.gid;
+	g.pkey = (a->mask & CM(PKEY)) ? a->rec.pkey : IMC_PKEY_DEFAULT;
+	g.qkey = a->rec.qkey;
+	g.line = p->line;
+	return scn_group_add(p->s, &g);
+}
+
+static int req_parse(struct imc_scn_parser *p, unsigned argc,
+		     const char *const *argv, void **data, enum req_kind kind)
+{
+	static const char *const usage[] = {
+		[REQ_JOIN] = "expected 'sa-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [as=NAME] [proxy=HOST] [send=N size= interval=] [retries= timeout=]'",
+		[REQ_LEAVE] = "expected 'sa-leave HOST MGID|@NAME [state=...] [proxy=HOST] [retries= timeout=]'",
+		[REQ_GET] = "expected 'sa-get HOST MGID|@NAME [retries= timeout=]'",
+	};
+	struct req_arg *a;
+	int rc;
+
+	if (argc < 2)
+		return imc_scn_parse_error(p, "%s", usage[kind]);
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	a->kind = kind;
+	a->timeout = DEFAULT_TIMEOUT;
+	a->send_size = 64;
+	a->send_interval = IMC_NSEC_PER_USEC;
+	rc = imc_scn_parse_host(p, argv[0], &a->host.node, &a->host.port);
+	if (rc)
+		return rc;
+	a->member = a->host;
+	rc = mgid_parse(p, argv[1], &a->mgid);
+	if (rc)
+		return rc;
+	for (unsigned i = 2; i < argc; i++) {
+		const char *v;
+		uint64_t x = 0;
+
+		if (kind != REQ_GET && imc_scn_kv(argv[i], "state", &v)) {
+			rc = state_parse(p, v, &a->state);
+			a->state_set = true;
+		} else if (kind != REQ_GET && imc_scn_kv(argv[i], "proxy", &v)) {
+			rc = imc_scn_parse_host(p, v, &a->member.node,
+						&a->member.port);
+			a->proxy = true;
+		} else if (imc_scn_kv(argv[i], "retries", &v)) {
+			rc = imc_scn_parse_uint(p, "retries", v, RETRIES_MAX,
+						&x);
+			a->retries = (uint32_t)x;
+		} else if (imc_scn_kv(argv[i], "timeout", &v)) {
+			rc = imc_scn_parse_time(p, "timeout", v, &a->timeout);
+			if (!rc && !a->timeout)
+				rc = imc_scn_parse_error(p,
+					"timeout: longer than 0");
+			a->timeout_set = true;
+		} else if (kind == REQ_JOIN &&
+			   (rc = join_opt(p, a, argv[i])) != 1) {
+			/* taken */
+		} else {
+			rc = imc_scn_parse_error(p, "unknown option '%s'; %s",
+						 argv[i], usage[kind]);
+		}
+		if (rc)
+			return rc;
+	}
+	if (a->label && label_lookup(p->s, a->label))
+		return imc_scn_parse_error(p,
+			"as=%s: an earlier line has that name", a->label);
+	if (kind == REQ_JOIN)
+		return join_define_group(p, a);
+	return 0;
+}
+
+static int join_parse(struct imc_scn_parser *p, unsigned argc,
+		      const char *const *argv, void **data)
+{
+	return req_parse(p, argc, argv, data, REQ_JOIN);
+}
+
+static int leave_parse(struct imc_scn_parser *p, unsigned argc,
+		       const char *const *argv, void **data)
+{
+	return req_parse(p, argc, argv, data, REQ_LEAVE);
+}
+
+static int get_parse(struct imc_scn_parser *p, unsigned argc,
+		     const char *const *argv, void **data)
+{
+	return req_parse(p, argc, argv, data, REQ_GET);
+}
+
+static void req_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct req_arg *a = data;
+	const struct imc_mcmr *r = &a->rec;
+
+	print_port(f, t, &a->host);
+	mgid_print(f, &a->mgid);
+	if (a->state_set) {
+		fputs(" state=", f);
+		state_print(f, a->state);
+	}
+	if (a->proxy) {
+		fputs(" proxy=", f);
+		imc_scn_print_port(f, t, a->member.node, a->member.port);
+	}
+	if (a->mask & CM(QKEY))
+		fprintf(f, " qkey=0x%08" PRIx32, r->qkey);
+	if (a->mask & CM(PKEY))
+		fprintf(f, " pkey=0x%04x", r->pkey);
+	if (a->mask & CM(TCLASS))
+		fprintf(f, " tclass=%u", r->tclass);
+	if (a->mask & CM(SL))
+		fprintf(f, " sl=%u", r->sl);
+	if (a->mask & CM(FLOW_LABEL))
+		fprintf(f, " flow=0x%05" PRIx32, r->flow_label);
+	if (a->mask & CM(HOP_LIMIT))
+		fprintf(f, " hop=%u", r->hop_limit);
+	if (a->mask & CM(SCOPE))
+		fprintf(f, " scope=%u", r->scope);
+	if (a->mask & CM(MTU))
+		selcode_print(f, "mtu", r->mtu_sel, r->mtu, false);
+	if (a->mask & CM(RATE))
+		selcode_print(f, "rate", r->rate_sel, r->rate, false);
+	if (a->mask & CM(LIFE_TIME))
+		selcode_print(f, "life", r->life_sel, r->life, true);
+	if (a->mask & CM(MLID))
+		fprintf(f, " mlid=0x%04x", r->mlid);
+	if (a->create)
+		fputs(" create", f);
+	if (a->label)
+		fprintf(f, " as=%s", a->label);
+	if (a->send_count) {
+		fprintf(f, " send=%" PRIu32 " size=%" PRIu32 " interval=",
+			a->send_count, a->send_size);
+		imc_scn_print_time(f, a->send_interval);
+	}
+	if (a->retries)
+		fprintf(f, " retries=%" PRIu32, a->retries);
+	if (a->timeout_set) {
+		fputs(" timeout=", f);
+		imc_scn_print_time(f, a->timeout);
+	}
+}
+
+static int req_run(struct imc_scn_ctx *c, void *data)
+{
+	return req_start(c, data);
+}
+
+static const struct imc_scn_verb verb_join = {
+	.name = "sa-join", .kind = IMC_SCN_ACTION, .parse = join_parse,
+	.print = req_print, .run = req_run, .free = req_arg_free,
+};
+
+static const struct imc_scn_verb verb_leave = {
+	.name = "sa-leave", .kind = IMC_SCN_ACTION, .parse = leave_parse,
+	.print = req_print, .run = req_run, .free = req_arg_free,
+};
+
+static const struct imc_scn_verb verb_get = {
+	.name = "sa-get", .kind = IMC_SCN_ACTION, .parse = get_parse,
+	.print = req_print, .run = req_run, .free = req_arg_free,
+};
+
+/* ------------------------------------------------------------------ */
+/* sa-mcast FROM MGID [count=N] [size=BYTES] [interval=TIME] [sl=N] */
+
+static int mcast_parse(struct imc_scn_parser *p, unsigned argc,
+		       const char *const *argv, void **data)
+{
+	struct mcast_arg *a;
+	int rc;
+
+	if (argc < 2)
+		return imc_scn_parse_error(p,
+			"expected 'sa-mcast FROM MGID|@NAME [count=N] [size=BYTES] [interval=TIME] [sl=N]'");
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	a->count = 1;
+	a->size = 64;
+	a->interval = IMC_NSEC_PER_USEC;
+	rc = imc_scn_parse_host(p, argv[0], &a->src.node, &a->src.port);
+	if (!rc)
+		rc = mgid_parse(p, argv[1], &a->mgid);
+	for (unsigned i = 2; !rc && i < argc; i++) {
+		const char *v;
+		uint64_t x = 0;
+
+		if (imc_scn_kv(argv[i], "count", &v)) {
+			rc = imc_scn_parse_uint(p, "count", v, UINT32_MAX, &x);
+			a->count = (uint32_t)x;
+			if (!rc && !x)
+				rc = imc_scn_parse_error(p,
+					"count: expected at least 1");
+		} else if (imc_scn_kv(argv[i], "size", &v)) {
+			rc = imc_scn_parse_uint(p, "size", v, SIZE_MAX_BYTES,
+						&x);
+			a->size = (uint32_t)x;
+		} else if (imc_scn_kv(argv[i], "interval", &v)) {
+			rc = imc_scn_parse_time(p, "interval", v,
+						&a->interval);
+		} else if (imc_scn_kv(argv[i], "sl", &v)) {
+			rc = imc_scn_parse_uint(p, "sl", v, 15, &x);
+			a->sl = (uint8_t)x;
+		} else {
+			rc = imc_scn_parse_error(p,
+				"expected count=, size=, interval= or sl=, got '%s'",
+				argv[i]);
+		}
+	}
+	return rc;
+}
+
+static void mcast_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct mcast_arg *a = data;
+
+	print_port(f, t, &a->src);
+	mgid_print(f, &a->mgid);
+	fprintf(f, " count=%" PRIu32 " size=%" PRIu32 " interval=", a->count,
+		a->size);
+	imc_scn_print_time(f, a->interval);
+	fprintf(f, " sl=%u", a->sl);
+}
+
+static int mcast_run(struct imc_scn_ctx *c, void *data)
+{
+	const struct mcast_arg *a = data;
+	struct imc_sa_group_info gi;
+	struct sa_run *r;
+	struct imc_gid mgid;
+	char buf[IMC_GID_STRLEN];
+	int rc = run_get(c, &r);
+
+	if (rc)
+		return rc;
+	if (!mgid_resolve(r, &a->mgid, &mgid))
+		return imc_scn_fail(c, -ENOENT,
+			"@%s has no MGID yet: its sa-join has not succeeded",
+			a->mgid.label->label);
+	/* The sender learns MLID, Q_Key and P_Key from the SA's record. */
+	if (imc_sa_group_get(imc_sa_fabric_sa(r->sf), &mgid, &gi)) {
+		imc_gid_format(&mgid, buf);
+		return imc_scn_fail(c, -ENOENT, "the SA has no group %s", buf);
+	}
+	rc = flow_start(r, a->src.node, a->src.port, &gi.rec, a->count,
+			a->size, a->interval, a->sl, scn_flow_id(c));
+	if (rc == -EINVAL)
+		return imc_scn_fail(c, rc, "%s has no P_Key 0x%04x in its table",
+				    imc_scn_topo(c)->node[a->src.node].name,
+				    gi.rec.pkey);
+	return rc;
+}
+
+static const struct imc_scn_verb verb_mcast = {
+	.name = "sa-mcast", .kind = IMC_SCN_ACTION, .parse = mcast_parse,
+	.print = mcast_print, .run = mcast_run, .free = free,
+};
+
+/* ------------------------------------------------------------------ */
+/* sa-show */
+
+static int show_parse(struct imc_scn_parser *p, unsigned argc,
+		      const char *const *argv, void **data)
+{
+	struct show_arg *a;
+
+	(void)argv;
+	if (argc)
+		return imc_scn_parse_error(p, "expected 'sa-show' alone");
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->line = p->line;
+	*data = a;
+	return 0;
+}
+
+static void show_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	(void)f;
+	(void)t;
+	(void)data;
+}
+
+static int show_run(struct imc_scn_ctx *c, void *data)
+{
+	const struct show_arg *a = data;
+	struct sa_run *r;
+	int rc = run_get(c, &r);
+
+	if (rc)
+		return rc;
+	return snapshot(r, a->line);
+}
+
+static const struct imc_scn_verb verb_show = {
+	.name = "sa-show", .kind = IMC_SCN_ACTION, .parse = show_parse,
+	.print = show_print, .run = show_run, .free = free,
+};
+
+/* ------------------------------------------------------------------ */
+/* Subjects */
+
+struct subj_arg {
+	bool has_host;
+	struct port_arg host;
+	struct mgid_arg mgid;
+};
+
+static int subj_new(void **data, struct subj_arg **out)
+{
+	*out = calloc(1, sizeof(**out));
+	*data = *out;
+	return *out ? 0 : -ENOMEM;
+}
+
+static int none_parse(struct imc_scn_parser *p, unsigned argc,
+		      const char *const *argv, void **data)
+{
+	struct subj_arg *a;
+
+	(void)argv;
+	if (argc)
+		return imc_scn_parse_error(p, "expected no argument");
+	return subj_new(data, &a);
+}
+
+static int host_opt_parse(struct imc_scn_parser *p, unsigned argc,
+			  const char *const *argv, void **data)
+{
+	struct subj_arg *a;
+	int rc;
+
+	if (argc > 1)
+		return imc_scn_parse_error(p, "expected at most one host");
+	rc = subj_new(data, &a);
+	if (rc || !argc)
+		return rc;
+	a->has_host = true;
+	return imc_scn_parse_host(p, argv[0], &a->host.node, &a->host.port);
+}
+
+static int mgid_subj_parse(struct imc_scn_parser *p, unsigned argc,
+			   const char *const *argv, void **data)
+{
+	struct subj_arg *a;
+	int rc;
+
+	if (argc != 1)
+		return imc_scn_parse_error(p, "expected an MGID or @NAME");
+	rc = subj_new(data, &a);
+	return rc ? rc : mgid_parse(p, argv[0], &a->mgid);
+}
+
+static int status_subj_parse(struct imc_scn_parser *p, unsigned argc,
+			     const char *const *argv, void **data)
+{
+	struct subj_arg *a;
+	int rc;
+
+	if (argc != 2)
+		return imc_scn_parse_error(p, "expected HOST and an MGID, 0 or @NAME");
+	rc = subj_new(data, &a);
+	if (rc)
+		return rc;
+	a->has_host = true;
+	rc = imc_scn_parse_host(p, argv[0], &a->host.node, &a->host.port);
+	return rc ? rc : mgid_parse(p, argv[1], &a->mgid);
+}
+
+static void status_print(FILE *f, const struct imc_topo *t,
+			 const void *data)
+{
+	const struct subj_arg *a = data;
+
+	print_port(f, t, &a->host);
+	mgid_print(f, &a->mgid);
+}
+
+static void host_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct subj_arg *a = data;
+
+	if (a->has_host)
+		print_port(f, t, &a->host);
+}
+
+static void mgid_subj_print(FILE *f, const struct imc_topo *t,
+			    const void *data)
+{
+	const struct subj_arg *a = data;
+
+	(void)t;
+	mgid_print(f, &a->mgid);
+}
+
+static void none_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	(void)f;
+	(void)t;
+	(void)data;
+}
+
+static const struct {
+	const char *name;
+	uint32_t value;
+} status_names[] = {
+	{ "success", 0 },
+	{ "busy", UMAD_STATUS_BUSY },
+	{ "redirect", UMAD_STATUS_REDIRECT },
+	{ "bad-version", UMAD_STATUS_BAD_VERSION },
+	{ "method-unsupported", UMAD_STATUS_METHOD_NOT_SUPPORTED },
+	{ "method-attr-unsupported", UMAD_STATUS_ATTR_NOT_SUPPORTED },
+	{ "invalid-attr-value", UMAD_STATUS_INVALID_ATTR_VALUE },
+	{ "no-resources", UMAD_SA_STATUS_NO_RESOURCES << 8 },
+	{ "req-invalid", UMAD_SA_STATUS_REQ_INVALID << 8 },
+	{ "no-records", UMAD_SA_STATUS_NO_RECORDS << 8 },
+	{ "too-many-records", UMAD_SA_STATUS_TOO_MANY_RECORDS << 8 },
+	{ "invalid-gid", UMAD_SA_STATUS_INVALID_GID << 8 },
+	{ "insuf-comps", UMAD_SA_STATUS_INSUF_COMPS << 8 },
+	{ "req-denied", UMAD_SA_STATUS_REQ_DENIED << 8 },
+	{ "pri-suggested", UMAD_SA_STATUS_PRI_SUGGESTED << 8 },
+	{ "none", ST_NONE },
+	{ "pending", ST_PENDING },
+	{ "timeout", ST_TIMEOUT },
+};
+
+static int status_value_parse(const char *word, uint64_t *v)
+{
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(status_names); i++) {
+		if (!strcmp(word, status_names[i].name)) {
+			*v = status_names[i].value;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void status_value_format(uint64_t v, char *buf, size_t len)
+{
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(status_names); i++) {
+		if (status_names[i].value == v) {
+			snprintf(buf, len, "%s", status_names[i].name);
+			return;
+		}
+	}
+	snprintf(buf, len, "0x%04" PRIx64, v);
+}
+
+static void mlid_value_format(uint64_t v, char *buf, size_t len)
+{
+	snprintf(buf, len, "0x%04" PRIx64, v);
+}
+
+static int status_observe(struct imc_scn_ctx *c, const void *data,
+			  uint64_t *v)
+{
+	const struct subj_arg *a = data;
+	const struct sa_host *h;
+	const struct sa_ent *e = NULL;
+	struct sa_run *r;
+	struct imc_gid mgid;
+	int rc = run_get(c, &r);
+
+	if (rc)
+		return rc;
+	*v = ST_NONE;
+	h = host_find(r, a->host.node, a->host.port);
+	if (h && mgid_resolve(r, &a->mgid, &mgid))
+		e = ent_find(r, h->idx, &mgid);
+	if (e)
+		*v = e->status;
+	return 0;
+}
+
+static int group_info(struct imc_scn_ctx *c, const struct subj_arg *a,
+		      struct imc_sa_group_info *gi, bool *found)
+{
+	struct sa_run *r;
+	struct imc_gid mgid;
+	int rc = run_get(c, &r);
+
+	if (rc)
+		return rc;
+	*found = mgid_resolve(r, &a->mgid, &mgid) &&
+		 !imc_sa_group_get(imc_sa_fabric_sa(r->sf), &mgid, gi);
+	return 0;
+}
+
+static int members_observe(struct imc_scn_ctx *c, const void *data,
+			   uint64_t *v)
+{
+	struct imc_sa_group_info gi;
+	bool found;
+	int rc = group_info(c, data, &gi, &found);
+
+	*v = !rc && found ? gi.members : 0;
+	return rc;
+}
+
+static int mlid_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
+{
+	struct imc_sa_group_info gi;
+	bool found;
+	int rc = group_info(c, data, &gi, &found);
+
+	*v = !rc && found ? gi.rec.mlid : 0;
+	return rc;
+}
+
+static int stats_of(struct imc_scn_ctx *c, struct imc_sa_stats *st,
+		    struct sa_run **out)
+{
+	int rc = run_get(c, out);
+
+	if (!rc)
+		imc_sa_get_stats(imc_sa_fabric_sa((*out)->sf), st);
+	return rc;
+}
+
+static int groups_observe(struct imc_scn_ctx *c, const void *data,
+			  uint64_t *v)
+{
+	struct imc_sa_stats st;
+	struct sa_run *r;
+	int rc = stats_of(c, &st, &r);
+
+	(void)data;
+	*v = rc ? 0 : st.groups;
+	return rc;
+}
+
+static int dropped_observe(struct imc_scn_ctx *c, const void *data,
+			   uint64_t *v)
+{
+	struct imc_sa_stats st;
+	struct sa_run *r;
+	int rc = stats_of(c, &st, &r);
+
+	(void)data;
+	*v = rc ? 0 : st.drop_queue_full;
+	return rc;
+}
+
+static int count_observe(struct imc_scn_ctx *c, const struct subj_arg *a,
+			 bool answers, uint64_t *v)
+{
+	const struct sa_host *h;
+	struct sa_run *r;
+	int rc = run_get(c, &r);
+
+	if (rc)
+		return rc;
+	if (!a->has_host) {
+		*v = answers ? r->answers : r->requests;
+		return 0;
+	}
+	h = host_find(r, a->host.node, a->host.port);
+	*v = !h ? 0 : answers ? h->answers : h->requests;
+	return 0;
+}
+
+static int requests_observe(struct imc_scn_ctx *c, const void *data,
+			    uint64_t *v)
+{
+	return count_observe(c, data, false, v);
+}
+
+static int answers_observe(struct imc_scn_ctx *c, const void *data,
+			   uint64_t *v)
+{
+	return count_observe(c, data, true, v);
+}
+
+static int timeouts_observe(struct imc_scn_ctx *c, const void *data,
+			    uint64_t *v)
+{
+	struct sa_run *r;
+	int rc = run_get(c, &r);
+
+	(void)data;
+	*v = rc ? 0 : r->timeouts;
+	return rc;
+}
+
+static int errors_observe(struct imc_scn_ctx *c, const void *data,
+			  uint64_t *v)
+{
+	struct sa_run *r;
+	int rc = run_get(c, &r);
+
+	(void)data;
+	*v = rc ? 0 : r->errors;
+	return rc;
+}
+
+static const struct imc_scn_subject subj_status = {
+	.name = "sa-status", .parse = status_subj_parse, .print = status_print,
+	.observe = status_observe, .value_parse = status_value_parse,
+	.value_format = status_value_format, .free = free,
+};
+
+static const struct imc_scn_subject subj_groups = {
+	.name = "sa-groups", .parse = none_parse, .print = none_print,
+	.observe = groups_observe, .free = free,
+};
+
+static const struct imc_scn_subject subj_members = {
+	.name = "sa-members", .parse = mgid_subj_parse,
+	.print = mgid_subj_print, .observe = members_observe, .free = free,
+};
+
+static const struct imc_scn_subject subj_mlid = {
+	.name = "sa-mlid", .parse = mgid_subj_parse, .print = mgid_subj_print,
+	.observe = mlid_observe, .value_format = mlid_value_format,
+	.free = free,
+};
+
+static const struct imc_scn_subject subj_requests = {
+	.name = "sa-requests", .parse = host_opt_parse, .print = host_print,
+	.observe = requests_observe, .free = free,
+};
+
+static const struct imc_scn_subject subj_answers = {
+	.name = "sa-answers", .parse = host_opt_parse, .print = host_print,
+	.observe = answers_observe, .free = free,
+};
+
+static const struct imc_scn_subject subj_dropped = {
+	.name = "sa-dropped", .parse = none_parse, .print = none_print,
+	.observe = dropped_observe, .free = free,
+};
+
+static const struct imc_scn_subject subj_timeouts = {
+	.name = "sa-timeouts", .parse = none_parse, .print = none_print,
+	.observe = timeouts_observe, .free = free,
+};
+
+static const struct imc_scn_subject subj_errors = {
+	.name = "sa-errors", .parse = none_parse, .print = none_print,
+	.observe = errors_observe, .free = free,
+};
+
+/* ------------------------------------------------------------------ */
+/* The recorder */
+
+int imc_scn_sa_show_create(struct imc_scenario *s,
+			   struct imc_scn_sa_show **out)
+{
+	struct imc_scn_sa_show *sh;
+	struct sa_cfg *cfg = NULL;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!s)
+		return -EINVAL;
+	for (unsigned i = 0; i < s->nsettings && !cfg; i++)
+		if (s->settings[i].verb == &verb_sa)
+			cfg = s->settings[i].data;
+	if (!cfg)
+		return -ENOENT;
+	if (cfg->show)
+		return -EBUSY;
+	sh = calloc(1, sizeof(*sh));
+	if (!sh)
+		return -ENOMEM;
+	sh->cfg = cfg;
+	cfg->show = sh;
+	*out = sh;
+	return 0;
+}
+
+void imc_scn_sa_show_destroy(struct imc_scn_sa_show *sh)
+{
+	if (!sh)
+		return;
+	if (sh->cfg)
+		sh->cfg->show = NULL;
+	show_clear(sh);
+	free(sh->s);
+	free(sh);
+}
+
+unsigned imc_scn_sa_show_count(const struct imc_scn_sa_show *sh)
+{
+	return sh ? sh->n : 0;
+}
+
+static void field(FILE *f, const char *name)
+{
+	size_t n = strlen(name);
+
+	fprintf(f, "\t\t%s", name);
+	for (; n < DOTS; n++)
+		fputc('.', f);
+}
+
+static void js_text(FILE *f, uint8_t js)
+{
+	static const char *const names[] = {
+		"Full", "NonMember", "SendOnlyNonMember",
+		"SendOnlyFullMember",
+	};
+	bool first = true;
+
+	fprintf(f, "0x%X", js);
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(names); i++) {
+		if (!(js >> i & 1))
+			continue;
+		fprintf(f, "%s%s", first ? " (" : "+", names[i]);
+		first = false;
+	}
+	if (!first)
+		fputc(')', f);
+}
+
+static void snap_header(FILE *f, const struct snap *s)
+{
+	char t[32];
+
+	imc_scn_format_time(s->at, t, sizeof(t));
+	if (s->line)
+		fprintf(f, "SA at %s (sa-show, line %u):", t, s->line);
+	else
+		fprintf(f, "SA at the end of the run (%s):", t);
+	fprintf(f, " %" PRIu32 " groups, %" PRIu64 " members, %" PRIu32
+		" of %" PRIu32 " MLIDs in use, %" PRIu64
+		" MADs received, %" PRIu64 " dropped (queue full)\n",
+		s->st.groups, s->st.members, s->st.mlids_in_use,
+		s->st.mlids_total, s->st.received, s->st.drop_queue_full);
+}
+
+static void print_text(FILE *f, const struct snap *s)
+{
+	char gid[IMC_GID_STRLEN];
+
+	snap_header(f, s);
+	/* As saquery -g: one dump per group. */
+	for (size_t i = 0; i < s->ng; i++) {
+		const struct imc_sa_group_info *g = &s->g[i].g;
+		const struct imc_mcmr *r = &g->rec;
+
+		imc_gid_format(&r->mgid, gid);
+		fprintf(f, "MCMemberRecord group dump:\n");
+		field(f, "MGID");
+		fprintf(f, "%s\n", gid);
+		field(f, "Mlid");
+		fprintf(f, "0x%X\n", r->mlid);
+		field(f, "Qkey");
+		fprintf(f, "0x%08" PRIX32 "\n", r->qkey);
+		field(f, "Mtu");
+		fprintf(f, "0x%X\n", r->mtu);
+		field(f, "Rate");
+		fprintf(f, "0x%X\n", r->rate);
+		field(f, "pkey");
+		fprintf(f, "0x%X\n", r->pkey);
+		field(f, "SL");
+		fprintf(f, "0x%X\n", r->sl);
+		field(f, "TClass");
+		fprintf(f, "0x%X\n", r->tclass);
+		field(f, "FlowLabel");
+		fprintf(f, "0x%" PRIX32 "\n", r->flow_label);
+		field(f, "Scope");
+		fprintf(f, "0x%X\n", r->scope);
+		field(f, "Members");
+		fprintf(f, "%" PRIu32 " (%" PRIu32 " full)%s\n", g->members,
+			g->full_members, g->persistent ? ", persistent" : "");
+	}
+	/* As saquery -m: one dump per member, groups in MGID order. */
+	for (size_t i = 0; i < s->ng; i++) {
+		const struct snap_group *sg = &s->g[i];
+
+		imc_gid_format(&sg->g.rec.mgid, gid);
+		for (size_t k = 0; k < sg->nm; k++) {
+			const struct snap_member *m = &sg->m[k];
+			char pg[IMC_GID_STRLEN];
+
+			imc_gid_format(&m->m.port_gid, pg);
+			fprintf(f, "MCMemberRecord member dump:\n");
+			field(f, "MGID");
+			fprintf(f, "%s\n", gid);
+			field(f, "Mlid");
+			fprintf(f, "0x%X\n", sg->g.rec.mlid);
+			field(f, "PortGid");
+			fprintf(f, "%s\n", pg);
+			field(f, "JoinState");
+			js_text(f, m->m.join_state);
+			fputc('\n', f);
+			field(f, "ProxyJoin");
+			fprintf(f, "0x%X\n", m->m.proxy);
+			field(f, "NodeDescription");
+			fprintf(f, "%s\n", m->name ? m->name : "<unknown>");
+		}
+	}
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static void print_json(FILE *f, const struct snap *s)
+{
+	char t[32], gid[IMC_GID_STRLEN];
+
+	imc_scn_format_time(s->at, t, sizeof(t));
+	fprintf(f, "{\"at_ns\": %" PRIu64 ", \"at\": \"%s\", ", s->at, t);
+	if (s->line)
+		fprintf(f, "\"line\": %u, ", s->line);
+	else
+		fputs("\"end\": true, ", f);
+	fprintf(f, "\"stats\": {\"groups\": %" PRIu32 ", \"members\": %" PRIu64
+		", \"mlids_in_use\": %" PRIu32 ", \"mlids_total\": %" PRIu32
+		", \"received\": %" PRIu64 ", \"drop_queue_full\": %" PRIu64
+		", \"groups_created\": %" PRIu64 ", \"groups_deleted\": %"
+		PRIu64 ", \"mft_adds\": %" PRIu64 ", \"mft_removes\": %" PRIu64
+		"},\n     \"groups\": [", s->st.groups, s->st.members,
+		s->st.mlids_in_use, s->st.mlids_total, s->st.received,
+		s->st.drop_queue_full, s->st.groups_created,
+		s->st.groups_deleted, s->st.mft_adds, s->st.mft_removes);
+	for (size_t i = 0; i < s->ng; i++) {
+		const struct snap_group *sg = &s->g[i];
+		const struct imc_mcmr *r = &sg->g.rec;
+
+		imc_gid_format(&r->mgid, gid);
+		fprintf(f, "%s\n      {\"mgid\": \"%s\", \"mlid\": %u, "
+			"\"qkey\": %" PRIu32 ", \"mtu\": %u, \"rate\": %u, "
+			"\"pkey\": %u, \"sl\": %u, \"tclass\": %u, "
+			"\"flow_label\": %" PRIu32 ", \"scope\": %u, "
+			"\"persistent\": %s, \"full_members\": %" PRIu32
+			", \"members\": [", i ? "," : "", gid, r->mlid, r->qkey,
+			r->mtu, r->rate, r->pkey, r->sl, r->tclass,
+			r->flow_label, r->scope,
+			sg->g.persistent ? "true" : "false",
+			sg->g.full_members);
+		for (size_t k = 0; k < sg->nm; k++) {
+			const struct snap_member *m = &sg->m[k];
+
+			imc_gid_format(&m->m.port_gid, gid);
+			fprintf(f, "%s\n        {\"port_gid\": \"%s\", "
+				"\"lid\": %u, \"join_state\": %u, "
+				"\"proxy_join\": %s, \"node\": ",
+				k ? "," : "", gid, m->m.lid, m->m.join_state,
+				m->m.proxy ? "true" : "false");
+			if (m->name)
+				json_str(f, m->name);
+			else
+				fputs("null", f);
+			fputc('}', f);
+		}
+		fprintf(f, "%s]}", sg->nm ? "\n      " : "");
+	}
+	fprintf(f, "%s]}", s->ng ? "\n    " : "");
+}
+
+int imc_scn_sa_show_print(const struct imc_scn_sa_show *sh, FILE *f,
+			  bool json)
+{
+	if (!sh || !f)
+		return -EINVAL;
+	if (json)
+		fputc('[', f);
+	for (unsigned i = 0; i < sh->n; i++) {
+		if (json) {
+			fprintf(f, "%s\n    ", i ? "," : "");
+			print_json(f, &sh->s[i]);
+		} else {
+			print_text(f, &sh->s[i]);
+		}
+	}
+	if (json)
+		fprintf(f, "%s]", sh->n ? "\n  " : "");
+	return ferror(f) ? -EIO : 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+int imc_scn_lang_add_sa(struct imc_scn_lang *l)
+{
+	static const struct imc_scn_verb *const verbs[] = {
+		&verb_sa, &verb_join, &verb_leave, &verb_get, &verb_mcast,
+		&verb_show,
+	};
+	static const struct imc_scn_subject *const subjects[] = {
+		&subj_status, &subj_groups, &subj_members, &subj_mlid,
+		&subj_requests, &subj_answers, &subj_dropped, &subj_timeouts,
+		&subj_errors,
+	};
+	int rc = 0;
+
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(verbs) && !rc; i++)
+		rc = imc_scn_lang_add_verb(l, verbs[i]);
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
+		rc = imc_scn_lang_add_subject(l, subjects[i]);
+	return rc;
+}
