@@ -1,0 +1,1304 @@
+/* ibmcast sa-serve: the SA engine as a second SA beside OpenSM (on
+ * InfiniBand, or on ibsim through umad2sim), and the two clients that
+ * hold it up against OpenSM: a conformance driver that sends the same
+ * requests to both SAs and compares the answers, and a load generator. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ibmcast/gid.h"
+#include "ibmcast/loop.h"
+#include "ibmcast/mad.h"
+#include "ibmcast/sa.h"
+#include "ibmcast/sa_attr.h"
+#include "ibmcast/sa_client.h"
+#include "ibmcast/sa_records.h"
+#include "ibmcast/sa_serve.h"
+#include "ibmcast/umad.h"
+#include "tools.h"
+#include "wire/bytes.h"
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: ibmcast sa-serve [serve] [--device D] [--port P] [--smkey K]\n"
+		"                        [--ttl MS] [--window N] [--duration SECS] [--list]\n"
+		"       ibmcast sa-serve compare --imc-lid LID [--osm-lid LID] [--device D]\n"
+		"                        [--port P] CASEFILE\n"
+		"       ibmcast sa-serve load --dlid LID --op create|rejoin [--count N]\n"
+		"                        [--window N] [--tag T] [--device D] [--port P]\n"
+		"\n"
+		"serve    answers SA requests addressed to this port's LID with ibmcast's\n"
+		"         SA engine (sets IsSM on the port), beside the SM that runs the\n"
+		"         fabric. Its port directory comes from the SM's SA: PortInfoRecord,\n"
+		"         NodeRecord and P_KeyTableRecord Gets per LID. Prints 'ready lid L\n"
+		"         sm_lid S ports N' once the scan is done (--list: then one line per\n"
+		"         port), and its counters when it stops (SIGINT, SIGTERM, or after\n"
+		"         --duration). --smkey: SM_Key of the P_KeyTableRecord queries\n"
+		"         (default 1; 0: assume P_Key 0xFFFF); --ttl: how long a port found\n"
+		"         absent stays absent (default 1000 ms); --window: queries in\n"
+		"         flight at the SM (default 32).\n"
+		"compare  runs the cases of CASEFILE against the SA at --osm-lid (default\n"
+		"         the SM's LID) and the one at --imc-lid, from this one client, and\n"
+		"         prints per case the statuses of both and whether they agree.\n"
+		"         Exit 1 when a case differs without an expect-differs line, or has\n"
+		"         one and agrees.\n"
+		"load     --count Sets of MCMemberRecords (default 10000) with --window in\n"
+		"         flight (default 8, at most 32): 'create' makes groups\n"
+		"         ff15:1234:TAG::N, 'rejoin' joins them again; prints the rate.\n");
+}
+
+/* ------------------------------------------------------------------ */
+/* Options. */
+
+struct opts {
+	const char *device;
+	unsigned port;
+	uint64_t smkey;
+	unsigned ttl_ms;
+	unsigned window;
+	unsigned duration;
+	bool list;
+	uint16_t osm_lid;
+	uint16_t imc_lid;
+	uint16_t dlid;
+	const char *op;
+	unsigned count;
+	unsigned tag;
+};
+
+static int parse_num(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* SIGINT/SIGTERM through a signalfd watched by the loop: the loop stops
+ * from its own thread. */
+struct sigwatch {
+	struct imc_fd_watch w;
+	struct imc_loop *loop;
+	bool hit;
+};
+
+static void on_signal(struct imc_fd_watch *w, unsigned int events)
+{
+	struct sigwatch *sw = imc_container_of(w, struct sigwatch, w);
+	struct signalfd_siginfo si;
+
+	if (read(w->fd, &si, sizeof(si)) > 0)
+		sw->hit = true;
+	imc_loop_stop(sw->loop);
+}
+
+static int sigwatch_start(struct sigwatch *sw, struct imc_loop *loop)
+{
+	sigset_t set;
+	int fd;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -errno;
+	fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	memset(sw, 0, sizeof(*sw));
+	sw->loop = loop;
+	imc_fd_watch_init(&sw->w, fd, on_signal);
+	return imc_loop_watch_fd(loop, &sw->w, IMC_EV_READ);
+}
+
+static void sigwatch_stop(struct sigwatch *sw)
+{
+	if (sw->w.fd > 0) {
+		imc_loop_unwatch_fd(sw->loop, &sw->w);
+		close(sw->w.fd);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* serve */
+
+static int print_port(void *arg, const struct imc_sa_port *p)
+{
+	char g[IMC_GID_STRLEN];
+
+	imc_gid_format(&p->gid, g);
+	printf("port lid %u gid %s guid 0x%016" PRIx64 " port_num %u mtu %u "
+	       "rate %u%s pkeys", p->lid, g, imc_get64(p->gid.raw + 8),
+	       p->port_num, p->mtu, p->rate, p->switch_port0 ? " switch" : "");
+	for (size_t i = 0; i < p->n_pkeys; i++)
+		printf(" 0x%04x", p->pkeys[i]);
+	printf("\n");
+	return 0;
+}
+
+static int do_serve(const struct opts *o)
+{
+	struct imc_sa_serve_config cfg;
+	struct imc_sa_serve_stats st;
+	struct imc_sa_stats ss;
+	struct imc_sa_serve *s = NULL;
+	struct imc_loop *loop = NULL;
+	struct sigwatch sw;
+	imc_time_t end;
+	int r, rc = IMC_EXIT_FAIL;
+
+	memset(&sw, 0, sizeof(sw));
+	imc_sa_serve_config_init(&cfg);
+	cfg.device = o->device;
+	cfg.port = o->port;
+	cfg.query_sm_key = o->smkey;
+	cfg.miss_ttl = (imc_time_t)o->ttl_ms * IMC_NSEC_PER_MSEC;
+	cfg.window = o->window;
+	cfg.sa.hash_seed = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull;
+	r = imc_loop_create_realtime(&loop);
+	if (r < 0) {
+		fprintf(stderr, "ibmcast sa-serve: loop: %s\n", strerror(-r));
+		return IMC_EXIT_FAIL;
+	}
+	if (sigwatch_start(&sw, loop) < 0) {
+		fprintf(stderr, "ibmcast sa-serve: signals: %s\n",
+			strerror(errno));
+		goto out;
+	}
+	r = imc_sa_serve_open(loop, &cfg, &s);
+	if (r < 0) {
+		fprintf(stderr, "ibmcast sa-serve: cannot serve on %s port %u: %s\n",
+			o->device ? o->device : "(default)", o->port,
+			strerror(-r));
+		goto out;
+	}
+	end = imc_loop_now(loop) + (imc_time_t)o->duration * IMC_NSEC_PER_SEC;
+	while (!imc_sa_serve_ready(s) && !sw.hit &&
+	       (!o->duration || imc_loop_now(loop) < end))
+		if (imc_loop_run_once(loop) < 0)
+			goto out;
+	imc_sa_serve_get_stats(s, &st);
+	printf("ready lid %u sm_lid %u ports %u scan_ms %.1f\n",
+	       imc_sa_serve_port(s)->lid, imc_sa_serve_port(s)->sm_lid,
+	       st.ports, (double)st.scan_time / 1e6);
+	if (o->list)
+		imc_sa_serve_foreach_port(s, print_port, NULL);
+	fflush(stdout);
+	/* A signal taken during the scan has already stopped a round. */
+	if (!sw.hit) {
+		if (o->duration)
+			imc_loop_run_until(loop, end);
+		else
+			imc_loop_run(loop);
+	}
+	imc_sa_serve_get_stats(s, &st);
+	imc_sa_get_stats(imc_sa_serve_sa(s), &ss);
+	printf("stopped requests %" PRIu64 " answers %" PRIu64 " parked %"
+	       PRIu64 " lookups %" PRIu64 " absent %" PRIu64 " queries %"
+	       PRIu64 " query_errors %" PRIu64 " groups %u created %" PRIu64
+	       "\n", st.requests, st.answers, st.parked, st.lookups,
+	       st.lookups_absent, st.queries, st.query_errors, ss.groups,
+	       ss.groups_created);
+	rc = IMC_EXIT_OK;
+out:
+	fflush(stdout);
+	imc_sa_serve_close(s);
+	sigwatch_stop(&sw);
+	imc_loop_destroy(loop);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* A raw SA client: whole MADs out, answers matched on the low 32 bits
+ * of the TID (ibsim rewrites the upper half), one request at a time. */
+
+struct raw {
+	struct imc_loop *loop;
+	struct imc_umad *u;
+	uint32_t tid;
+	bool waiting, got;
+	size_t len;
+	uint8_t ans[IMC_MAD_SIZE];
+	struct imc_timer timer;
+	bool timed_out;
+};
+
+static void raw_recv(void *arg, const uint8_t *mad, size_t len,
+		     const struct imc_umad_addr *from)
+{
+	struct raw *w = arg;
+
+	(void)from;
+	if (!w->waiting || len < IMC_MAD_HDR_SIZE ||
+	    !(mad[3] & UMAD_METHOD_RESP_MASK) ||
+	    imc_get32(mad + 12) != w->tid)
+		return;
+	memset(w->ans, 0, sizeof(w->ans));
+	memcpy(w->ans, mad, len);
+	w->len = len;
+	w->got = true;
+	w->waiting = false;
+	imc_loop_stop(w->loop);
+}
+
+static void raw_timeout(struct imc_timer *t)
+{
+	struct raw *w = imc_container_of(t, struct raw, timer);
+
+	w->timed_out = true;
+	imc_loop_stop(w->loop);
+}
+
+/* Sends mad (len bytes) to dlid and waits for the answer: 1 with it in
+ * w->ans, 0 when two attempts of 300 ms went unanswered, or a negative
+ * errno. The TID of mad is replaced. */
+static int raw_call(struct raw *w, uint16_t dlid, uint8_t *mad, size_t len)
+{
+	struct imc_umad_addr to = {
+		.lid = dlid,
+		.qpn = IMC_UMAD_QP1,
+		.qkey = IMC_UMAD_GSI_QKEY,
+		.sl = imc_umad_port(w->u)->sm_sl,
+	};
+
+	w->tid++;
+	imc_put32(mad + 8, 0);
+	imc_put32(mad + 12, w->tid);
+	w->got = false;
+	for (int attempt = 0; attempt < 2 && !w->got; attempt++) {
+		int r = imc_umad_send(w->u, &to, mad, len);
+
+		if (r < 0)
+			return r;
+		w->waiting = true;
+		w->timed_out = false;
+		imc_timer_arm_in(w->loop, &w->timer, 300 * IMC_NSEC_PER_MSEC);
+		while (!w->got && !w->timed_out)
+			if (imc_loop_run(w->loop) < 0)
+				break;
+		imc_timer_cancel(w->loop, &w->timer);
+	}
+	w->waiting = false;
+	return w->got ? 1 : 0;
+}
+
+static int raw_open(struct raw *w, const struct opts *o)
+{
+	struct imc_umad_config uc = { o->device, o->port, IMC_UMAD_CLIENT,
+				      false };
+	int r;
+
+	memset(w, 0, sizeof(*w));
+	imc_timer_init(&w->timer, raw_timeout);
+	r = imc_loop_create_realtime(&w->loop);
+	if (r < 0)
+		return r;
+	r = imc_umad_open(w->loop, &uc, &w->u);
+	if (r < 0) {
+		fprintf(stderr, "ibmcast sa-serve: cannot open %s port %u: %s\n",
+			o->device ? o->device : "(default)", o->port,
+			strerror(-r));
+		return r;
+	}
+	imc_umad_set_recv(w->u, raw_recv, w);
+	w->tid = (uint32_t)(time(NULL) << 12) ^ (uint32_t)getpid() << 20;
+	return 0;
+}
+
+static void raw_close(struct raw *w)
+{
+	if (w->u)
+		imc_umad_set_recv(w->u, NULL, NULL);
+	imc_umad_close(w->u);
+	if (w->loop)
+		imc_loop_destroy(w->loop);
+}
+
+/* The port GID of the port at lid, from the NodeRecord the SA at dlid
+ * gives (the subnet prefix is this port's). */
+static int gid_of_lid(struct raw *w, uint16_t dlid, uint16_t lid,
+		      struct imc_gid *out)
+{
+	struct imc_sa_mad m;
+	struct imc_node_rec n;
+	uint8_t buf[IMC_MAD_SIZE];
+
+	memset(&m, 0, sizeof(m));
+	m.mad.base_version = 1;
+	m.mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
+	m.mad.class_version = UMAD_SA_CLASS_VERSION;
+	m.mad.method = UMAD_METHOD_GET;
+	m.mad.attr_id = IMC_SA_ATTR_NODE_REC;
+	m.sa.comp_mask = IMC_NR_COMP_LID;
+	memset(&n, 0, sizeof(n));
+	n.lid = lid;
+	imc_node_rec_pack(&n, m.data, sizeof(m.data));
+	imc_sa_mad_pack(&m, buf, sizeof(buf));
+	if (raw_call(w, dlid, buf, sizeof(buf)) != 1 || imc_get16(w->ans + 4) ||
+	    imc_node_rec_unpack(&n, w->ans + IMC_SA_DATA_OFFSET,
+				w->len - IMC_SA_DATA_OFFSET) < 0)
+		return -ENOENT;
+	memcpy(out->raw, imc_umad_port(w->u)->gid.raw, 8);
+	imc_put64(out->raw + 8, n.info.port_guid);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* compare: the case file.
+ *
+ *   case NAME
+ *   expect-differs: ID reason (IBA clause)
+ *   METHOD [attr=A] [smkey=K] [mask=M] [rec=F=V,...] [data=HEX] [bv=N]
+ *          [cv=N] [attroff=N] [attrmod=N] [len=N] [save=VAR]
+ *   end
+ *
+ * Values may name $SELF (this port's GID), $SM (the SM's port), $IMC
+ * (ibmcast's SA port), $BADPREFIX (this port's GUID under fe81::/64),
+ * $C (the case number, hex) and variables saved by earlier requests of
+ * the case (save=VAR: the MGID of the answer's first record). */
+
+enum { MAX_REQS = 16, MAX_VARS = 8, LINE_MAX_LEN = 1024 };
+
+struct var {
+	char name[16];
+	char value[2][IMC_GID_STRLEN]; /* per side */
+};
+
+struct ccase {
+	char name[64];
+	char differs[256];
+	unsigned line;
+	unsigned nreq;
+	char *req[MAX_REQS];
+};
+
+struct side_result {
+	char status[MAX_REQS][8];
+	char *text[MAX_REQS];       /* normalized answer */
+};
+
+static const struct { const char *name; uint8_t method; } methods[] = {
+	{ "get", UMAD_METHOD_GET },
+	{ "set", UMAD_METHOD_SET },
+	{ "gettable", UMAD_SA_METHOD_GET_TABLE },
+	{ "delete", UMAD_SA_METHOD_DELETE },
+	{ "getmulti", UMAD_SA_METHOD_GET_MULTI },
+	{ "report", UMAD_METHOD_REPORT },
+};
+
+static const struct { const char *name; uint64_t bit; } fields[] = {
+	{ "mgid", UMAD_SA_MCM_COMP_MASK_MGID },
+	{ "port_gid", UMAD_SA_MCM_COMP_MASK_PORT_GID },
+	{ "qkey", UMAD_SA_MCM_COMP_MASK_QKEY },
+	{ "mlid", UMAD_SA_MCM_COMP_MASK_MLID },
+	{ "mtu_sel", UMAD_SA_MCM_COMP_MASK_MTU_SEL },
+	{ "mtu", UMAD_SA_MCM_COMP_MASK_MTU },
+	{ "tclass", UMAD_SA_MCM_COMP_MASK_TCLASS },
+	{ "pkey", UMAD_SA_MCM_COMP_MASK_PKEY },
+	{ "rate_sel", UMAD_SA_MCM_COMP_MASK_RATE_SEL },
+	{ "rate", UMAD_SA_MCM_COMP_MASK_RATE },
+	{ "life_sel", UMAD_SA_MCM_COMP_MASK_LIFE_TIME_SEL },
+	{ "life", UMAD_SA_MCM_COMP_MASK_LIFE_TIME },
+	{ "sl", UMAD_SA_MCM_COMP_MASK_SL },
+	{ "flow_label", UMAD_SA_MCM_COMP_MASK_FLOW_LABEL },
+	{ "hop_limit", UMAD_SA_MCM_COMP_MASK_HOP_LIMIT },
+	{ "scope", UMAD_SA_MCM_COMP_MASK_SCOPE },
+	{ "join_state", UMAD_SA_MCM_COMP_MASK_JOIN_STATE },
+	{ "proxy_join", UMAD_SA_MCM_COMP_MASK_PROXY_JOIN },
+};
+
+struct ctx {
+	struct raw w;
+	uint16_t lid[2];            /* 0 OpenSM, 1 ibmcast */
+	char self[IMC_GID_STRLEN], sm[IMC_GID_STRLEN], imc[IMC_GID_STRLEN];
+	char badprefix[IMC_GID_STRLEN];
+	struct var vars[MAX_VARS];
+	unsigned nvars;
+	unsigned case_no;
+};
+
+/* Expands $NAME references of s for side into out. */
+static int expand(const struct ctx *c, int side, const char *s, char *out,
+		  size_t len)
+{
+	size_t o = 0;
+
+	while (*s) {
+		char name[32];
+		const char *v = NULL;
+		char num[16];
+		size_t n = 0;
+
+		if (*s != '$') {
+			if (o + 1 >= len)
+				return -ENOSPC;
+			out[o++] = *s++;
+			continue;
+		}
+		s++;
+		while ((isalnum((unsigned char)*s) || *s == '_') &&
+		       n + 1 < sizeof(name))
+			name[n++] = *s++;
+		name[n] = '\0';
+		if (!strcmp(name, "SELF"))
+			v = c->self;
+		else if (!strcmp(name, "SM"))
+			v = c->sm;
+		else if (!strcmp(name, "IMC"))
+			v = c->imc;
+		else if (!strcmp(name, "BADPREFIX"))
+			v = c->badprefix;
+		else if (!strcmp(name, "C")) {
+			snprintf(num, sizeof(num), "%x", c->case_no);
+			v = num;
+		} else {
+			for (unsigned i = 0; i < c->nvars; i++)
+				if (!strcmp(c->vars[i].name, name))
+					v = c->vars[i].value[side];
+		}
+		if (!v) {
+			fprintf(stderr, "ibmcast sa-serve: unknown variable $%s\n",
+				name);
+			return -EINVAL;
+		}
+		if (o + strlen(v) >= len)
+			return -ENOSPC;
+		memcpy(out + o, v, strlen(v));
+		o += strlen(v);
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+static int parse_hex(const char *s, uint8_t *buf, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n % 2 || n / 2 > max)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i += 2) {
+		if (!isxdigit((unsigned char)s[i]) ||
+		    !isxdigit((unsigned char)s[i + 1]))
+			return -EINVAL;
+		buf[i / 2] = (uint8_t)strtoul((char[]){ s[i], s[i + 1], 0 },
+					       NULL, 16);
+	}
+	return 0;
+}
+
+static int set_rec_field(struct imc_mcmr *r, const char *f, const char *v,
+			 uint64_t *mask)
+{
+	uint64_t x = 0;
+	size_t i;
+
+	for (i = 0; i < IMC_ARRAY_SIZE(fields); i++)
+		if (!strcmp(f, fields[i].name))
+			break;
+	if (i == IMC_ARRAY_SIZE(fields))
+		return -EINVAL;
+	*mask |= fields[i].bit;
+	if (i <= 1) {
+		struct imc_gid g;
+
+		if (!strcmp(v, "0"))
+			memset(&g, 0, sizeof(g));
+		else if (imc_gid_parse(v, &g) < 0)
+			return -EINVAL;
+		if (i == 0)
+			r->mgid = g;
+		else
+			r->port_gid = g;
+		return 0;
+	}
+	if (parse_num(v, UINT32_MAX, &x) < 0)
+		return -EINVAL;
+	switch (i) {
+	case 2: r->qkey = (uint32_t)x; break;
+	case 3: r->mlid = (uint16_t)x; break;
+	case 4: r->mtu_sel = (uint8_t)x; break;
+	case 5: r->mtu = (uint8_t)x; break;
+	case 6: r->tclass = (uint8_t)x; break;
+	case 7: r->pkey = (uint16_t)x; break;
+	case 8: r->rate_sel = (uint8_t)x; break;
+	case 9: r->rate = (uint8_t)x; break;
+	case 10: r->life_sel = (uint8_t)x; break;
+	case 11: r->life = (uint8_t)x; break;
+	case 12: r->sl = (uint8_t)x; break;
+	case 13: r->flow_label = (uint32_t)x; break;
+	case 14: r->hop_limit = (uint8_t)x; break;
+	case 15: r->scope = (uint8_t)x; break;
+	case 16: r->join_state = (uint8_t)x; break;
+	case 17: r->proxy_join = x != 0; break;
+	}
+	return 0;
+}
+
+/* Builds the MAD of one request line (already expanded). */
+static int build(const char *line, uint8_t *mad, size_t *len, char *save,
+		 size_t save_len)
+{
+	char *copy = strdup(line), *tok, *sp = NULL;
+	struct imc_sa_mad m;
+	struct imc_mcmr r;
+	uint64_t mask = 0, v;
+	bool mask_set = false, have_rec = false;
+	int bv = 1, cv = UMAD_SA_CLASS_VERSION, attroff = -1, rc = 0;
+	struct { size_t off, n; uint8_t b[16]; } raws[4];
+	size_t i, nraw = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	memset(&m, 0, sizeof(m));
+	memset(&r, 0, sizeof(r));
+	m.mad.attr_id = UMAD_SA_ATTR_MCMEMBER_REC;
+	*len = IMC_MAD_SIZE;
+	save[0] = '\0';
+	tok = strtok_r(copy, " \t", &sp);
+	for (i = 0; tok && i < IMC_ARRAY_SIZE(methods); i++)
+		if (!strcmp(tok, methods[i].name))
+			break;
+	if (!tok)
+		rc = -EINVAL;
+	else if (i < IMC_ARRAY_SIZE(methods))
+		m.mad.method = methods[i].method;
+	else if (parse_num(tok, 0xff, &v) == 0)
+		m.mad.method = (uint8_t)v;
+	else
+		rc = -EINVAL;
+	while (!rc && (tok = strtok_r(NULL, " \t", &sp))) {
+		char *eq = strchr(tok, '=');
+
+		if (!eq) {
+			rc = -EINVAL;
+			break;
+		}
+		*eq++ = '\0';
+		if (!strcmp(tok, "attr")) {
+			if (!strcmp(eq, "mcmr"))
+				v = UMAD_SA_ATTR_MCMEMBER_REC;
+			else if (!strcmp(eq, "cpi"))
+				v = UMAD_ATTR_CLASS_PORT_INFO;
+			else if (!strcmp(eq, "inform"))
+				v = UMAD_ATTR_INFORM_INFO;
+			else if (parse_num(eq, 0xffff, &v) < 0)
+				rc = -EINVAL;
+			m.mad.attr_id = (uint16_t)v;
+		} else if (!strcmp(tok, "smkey")) {
+			rc = parse_num(eq, UINT64_MAX, &m.sa.sm_key);
+		} else if (!strcmp(tok, "mask")) {
+			rc = parse_num(eq, UINT64_MAX, &mask);
+			mask_set = true;
+		} else if (!strcmp(tok, "rec")) {
+			char *f, *fp = NULL;
+
+			have_rec = true;
+			for (f = strtok_r(eq, ",", &fp); f && !rc;
+			     f = strtok_r(NULL, ",", &fp)) {
+				char *e = strchr(f, '=');
+				uint64_t mm = 0;
+
+				if (!e) {
+					rc = -EINVAL;
+					break;
+				}
+				*e++ = '\0';
+				rc = set_rec_field(&r, f, e, &mm);
+				if (!mask_set)
+					mask |= mm;
+			}
+		} else if (!strcmp(tok, "data")) {
+			rc = parse_hex(eq, m.data, sizeof(m.data));
+		} else if (!strcmp(tok, "bv") || !strcmp(tok, "cv") ||
+			   !strcmp(tok, "attroff") || !strcmp(tok, "attrmod") ||
+			   !strcmp(tok, "len")) {
+			rc = parse_num(eq, UINT32_MAX, &v);
+			if (!strcmp(tok, "bv"))
+				bv = (int)(v & 0xff);
+			else if (!strcmp(tok, "cv"))
+				cv = (int)(v & 0xff);
+			else if (!strcmp(tok, "attroff"))
+				attroff = (int)(v & 0xffff);
+			else if (!strcmp(tok, "attrmod"))
+				m.mad.attr_mod = (uint32_t)v;
+			else if (v < IMC_MAD_HDR_SIZE || v > IMC_MAD_SIZE)
+				rc = -EINVAL;
+			else
+				*len = v;
+		} else if (!strcmp(tok, "raw")) {
+			/* raw=OFF:HEX patches the data area after rec=. */
+			char *colon = strchr(eq, ':');
+
+			if (!colon || nraw == IMC_ARRAY_SIZE(raws)) {
+				rc = -EINVAL;
+				break;
+			}
+			*colon = '\0';
+			rc = parse_num(eq, IMC_SA_DATA_SIZE - 1, &v);
+			raws[nraw].off = (size_t)v;
+			raws[nraw].n = strlen(colon + 1) / 2;
+			if (!rc && raws[nraw].off + raws[nraw].n >
+					   IMC_SA_DATA_SIZE)
+				rc = -EINVAL;
+			if (!rc)
+				rc = parse_hex(colon + 1, raws[nraw].b,
+					       sizeof(raws[nraw].b));
+			nraw++;
+		} else if (!strcmp(tok, "save")) {
+			snprintf(save, save_len, "%s", eq);
+		} else {
+			rc = -EINVAL;
+		}
+	}
+	free(copy);
+	if (rc)
+		return rc;
+	if (have_rec)
+		imc_mcmr_pack(&r, m.data, sizeof(m.data));
+	for (i = 0; i < nraw; i++)
+		memcpy(m.data + raws[i].off, raws[i].b, raws[i].n);
+	m.mad.base_version = 1;
+	m.mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
+	m.mad.class_version = UMAD_SA_CLASS_VERSION;
+	m.sa.comp_mask = mask;
+	if (attroff >= 0)
+		m.sa.attr_offset = (uint16_t)attroff;
+	if (imc_sa_mad_pack(&m, mad, IMC_MAD_SIZE) < 0)
+		return -EINVAL;
+	mad[0] = (uint8_t)bv;
+	mad[2] = (uint8_t)cv;
+	return 0;
+}
+
+/* An answer in a form both SAs can be compared on: status, method,
+ * attribute, then the records (MCMemberRecords field by field, MLID
+ * left out, MGIDs of saved variables by name; others in hex), sorted. */
+static char *normalize(const struct ctx *c, int side, const uint8_t *a,
+		       size_t len)
+{
+	size_t valid = len < IMC_MAD_SIZE ? len : IMC_MAD_SIZE;
+	unsigned off8 = imc_get16(a + 44);
+	uint16_t attr = imc_get16(a + 16);
+	size_t step = off8 ? off8 * 8u : IMC_SA_DATA_SIZE;
+	char recs[4][400];
+	unsigned n = 0;
+	char *out;
+	size_t olen;
+
+	if (a[3] != UMAD_SA_METHOD_GET_TABLE_RESP)
+		step = IMC_SA_DATA_SIZE;
+	for (size_t o = IMC_SA_DATA_OFFSET; o + (attr ==
+	     UMAD_SA_ATTR_MCMEMBER_REC ? IMC_MCMR_SIZE : 1) <= valid &&
+	     n < 4 && (a[3] != UMAD_SA_METHOD_GET_TABLE_RESP || off8);
+	     o += step) {
+		const uint8_t *p = a + o;
+		size_t plen = valid - o < step ? valid - o : step;
+		bool zero = true;
+
+		for (size_t k = 0; k < plen; k++)
+			zero &= !p[k];
+		if (a[3] == UMAD_SA_METHOD_GET_TABLE_RESP && zero)
+			break;
+		if (attr == UMAD_SA_ATTR_MCMEMBER_REC) {
+			struct imc_mcmr r;
+			char mg[IMC_GID_STRLEN], pg[IMC_GID_STRLEN];
+
+			imc_mcmr_unpack(&r, p, IMC_MCMR_SIZE);
+			imc_gid_format(&r.mgid, mg);
+			imc_gid_format(&r.port_gid, pg);
+			for (unsigned i = 0; i < c->nvars; i++)
+				if (!strcmp(mg, c->vars[i].value[side]))
+					snprintf(mg, sizeof(mg), "$%s",
+						 c->vars[i].name);
+			snprintf(recs[n], sizeof(recs[n]),
+				 "mgid=%s port_gid=%s qkey=0x%x mtu=%u:%u "
+				 "tclass=%u pkey=0x%04x rate=%u:%u life=%u:%u "
+				 "sl=%u flow=0x%x hop=%u scope=%u join=0x%x "
+				 "proxy=%u resv49=0x%x", mg, pg, r.qkey,
+				 r.mtu_sel, r.mtu,
+				 r.tclass, r.pkey, r.rate_sel, r.rate,
+				 r.life_sel, r.life, r.sl, r.flow_label,
+				 r.hop_limit, r.scope, r.join_state,
+				 r.proxy_join, r.resv49);
+		} else if (attr == UMAD_ATTR_CLASS_PORT_INFO &&
+			   plen >= IMC_CLASS_PORT_INFO_SIZE) {
+			struct imc_class_port_info ci;
+
+			imc_class_port_info_unpack(&ci, p, plen);
+			snprintf(recs[n], sizeof(recs[n]),
+				 "cpi base=%u class=%u cap=0x%04x cap2=0x%x "
+				 "resp_time=%u redirect_qp=%u qkey=0x%x",
+				 ci.base_version, ci.class_version, ci.cap_mask,
+				 ci.cap_mask2, ci.resp_time, ci.redirect_qp,
+				 ci.redirect_qkey);
+		} else {
+			size_t k, h = plen < 64 ? plen : 64;
+			int w = 0;
+
+			for (k = 0; k < h; k++)
+				w += snprintf(recs[n] + w, sizeof(recs[n]) - w,
+					      "%02x", p[k]);
+		}
+		n++;
+		if (a[3] != UMAD_SA_METHOD_GET_TABLE_RESP)
+			break;
+	}
+	/* GetTable order is the SA's own (docs/conformance.md 5). */
+	for (unsigned i = 1; i < n; i++)
+		for (unsigned j = i; j > 0 && strcmp(recs[j - 1], recs[j]) > 0;
+		     j--) {
+			char t[400];
+
+			memcpy(t, recs[j], sizeof(t));
+			memcpy(recs[j], recs[j - 1], sizeof(t));
+			memcpy(recs[j - 1], t, sizeof(t));
+		}
+	olen = 64 + n * 402;
+	out = malloc(olen);
+	if (!out)
+		return NULL;
+	snprintf(out, olen, "status=0x%04x method=0x%02x attr=0x%04x records=%u",
+		 imc_get16(a + 4), a[3], attr, n);
+	for (unsigned i = 0; i < n; i++) {
+		strcat(out, "\n    ");
+		strcat(out, recs[i]);
+	}
+	return out;
+}
+
+static int add_var(struct ctx *c, const char *name, int side,
+		   const uint8_t *a, size_t len)
+{
+	struct imc_gid g;
+	unsigned i;
+
+	for (i = 0; i < c->nvars; i++)
+		if (!strcmp(c->vars[i].name, name))
+			break;
+	if (i == c->nvars) {
+		if (c->nvars == MAX_VARS)
+			return -ENOSPC;
+		c->nvars++;
+		memset(&c->vars[i], 0, sizeof(c->vars[i]));
+		snprintf(c->vars[i].name, sizeof(c->vars[i].name), "%s", name);
+	}
+	if (len < IMC_SA_DATA_OFFSET + 16)
+		return -EMSGSIZE;
+	memcpy(g.raw, a + IMC_SA_DATA_OFFSET, 16);
+	imc_gid_format(&g, c->vars[i].value[side]);
+	return 0;
+}
+
+static int run_side(struct ctx *c, const struct ccase *k, int side,
+		    struct side_result *res)
+{
+	for (unsigned i = 0; i < k->nreq; i++) {
+		char line[LINE_MAX_LEN], save[16];
+		uint8_t mad[IMC_MAD_SIZE];
+		size_t len;
+		int r;
+
+		if (expand(c, side, k->req[i], line, sizeof(line)) < 0 ||
+		    build(line, mad, &len, save, sizeof(save)) < 0) {
+			fprintf(stderr, "%s: bad request '%s'\n", k->name,
+				k->req[i]);
+			return -EINVAL;
+		}
+		r = raw_call(&c->w, c->lid[side], mad, len);
+		if (r < 0)
+			return r;
+		if (r == 0) {
+			snprintf(res->status[i], sizeof(res->status[i]), "none");
+			res->text[i] = strdup("no answer");
+			if (save[0])
+				add_var(c, save, side, mad, 0);
+			continue;
+		}
+		snprintf(res->status[i], sizeof(res->status[i]), "%04x",
+			 imc_get16(c->w.ans + 4));
+		if (save[0] && add_var(c, save, side, c->w.ans, c->w.len) < 0)
+			return -EINVAL;
+		res->text[i] = normalize(c, side, c->w.ans, c->w.len);
+		if (!res->text[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void statuses(const struct ccase *k, const struct side_result *r,
+		     char *out, size_t len)
+{
+	size_t o = 0;
+
+	out[0] = '\0';
+	for (unsigned i = 0; i < k->nreq && o < len; i++)
+		o += (size_t)snprintf(out + o, len - o, "%s%s", i ? "," : "",
+				      r->status[i]);
+}
+
+/* Runs one case on both sides; returns 0 when the result is what the
+ * case says (agree, or differ with expect-differs), 1 otherwise. */
+static int run_case(struct ctx *c, const struct ccase *k, bool verbose)
+{
+	struct side_result res[2];
+	char st[2][128];
+	bool same = true;
+	int bad = 0;
+	const char *verdict;
+
+	memset(res, 0, sizeof(res));
+	c->nvars = 0;
+	for (int side = 0; side < 2; side++)
+		if (run_side(c, k, side, &res[side]) < 0) {
+			printf("%-28s | error running the case\n", k->name);
+			bad = 1;
+			goto out;
+		}
+	for (unsigned i = 0; i < k->nreq; i++)
+		if (strcmp(res[0].text[i], res[1].text[i]))
+			same = false;
+	statuses(k, &res[0], st[0], sizeof(st[0]));
+	statuses(k, &res[1], st[1], sizeof(st[1]));
+	if (same && !k->differs[0]) {
+		verdict = "agree";
+	} else if (!same && k->differs[0]) {
+		verdict = "differs(documented)";
+	} else if (same) {
+		verdict = "AGREES, but expect-differs";
+		bad = 1;
+	} else {
+		verdict = "DIFFERS (undocumented)";
+		bad = 1;
+	}
+	printf("%-28s | %-22s | %-22s | %s", k->name, st[0], st[1], verdict);
+	if (!same && k->differs[0])
+		printf(" %.*s", (int)strcspn(k->differs, " "), k->differs);
+	printf("\n");
+	if (!same || bad || verbose)
+		for (unsigned i = 0; i < k->nreq; i++) {
+			bool eq = !strcmp(res[0].text[i], res[1].text[i]);
+
+			if (eq && !verbose)
+				continue;
+			printf("      request %u: %s\n", i + 1, k->req[i]);
+			printf("      OpenSM  %s\n", res[0].text[i]);
+			if (!eq)
+				printf("      ibmcast %s\n", res[1].text[i]);
+		}
+out:
+	for (int side = 0; side < 2; side++)
+		for (unsigned i = 0; i < MAX_REQS; i++)
+			free(res[side].text[i]);
+	return bad;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static int do_compare(const struct opts *o, const char *file)
+{
+	struct ctx c;
+	struct ccase k;
+	FILE *f = fopen(file, "r");
+	char buf[LINE_MAX_LEN];
+	unsigned lineno = 0, cases = 0, failed = 0, agree = 0, documented = 0;
+	bool in_case = false;
+	struct imc_gid g;
+	int rc = IMC_EXIT_FAIL;
+
+	memset(&c, 0, sizeof(c));
+	memset(&k, 0, sizeof(k));
+	if (!f) {
+		fprintf(stderr, "ibmcast sa-serve: %s: %s\n", file,
+			strerror(errno));
+		return IMC_EXIT_USAGE;
+	}
+	if (raw_open(&c.w, o) < 0)
+		goto out;
+	c.lid[0] = o->osm_lid ? o->osm_lid : imc_umad_port(c.w.u)->sm_lid;
+	c.lid[1] = o->imc_lid;
+	g = imc_umad_port(c.w.u)->gid;
+	imc_gid_format(&g, c.self);
+	g.raw[1] = 0x81;
+	imc_gid_format(&g, c.badprefix);
+	if (gid_of_lid(&c.w, c.lid[0], imc_umad_port(c.w.u)->sm_lid, &g) < 0) {
+		fprintf(stderr, "ibmcast sa-serve: no NodeRecord of the SM\n");
+		goto out;
+	}
+	imc_gid_format(&g, c.sm);
+	if (gid_of_lid(&c.w, c.lid[0], c.lid[1], &g) < 0) {
+		fprintf(stderr, "ibmcast sa-serve: no NodeRecord of LID %u\n",
+			c.lid[1]);
+		goto out;
+	}
+	imc_gid_format(&g, c.imc);
+	printf("client %s; OpenSM at LID %u (%s); ibmcast at LID %u (%s)\n",
+	       c.self, c.lid[0], c.sm, c.lid[1], c.imc);
+	printf("%-28s | %-22s | %-22s | %s\n", "case", "OpenSM", "ibmcast",
+	       "result");
+	while (fgets(buf, sizeof(buf), f)) {
+		char *s = trim(buf);
+
+		lineno++;
+		if (!*s || *s == '#')
+			continue;
+		if (!in_case) {
+			if (strncmp(s, "case ", 5)) {
+				fprintf(stderr, "%s:%u: expected 'case NAME'\n",
+					file, lineno);
+				rc = IMC_EXIT_USAGE;
+				goto out;
+			}
+			memset(&k, 0, sizeof(k));
+			snprintf(k.name, sizeof(k.name), "%s", trim(s + 5));
+			k.line = lineno;
+			in_case = true;
+			continue;
+		}
+		if (!strcmp(s, "end")) {
+			in_case = false;
+			cases++;
+			c.case_no = cases;
+			if (!k.nreq) {
+				fprintf(stderr, "%s:%u: case without requests\n",
+					file, k.line);
+				rc = IMC_EXIT_USAGE;
+				goto out;
+			}
+			if (run_case(&c, &k, false))
+				failed++;
+			else if (k.differs[0])
+				documented++;
+			else
+				agree++;
+			for (unsigned i = 0; i < k.nreq; i++)
+				free(k.req[i]);
+			k.nreq = 0;
+			fflush(stdout);
+			continue;
+		}
+		if (!strncmp(s, "expect-differs:", 15)) {
+			snprintf(k.differs, sizeof(k.differs), "%s",
+				 trim(s + 15));
+			continue;
+		}
+		if (k.nreq == MAX_REQS) {
+			fprintf(stderr, "%s:%u: too many requests\n", file,
+				lineno);
+			rc = IMC_EXIT_USAGE;
+			goto out;
+		}
+		k.req[k.nreq] = strdup(s);
+		if (!k.req[k.nreq++])
+			goto out;
+	}
+	if (in_case) {
+		fprintf(stderr, "%s:%u: case without 'end'\n", file, k.line);
+		rc = IMC_EXIT_USAGE;
+		goto out;
+	}
+	printf("cases %u agree %u differ_documented %u failed %u\n", cases,
+	       agree, documented, failed);
+	rc = failed ? IMC_EXIT_FAIL : IMC_EXIT_OK;
+out:
+	for (unsigned i = 0; i < k.nreq; i++)
+		free(k.req[i]);
+	fclose(f);
+	raw_close(&c.w);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* load */
+
+struct load {
+	struct imc_loop *loop;
+	struct imc_sa_client *c;
+	struct imc_gid self;
+	unsigned tag, count, next, done;
+	bool create;
+	uint64_t by_status[16];
+	uint64_t errors;
+};
+
+static void load_one(struct load *l);
+
+static void load_done(void *arg, int err, const struct imc_sa_answer *a)
+{
+	struct load *l = arg;
+
+	if (err)
+		l->errors++;
+	else
+		l->by_status[imc_sa_status_code(a->status) & 15]++;
+	l->done++;
+	if (l->next < l->count)
+		load_one(l);
+	else if (l->done == l->count)
+		imc_loop_stop(l->loop);
+}
+
+static void load_one(struct load *l)
+{
+	struct imc_sa_mad m;
+	struct imc_mcmr r;
+	unsigned i = l->next++;
+
+	memset(&m, 0, sizeof(m));
+	memset(&r, 0, sizeof(r));
+	m.mad.method = UMAD_METHOD_SET;
+	m.mad.attr_id = UMAD_SA_ATTR_MCMEMBER_REC;
+	/* ff15:1234:TAG::HI:LO, site-local, no IPoIB signature. */
+	r.mgid.raw[0] = 0xff;
+	r.mgid.raw[1] = 0x15;
+	imc_put16(r.mgid.raw + 2, 0x1234);
+	imc_put16(r.mgid.raw + 4, (uint16_t)l->tag);
+	imc_put32(r.mgid.raw + 12, i + 1);
+	r.port_gid = l->self;
+	r.join_state = UMAD_SA_MCM_JOIN_STATE_FULL_MEMBER;
+	r.qkey = 0x1234;
+	r.pkey = 0xffff;
+	m.sa.comp_mask = UMAD_SA_MCM_COMP_MASK_MGID |
+			 UMAD_SA_MCM_COMP_MASK_PORT_GID |
+			 UMAD_SA_MCM_COMP_MASK_JOIN_STATE;
+	if (l->create)
+		/* OpenSM's minimum to create (protocol.md). */
+		m.sa.comp_mask |= UMAD_SA_MCM_COMP_MASK_QKEY |
+				  UMAD_SA_MCM_COMP_MASK_TCLASS |
+				  UMAD_SA_MCM_COMP_MASK_PKEY |
+				  UMAD_SA_MCM_COMP_MASK_SL |
+				  UMAD_SA_MCM_COMP_MASK_FLOW_LABEL;
+	imc_mcmr_pack(&r, m.data, sizeof(m.data));
+	if (imc_sa_query_start(l->c, &m, load_done, l, NULL) < 0) {
+		l->errors++;
+		l->done++;
+	}
+}
+
+static int do_load(const struct opts *o)
+{
+	struct imc_umad_config uc = { o->device, o->port, IMC_UMAD_CLIENT,
+				      false };
+	struct imc_sa_client_config cc;
+	struct imc_sa_transport tr;
+	struct imc_umad *u = NULL;
+	struct load l;
+	struct timespec t0, t1;
+	double secs;
+	int r, rc = IMC_EXIT_FAIL;
+
+	memset(&l, 0, sizeof(l));
+	l.count = o->count;
+	l.tag = o->tag;
+	l.create = !strcmp(o->op, "create");
+	r = imc_loop_create_realtime(&l.loop);
+	if (r < 0)
+		return IMC_EXIT_FAIL;
+	r = imc_umad_open(l.loop, &uc, &u);
+	if (r < 0) {
+		fprintf(stderr, "ibmcast sa-serve: cannot open port: %s\n",
+			strerror(-r));
+		goto out;
+	}
+	imc_umad_set_sa_lid(u, o->dlid);
+	imc_sa_client_config_init(&cc);
+	cc.window = o->window;
+	cc.timeout = 500 * IMC_NSEC_PER_MSEC;
+	cc.max_timeout = 2 * IMC_NSEC_PER_SEC;
+	cc.seed = (uint64_t)getpid() << 16 ^ (uint64_t)time(NULL);
+	imc_umad_sa_transport(u, &tr);
+	if (imc_sa_client_create(l.loop, &tr, &cc, &l.c) < 0)
+		goto out;
+	imc_umad_attach(u, l.c);
+	l.self = imc_umad_port(u)->gid;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (l.next < l.count && l.next < o->window)
+		load_one(&l);
+	if (l.done < l.count)
+		imc_loop_run(l.loop);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) +
+	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("op %s dlid %u window %u count %u seconds %.3f per_sec %.0f "
+	       "success %" PRIu64 " failed %" PRIu64 " no_answer %" PRIu64
+	       "\n", o->op, o->dlid, o->window, l.count, secs,
+	       secs > 0 ? l.count / secs : 0.0, l.by_status[0],
+	       l.done - l.by_status[0] - l.errors, l.errors);
+	for (unsigned i = 1; i < 16; i++)
+		if (l.by_status[i])
+			printf("status 0x%04x %s count %" PRIu64 "\n",
+			       imc_sa_status(i),
+			       imc_mad_status_str(imc_sa_status(i)),
+			       l.by_status[i]);
+	rc = l.by_status[0] == l.count ? IMC_EXIT_OK : IMC_EXIT_FAIL;
+out:
+	if (u)
+		imc_umad_attach(u, NULL);
+	imc_sa_client_destroy(l.c);
+	imc_umad_close(u);
+	imc_loop_destroy(l.loop);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+
+enum {
+	OPT_DEVICE = 256, OPT_PORT, OPT_SMKEY, OPT_TTL, OPT_WINDOW,
+	OPT_DURATION, OPT_LIST, OPT_OSM_LID, OPT_IMC_LID, OPT_DLID, OPT_OP,
+	OPT_COUNT, OPT_TAG,
+};
+
+static int usage_error(const char *what)
+{
+	fprintf(stderr, "ibmcast sa-serve: %s (try 'ibmcast sa-serve --help')\n",
+		what);
+	return IMC_EXIT_USAGE;
+}
+
+static int run(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "device", required_argument, NULL, OPT_DEVICE },
+		{ "port", required_argument, NULL, OPT_PORT },
+		{ "smkey", required_argument, NULL, OPT_SMKEY },
+		{ "ttl", required_argument, NULL, OPT_TTL },
+		{ "window", required_argument, NULL, OPT_WINDOW },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "list", no_argument, NULL, OPT_LIST },
+		{ "osm-lid", required_argument, NULL, OPT_OSM_LID },
+		{ "imc-lid", required_argument, NULL, OPT_IMC_LID },
+		{ "dlid", required_argument, NULL, OPT_DLID },
+		{ "op", required_argument, NULL, OPT_OP },
+		{ "count", required_argument, NULL, OPT_COUNT },
+		{ "tag", required_argument, NULL, OPT_TAG },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o;
+	const char *verb = "serve";
+	bool window_set = false;
+	uint64_t v;
+	int ch;
+
+	memset(&o, 0, sizeof(o));
+	o.smkey = 1;
+	o.ttl_ms = 1000;
+	o.window = 32;
+	o.count = 10000;
+	o.tag = 1;
+	optind = 1;
+	if (argc > 1 && argv[1][0] != '-') {
+		verb = argv[1];
+		optind = 2;
+	}
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		int bad = 0;
+
+		switch (ch) {
+		case OPT_DEVICE: o.device = optarg; break;
+		case OPT_PORT:
+			bad = parse_num(optarg, 255, &v);
+			o.port = (unsigned)v;
+			break;
+		case OPT_SMKEY: bad = parse_num(optarg, UINT64_MAX, &o.smkey); break;
+		case OPT_TTL:
+			bad = parse_num(optarg, 3600000, &v);
+			o.ttl_ms = (unsigned)v;
+			break;
+		case OPT_WINDOW:
+			bad = parse_num(optarg, 32, &v) || !v;
+			o.window = (unsigned)v;
+			window_set = true;
+			break;
+		case OPT_DURATION:
+			bad = parse_num(optarg, 86400, &v);
+			o.duration = (unsigned)v;
+			break;
+		case OPT_LIST: o.list = true; break;
+		case OPT_OSM_LID:
+		case OPT_IMC_LID:
+		case OPT_DLID:
+			bad = parse_num(optarg, 0xbfff, &v) || !v;
+			if (ch == OPT_OSM_LID)
+				o.osm_lid = (uint16_t)v;
+			else if (ch == OPT_IMC_LID)
+				o.imc_lid = (uint16_t)v;
+			else
+				o.dlid = (uint16_t)v;
+			break;
+		case OPT_OP:
+			o.op = optarg;
+			bad = strcmp(optarg, "create") && strcmp(optarg, "rejoin");
+			break;
+		case OPT_COUNT:
+			bad = parse_num(optarg, 0xfffffff, &v) || !v;
+			o.count = (unsigned)v;
+			break;
+		case OPT_TAG:
+			bad = parse_num(optarg, 0xffff, &v);
+			o.tag = (unsigned)v;
+			break;
+		default:
+			return usage_error("unknown option");
+		}
+		if (bad) {
+			fprintf(stderr, "ibmcast sa-serve: bad value '%s'\n",
+				optarg);
+			return IMC_EXIT_USAGE;
+		}
+	}
+	if (!strcmp(verb, "serve")) {
+		if (optind != argc)
+			return usage_error("serve takes no operands");
+		return do_serve(&o);
+	}
+	if (!strcmp(verb, "compare")) {
+		if (optind + 1 != argc)
+			return usage_error("compare takes one case file");
+		if (!o.imc_lid)
+			return usage_error("compare needs --imc-lid");
+		return do_compare(&o, argv[optind]);
+	}
+	if (!strcmp(verb, "load")) {
+		if (optind != argc)
+			return usage_error("load takes no operands");
+		if (!o.dlid || !o.op)
+			return usage_error("load needs --dlid and --op");
+		if (!window_set)
+			o.window = 8;
+		return do_load(&o);
+	}
+	return usage_error("unknown verb");
+}
+
+const struct imc_cmd imc_cmd_sa_serve = {
+	.name = "sa-serve",
+	.summary = "ibmcast's SA beside OpenSM: serve, compare, load",
+	.run = run,
+	.help = help,
+};
