@@ -1,0 +1,240 @@
+/* Join tracker: the local users of one port join and leave multicast
+ * groups through handles; the port holds one membership per group at the
+ * Subnet Administrator, carrying the union of its members' JoinState bits
+ * (IBA 15.2.5.17, the MCMemberRecord).
+ *
+ * Sans-I/O: the tracker sends SA MADs through an imc_sa_client (whose
+ * transport is the caller's: libibumad, the embedded fabric, a test
+ * fake), attaches and detaches QPs through the ops given at create, runs
+ * its timers on an imc_loop, and learns of port changes only through
+ * imc_mcast_port_event(). It never reads the clock itself.
+ *
+ * A member (the handle imc_mcast_join() returns):
+ *
+ *   state     event                                next
+ *   PENDING   group holds its bits, record matches JOINED  (no MAD)
+ *   PENDING   SA join answered with success        JOINED
+ *   PENDING   SA status, -ETIMEDOUT, mismatch      FAILED
+ *   PENDING   port down                            WAITING
+ *   JOINED    reregister / SM change               REJOINING
+ *   JOINED    port down                            WAITING
+ *   REJOINING SA join answered with success        JOINED
+ *   REJOINING SA status or -ETIMEDOUT              FAILED
+ *   WAITING   port up (ACTIVE)                     REJOINING (or PENDING
+ *                                                  when never joined)
+ *   any       imc_mcast_leave()                    freed: no callback
+ *
+ * Callbacks (ARCHITECTURE.md "Callbacks"; each rule is tested):
+ *  1. they run from the loop, never inside imc_mcast_join(),
+ *     imc_mcast_leave(), imc_mcast_port_event() or imc_mcast_destroy();
+ *  2. each join request completes exactly once, with the first
+ *     IMC_MCAST_EV_JOINED or IMC_MCAST_EV_ERROR event; later events on a
+ *     member report changes of its membership (REJOINING, JOINED again,
+ *     WAITING, ERROR);
+ *  3. after imc_mcast_leave() or imc_mcast_destroy() returns, that member
+ *     gets no callback, even with an SA answer in flight;
+ *  4. a callback may call imc_mcast_leave() on its own member (or any
+ *     other) and may destroy the tracker;
+ *  5. callbacks return void.
+ *
+ * Order of QP attach and SA membership: a member's QP is attached after
+ * the SA answered the join (and before the member's callback), and
+ * detached before the Delete that gives up the group's receiving bits is
+ * sent. SendOnlyFullMember members attach no QP. One QP joined to a group
+ * by several members is attached once and detached with its last member.
+ */
+#ifndef IBMCAST_MCAST_H
+#define IBMCAST_MCAST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ibmcast/common.h"
+#include "ibmcast/loop.h"
+#include "ibmcast/sa_attr.h"
+#include "ibmcast/sa_client.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct imc_mcast;          /* the tracker of one port */
+struct imc_mcast_member;   /* one join: the handle */
+
+/* JoinState bits (IBA 15.2.5.17): FullMember 1, NonMember 2,
+ * SendOnlyNonMember 4, SendOnlyFullMember 8. */
+enum {
+	IMC_JOIN_FULL = 0x1,
+	IMC_JOIN_NON = 0x2,
+	IMC_JOIN_SENDONLY_NON = 0x4,
+	IMC_JOIN_SENDONLY_FULL = 0x8,
+};
+
+/* What the tracker does to the port's QPs. qp is the caller's opaque
+ * QP given at join. Either may return a negative errno: a failed attach
+ * fails the member with that error (and its bits are given back); a
+ * failed detach is counted. Called from the loop, never from inside an
+ * API call; they must not call back into the tracker. */
+struct imc_mcast_ops {
+	int (*attach)(void *ctx, void *qp, const struct imc_gid *mgid,
+		      uint16_t mlid);
+	int (*detach)(void *ctx, void *qp, const struct imc_gid *mgid,
+		      uint16_t mlid);
+	void *ctx;
+};
+
+/* How re-joins after a client reregister, an SM change or port up are
+ * sent. */
+enum imc_mcast_rejoin {
+	/* each group's re-join starts after a random delay in
+	 * [0, rejoin_spread), at most rejoin_window re-joins in flight */
+	IMC_MCAST_REJOIN_PACED,
+	/* every group at once, as Linux consumers do */
+	IMC_MCAST_REJOIN_IMMEDIATE,
+};
+
+struct imc_mcast_config {
+	struct imc_gid port_gid;        /* the port's GID (PortGID of joins) */
+	enum imc_mcast_rejoin rejoin;
+	imc_time_t rejoin_spread;       /* ns */
+	unsigned rejoin_window;         /* re-joins in flight per port */
+	uint64_t seed;                  /* jitter of re-joins */
+};
+
+/* Paced re-joins over 100 ms, 16 in flight; port_gid zero (set it). */
+void imc_mcast_config_init(struct imc_mcast_config *cfg);
+
+/* A tracker for one port, sending through sa (not owned; it must outlive
+ * the tracker; the tracker's queries are its own, other users may share
+ * the client). cfg and ops are copied; ops may be NULL (no QP is ever
+ * attached). The port starts ACTIVE: tell it otherwise with
+ * imc_mcast_port_event(). Returns 0, -EINVAL or -ENOMEM. */
+int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
+		     const struct imc_mcast_config *cfg,
+		     const struct imc_mcast_ops *ops, struct imc_mcast **out);
+
+/* Frees the tracker and every member without callbacks and without
+ * telling the SA (the memberships stay there until the SA drops the port;
+ * leave members first to give them up). Detaches attached QPs. May be
+ * called from a callback. NULL is a no-op. */
+void imc_mcast_destroy(struct imc_mcast *t);
+
+/* A join request. rec is the MCMemberRecord template; comp_mask says
+ * which of its components matter (UMAD_SA_MCM_COMP_MASK_*): they are sent
+ * to the SA, and they are what a join answered locally must match in the
+ * group's record (equality, or the selector's relation for MTU, rate and
+ * packet lifetime). The tracker sets PortGID and JoinState itself. An
+ * MGID of zero asks the SA to create a group with an MGID of its choice;
+ * the member is keyed by that MGID once answered. */
+struct imc_mcast_join_req {
+	struct imc_mcmr rec;
+	uint64_t comp_mask;
+	uint8_t join_state;   /* one or more IMC_JOIN_* bits */
+	void *qp;             /* attached while joined; NULL: none */
+};
+
+enum imc_mcast_event_type {
+	IMC_MCAST_EV_JOINED,     /* rec is the group's record */
+	IMC_MCAST_EV_ERROR,      /* status says why; the member is FAILED */
+	IMC_MCAST_EV_REJOINING,  /* reregister or SM change: re-joining */
+	IMC_MCAST_EV_WAITING,    /* port down: waiting for it to come back */
+};
+
+const char *imc_mcast_event_str(enum imc_mcast_event_type t);
+
+struct imc_mcast_event {
+	enum imc_mcast_event_type type;
+	/* 0; an SA MAD status as received (> 0, e.g. 0x0200 REQ_INVALID);
+	 * or a negative errno: -ETIMEDOUT (no answer after the retries),
+	 * -ECANCELED (the request was flushed), -ENETRESET (the group was
+	 * lost and could not be re-joined), -EINVAL (the group's record does
+	 * not match this member's template) or an attach error. */
+	int status;
+	const struct imc_mcmr *rec;   /* JOINED: valid during the call */
+};
+
+/* m is the member the event is for; ev is valid during the call. */
+typedef void (*imc_mcast_cb)(void *arg, struct imc_mcast_member *m,
+			     const struct imc_mcast_event *ev);
+
+/* Joins: returns 0 and the handle in *out at once; the outcome comes
+ * through cb from the loop. Every successful join has exactly one
+ * imc_mcast_leave(), whatever its outcome. Returns -EINVAL (NULL cb, no
+ * JoinState bit or bits above 0x8, a non-zero MGID that is not
+ * multicast) or -ENOMEM, and then no callback runs. */
+int imc_mcast_join(struct imc_mcast *t, const struct imc_mcast_join_req *req,
+		   imc_mcast_cb cb, void *arg, struct imc_mcast_member **out);
+
+/* Ends a membership and frees m: no callback for m runs after this
+ * returns. When m was the last member holding some JoinState bits of its
+ * group, one Delete for exactly those bits is sent (retried until
+ * answered or the port goes away); when it was the last member, the group
+ * goes. May be called from any callback. */
+void imc_mcast_leave(struct imc_mcast_member *m);
+
+enum imc_mcast_state {
+	IMC_MCAST_PENDING,
+	IMC_MCAST_JOINED,
+	IMC_MCAST_REJOINING,
+	IMC_MCAST_WAITING,
+	IMC_MCAST_FAILED,
+};
+
+const char *imc_mcast_state_str(enum imc_mcast_state s);
+
+enum imc_mcast_state imc_mcast_member_state(const struct imc_mcast_member *m);
+
+/* Port changes (as the port's owner hears them: the fabric's port events,
+ * umad's port state). */
+enum imc_mcast_port_event {
+	IMC_MCAST_PORT_ACTIVE,      /* port up */
+	IMC_MCAST_PORT_DOWN,
+	IMC_MCAST_PORT_LID_CHANGE,
+	IMC_MCAST_PORT_SM_CHANGE,   /* new SM LID: re-join everything */
+	IMC_MCAST_PORT_REREGISTER,  /* IBA 14.4.11 client reregister */
+	IMC_MCAST_PORT_PKEY_CHANGE,
+};
+
+void imc_mcast_port_event(struct imc_mcast *t, enum imc_mcast_port_event ev);
+
+/* One group of the port, for listings (`ibmcast mcast show`). */
+struct imc_mcast_group_info {
+	struct imc_mcmr rec;        /* the SA's record (zero before answer) */
+	uint8_t join_state;         /* union held at the SA */
+	uint8_t wanted;             /* union of live members' bits */
+	unsigned members;
+	bool joined;                /* the SA holds join_state */
+};
+
+/* Calls fn for each group, in MGID order (groups not yet keyed, MGID 0
+ * creates, are skipped). fn must not change the tracker. */
+void imc_mcast_foreach_group(const struct imc_mcast *t,
+			     void (*fn)(void *arg,
+					const struct imc_mcast_group_info *g),
+			     void *arg);
+
+struct imc_mcast_stats {
+	uint64_t joins;             /* imc_mcast_join() calls accepted */
+	uint64_t leaves;
+	uint64_t joins_local;       /* completed without a MAD */
+	uint64_t mads_sent;         /* SA requests (joins and Deletes) */
+	uint64_t retries;
+	uint64_t timeouts;
+	uint64_t rejoins;           /* group re-joins after port events */
+	uint64_t errors;            /* members failed, all causes */
+	uint64_t errors_by_status[8]; /* SA status >> 8, 0..7 (IBA 13.4.7) */
+	uint64_t attach_errors;
+	uint64_t detach_errors;
+	size_t groups;
+	size_t members;
+	size_t in_flight;           /* SA requests not answered */
+};
+
+void imc_mcast_get_stats(const struct imc_mcast *t,
+			 struct imc_mcast_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
