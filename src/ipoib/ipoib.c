@@ -1429,17 +1429,19 @@ static void arp_input(struct imc_ipoib *ifc, const struct imc_ipoib_rx *rx,
 		return;
 	if (!rx->has_grh || !imc_gid_equal(&a.sha.gid, &rx->sgid))
 		return;
+	imc_ip_addr_v4(a.spa, &spa);
+	imc_ip_addr_v4(a.tpa, &tpa);
+	nb = a.spa ? neigh_find(ifc, &spa) : NULL;
+	/* Only a sender we know or one that asks us is worth an endpoint:
+	 * every port of the partition hears every request. */
+	if (!nb && !is_own(ifc, &tpa))
+		return;
 	e = ep_learn(ifc, &a.sha.gid, rx->slid, a.sha.qpn);
 	if (!e)
 		return;
-	imc_ip_addr_v4(a.spa, &spa);
-	imc_ip_addr_v4(a.tpa, &tpa);
-	if (a.spa != 0) {
-		nb = neigh_find(ifc, &spa);
-		if (nb) {
-			neigh_confirm(ifc, nb, &spa, e);
-			merged = true;
-		}
+	if (nb) {
+		neigh_confirm(ifc, nb, &spa, e);
+		merged = true;
 	}
 	if (!is_own(ifc, &tpa))
 		return;
@@ -1457,12 +1459,29 @@ static void arp_input(struct imc_ipoib *ifc, const struct imc_ipoib_rx *rx,
 static void nd_input(struct imc_ipoib *ifc, const struct imc_ipoib_rx *rx,
 		     const struct ipo_nd *nd)
 {
+	static const uint8_t zero[16];
+	static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 1 };
 	struct imc_ip_addr target, src;
+	struct neigh *nb = NULL;
+	struct ipo_nd na;
 	struct ep *e;
+	bool dad;
+	int n;
 
 	ifc->st.nd_rx++;
 	if (!rx->has_grh)
 		return;
+	imc_ip_addr_v6(nd->target, &target);
+	imc_ip_addr_v6(nd->src, &src);
+	/* An NA matters for a neighbour being resolved or known, an NS for
+	 * an own address; others share our solicited-node group. */
+	if (nd->type == IPO_ICMP6_NA) {
+		nb = neigh_find(ifc, &target);
+		if (!nb)
+			return;
+	} else if (!is_own(ifc, &target)) {
+		return;
+	}
 	if (nd->has_lladdr) {
 		if (!imc_gid_equal(&nd->lladdr.gid, &rx->sgid))
 			return;
@@ -1472,47 +1491,33 @@ static void nd_input(struct imc_ipoib *ifc, const struct imc_ipoib_rx *rx,
 	}
 	if (!e)
 		return;
-	imc_ip_addr_v6(nd->target, &target);
-	imc_ip_addr_v6(nd->src, &src);
 	if (nd->type == IPO_ICMP6_NA) {
-		struct neigh *nb = neigh_find(ifc, &target);
-
-		if (nb)
-			neigh_confirm(ifc, nb, &target, e);
+		neigh_confirm(ifc, nb, &target, e);
 		return;
 	}
-	if (!is_own(ifc, &target))
+	dad = !memcmp(nd->src, zero, 16);
+	if (!dad)
+		neigh_confirm(ifc, neigh_find(ifc, &src), &src, e);
+	memset(&na, 0, sizeof(na));
+	na.type = IPO_ICMP6_NA;
+	/* RFC 4861 7.2.4: Solicited unless answering DAD (then to
+	 * all-nodes), Override for a unicast address. */
+	na.flags = IPO_NA_OVERRIDE | (dad ? 0 : IPO_NA_SOLICITED);
+	memcpy(na.src, nd->target, 16);
+	memcpy(na.dst, dad ? all_nodes : nd->src, 16);
+	memcpy(na.target, nd->target, 16);
+	na.has_lladdr = true;
+	na.lladdr = ifc->hw;
+	n = nd_build(ifc, &na);
+	if (n < 0)
 		return;
-	{
-		static const uint8_t zero[16];
-		static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 1 };
-		struct ipo_nd na;
-		bool dad = !memcmp(nd->src, zero, 16);
-		int n;
+	if (dad) {
+		struct group *g = v6_group(ifc, all_nodes);
 
-		if (!dad)
-			neigh_confirm(ifc, neigh_find(ifc, &src), &src, e);
-		memset(&na, 0, sizeof(na));
-		na.type = IPO_ICMP6_NA;
-		/* RFC 4861 7.2.4: Solicited unless answering DAD (then to
-		 * all-nodes), Override for a unicast address. */
-		na.flags = IPO_NA_OVERRIDE | (dad ? 0 : IPO_NA_SOLICITED);
-		memcpy(na.src, nd->target, 16);
-		memcpy(na.dst, dad ? all_nodes : nd->src, 16);
-		memcpy(na.target, nd->target, 16);
-		na.has_lladdr = true;
-		na.lladdr = ifc->hw;
-		n = nd_build(ifc, &na);
-		if (n < 0)
-			return;
-		if (dad) {
-			struct group *g = v6_group(ifc, all_nodes);
-
-			if (g)
-				grp_send(ifc, g, ifc->buf, (size_t)n, K_ND);
-		} else {
-			ep_send(ifc, e, ifc->buf, (size_t)n, K_ND);
-		}
+		if (g)
+			grp_send(ifc, g, ifc->buf, (size_t)n, K_ND);
+	} else {
+		ep_send(ifc, e, ifc->buf, (size_t)n, K_ND);
 	}
 }
 
