@@ -309,7 +309,7 @@ struct imc_ipoib_stats {
 	uint64_t tx_mcast, rx_mcast;       /* of those, on groups */
 	uint64_t arp_tx, arp_rx;
 	uint64_t nd_tx, nd_rx;             /* NS and NA */
-	uint64_t resolved;                 /* neighbours resolved */
+	uint64_t resolved;                 /* solicited neighbours answered */
 	uint64_t resolve_retries;
 	uint64_t resolve_failures;
 	uint64_t expired;                  /* neighbours and endpoints */

@@ -49,12 +49,22 @@ int imc_ipoib_fabric_create(struct imc_fabric *f, uint32_t node,
 			    const struct imc_ipoib_host_ops *host,
 			    struct imc_ipoib_fabric **out);
 
-/* Destroys the interface (leaving its groups through the tracker), then
- * the QP. No host op runs after it returns. Not from a callback of the
- * fabric's QP. NULL is a no-op. */
+/* Destroys the interface: its groups are left through the tracker, no
+ * host op runs after it returns. The QP stays (what it receives is
+ * dropped) until imc_ipoib_fabric_destroy(), because the tracker detaches
+ * it from the groups later: from the loop, or in imc_mcast_destroy().
+ * Not from a callback of the QP. No-op the second time. */
+void imc_ipoib_fabric_stop(struct imc_ipoib_fabric *x);
+
+/* Stops x if needed, then destroys the QP and frees x. The tracker must
+ * hold no attachment of the QP any more: destroy the tracker first, or
+ * run the loop after imc_ipoib_fabric_stop() (a QP the tracker still
+ * holds would be touched after it is freed). The usual teardown is
+ * imc_ipoib_fabric_stop(), imc_mcast_destroy(), imc_ipoib_fabric_destroy().
+ * Not from a callback of the QP. NULL is a no-op. */
 void imc_ipoib_fabric_destroy(struct imc_ipoib_fabric *x);
 
-/* Owned by x. */
+/* Owned by x; NULL once stopped. */
 struct imc_ipoib *imc_ipoib_fabric_ipoib(const struct imc_ipoib_fabric *x);
 struct imc_qp *imc_ipoib_fabric_qp(const struct imc_ipoib_fabric *x);
 

@@ -59,6 +59,8 @@ static void fab_recv(struct imc_qp *qp, const struct imc_ud_recv *r,
 	struct imc_ipoib_rx rx;
 
 	(void)qp;
+	if (!x->ifc)
+		return;
 	rx.src_qp = r->src_qp;
 	rx.slid = r->slid;
 	rx.sl = r->sl;
@@ -118,11 +120,19 @@ int imc_ipoib_fabric_create(struct imc_fabric *f, uint32_t node,
 	return 0;
 }
 
-void imc_ipoib_fabric_destroy(struct imc_ipoib_fabric *x)
+void imc_ipoib_fabric_stop(struct imc_ipoib_fabric *x)
 {
 	if (!x)
 		return;
 	imc_ipoib_destroy(x->ifc);
+	x->ifc = NULL;
+}
+
+void imc_ipoib_fabric_destroy(struct imc_ipoib_fabric *x)
+{
+	if (!x)
+		return;
+	imc_ipoib_fabric_stop(x);
 	imc_qp_destroy(x->qp);
 	free(x);
 }

@@ -1328,6 +1328,7 @@ static void neigh_confirm(struct imc_ipoib *ifc, struct neigh *nb,
 			  const struct imc_ip_addr *a, struct ep *e)
 {
 	struct ipo_pkt *p;
+	bool asked = nb != NULL;
 
 	if (!nb) {
 		nb = neigh_new(ifc, a);
@@ -1343,7 +1344,8 @@ static void neigh_confirm(struct imc_ipoib *ifc, struct neigh *nb,
 	nb->confirmed = imc_loop_now(ifc->loop);
 	if (nb->state == IMC_IPOIB_NEIGH_INCOMPLETE) {
 		neigh_set_state(nb, IMC_IPOIB_NEIGH_REACHABLE);
-		ifc->st.resolved++;
+		if (asked)
+			ifc->st.resolved++;
 		imc_timer_cancel(ifc->loop, &nb->timer);
 		while ((p = q_pop(ifc, &nb->q))) {
 			ep_send(ifc, e, p->data, p->len,

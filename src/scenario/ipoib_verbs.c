@@ -568,11 +568,24 @@ static void port_event(struct imc_port_watch *w, enum imc_port_event ev)
 		imc_mcast_port_event(ps->mc, map[ev]);
 }
 
+static void iface_stop(struct iface *i);
+static void iface_free(struct iface *i);
+
+/* Interfaces stop (leaving their groups), the tracker goes and detaches
+ * their QPs, then the QPs go: the order ipoib_fabric.h asks for. */
 static void port_free(struct pstate *ps)
 {
 	if (!ps)
 		return;
+	for (struct iface *i = ps->ifs; i; i = i->next)
+		iface_stop(i);
 	imc_mcast_destroy(ps->mc);
+	while (ps->ifs) {
+		struct iface *i = ps->ifs;
+
+		ps->ifs = i->next;
+		iface_free(i);
+	}
 	imc_sa_client_destroy(ps->sac);
 	if (ps->qp1)
 		imc_qp_destroy(ps->qp1);
@@ -664,16 +677,22 @@ static struct iface *iface_find(const struct ipr *r, const struct if_arg *a)
 	return NULL;
 }
 
-static void iface_free(struct iface *i)
+/* The interface goes; its QP stays until the tracker let go of it. */
+static void iface_stop(struct iface *i)
 {
 	struct hpkt *p;
 
 	imc_timer_cancel(i->ps->r->loop, &i->reply);
-	imc_ipoib_fabric_destroy(i->x);
+	imc_ipoib_fabric_stop(i->x);
 	while ((p = i->rq_head)) {
 		i->rq_head = p->next;
 		free(p);
 	}
+}
+
+static void iface_free(struct iface *i)
+{
+	imc_ipoib_fabric_destroy(i->x);
 	free(i->gc);
 	free(i);
 }
@@ -754,15 +773,8 @@ static void run_free(void *data)
 	for (uint32_t s = 0; s < n; s++) {
 		struct pstate *ps = r->ports[s];
 
-		if (!ps)
-			continue;
-		while (ps->ifs) {
-			struct iface *i = ps->ifs;
-
-			ps->ifs = i->next;
-			iface_free(i);
-		}
-		port_free(ps);
+		if (ps)
+			port_free(ps);
 	}
 	free(r->ports);
 	free(r->pbase);
