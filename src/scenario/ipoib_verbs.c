@@ -17,8 +17,8 @@
  * One run's state (struct ipr, found by run_key):
  *  - per HCA port used, a join tracker with its SA client, whose MADs go
  *    through the port's QP1 to the SM's LID (the SA of the `sa` line
- *    answers them), and a port watch that hands port events to the
- *    tracker;
+ *    answers them; on the SM's own port the SA's QP1 is shared), and a
+ *    port watch that hands port events to the tracker;
  *  - per (port, P_Key), an interface (imc_ipoib_fabric) and the host
  *    model behind it: it answers ICMP and ICMPv6 echo requests to its
  *    addresses (from the loop: an interface op may not call back into
@@ -137,7 +137,8 @@ struct pstate {
 	struct ipr *r;
 	uint32_t node;
 	unsigned port;
-	struct imc_qp *qp1;
+	struct imc_qp *qp1;          /* NULL on the SA's port: shared */
+	struct imc_qp *shared_qp1;
 	struct imc_sa_client *sac;
 	struct imc_mcast *mc;
 	struct imc_port_watch watch;
@@ -525,17 +526,23 @@ static int sa_send(void *ctx, const uint8_t *mad, size_t len)
 		return -ENETDOWN;
 	memset(&ah, 0, sizeof(ah));
 	ah.dlid = pa.sm_lid;
-	return imc_qp_send(ps->qp1, &ah, 1, IMC_QP1_QKEY, mad, len);
+	return imc_qp_send(ps->qp1 ? ps->qp1 : ps->shared_qp1, &ah, 1,
+			   IMC_QP1_QKEY, mad, len);
+}
+
+static void mad_in(void *ctx, const struct imc_ud_recv *rv)
+{
+	struct pstate *ps = ctx;
+
+	if (rv->len >= IMC_SA_DATA_OFFSET && rv->len <= IMC_MAD_SIZE)
+		imc_sa_client_recv(ps->sac, rv->data, rv->len);
 }
 
 static void qp1_recv(struct imc_qp *qp, const struct imc_ud_recv *rv,
 		     void *ctx)
 {
-	struct pstate *ps = ctx;
-
 	(void)qp;
-	if (rv->len >= IMC_SA_DATA_OFFSET && rv->len <= IMC_MAD_SIZE)
-		imc_sa_client_recv(ps->sac, rv->data, rv->len);
+	mad_in(ctx, rv);
 }
 
 static int mc_attach(void *ctx, void *qp, const struct imc_gid *mgid,
@@ -628,8 +635,11 @@ static int port_get(struct ipr *r, uint32_t node, unsigned port,
 	ps->r = r;
 	ps->node = node;
 	ps->port = port;
-	rc = imc_qp_create(r->f, node, port, 1, IMC_QP1_QKEY, qp1_pkey(&pa),
-			   qp1_recv, ps, &ps->qp1);
+	/* The SM's own port: its QP1 is the SA's; share it. */
+	rc = scn_sa_qp1_share(r->c, node, port, mad_in, ps, &ps->shared_qp1);
+	if (rc == -ENOENT)
+		rc = imc_qp_create(r->f, node, port, 1, IMC_QP1_QKEY,
+				   qp1_pkey(&pa), qp1_recv, ps, &ps->qp1);
 	if (rc) {
 		free(ps);
 		return imc_scn_fail(r->c, rc,

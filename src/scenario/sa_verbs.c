@@ -258,6 +258,11 @@ struct sa_run {
 
 	uint64_t requests, answers, timeouts;
 	uint64_t errors;            /* sends refused, attaches failed */
+
+	/* Another client of the SM's port sharing the SA's QP1
+	 * (scn_sa_qp1_share()). */
+	void (*share_recv)(void *ctx, const struct imc_ud_recv *r);
+	void *share_ctx;
 };
 
 /* ------------------------------------------------------------------ */
@@ -480,8 +485,9 @@ static int partitions_parse(struct imc_scn_parser *p, const char *v,
 				"partitions: at most %d", PARTITIONS_MAX);
 		a->part[a->npart++] = (uint16_t)(x | 0x8000);
 		v += n;
-		if (*v == ',')
-			v++;
+		if (*v == ',' && !*++v)
+			return imc_scn_parse_error(p,
+				"partitions: expected P_Keys separated by ','");
 	}
 	return a->npart ? 0 : imc_scn_parse_error(p,
 		"partitions: expected P_Keys separated by ','");
@@ -878,6 +884,9 @@ static void other_mad(void *ctx, const struct imc_ud_recv *rv)
 
 	if (h)
 		answer(r, h, rv->data, rv->len);
+	/* Each client ignores TIDs that are not its own. */
+	if (r->share_recv)
+		r->share_recv(r->share_ctx, rv);
 }
 
 static int sa_start(struct sa_run *r)
@@ -940,6 +949,28 @@ static int run_get(struct imc_scn_ctx *c, struct sa_run **out)
 				    "the SA cannot start on the SM's port: %s",
 				    strerror(-r->start_err));
 	*out = r;
+	return 0;
+}
+
+int scn_sa_qp1_share(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		     void (*recv)(void *ctx, const struct imc_ud_recv *r),
+		     void *ctx, struct imc_qp **qp1)
+{
+	struct sa_run *r = imc_scn_data(c, &run_key);
+
+	if (!r)
+		return -ENOENT;
+	if (!r->sf && !r->start_err) {
+		imc_timer_cancel(r->loop, &r->start);
+		sa_start(r);
+	}
+	if (!r->sf || node != r->sa_node || port != r->sa_port)
+		return -ENOENT;
+	if (r->share_recv)
+		return -EBUSY;
+	r->share_recv = recv;
+	r->share_ctx = ctx;
+	*qp1 = imc_sa_fabric_qp(r->sf);
 	return 0;
 }
 
