@@ -10,6 +10,7 @@ static const struct imc_cmd *const cmds[] = {
 	&imc_cmd_run,
 	&imc_cmd_sa,
 	&imc_cmd_sa_serve,
+	&imc_cmd_mcast,
 };
 
 static void usage(FILE *f)
@@ -47,7 +48,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < IMC_ARRAY_SIZE(cmds); i++) {
 		if (strcmp(argv[1], cmds[i]->name))
 			continue;
-		for (int a = 2; a < argc; a++) {
+		for (int a = 2; a < argc && !cmds[i]->own_help; a++) {
 			if (!strcmp(argv[a], "--"))
 				break;
 			if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
