@@ -25,6 +25,15 @@ static void help(FILE *f)
 	fprintf(f, "\nExit: 0 success, 1 the work failed, 2 bad usage.\n");
 }
 
+static void help_all(FILE *f)
+{
+	help(f);
+	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+		fprintf(f, "\n");
+		subs[i].help(f);
+	}
+}
+
 static int run(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -49,4 +58,5 @@ const struct imc_cmd imc_cmd_mcast = {
 	.run = run,
 	.help = help,
 	.own_help = true,
+	.help_all = help_all,
 };

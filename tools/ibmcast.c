@@ -16,7 +16,7 @@ static const struct imc_cmd *const cmds[] = {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ibmcast [--version] [--help] COMMAND [ARGS]\n"
+		"usage: ibmcast [--version] [--help] [--man] COMMAND [ARGS]\n"
 		"       ibmcast COMMAND --help\n"
 		"\n"
 		"A userspace InfiniBand multicast stack.\n"
@@ -41,6 +41,9 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return IMC_EXIT_OK;
 	}
+	if (!strcmp(argv[1], "--man"))
+		return imc_man_print(stdout, cmds, IMC_ARRAY_SIZE(cmds), usage) ?
+		       IMC_EXIT_FAIL : IMC_EXIT_OK;
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
 		printf("ibmcast %s\n", imc_version());
 		return IMC_EXIT_OK;

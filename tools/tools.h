@@ -19,7 +19,13 @@ struct imc_cmd {
 	void (*help)(FILE *f);
 	/* run() answers --help itself (for its subcommands) */
 	bool own_help;
+	/* the manual's text when help() is only a list of subcommands */
+	void (*help_all)(FILE *f);
 };
+
+/* Writes ibmcast(1) from usage() and each command's help. 0 or -1. */
+int imc_man_print(FILE *out, const struct imc_cmd *const *cmds, size_t n,
+		  void (*usage)(FILE *f));
 
 extern const struct imc_cmd imc_cmd_decode;
 extern const struct imc_cmd imc_cmd_run;
