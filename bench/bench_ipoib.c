@@ -1,8 +1,9 @@
 /* IPoIB on the simulated fabric, on one core.
  *
- * Usage: bench_ipoib [PACKETS [HOSTS [FAMILY]]]
- *        (defaults 2000000, 10000, both; FAMILY 4 or 6; HOSTS 0 skips
- *        the bring-up, PACKETS 0 the data path)
+ * Usage: bench_ipoib [PACKETS [HOSTS [FAMILY [GAP_NS]]]]
+ *        (defaults 2000000, 10000, both, 0; FAMILY 4 or 6; HOSTS 0 skips
+ *        the bring-up, PACKETS 0 the data path; GAP_NS spaces the
+ *        hosts' pings, 0 sends them all at once)
  *
  * Data path: two hosts of fat-tree:leaves=2,hosts=1,spines=1 (HCA -> leaf
  * -> spine -> leaf -> HCA, as bench_fabric_packets), each with an IPoIB
@@ -185,12 +186,48 @@ static void tree_for(unsigned n, char *spec, size_t len)
 			 (n + 575) / 576);
 }
 
-static void bringup(unsigned n, int family)
+/* Host i pings host i + 1: all at once (gap 0) or one every gap ns. */
+struct pinger {
+	struct iw_if **ifs;
+	unsigned n, next;
+	int family;
+	imc_time_t gap;
+	struct imc_loop *loop;
+	struct imc_timer t;
+};
+
+static struct pinger pinger;
+
+static void ping_fire(struct imc_timer *t)
+{
+	struct pinger *p = imc_container_of(t, struct pinger, t);
+	char dst[64];
+
+	do {
+		unsigned i = p->next++, j = (i + 1) % p->n;
+		int rc;
+
+		if (p->family == 4)
+			snprintf(dst, sizeof(dst), "10.%u.%u.%u",
+				 (j + 1) >> 16, ((j + 1) >> 8) & 255,
+				 (j + 1) & 255);
+		else
+			snprintf(dst, sizeof(dst), "fd00::%x:%x",
+				 (j + 1) >> 16, (j + 1) & 0xFFFF);
+		rc = iw_ping(p->ifs[i], dst, 1, 8);
+		if (rc)
+			die("iw_ping", rc);
+	} while (!p->gap && p->next < p->n);
+	if (p->next < p->n)
+		imc_timer_arm(p->loop, &p->t, imc_loop_now(p->loop) + p->gap);
+}
+
+static void bringup(unsigned n, int family, imc_time_t gap)
 {
 	struct iw w;
 	struct iw_if **ifs = calloc(n, sizeof(*ifs));
 	uint32_t *hca = calloc(n, sizeof(*hca));
-	char spec[128], addr[64], dst[64];
+	char spec[128], addr[64];
 	double c0, c1, c2, w0, w1, w2;
 	imc_time_t t0, t_up = 0, t_done = 0, step = 10 * MS;
 	unsigned up = 0, done = 0, k = 0;
@@ -242,20 +279,14 @@ static void bringup(unsigned n, int family)
 	for (unsigned i = 0; i < n; i++)
 		ifs[i]->on_deliver = note_reply;
 	t0 = imc_loop_now(w.loop);
-	for (unsigned i = 0; i < n; i++) {
-		unsigned j = (i + 1) % n;
-
-		if (family == 4)
-			snprintf(dst, sizeof(dst), "10.%u.%u.%u",
-				 (j + 1) >> 16, ((j + 1) >> 8) & 255,
-				 (j + 1) & 255);
-		else
-			snprintf(dst, sizeof(dst), "fd00::%x:%x",
-				 (j + 1) >> 16, (j + 1) & 0xFFFF);
-		rc = iw_ping(ifs[i], dst, 1, 8);
-		if (rc)
-			die("iw_ping", rc);
-	}
+	pinger.ifs = ifs;
+	pinger.n = n;
+	pinger.next = 0;
+	pinger.family = family;
+	pinger.gap = gap;
+	pinger.loop = w.loop;
+	imc_timer_init(&pinger.t, ping_fire);
+	imc_timer_arm(w.loop, &pinger.t, t0);
 	while (done < n) {
 		iw_run_for(&w, step);
 		done = 0;
@@ -278,10 +309,12 @@ static void bringup(unsigned n, int family)
 	deliveries = tot.delivered;
 	printf("bring-up   %u hosts IPv%d (%s): carrier on all %.3f ms virtual "
 	       "after up (%.2f s wall, %.2f s CPU); then every ping answered "
-	       "%.3f ms virtual after it was sent (%.2f s wall, %.2f s CPU); "
+	       "%.3f ms virtual after the first was sent, %llu ns apart "
+	       "(%.2f s wall, %.2f s CPU); "
 	       "%llu joins, %llu ARP, %llu ND sent; %llu deliveries\n",
 	       n, family, spec, (double)t_up / 1e6, w1 - w0, c1 - c0,
-	       (double)t_done / 1e6, w2 - w1, c2 - c1,
+	       (double)t_done / 1e6, (unsigned long long)gap, w2 - w1,
+	       c2 - c1,
 	       (unsigned long long)joins, (unsigned long long)arp,
 	       (unsigned long long)nd, (unsigned long long)deliveries);
 	fflush(stdout);
@@ -296,6 +329,7 @@ int main(int argc, char **argv)
 	uint64_t n = argc > 1 ? strtoull(argv[1], NULL, 0) : 2000000;
 	unsigned hosts = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 0) : 10000;
 	int family = argc > 3 ? atoi(argv[3]) : 0;
+	imc_time_t gap = argc > 4 ? strtoull(argv[4], NULL, 0) : 0;
 
 	if (n) {
 		data_path(n, 64);
@@ -303,9 +337,9 @@ int main(int argc, char **argv)
 	}
 	if (hosts >= 2) {
 		if (family != 4)
-			bringup(hosts, 6);
+			bringup(hosts, 6, gap);
 		if (family != 6)
-			bringup(hosts, 4);
+			bringup(hosts, 4, gap);
 	}
 	return 0;
 }
