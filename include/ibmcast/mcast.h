@@ -19,6 +19,7 @@
  *   JOINED    reregister / SM / P_Key change       REJOINING
  *   JOINED    port down                            WAITING
  *   REJOINING SA join answered with success        JOINED
+ *   JOINED    trap 67: the SA deleted the group    REJOINING
  *   REJOINING SA status, -ETIMEDOUT, -ENETRESET    FAILED
  *   REJOINING port down                            WAITING
  *   WAITING   port up (ACTIVE)                     REJOINING (or PENDING
@@ -117,9 +118,20 @@ struct imc_mcast_config {
 	imc_time_t rejoin_spread;       /* ns */
 	unsigned rejoin_window;         /* re-joins in flight per port */
 	uint64_t seed;                  /* jitter of re-joins */
+	/* Hear of groups the SA deletes (trap 67, IBA 15.2.5.17: when the
+	 * last full member of any port leaves). The port subscribes
+	 * (InformInfo, IBA 13.4.8.3) once it joins a group with no full
+	 * bit of its own, and again after a reregister, an SM change or
+	 * port up; the members of a group the SA deleted re-join (a
+	 * NonMember or SendOnlyNonMember alone is refused: ERROR). The
+	 * tracker installs the SA client's Report handler; a client whose
+	 * owner needs that handler may pass the Reports on with
+	 * imc_mcast_report() instead, with subscribe set. */
+	bool subscribe;
 };
 
-/* Paced re-joins over 100 ms, 16 in flight; port_gid zero (set it). */
+/* Paced re-joins over 100 ms, 16 in flight, subscribe; port_gid zero
+ * (set it). */
 void imc_mcast_config_init(struct imc_mcast_config *cfg);
 
 /* A tracker for one port, sending through sa (not owned; it must outlive
@@ -226,6 +238,11 @@ void imc_mcast_port_event(struct imc_mcast *t, enum imc_mcast_port_event ev);
 
 const char *imc_mcast_port_event_str(enum imc_mcast_port_event ev);
 
+/* A Report the SA client received (imc_sa_report_cb): trap 67 for a group
+ * of the port makes it re-join; anything else is ignored. For owners of
+ * the client's Report handler (see imc_mcast_config.subscribe). */
+void imc_mcast_report(struct imc_mcast *t, const struct imc_sa_mad *report);
+
 /* One group of the port, for listings (`ibmcast mcast show`). */
 struct imc_mcast_group_info {
 	struct imc_mcmr rec;        /* the SA's record (zero before answer) */
@@ -247,7 +264,8 @@ struct imc_mcast_stats {
 	uint64_t joins;             /* imc_mcast_join() calls accepted */
 	uint64_t leaves;
 	uint64_t joins_local;       /* completed without a MAD */
-	uint64_t mads_sent;         /* SA requests (joins and Deletes) */
+	uint64_t mads_sent;         /* SA requests (Sets, Deletes,
+				     * InformInfo subscriptions) */
 	uint64_t retries;
 	uint64_t timeouts;
 	uint64_t rejoins;           /* group re-joins after port events */
@@ -259,6 +277,8 @@ struct imc_mcast_stats {
 	size_t members;
 	size_t in_flight;           /* SA requests not answered */
 	uint64_t port_events[6];    /* by enum imc_mcast_port_event */
+	uint64_t traps;             /* trap 67 Reports, duplicates too */
+	uint64_t groups_lost;       /* groups re-joined after a trap 67 */
 };
 
 void imc_mcast_get_stats(const struct imc_mcast *t,
