@@ -136,7 +136,8 @@ void imc_mcast_config_init(struct imc_mcast_config *cfg);
 
 /* A tracker for one port, sending through sa (not owned; it must outlive
  * the tracker; the tracker's queries are its own, other users may share
- * the client). cfg and ops are copied; ops may be NULL (no QP is ever
+ * the client, but with cfg.subscribe the client's Report handler is the
+ * tracker's: one such tracker per client). cfg and ops are copied; ops may be NULL (no QP is ever
  * attached). The port starts ACTIVE: tell it otherwise with
  * imc_mcast_port_event(). Returns 0, -EINVAL or -ENOMEM. */
 int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
