@@ -17,9 +17,9 @@
  *   PENDING   SA status, -ETIMEDOUT, mismatch      FAILED
  *   PENDING   port down                            WAITING
  *   JOINED    reregister / SM / P_Key change       REJOINING
+ *   JOINED    trap 67: the SA deleted the group    REJOINING
  *   JOINED    port down                            WAITING
  *   REJOINING SA join answered with success        JOINED
- *   JOINED    trap 67: the SA deleted the group    REJOINING
  *   REJOINING SA status, -ETIMEDOUT, -ENETRESET    FAILED
  *   REJOINING port down                            WAITING
  *   WAITING   port up (ACTIVE)                     REJOINING (or PENDING
@@ -60,6 +60,11 @@
  * unanswered is sent again until it is answered or the port goes down.
  * Re-joins name the group's whole record, so that an SA that lost the
  * group creates it again as it was.
+ *
+ * What the tracker cannot know: the MGID of a create whose answers were
+ * all lost (the SA may hold a group nobody knows of), a trap 67 whose
+ * Reports were all lost, or an old copy of a Set that the network
+ * delivers after a later Delete (a network that reorders duplicates).
  */
 #ifndef IBMCAST_MCAST_H
 #define IBMCAST_MCAST_H
