@@ -450,6 +450,8 @@ static void buf_put(struct imc_fabric *f, struct pbuf *b)
 	f->free_bufs[b->large] = b;
 }
 
+static void pkt_fire(struct imc_timer *t);
+
 static struct pkt *pkt_get(struct imc_fabric *f)
 {
 	struct pkt *p = f->free_pkts;
@@ -464,7 +466,7 @@ static struct pkt *pkt_get(struct imc_fabric *f)
 		for (size_t i = SLAB_PKTS; i-- > 0;) {
 			s->p[i].state = PKT_FREE;
 			s->p[i].f = f;
-			s->p[i].t.pos = 0;
+			imc_timer_init(&s->p[i].t, pkt_fire);
 			s->p[i].next = f->free_pkts;
 			f->free_pkts = &s->p[i];
 		}
@@ -481,8 +483,6 @@ static void pkt_put(struct imc_fabric *f, struct pkt *p)
 	p->next = f->free_pkts;
 	f->free_pkts = p;
 }
-
-static void pkt_fire(struct imc_timer *t);
 
 static struct pkt *pkt_clone(struct imc_fabric *f, const struct pkt *src)
 {
