@@ -1,7 +1,7 @@
 /* IPoIB in scenarios (scenario_ipoib.h): the ipoib setting, the ipoib-*,
  * ping and ipoib-send verbs and the subjects through the canonical print,
  * their parse errors, run-time failures, exact results of small runs, the
- * sa setting's partitions=, and determinism.
+ * sa setting's partitions= and bcast-qkey=, and determinism.
  *
  * Fabric: fat-tree:leaves=2,hosts=2,spines=2: H-000001 and H-000002 on
  * L-0001, H-000003 and H-000004 on L-0002; the SM and the SA are on
@@ -89,7 +89,7 @@ static uint64_t run_pass(const struct imc_scenario *s)
 static const char every_form[] =
 	TOPO
 	"stop 2s\n"
-	"sa partitions=0x8001,0x0002\n"
+	"sa partitions=0x8001,0x0002 bcast-qkey=0xb1b\n"
 	"ipoib queue=4 queue-group=8 queue-total=100 resolve-timeout=200ms "
 	"resolve-retries=1 expiry=30s idle=500ms sendonly-full=no\n"
 	"pkeys H-000003 0xffff 0x8001\n"
@@ -112,7 +112,7 @@ static const char every_form[] =
 	"expect ipoib-counter H-000002 tx-packets >= 0\n";
 
 static const char every_form_printed[] =
-	"sa partitions=0x8001,0x8002\n"
+	"sa partitions=0x8001,0x8002 bcast-qkey=0x00000b1b\n"
 	"ipoib queue=4 queue-group=8 queue-total=100 resolve-timeout=200ms "
 	"resolve-retries=1 expiry=30s idle=500ms sendonly-full=no\n"
 	"pkeys H-000003:1 0xffff 0x8001\n"
@@ -288,6 +288,32 @@ static void test_run(void **state)
 	imc_scenario_destroy(s);
 }
 
+/* The SA gives the broadcast groups a Q_Key of its own: the interfaces'
+ * QPs take it from the join answers, and pings (ARP, ND, the SM's own
+ * host) cross without a Q_Key drop. */
+static void test_bcast_qkey(void **state)
+{
+	struct imc_scenario *s;
+
+	(void)state;
+	s = parse(TOPO "stop 1s\nsa bcast-qkey=0x00C0FFEE\n"
+		  "at 1ms ipoib-up H-000001 10.0.0.1/24\n"
+		  "ipoib-up H-000002 10.0.0.2/24 fd00::2/64\n"
+		  "ipoib-up H-000004 10.0.0.4/24 fd00::4/64\n"
+		  "at 10ms ping H-000002 10.0.0.4 count=3\n"
+		  "ping H-000004 fd00::2 count=2\n"
+		  "ping H-000001 10.0.0.2 count=2\n"
+		  "expect ping-replies H-000002 == 3\n"
+		  "expect ping-replies H-000004 == 2\n"
+		  "expect ping-replies H-000001 == 2\n"
+		  "expect drops qkey == 0\n"
+		  "expect ipoib-counter H-000002 drops == 0\n");
+	run_pass(s);
+	imc_scenario_destroy(s);
+	expect_error(TOPO "sa bcast-qkey=0x100000000\n",
+		     "t.scn:2: sa: bcast-qkey: 0x100000000 is out of range (at most 4294967295)");
+}
+
 static void test_deterministic(void **state)
 {
 	char path[512];
@@ -310,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_run_errors),
 		cmocka_unit_test(test_run),
+		cmocka_unit_test(test_bcast_qkey),
 		cmocka_unit_test(test_deterministic),
 	};
 

@@ -1851,6 +1851,19 @@ void imc_qp_set_recv_delay(struct imc_qp *qp, imc_time_t delay)
 	qp->recv_delay = delay;
 }
 
+int imc_qp_set_qkey(struct imc_qp *qp, uint32_t qkey)
+{
+	if (qp->qpn == IMC_QP1)
+		return -EINVAL;
+	qp->qkey = qkey;
+	return 0;
+}
+
+uint32_t imc_qp_qkey(const struct imc_qp *qp)
+{
+	return qp->qkey;
+}
+
 /* The completion timer: runs recv for every datagram queued. A callback
  * may destroy its own QP; qp_free then clears f->cur_qp and the loop
  * stops without touching qp again. */

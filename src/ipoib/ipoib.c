@@ -929,6 +929,20 @@ static void bcast_lost(struct imc_ipoib *ifc)
 	}
 }
 
+/* The broadcast join failed, or its answer could not be used: leave,
+ * retry after the backoff, and take the other groups down with it. */
+static void bcast_failed(struct group *g)
+{
+	struct imc_ipoib *ifc = g->ifc;
+
+	ifc->st.join_errors++;
+	grp_leave_members(g);
+	grp_retry(g);
+	if (ifc->state != IMC_IPOIB_BACKOFF)
+		ifc_set_state(ifc, IMC_IPOIB_BACKOFF);
+	bcast_lost(ifc);
+}
+
 static void grp_cb(void *arg, struct imc_mcast_member *m,
 		   const struct imc_mcast_event *ev)
 {
@@ -949,6 +963,13 @@ static void grp_cb(void *arg, struct imc_mcast_member *m,
 	case IMC_MCAST_EV_JOINED: {
 		const struct imc_mcmr *r = ev->rec;
 
+		/* The QP takes the partition's Q_Key before any send or
+		 * answer relies on it (RFC 4391 4). */
+		if (g->bcast && ifc->ops.set_qkey &&
+		    ifc->ops.set_qkey(ifc->ops.ctx, r->qkey) < 0) {
+			bcast_failed(g);
+			break;
+		}
 		g->backoff = 0;
 		memset(&g->av, 0, sizeof(g->av));
 		g->av.dlid = r->mlid;
@@ -984,14 +1005,13 @@ static void grp_cb(void *arg, struct imc_mcast_member *m,
 			ifc_set_state(ifc, IMC_IPOIB_JOINING);
 		break;
 	case IMC_MCAST_EV_ERROR:
+		if (g->bcast) {
+			bcast_failed(g);
+			break;
+		}
 		ifc->st.join_errors++;
 		grp_leave_members(g);
-		if (g->bcast) {
-			grp_retry(g);
-			if (ifc->state != IMC_IPOIB_BACKOFF)
-				ifc_set_state(ifc, IMC_IPOIB_BACKOFF);
-			bcast_lost(ifc);
-		} else if (grp_wants_full(g)) {
+		if (grp_wants_full(g)) {
 			q_drop_all(ifc, &g->q, IMC_IPOIB_DROP_JOIN_FAILED);
 			grp_retry(g);
 		} else {
