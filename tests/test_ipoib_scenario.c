@@ -314,6 +314,49 @@ static void test_bcast_qkey(void **state)
 		     "t.scn:2: sa: bcast-qkey: 0x100000000 is out of range (at most 4294967295)");
 }
 
+/* One QP1 a port: on hosts other than the SM's, sa-join requests and
+ * the IPoIB interface's join tracker share it (the answers to each find
+ * their client by TID), as on the SM's own host, where both share the
+ * SA's QP1. */
+static void test_sa_join_beside_ipoib(void **state)
+{
+	struct imc_scenario *s;
+
+	(void)state;
+	s = parse(TOPO "stop 1s\nsa\n"
+		  "at 1ms ipoib-up H-000002 10.0.0.2/24\n"
+		  "sa-join H-000002 ff15::1 create\n"
+		  "ipoib-up H-000003 10.0.0.3/24\n"
+		  "ipoib-up H-000001 10.0.0.1/24\n"
+		  "at 2ms sa-join H-000003 ff15::1\n"
+		  "sa-join H-000004 ff15::1\n"
+		  "sa-join H-000001 ff15::1\n"
+		  "ipoib-listen H-000003 239.1.1.1\n"
+		  "at 5ms ping H-000002 10.0.0.3 count=3\n"
+		  "ping H-000001 10.0.0.2 count=2\n"
+		  "ipoib-send H-000002 239.1.1.1 count=2\n"
+		  "sa-mcast H-000002 ff15::1 count=4 interval=10us\n"
+		  "sa-get H-000003 ff15::1\n"
+		  "at 10ms sa-leave H-000003 ff15::1\n"
+		  "expect sa-status H-000002 ff15::1 == success\n"
+		  "expect sa-status H-000003 ff15::1 == success\n"
+		  "expect sa-status H-000001 ff15::1 == success\n"
+		  "expect sa-answers H-000003 == 3\n"
+		  "expect sa-members ff15::1 == 3\n"
+		  "expect sa-timeouts == 0\n"
+		  "expect delivered H-000003 == 4\n"
+		  "expect delivered H-000004 == 4\n"
+		  "expect delivered H-000001 == 4\n"
+		  "expect ping-replies H-000002 == 3\n"
+		  "expect ping-replies H-000001 == 2\n"
+		  "expect ipoib-received H-000003 239.1.1.1 == 2\n"
+		  "expect ipoib-counter H-000002 join-errors == 0\n"
+		  "expect ipoib-counter H-000003 join-errors == 0\n"
+		  "expect ipoib-carrier H-000003 == up\n");
+	run_pass(s);
+	imc_scenario_destroy(s);
+}
+
 static void test_deterministic(void **state)
 {
 	char path[512];
@@ -337,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_run_errors),
 		cmocka_unit_test(test_run),
 		cmocka_unit_test(test_bcast_qkey),
+		cmocka_unit_test(test_sa_join_beside_ipoib),
 		cmocka_unit_test(test_deterministic),
 	};
 

@@ -10,7 +10,8 @@
  *
  * Hosts (HCA ports) get state when first used: their QPs (one per P_Key,
  * numbered in order of first use) and counters, found by a hash of
- * node:port. Receivers recognise scenario datagrams by their header and
+ * node:port. A port's QP1 is one GSI (gsi.h) for every verb that sends
+ * MADs, made at first use and kept until the run data is gone. Receivers recognise scenario datagrams by their header and
  * keep a bitmap of sequence numbers per flow to count duplicates.
  */
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ibmcast/gsi.h"
 #include "scenario/scn.h"
 #include "wire/bytes.h"
 
@@ -71,6 +73,9 @@ struct imc_scn_ctx {
 	size_t ndata, dcap;
 	size_t *dslot;            /* index + 1, open addressing by key */
 	size_t ndslots;
+
+	struct imc_gsi **gsi;     /* by port slot: gsi_base[node] + port */
+	uint32_t *gsi_base;
 
 	struct act *acts;
 	const struct scn_action *cur;
@@ -553,6 +558,76 @@ static int fill_hosts(struct imc_scn_ctx *c, struct imc_scenario_result *r)
 	return 0;
 }
 
+/* ---- QP1 of each port ---- */
+
+int scn_gsi_get(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		struct imc_gsi **out)
+{
+	const struct imc_topo *t = c->s->topo;
+	struct imc_gsi *g;
+	struct imc_qp *qp1;
+	uint32_t slot;
+	int rc;
+
+	if (node >= t->nnodes || port > t->node[node].nports)
+		return -EINVAL;
+	if (!c->gsi) {
+		uint32_t n = 0;
+
+		c->gsi_base = calloc(t->nnodes, sizeof(*c->gsi_base));
+		if (!c->gsi_base)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < t->nnodes; i++) {
+			c->gsi_base[i] = n;
+			n += t->node[i].nports + 1u;
+		}
+		c->gsi = calloc(n, sizeof(*c->gsi));
+		if (!c->gsi) {
+			free(c->gsi_base);
+			c->gsi_base = NULL;
+			return -ENOMEM;
+		}
+	}
+	slot = c->gsi_base[node] + port;
+	if (c->gsi[slot]) {
+		*out = c->gsi[slot];
+		return 0;
+	}
+	/* The SA's port: its QP1 is the SA's, shared through its hook. */
+	rc = imc_gsi_create_shared(NULL, &g);
+	if (rc)
+		return rc;
+	rc = scn_sa_qp1_share(c, node, port, imc_gsi_input, g, &qp1);
+	if (!rc) {
+		imc_gsi_set_qp(g, qp1);
+	} else {
+		imc_gsi_destroy(g);
+		if (rc != -ENOENT)
+			return rc;
+		rc = imc_gsi_create(c->fab, node, port, &g);
+		if (rc)
+			return rc;
+	}
+	c->gsi[slot] = g;
+	*out = g;
+	return 0;
+}
+
+static void gsi_free_all(struct imc_scn_ctx *c)
+{
+	const struct imc_topo *t = c->s->topo;
+
+	if (!c->gsi)
+		return;
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		for (unsigned p = 0; p <= t->node[i].nports; p++)
+			imc_gsi_destroy(c->gsi[c->gsi_base[i] + p]);
+	free(c->gsi);
+	free(c->gsi_base);
+	c->gsi = NULL;
+	c->gsi_base = NULL;
+}
+
 /* Returns how many timers were left in the loop. */
 static size_t ctx_free(struct imc_scn_ctx *c)
 {
@@ -564,6 +639,8 @@ static size_t ctx_free(struct imc_scn_ctx *c)
 			c->data[i].free(c->data[i].data);
 	free(c->data);
 	free(c->dslot);
+	/* Then QP1s, which the run data may have used until its end. */
+	gsi_free_all(c);
 	if (c->acts) {
 		for (unsigned i = 0; i < c->s->nactions; i++)
 			imc_timer_cancel(c->loop, &c->acts[i].timer);

@@ -19,8 +19,10 @@
  * One run's SA state (struct sa_run, found by run_key):
  *  - the imc_sa_fabric, started by a timer at time 0, once the SM's first
  *    sweep has given the ports their LIDs (the setting runs before it);
- *  - client hosts with their QP1; the SM's own host shares the SA's QP1
- *    and hears its answers through the other_mad hook (one QP1 a port);
+ *  - client hosts, each an agent of its port's QP1 (scn_gsi_get(): one
+ *    GSI a port, shared with the join trackers of IPoIB; on the SM's own
+ *    host the SA's QP1, whose other MADs the other_mad hook passes on);
+ *    the agent claims the TIDs' high word, so answers reach it alone;
  *  - requests by TID: the high word is IMC_SCN_MAGIC, the low word the
  *    request's number + 1, so an answer finds its request in O(1);
  *  - per (host, MGID) entries in a hash table: the status of the last
@@ -42,6 +44,7 @@
 #include <string.h>
 
 #include "ibmcast/gid.h"
+#include "ibmcast/gsi.h"
 #include "ibmcast/mad.h"
 #include "ibmcast/packet.h"
 #include "ibmcast/sa.h"
@@ -194,8 +197,8 @@ struct sa_host {
 	uint32_t idx;               /* slot: pbase[node] + port */
 	uint32_t node;
 	unsigned port;
-	struct imc_qp *qp1;
-	bool shared;                /* the SA's QP1 (the SM's host) */
+	struct imc_qp *qp1;         /* its port's, through agent's GSI */
+	struct imc_gsi_agent agent;
 	uint64_t requests, answers;
 };
 
@@ -908,25 +911,20 @@ static int snapshot(struct sa_run *r, unsigned line)
 static void answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
 		   size_t len);
 
-static void host_recv(struct imc_qp *qp, const struct imc_ud_recv *rv,
-		      void *ctx)
+/* The responses whose TID has IMC_SCN_MAGIC in its high word. */
+static int host_mad(struct imc_gsi_agent *a, const struct imc_ud_recv *rv)
 {
-	struct sa_host *h = ctx;
+	struct sa_host *h = imc_container_of(a, struct sa_host, agent);
 
-	(void)qp;
 	answer(h->r, h, rv->data, rv->len);
+	return 0;
 }
 
-/* MADs at the SA's QP1 that are not the SA's: answers to the SM's own
- * host when it is a client. */
+/* MADs at the SA's QP1 that are not the SA's: for the port's GSI. */
 static void other_mad(void *ctx, const struct imc_ud_recv *rv)
 {
 	struct sa_run *r = ctx;
-	struct sa_host *h = host_find(r, r->sa_node, r->sa_port);
 
-	if (h)
-		answer(r, h, rv->data, rv->len);
-	/* Each client ignores TIDs that are not its own. */
 	if (r->share_recv)
 		r->share_recv(r->share_ctx, rv);
 }
@@ -1019,36 +1017,21 @@ int scn_sa_qp1_share(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 	return 0;
 }
 
-static bool pkey_in(const struct imc_port_attr *pa, uint16_t pkey)
-{
-	for (unsigned i = 0; i < pa->npkeys; i++)
-		if (pa->pkeys[i] == pkey)
-			return true;
-	return false;
-}
-
 static int qp1_get(struct sa_run *r, struct sa_host *h)
 {
-	struct imc_port_attr pa;
-	uint16_t pkey = IMC_PKEY_DEFAULT;
+	struct imc_gsi *g;
+	int rc;
 
 	if (h->qp1)
 		return 0;
-	if (h->node == r->sa_node && h->port == r->sa_port) {
-		h->qp1 = imc_sa_fabric_qp(r->sf);
-		h->shared = true;
-		return 0;
-	}
-	/* The GSI sends with a P_Key of the port's table (IBA 13.5.3):
-	 * the default partition's, full membership first, else the
-	 * table's first. */
-	if (!imc_fabric_port_attr(r->f, h->node, h->port, &pa) && pa.npkeys) {
-		pkey = local_pkey(r, h->node, h->port, IMC_PKEY_DEFAULT);
-		if ((pkey & 0x7fff) != 0x7fff || !pkey_in(&pa, pkey))
-			pkey = pa.pkeys[0];
-	}
-	return imc_qp_create(r->f, h->node, h->port, IMC_QP1, IMC_QP1_QKEY,
-			     pkey, host_recv, h, &h->qp1);
+	rc = scn_gsi_get(r->c, h->node, h->port, &g);
+	if (rc)
+		return rc;
+	h->agent.recv = host_mad;
+	h->agent.tid_high = IMC_SCN_MAGIC;
+	imc_gsi_add(g, &h->agent);
+	h->qp1 = imc_gsi_qp(g);
+	return 0;
 }
 
 static void req_free(struct req *q)
@@ -1408,8 +1391,7 @@ static void run_free(void *data)
 
 		if (!h)
 			continue;
-		if (h->qp1 && !h->shared)
-			imc_qp_destroy(h->qp1);
+		imc_gsi_remove(&h->agent);
 		free(h);
 	}
 	imc_sa_fabric_destroy(r->sf);

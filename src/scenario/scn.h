@@ -180,6 +180,16 @@ int scn_sa_qp1_share(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 		     void (*recv)(void *ctx, const struct imc_ud_recv *r),
 		     void *ctx, struct imc_qp **qp1);
 
+/* The GSI (gsi.h) of HCA port node:port for this run: one per port,
+ * shared by every scenario client of its QP1 (sa-* requests, join
+ * trackers). Made at first use: on the SA's port on the SA's QP1
+ * (scn_sa_qp1_share()), elsewhere owning the port's QP1. Destroyed after
+ * the run's data, so that its users (run data) may remove their agents
+ * or send until their end. 0 and *out set, or a negative errno. */
+struct imc_gsi;
+int scn_gsi_get(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		struct imc_gsi **out);
+
 /* The group a mcast line names (parse time), in O(1). */
 const struct scn_group *scn_group_find(const struct imc_scenario *s,
 				       uint16_t mlid);
