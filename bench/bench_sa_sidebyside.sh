@@ -2,11 +2,18 @@
 # Side by side on ibsim: OpenSM's SA and ibmcast's SA (`ibmcast sa-serve`)
 # driven by the same client (`ibmcast sa-serve load`, one process per
 # phase on the same HCA): COUNT group creates, then COUNT re-joins of the
-# same groups, with WINDOW requests in flight, against each SA. Prints the
-# throughput and the SA process's CPU time (utime + stime from
-# /proc/PID/stat) per 10,000 operations, read at the last answer and again
-# after SETTLE seconds (OpenSM programs the switches' multicast tables in
-# a sweep after it answers).
+# same groups, with WINDOW requests in flight, against each SA. ibmcast's
+# SA runs three times at once, each on its own HCA:
+#   ibmcast           on ibsim's socket directly (--transport ibsim)
+#   ibmcast-coalesce  the same with receive coalescing (--coalesce
+#                     $COALESCE microseconds, default 500)
+#   ibmcast-umad      through libibumad and umad2sim, as OpenSM runs
+# Prints the throughput and the SA process's CPU time per 10,000
+# operations: the sum over its threads of the time on CPU from
+# /proc/PID/task/*/schedstat (nanoseconds), read before and at the last
+# answer of each phase and again after SETTLE seconds (OpenSM programs
+# the switches' multicast tables in a sweep after it answers), then the
+# ratios of OpenSM's CPU per operation to each of ibmcast's.
 #
 #   bench_sa_sidebyside.sh BUILD_DIR [COUNT] [WINDOWS...]
 #   (defaults: 10000, windows 8 and 32)
@@ -23,7 +30,11 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 harness=$src/scripts/ibsim-harness.sh
 ibmcast=$build/ibmcast
 SETTLE=${SETTLE:-2}
-HZ=$(getconf CLK_TCK)
+COALESCE=${COALESCE:-500}
+# name HCA sa-serve options
+SAS="ibmcast Hca3 --transport ibsim
+ibmcast-coalesce Hca4 --transport ibsim --coalesce $COALESCE
+ibmcast-umad Hca5 --transport umad"
 
 [ -x "$ibmcast" ] || { echo "no $ibmcast" >&2; exit 1; }
 [ "$count" -le 16000 ] || { echo "COUNT above OpenSM's MLID pool" >&2; exit 2; }
@@ -37,15 +48,54 @@ Switch	8 "Switch1"
 [1]	"Hca1"[1]
 [2]	"Hca2"[1]
 [3]	"Hca3"[1]
+[4]	"Hca4"[1]
+[5]	"Hca5"[1]
 
 Hca	1 "Hca2"
 [1]	"Switch1"[2]
 
 Hca	1 "Hca3"
 [1]	"Switch1"[3]
+
+Hca	1 "Hca4"
+[1]	"Switch1"[4]
+
+Hca	1 "Hca5"
+[1]	"Switch1"[5]
 NET
 
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
+# CPU nanoseconds of every thread of PID (threads that ended are not
+# counted: the SAs' threads live as long as they do).
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d\n", s }'; }
+
+# start_sa NAME HCA OPTIONS...: starts sa-serve, waits for its ready
+# line, records "NAME PID LID" in $dir/sas and sets osm_lid.
+start_sa() {
+	local name=$1 hca=$2 out=$dir/serve-$1.out p lid
+	shift 2
+	SIM_HOST=$hca "$ibmcast" sa-serve "$@" > "$out" 2>&1 &
+	p=$!
+	echo "$p" >> "$dir/pids"
+	for _ in $(seq 200); do
+		grep -q '^ready' "$out" && break
+		sleep 0.05
+	done
+	lid=$(sed -n 's/^ready lid \([0-9]*\) .*/\1/p' "$out")
+	osm_lid=$(sed -n 's/^ready lid [0-9]* sm_lid \([0-9]*\) .*/\1/p' "$out")
+	if [ -z "$lid" ] || [ -z "$osm_lid" ]; then
+		echo "sa-serve $* did not come up" >&2
+		cat "$out" >&2
+		return 1
+	fi
+	echo "$name $p $lid" >> "$dir/sas"
+}
+
+stop_sas() {
+	local p
+	for p in $(cat "$dir/pids" 2>/dev/null); do
+		kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null
+	done
+}
 
 results=$(mktemp)
 trap 'rm -f "$net" "$results"' EXIT
@@ -56,57 +106,56 @@ for w in $windows; do
 		rc=$?; rm -rf "$dir"; exit $rc; }
 	eval "$env"
 	cd "$dir" || exit 1
-	SIM_HOST=Hca3 "$ibmcast" sa-serve > "$dir/serve.out" 2>&1 &
-	imc=$!
-	for _ in $(seq 200); do
-		grep -q '^ready' "$dir/serve.out" && break
-		sleep 0.05
-	done
-	imc_lid=$(sed -n 's/^ready lid \([0-9]*\) .*/\1/p' "$dir/serve.out")
+	: > "$dir/sas"
 	osm=$(cat "$dir/opensm.pid")
-	osm_lid=$(sed -n 's/^ready lid [0-9]* sm_lid \([0-9]*\) .*/\1/p' "$dir/serve.out")
-	if [ -z "$imc_lid" ] || [ -z "$osm_lid" ]; then
-		echo "sa-serve did not come up" >&2
-		cat "$dir/serve.out" >&2
-		kill -TERM $imc 2>/dev/null; wait $imc
-		"$harness" stop "$dir"; rm -rf "$dir"; exit 1
+	ok=1
+	while read -r name hca opts; do
+		# shellcheck disable=SC2086
+		start_sa "$name" "$hca" $opts || { ok=0; break; }
+	done <<< "$SAS"
+	if [ $ok = 0 ]; then
+		stop_sas; cd / && "$harness" stop "$dir"; rm -rf "$dir"; exit 1
 	fi
-	for side in opensm ibmcast; do
-		if [ $side = opensm ]; then pid=$osm lid=$osm_lid; else pid=$imc lid=$imc_lid; fi
+	echo "opensm $osm $osm_lid" | cat - "$dir/sas" > "$dir/sides"
+	while read -r side pid lid; do
 		for op in create rejoin; do
-			c0=$(cpu_ticks $pid)
+			c0=$(cpu_ns $pid)
 			line=$(SIM_HOST=Hca2 timeout 300 "$ibmcast" sa-serve load \
-				--dlid "$lid" --op $op --count "$count" --window "$w" --tag "$w")
-			c1=$(cpu_ticks $pid)
+				--dlid "$lid" --op $op --count "$count" --window "$w" --tag "$w" \
+				< /dev/null)
+			c1=$(cpu_ns $pid)
 			sleep "$SETTLE"
-			c2=$(cpu_ticks $pid)
+			c2=$(cpu_ns $pid)
 			echo "$line" >&2
 			rate=$(echo "$line" | sed -n 's/.* per_sec \([0-9]*\) .*/\1/p')
 			ok=$(echo "$line" | sed -n 's/.* success \([0-9]*\) .*/\1/p')
 			echo "$side $op $w $rate $ok $c0 $c1 $c2" >> "$results"
 		done
-	done
-	kill -TERM $imc; wait $imc
-	tail -n 1 "$dir/serve.out" >&2
+	done < "$dir/sides"
+	stop_sas
+	tail -qn 1 "$dir"/serve-*.out >&2
 	cd / && "$harness" stop "$dir"
 	rm -rf "$dir"
 done
 
-echo "| SA | op | window | ops/s | ok | CPU s / 10k ops (at last answer) | CPU s / 10k ops (+${SETTLE} s) | us/op |"
+echo "| SA | op | window | ops/s | ok | CPU s / 10k ops (at last answer) | CPU s / 10k ops (+${SETTLE} s) | us CPU/op |"
 echo "|---|---|---|---|---|---|---|---|"
-awk -v hz="$HZ" -v n="$count" '{
-	a = ($7 - $6) / hz * 10000 / n; b = ($8 - $6) / hz * 10000 / n
-	printf "| %s | %s | %s | %s | %s | %.2f | %.2f | %.1f |\n", $1, $2, $3, $4, $5, a, b, b * 1e6 / 10000
-	key = $2 " " $3; cpu[$1, key] = b; keys[key] = 1
+awk -v n="$count" '{
+	a = ($7 - $6) / 1e9 * 10000 / n; b = ($8 - $6) / 1e9 * 10000 / n
+	printf "| %s | %s | %s | %s | %s | %.3f | %.3f | %.2f |\n", $1, $2, $3, $4, $5, a, b, b * 1e6 / 10000
+	key = $2 " " $3; cpu[$1, key] = b
+	if (!(key in seen)) { seen[key] = 1; keys[++nk] = key }
+	if (!($1 in isside)) { isside[$1] = 1; sides[++ns] = $1 }
 } END {
 	print ""
-	print "| op | window | OpenSM CPU / ibmcast CPU |"
-	print "|---|---|---|"
-	for (k in keys) {
-		split(k, p, " ")
-		if (cpu["ibmcast", k] > 0)
-			printf "| %s | %s | %.1fx |\n", p[1], p[2], cpu["opensm", k] / cpu["ibmcast", k]
-		else
-			printf "| %s | %s | > %.0fx (ibmcast below one clock tick) |\n", p[1], p[2], cpu["opensm", k] * hz
+	head = "| op | window |"; rule = "|---|---|"
+	for (j = 2; j <= ns; j++) { head = head " OpenSM / " sides[j] " |"; rule = rule "---|" }
+	print head; print rule
+	for (i = 1; i <= nk; i++) {
+		split(keys[i], p, " ")
+		line = "| " p[1] " | " p[2] " |"
+		for (j = 2; j <= ns; j++)
+			line = line sprintf(" %.1fx |", cpu[sides[1], keys[i]] / cpu[sides[j], keys[i]])
+		print line
 	}
 }' "$results"

@@ -425,8 +425,10 @@ static void session_close(struct session *s)
 static int session_open(struct session *s, const struct opts *o,
 			enum imc_umad_mode mode)
 {
-	struct imc_umad_config uc = { o->device, o->port, mode,
-				      mode == IMC_UMAD_SERVER };
+	struct imc_umad_config uc = {
+		.device = o->device, .port = o->port, .mode = mode,
+		.issm = mode == IMC_UMAD_SERVER,
+	};
 	struct imc_sa_client_config cc;
 	struct imc_sa_transport tr;
 	int r;

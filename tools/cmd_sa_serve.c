@@ -31,8 +31,9 @@ static void help(FILE *f)
 	fprintf(f,
 		"usage: ibmcast sa-serve [serve] [--device D] [--port P] [--smkey K]\n"
 		"                        [--ttl MS] [--window N] [--duration SECS] [--list]\n"
-		"       ibmcast sa-serve compare --imc-lid LID [--osm-lid LID] [--device D]\n"
-		"                        [--port P] CASEFILE\n"
+		"                        [--transport auto|umad|ibsim]\n"
+		"       ibmcast sa-serve compare --imc-lid LID [--osm-lid LID] [--tag T]\n"
+		"                        [--device D] [--port P] CASEFILE\n"
 		"       ibmcast sa-serve load --dlid LID --op create|rejoin [--count N]\n"
 		"                        [--window N] [--tag T] [--device D] [--port P]\n"
 		"\n"
@@ -45,12 +46,17 @@ static void help(FILE *f)
 		"         --duration). --smkey: SM_Key of the P_KeyTableRecord queries\n"
 		"         (default 1; 0: assume P_Key 0xFFFF); --ttl: how long a port found\n"
 		"         absent stays absent (default 1000 ms); --window: queries in\n"
-		"         flight at the SM (default 32).\n"
+		"         flight at the SM (default 32). --transport: umad goes through\n"
+		"         libibumad (on ibsim: umad2sim), ibsim speaks ibsim's socket\n"
+		"         directly, auto (the default) picks ibsim when umad2sim is\n"
+		"         preloaded. compare and load take it too (default umad).\n"
 		"compare  runs the cases of CASEFILE against the SA at --osm-lid (default\n"
 		"         the SM's LID) and the one at --imc-lid, from this one client, and\n"
 		"         prints per case the statuses of both and whether they agree.\n"
 		"         Exit 1 when a case differs without an expect-differs line, or has\n"
-		"         one and agrees.\n"
+		"         one and agrees. --tag (0-255, default 0) shifts the case\n"
+		"         numbers ($C) by TAG * 256, so that runs against the same\n"
+		"         OpenSM use distinct groups.\n"
 		"load     --count Sets of MCMemberRecords (default 10000) with --window in\n"
 		"         flight (default 8, at most 32): 'create' makes groups\n"
 		"         ff15:1234:TAG::N, 'rejoin' joins them again; prints the rate.\n");
@@ -73,7 +79,22 @@ struct opts {
 	const char *op;
 	unsigned count;
 	unsigned tag;
+	const char *transport;      /* NULL: the verb's default */
+	unsigned coalesce_us;
 };
+
+/* --transport: serve defaults to auto, the clients to umad (the path a
+ * real client takes, as OpenSM's clients do). */
+static enum imc_umad_backend backend_of(const struct opts *o, bool server)
+{
+	const char *t = o->transport ? o->transport : server ? "auto" : "umad";
+
+	if (!strcmp(t, "ibsim"))
+		return IMC_UMAD_IBSIM;
+	if (!strcmp(t, "auto"))
+		return imc_umad_backend_auto();
+	return IMC_UMAD_LIBIBUMAD;
+}
 
 static int parse_num(const char *s, uint64_t max, uint64_t *out)
 {
@@ -167,6 +188,8 @@ static int do_serve(const struct opts *o)
 	imc_sa_serve_config_init(&cfg);
 	cfg.device = o->device;
 	cfg.port = o->port;
+	cfg.backend = backend_of(o, true);
+	cfg.coalesce = (imc_time_t)o->coalesce_us * IMC_NSEC_PER_USEC;
 	cfg.query_sm_key = o->smkey;
 	cfg.miss_ttl = (imc_time_t)o->ttl_ms * IMC_NSEC_PER_MSEC;
 	cfg.window = o->window;
@@ -212,9 +235,10 @@ static int do_serve(const struct opts *o)
 	printf("stopped requests %" PRIu64 " answers %" PRIu64 " parked %"
 	       PRIu64 " lookups %" PRIu64 " absent %" PRIu64 " queries %"
 	       PRIu64 " query_errors %" PRIu64 " groups %u created %" PRIu64
-	       "\n", st.requests, st.answers, st.parked, st.lookups,
-	       st.lookups_absent, st.queries, st.query_errors, ss.groups,
-	       ss.groups_created);
+	       " mads_in %" PRIu64 " rx_batches %" PRIu64 "\n", st.requests,
+	       st.answers, st.parked, st.lookups, st.lookups_absent,
+	       st.queries, st.query_errors, ss.groups, ss.groups_created,
+	       st.port.received, st.port.rx_batches);
 	rc = IMC_EXIT_OK;
 out:
 	fflush(stdout);
@@ -300,8 +324,10 @@ static int raw_call(struct raw *w, uint16_t dlid, uint8_t *mad, size_t len)
 
 static int raw_open(struct raw *w, const struct opts *o)
 {
-	struct imc_umad_config uc = { o->device, o->port, IMC_UMAD_CLIENT,
-				      false };
+	struct imc_umad_config uc = {
+		.device = o->device, .port = o->port, .mode = IMC_UMAD_CLIENT,
+		.backend = backend_of(o, false),
+	};
 	int r;
 
 	memset(w, 0, sizeof(*w));
@@ -431,6 +457,7 @@ struct ctx {
 	struct var vars[MAX_VARS];
 	unsigned nvars;
 	unsigned case_no;
+	unsigned case_base;         /* --tag << 8: keeps runs apart */
 };
 
 /* Expands $NAME references of s for side into out. */
@@ -465,7 +492,8 @@ static int expand(const struct ctx *c, int side, const char *s, char *out,
 		else if (!strcmp(name, "BADPREFIX"))
 			v = c->badprefix;
 		else if (!strcmp(name, "C")) {
-			snprintf(num, sizeof(num), "%x", c->case_no);
+			snprintf(num, sizeof(num), "%x",
+				 c->case_base + c->case_no);
 			v = num;
 		} else {
 			for (unsigned i = 0; i < c->nvars; i++)
@@ -932,6 +960,7 @@ static int do_compare(const struct opts *o, const char *file)
 	int rc = IMC_EXIT_FAIL;
 
 	memset(&c, 0, sizeof(c));
+	c.case_base = o->tag << 8;
 	memset(&k, 0, sizeof(k));
 	if (!f) {
 		fprintf(stderr, "ibmcast sa-serve: %s: %s\n", file,
@@ -1102,8 +1131,10 @@ static void load_one(struct load *l)
 
 static int do_load(const struct opts *o)
 {
-	struct imc_umad_config uc = { o->device, o->port, IMC_UMAD_CLIENT,
-				      false };
+	struct imc_umad_config uc = {
+		.device = o->device, .port = o->port, .mode = IMC_UMAD_CLIENT,
+		.backend = backend_of(o, false),
+	};
 	struct imc_sa_client_config cc;
 	struct imc_sa_transport tr;
 	struct imc_umad *u = NULL;
@@ -1170,7 +1201,7 @@ out:
 enum {
 	OPT_DEVICE = 256, OPT_PORT, OPT_SMKEY, OPT_TTL, OPT_WINDOW,
 	OPT_DURATION, OPT_LIST, OPT_OSM_LID, OPT_IMC_LID, OPT_DLID, OPT_OP,
-	OPT_COUNT, OPT_TAG,
+	OPT_COUNT, OPT_TAG, OPT_TRANSPORT, OPT_COALESCE,
 };
 
 static int usage_error(const char *what)
@@ -1196,11 +1227,13 @@ static int run(int argc, char **argv)
 		{ "op", required_argument, NULL, OPT_OP },
 		{ "count", required_argument, NULL, OPT_COUNT },
 		{ "tag", required_argument, NULL, OPT_TAG },
+		{ "transport", required_argument, NULL, OPT_TRANSPORT },
+		{ "coalesce", required_argument, NULL, OPT_COALESCE },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
 	const char *verb = "serve";
-	bool window_set = false;
+	bool window_set = false, tag_set = false;
 	uint64_t v;
 	int ch;
 
@@ -1262,6 +1295,17 @@ static int run(int argc, char **argv)
 		case OPT_TAG:
 			bad = parse_num(optarg, 0xffff, &v);
 			o.tag = (unsigned)v;
+			tag_set = true;
+			break;
+		case OPT_COALESCE:
+			bad = parse_num(optarg, 1000000, &v);
+			o.coalesce_us = (unsigned)v;
+			break;
+		case OPT_TRANSPORT:
+			o.transport = optarg;
+			bad = !strcmp(optarg, "auto") ? 0
+			      : !strcmp(optarg, "umad") ? 0
+			      : strcmp(optarg, "ibsim") != 0;
 			break;
 		default:
 			return usage_error("unknown option");
@@ -1282,6 +1326,10 @@ static int run(int argc, char **argv)
 			return usage_error("compare takes one case file");
 		if (!o.imc_lid)
 			return usage_error("compare needs --imc-lid");
+		if (!tag_set)
+			o.tag = 0;
+		if (o.tag > 0xff)
+			return usage_error("compare takes --tag 0-255");
 		return do_compare(&o, argv[optind]);
 	}
 	if (!strcmp(verb, "load")) {

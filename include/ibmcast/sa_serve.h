@@ -43,6 +43,8 @@ extern "C" {
 struct imc_sa_serve_config {
 	const char *device;         /* CA name; NULL: libibumad's default */
 	unsigned port;              /* 0: the first active port */
+	enum imc_umad_backend backend; /* how the port is reached */
+	imc_time_t coalesce;        /* receive coalescing (imc_umad_config) */
 	/* The engine's settings. subnet_prefix, sa_lid and sa_gid are
 	 * taken from the port. */
 	struct imc_sa_config sa;
@@ -58,9 +60,9 @@ struct imc_sa_serve_config {
 	uint32_t park_max;          /* requests waiting for lookups */
 };
 
-/* Defaults: imc_sa_config_init() for the engine, SM_Key 1, window 32,
- * 200 ms timeout with 3 retries, miss TTL 1 s, scan gap 64, 4096 parked
- * requests. */
+/* Defaults: libibumad, imc_sa_config_init() for the engine, SM_Key 1,
+ * window 32, 200 ms timeout with 3 retries, miss TTL 1 s, scan gap 64,
+ * 4096 parked requests. */
 void imc_sa_serve_config_init(struct imc_sa_serve_config *cfg);
 
 struct imc_sa_serve;
@@ -108,6 +110,7 @@ struct imc_sa_serve_stats {
 	uint64_t answers;           /* MADs the engine sent */
 	uint64_t send_errors;
 	imc_time_t scan_time;       /* start to ready, ns */
+	struct imc_umad_stats port; /* the transport's counters */
 };
 
 void imc_sa_serve_get_stats(const struct imc_sa_serve *s,
