@@ -39,30 +39,10 @@ ibmcast-umad Hca5 --transport umad"
 [ -x "$ibmcast" ] || { echo "no $ibmcast" >&2; exit 1; }
 [ "$count" -le 16000 ] || { echo "COUNT above OpenSM's MLID pool" >&2; exit 2; }
 
+# OpenSM on Hca1, the client on Hca2, ibmcast's SAs on Hca3-5.
+. "$src/tests/lib/ibsim_test.sh" "$build" "$src"
 net=$(mktemp) || exit 1
-cat > "$net" <<'NET'
-Hca	1 "Hca1"
-[1]	"Switch1"[1]
-
-Switch	8 "Switch1"
-[1]	"Hca1"[1]
-[2]	"Hca2"[1]
-[3]	"Hca3"[1]
-[4]	"Hca4"[1]
-[5]	"Hca5"[1]
-
-Hca	1 "Hca2"
-[1]	"Switch1"[2]
-
-Hca	1 "Hca3"
-[1]	"Switch1"[3]
-
-Hca	1 "Hca4"
-[1]	"Switch1"[4]
-
-Hca	1 "Hca5"
-[1]	"Switch1"[5]
-NET
+ibsim_net 5 "$net"
 
 # CPU nanoseconds of every thread of PID (threads that ended are not
 # counted: the SAs' threads live as long as they do).

@@ -9,16 +9,11 @@
 # learned is checked against the fabric too.
 # Arguments: build directory, source directory.
 set -u
-build=$(realpath "${1:?build directory}")
-src=$(realpath "${2:?source directory}")
-harness=$src/scripts/ibsim-harness.sh
-ibmcast=$build/ibmcast
+. "$(dirname "$(realpath "$0")")/lib/ibsim_test.sh" "$@"
 cases=$src/tests/conformance/cases.txt
 doc=$src/docs/conformance.md
 
 if [ -z "${IBSIM_HARNESS_DIR:-}" ]; then
-	[ -x "$ibmcast" ] || { echo "no $ibmcast"; exit 1; }
-	fail=0
 	# Bad usage is found before any port is opened: exit 2.
 	for args in "frob" "compare" "compare --imc-lid 3" "compare --imc-lid 0 f" \
 		"load --op create" "load --dlid 3 --op frob" "load --dlid 3" \
@@ -45,35 +40,9 @@ if [ -z "${IBSIM_HARNESS_DIR:-}" ]; then
 		fi
 	done < <(sed -n 's/^expect-differs: *\([A-Z0-9]*\).*/\1/p' "$cases" | sort -u)
 	[ $fail -eq 0 ] || exit 1
-	net=$(mktemp) || exit 1
-	trap 'rm -f "$net"' EXIT
-	cat > "$net" <<-'NET'
-	Hca	1 "Hca1"
-	[1]	"Switch1"[1]
-
-	Switch	8 "Switch1"
-	[1]	"Hca1"[1]
-	[2]	"Hca2"[1]
-	[3]	"Hca3"[1]
-	[4]	"Hca4"[1]
-
-	Hca	1 "Hca2"
-	[1]	"Switch1"[2]
-
-	Hca	1 "Hca3"
-	[1]	"Switch1"[3]
-
-	Hca	1 "Hca4"
-	[1]	"Switch1"[4]
-	NET
-	"$harness" run --timeout 150 "$net" -- bash "$(realpath "$0")" "$build" "$src"
-	exit $?
 fi
-
-fail=0
-check() { # check DESCRIPTION SHELL-CONDITION
-	if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
-}
+# OpenSM on Hca1, the client on Hca2, ibmcast's SA on Hca3 and Hca4.
+ibsim_rerun 150 4
 
 # side TRANSPORT HCA TAG: one server, its directory, the cases (their
 # groups apart from the other side's by TAG), its end.
@@ -84,13 +53,9 @@ SIM_HOST=$hca "$ibmcast" sa-serve --transport "$transport" --list \
 	--duration 140 > "$out" 2>&1 &
 server=$!
 trap 'kill -TERM $server 2>/dev/null; wait $server 2>/dev/null' EXIT
-for _ in $(seq 400); do
-	grep -q '^ready' "$out" && break
-	kill -0 $server 2>/dev/null || break
-	sleep 0.05
-done
+wait_ready "$out" $server
 cat "$out"
-lid=$(sed -n 's/^ready lid \([0-9]*\) .*/\1/p' "$out")
+lid=$(ready_lid "$out")
 check "ibmcast's SA is up with a LID" '[ -n "$lid" ] && [ "$lid" -gt 0 ]'
 [ -n "$lid" ] || return
 
