@@ -57,6 +57,7 @@ struct fake {
 	char node[IMC_IBSIM_NODEID_LEN + 1];
 	uint32_t client_id;
 	bool refuse_connect;
+	bool joined;
 };
 
 static void put_host32(uint8_t *p, uint32_t v)
@@ -174,17 +175,27 @@ static void fake_start(struct fake *f)
 	setenv("SIM_HOST", "Hca3", 1);
 }
 
+/* Waits for the stand-in to end (it ends after DISCONNECT). */
+static void fake_join(struct fake *f)
+{
+	pthread_join(f->thread, NULL);
+	f->joined = true;
+}
+
 static void fake_stop(struct fake *f)
 {
-	/* A thread still waiting (nothing detached): wake it with garbage
-	 * of the wrong size, on which it returns. */
-	struct sockaddr_un a;
-	int len = imc_ibsim_sockaddr(&a, f->name, "ctl", -1);
-	int s = socket(AF_UNIX, SOCK_DGRAM, 0);
+	if (!f->joined) {
+		/* Still waiting (nothing detached): wake it with a message
+		 * of the wrong size, on which it returns. */
+		struct sockaddr_un a;
+		int len = imc_ibsim_sockaddr(&a, f->name, "ctl", -1);
+		int s = socket(AF_UNIX, SOCK_DGRAM, 0);
 
-	(void)sendto(s, "x", 1, 0, (struct sockaddr *)&a, (socklen_t)len);
-	close(s);
-	pthread_join(f->thread, NULL);
+		(void)sendto(s, "x", 1, 0, (struct sockaddr *)&a,
+			     (socklen_t)len);
+		close(s);
+		fake_join(f);
+	}
 	close(f->ctl);
 	close(f->out);
 	unsetenv("IBSIM_SOCKNAME");
@@ -381,16 +392,13 @@ static void test_attach_receive_send(void **state)
 	assert_int_equal(fake_recv(&f, b, WAIT_MS), 1);
 	assert_int_equal(imc_ibsim_pkt_unpack(&pk, b, sizeof(b)), 0);
 	assert_int_equal(imc_get32(pk.mad + 12), 99);
-	pthread_join(f.thread, NULL);
+	fake_join(&f);
 	assert_int_equal(f.types[f.ntypes - 2], IMC_IBSIM_CTL_SET_ISSM);
 	assert_int_equal(f.issm_last, 0);
 	assert_int_equal(f.types[f.ntypes - 1], IMC_IBSIM_CTL_DISCONNECT);
 	assert_int_equal(g.n, 2);
 	assert_int_equal(imc_loop_destroy(loop), 0);
-	close(f.ctl);
-	close(f.out);
-	unsetenv("IBSIM_SOCKNAME");
-	unsetenv("SIM_HOST");
+	fake_stop(&f);
 }
 
 static void test_coalesce(void **state)
@@ -446,13 +454,10 @@ static void test_coalesce(void **state)
 	assert_int_equal(st.rx_batches, 3);
 
 	imc_umad_close(u);
-	pthread_join(f.thread, NULL);
+	fake_join(&f);
 	assert_int_equal(f.types[f.ntypes - 1], IMC_IBSIM_CTL_DISCONNECT);
 	assert_int_equal(imc_loop_destroy(loop), 0);
-	close(f.ctl);
-	close(f.out);
-	unsetenv("IBSIM_SOCKNAME");
-	unsetenv("SIM_HOST");
+	fake_stop(&f);
 }
 
 static void test_open_errors(void **state)

@@ -168,26 +168,19 @@ static int ctl_call(struct imc_ibsim *s, uint32_t type, void *data,
 	return 0;
 }
 
-static int bind_name(int fd, const char *base, const char *what, long num)
+/* Binds fd to, or connects it to, the socket "<base>:<what><num>". */
+static int name_op(int fd, bool bind_it, const char *base, const char *what,
+		   long num)
 {
 	struct sockaddr_un a;
 	int alen = imc_ibsim_sockaddr(&a, base, what, num);
+	int r;
 
 	if (alen < 0)
 		return alen;
-	return bind(fd, (struct sockaddr *)&a, (socklen_t)alen) < 0 ? -errno
-								    : 0;
-}
-
-static int connect_name(int fd, const char *base, const char *what, long num)
-{
-	struct sockaddr_un a;
-	int alen = imc_ibsim_sockaddr(&a, base, what, num);
-
-	if (alen < 0)
-		return alen;
-	return connect(fd, (struct sockaddr *)&a, (socklen_t)alen) < 0 ? -errno
-									: 0;
+	r = bind_it ? bind(fd, (struct sockaddr *)&a, (socklen_t)alen)
+		    : connect(fd, (struct sockaddr *)&a, (socklen_t)alen);
+	return r < 0 ? -errno : 0;
 }
 
 /* Binds both sockets under a client id nobody in this process uses. */
@@ -201,13 +194,13 @@ static int bind_id(struct imc_ibsim *s, const char *base, long *id)
 		int r;
 
 		*id = pid + ((long)n << ID_SHIFT);
-		r = bind_name(s->ctl, base, "ctl", *id);
+		r = name_op(s->ctl, true, base, "ctl", *id);
 		if (r == -EADDRINUSE)
 			continue;
 		if (r < 0)
 			return r;
 		/* ibsim connects to "in<id>" while it handles CONNECT. */
-		return bind_name(s->data, base, "in", *id);
+		return name_op(s->data, true, base, "in", *id);
 	}
 	return -EADDRINUSE;
 }
@@ -281,7 +274,7 @@ int imc_ibsim_open(const struct imc_ibsim_config *cfg,
 		r = -errno;
 		goto fail;
 	}
-	r = connect_name(s->ctl, base, "ctl", -1);
+	r = name_op(s->ctl, false, base, "ctl", -1);
 	if (r < 0) {
 		/* No ibsim with that name. */
 		r = -ENODEV;
@@ -303,7 +296,7 @@ int imc_ibsim_open(const struct imc_ibsim_config *cfg,
 	s->slot = get_host32(info);
 	memcpy(attached, info + 12, IMC_IBSIM_NODEID_LEN);
 	attached[IMC_IBSIM_NODEID_LEN] = 0;
-	r = connect_name(s->data, base, "out", (long)s->slot);
+	r = name_op(s->data, false, base, "out", (long)s->slot);
 	if (r < 0)
 		goto detach;
 
