@@ -19,6 +19,8 @@ struct imc_cmd {
 };
 
 extern const struct imc_cmd imc_cmd_decode;
+extern const struct imc_cmd imc_cmd_join;
+extern const struct imc_cmd imc_cmd_mcast;
 extern const struct imc_cmd imc_cmd_run;
 extern const struct imc_cmd imc_cmd_sa;
 extern const struct imc_cmd imc_cmd_sa_serve;
