@@ -24,7 +24,9 @@ trap 'rm -rf "$dir"' EXIT
 out=$("$ibmcast" join --help)
 check "join --help" '[ $? -eq 0 ] && echo "$out" | grep -q "^usage: ibmcast join "'
 out=$("$ibmcast" mcast --help)
-check "mcast --help" '[ $? -eq 0 ] && echo "$out" | grep -q "^usage: ibmcast mcast show "'
+check "mcast --help lists show" '[ $? -eq 0 ] && echo "$out" | grep -q "^  show "'
+out=$("$ibmcast" mcast show --help)
+check "mcast show --help" '[ $? -eq 0 ] && echo "$out" | grep -q "^usage: ibmcast mcast show "'
 check "join --help says no QP is attached" 'echo "$("$ibmcast" join --help)" | grep -q "no QP is attached"'
 
 usage join
@@ -40,8 +42,8 @@ usage join --watch sometimes ff12::1
 usage join --qkey 0x100000000 ff12::1
 usage join --bogus ff12::1
 usage join --port
-usage mcast
-usage mcast tree
+"$ibmcast" mcast > /dev/null 2>&1
+check "exit 2: ibmcast mcast" '[ $? -eq 2 ]'
 usage mcast show extra
 usage mcast show --all --device mlx5_0
 usage mcast show --port 300

@@ -1,6 +1,6 @@
-/* ibmcast mcast: the multicast groups of a port. `show` lists what the
- * `ibmcast join` processes of the port hold, read from their control
- * sockets (mcast_ctl.h). */
+/* ibmcast mcast show: the multicast groups of a port, as the `ibmcast join`
+ * processes of the port hold them, read from their control sockets
+ * (mcast_ctl.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -16,7 +16,7 @@
 #include "mcast_ctl.h"
 #include "tools.h"
 
-static void help(FILE *f)
+void imc_mcast_show_help(FILE *f)
 {
 	fprintf(f,
 "usage: ibmcast mcast show [--device D] [--port N] [--all] [--run-dir DIR]\n"
@@ -49,8 +49,7 @@ static void help(FILE *f)
 "                        \"joined\",\"qkey\",\"pkey\",\"mtu\",\"rate\",\"sl\",\n"
 "                        \"tclass\",\"flow_label\",\"hop_limit\",\"scope\"}]}]}\n"
 "\n"
-"Sockets left by a process that died are removed. Later subcommands\n"
-"(e.g. the SA's multicast tree of a group) will sit beside show.\n"
+"Sockets left by a process that died are removed.\n"
 "\n"
 "Exit: 0 listed (possibly nothing), 1 the port could not be read, 2 bad\n"
 "usage.\n");
@@ -59,11 +58,11 @@ static void help(FILE *f)
 static int usage_error(const char *what, const char *arg)
 {
 	if (arg)
-		fprintf(stderr, "ibmcast mcast: %s '%s' (try 'ibmcast mcast --help')\n",
-			what, arg);
+		fprintf(stderr, "ibmcast mcast: %s '%s' (try 'ibmcast mcast show "
+			"--help')\n", what, arg);
 	else
-		fprintf(stderr, "ibmcast mcast: %s (try 'ibmcast mcast --help')\n",
-			what);
+		fprintf(stderr, "ibmcast mcast: %s (try 'ibmcast mcast show "
+			"--help')\n", what);
 	return IMC_EXIT_USAGE;
 }
 
@@ -219,7 +218,8 @@ static int do_show(const char *device, unsigned port, bool all,
 
 enum { OPT_DEVICE = 256, OPT_PORT, OPT_ALL, OPT_RUN_DIR, OPT_JSON };
 
-static int run(int argc, char **argv)
+/* argv[0] is "show". */
+int imc_mcast_show_main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "device", required_argument, NULL, OPT_DEVICE },
@@ -227,6 +227,7 @@ static int run(int argc, char **argv)
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *device = NULL, *run_dir = NULL;
@@ -235,14 +236,13 @@ static int run(int argc, char **argv)
 	char *end;
 	int ch;
 
-	if (argc < 2)
-		return usage_error("missing subcommand (show)", NULL);
-	if (strcmp(argv[1], "show"))
-		return usage_error("unknown subcommand", argv[1]);
-	optind = 2;
+	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (ch) {
+		case 'h':
+			imc_mcast_show_help(stdout);
+			return IMC_EXIT_OK;
 		case OPT_DEVICE: device = optarg; break;
 		case OPT_PORT: {
 			unsigned long v;
@@ -269,10 +269,3 @@ static int run(int argc, char **argv)
 				   NULL);
 	return do_show(device, port, all, run_dir, json);
 }
-
-const struct imc_cmd imc_cmd_mcast = {
-	.name = "mcast",
-	.summary = "show the multicast groups the port's join trackers hold",
-	.run = run,
-	.help = help,
-};

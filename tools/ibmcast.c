@@ -8,7 +8,6 @@
 static const struct imc_cmd *const cmds[] = {
 	&imc_cmd_decode,
 	&imc_cmd_join,
-	&imc_cmd_mcast,
 	&imc_cmd_run,
 	&imc_cmd_sa,
 	&imc_cmd_sa_serve,
