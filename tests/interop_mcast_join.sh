@@ -148,6 +148,12 @@ show_views() {
 
 joined() { grep -c "^joined " "$1.out"; }
 
+# ---- no verbs device under umad2sim ----
+err=$(SIM_HOST=Hca2 timeout 20 "$ibmcast" join --watch verbs --no-ctl "$G1" 2>&1 >/dev/null)
+rc=$?
+check "--watch verbs without a verbs device: exit 1" \
+	'[ $rc -eq 1 ] && echo "$err" | grep -q "No such device"'
+
 # ---- joins ----
 start Hca2 "$G1" "$G2"
 # Hca2 created both groups; the others join existing groups.

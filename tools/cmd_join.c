@@ -6,9 +6,11 @@
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ibmcast/gid.h"
 #include "ibmcast/loop.h"
@@ -248,11 +250,17 @@ struct session {
 };
 
 static volatile sig_atomic_t signals;
+static _Atomic uint64_t last_signal;   /* CLOCK_MONOTONIC ns */
 static struct imc_loop *signal_loop;
 
 static void on_signal(int sig)
 {
+	struct timespec ts;
+
 	signals++;
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) == 0)
+		atomic_store(&last_signal, (uint64_t)ts.tv_sec * IMC_NSEC_PER_SEC +
+					   (uint64_t)ts.tv_nsec);
 	if (signal_loop)
 		imc_loop_wake(signal_loop);
 }
@@ -419,12 +427,14 @@ static imc_time_t secs_ns(double v)
 	return (imc_time_t)llround(v * 1e9);
 }
 
-/* Leaves every member, then waits (at most LEAVE_WAIT, or until a second
- * signal) for the SA to answer the Deletes. */
+/* Leaves every member, then waits (at most 5 s, or until another signal)
+ * for the SA to answer the Deletes. A signal within half a second of the
+ * start is the same one delivered twice (timeout(1) sends it to the
+ * child and to its process group). */
 static void leave_all(struct session *s)
 {
 	struct imc_mcast_stats st;
-	unsigned sig0 = (unsigned)signals;
+	imc_time_t start = imc_loop_now(s->loop);
 
 	for (size_t i = 0; i < s->n; i++) {
 		if (!s->mem[i].m)
@@ -438,7 +448,8 @@ static void leave_all(struct session *s)
 	imc_timer_arm_in(s->loop, &s->end, 5 * IMC_NSEC_PER_SEC);
 	for (;;) {
 		imc_mcast_get_stats(imc_mcast_umad_tracker(s->mu), &st);
-		if (!st.in_flight || s->ended || (unsigned)signals > sig0 + 1)
+		if (!st.in_flight || s->ended ||
+		    atomic_load(&last_signal) > start + 500 * IMC_NSEC_PER_MSEC)
 			break;
 		if (imc_loop_run_once(s->loop) < 0)
 			break;
