@@ -448,16 +448,18 @@ static void leave_all(struct session *s)
 	imc_timer_arm_in(s->loop, &s->end, 5 * IMC_NSEC_PER_SEC);
 	for (;;) {
 		imc_mcast_get_stats(imc_mcast_umad_tracker(s->mu), &st);
-		if (!st.in_flight || s->ended ||
+		/* A group goes once its Delete is answered (the tracker
+		 * sends it from the loop, after imc_mcast_leave()). */
+		if (!st.groups || s->ended ||
 		    atomic_load(&last_signal) > start + 500 * IMC_NSEC_PER_MSEC)
 			break;
 		if (imc_loop_run_once(s->loop) < 0)
 			break;
 	}
 	imc_timer_cancel(s->loop, &s->end);
-	if (st.in_flight)
-		fprintf(stderr, "ibmcast join: %zu SA requests unanswered at exit\n",
-			st.in_flight);
+	if (st.groups)
+		fprintf(stderr, "ibmcast join: %zu groups not given up at the SA "
+			"(Delete unanswered) at exit\n", st.groups);
 }
 
 static int run_session(struct opts *o, const struct imc_gid *mgids,

@@ -112,7 +112,7 @@ int imc_mcast_umad_open(struct imc_loop *loop,
 
 /* Stops the watchers and the audit, destroys the tracker (members are
  * freed without callbacks and without telling the SA: leave them first
- * and let the Deletes be answered, see imc_mcast_get_stats() in_flight),
+ * and let the Deletes be answered: imc_mcast_get_stats() groups reaches 0),
  * the SA client, and closes the port. No callback runs after it returns.
  * Must not be called from a callback. NULL is a no-op. */
 void imc_mcast_umad_close(struct imc_mcast_umad *mu);
