@@ -154,6 +154,26 @@ rc=$?
 check "--watch verbs without a verbs device: exit 1" \
 	'[ $rc -eq 1 ] && echo "$err" | grep -q "No such device"'
 
+# ---- one-shot processes: an SA-chosen MGID, a refused join ----
+out=$(SIM_HOST=Hca2 timeout 20 "$ibmcast" join --no-ctl --json --duration 0.5 \
+	--create --qkey 0x77 0)
+rc=$?
+echo "$out"
+check "MGID 0: joined, held 0.5 s, left, exit 0" '[ $rc -eq 0 ]'
+n=$(echo "$out" | python3 -c '
+import json, sys
+ev = [json.loads(l) for l in sys.stdin]
+j = [e for e in ev if e["event"] == "joined"][0]
+print([e["event"] for e in ev], j["mgid"][:10], j["qkey"], j["join_state"])')
+check "MGID 0: JSON events, an SA-assigned ff12:a01b: MGID" \
+	'[ "$n" = "['"'ready', 'joined', 'left'"'] ff12:a01b: 119 1" ]'
+out=$(SIM_HOST=Hca2 timeout 20 "$ibmcast" join --no-ctl ff12:e001::9)
+rc=$?
+echo "$out"
+check "a missing group without --create fails at once: exit 1" '[ $rc -eq 1 ]'
+check "... with the SA's status, INSUF_COMPS" \
+	'echo "$out" | grep -q "^error mgid=ff12:e001::9 status=0x0600 INSUF_COMPS$"'
+
 # ---- joins ----
 start Hca2 "$G1" "$G2"
 # Hca2 created both groups; the others join existing groups.
