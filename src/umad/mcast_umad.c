@@ -1,14 +1,7 @@
-/* The join tracker on a real port (see ibmcast/mcast_umad.h).
- *
- * The audit is the only object here with a life cycle:
- *
- *   state    event                                  next
- *   IDLE     audit timer fires, or _audit()         RUNNING (Gets sent)
- *   IDLE     round starts with no joined group      IDLE (timer re-armed)
- *   RUNNING  every Get of the round answered        IDLE (timer re-armed)
- *   RUNNING  NO_RECORDS for a group still joined   IDLE (Gets cancelled,
- *                                                   REREGISTER given)
- *   any      close                                  gone (Gets cancelled)
+/* The join tracker on a real port (see ibmcast/mcast_umad.h): the umad
+ * transport, an SA client, the tracker, the port watchers (verbs events or
+ * polling) and the membership audit (umad/mcast_audit.h), wired together.
+ * No state of its own beyond what it last read of the port.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -23,6 +16,7 @@
 #include "ibmcast/mad.h"
 #include "ibmcast/mcast_umad.h"
 #include "ibmcast/sa_attr.h"
+#include "umad/mcast_audit.h"
 
 #if defined(__has_include)
 #if __has_include(<infiniband/verbs.h>)
@@ -30,17 +24,6 @@
 #define IMC_HAVE_VERBS 1
 #endif
 #endif
-
-enum audit_state {
-	AUDIT_IDLE,
-	AUDIT_RUNNING,
-};
-
-struct audit_get {
-	struct imc_mcast_umad *mu;
-	struct imc_sa_query *q;     /* NULL: slot free */
-	struct imc_gid mgid;
-};
 
 #ifdef IMC_HAVE_VERBS
 /* libibverbs, loaded at run time so that the library needs it neither to
@@ -72,15 +55,7 @@ struct imc_mcast_umad {
 	imc_mcast_umad_port_cb port_cb;
 	void *port_arg;
 	struct imc_mcast_umad_stats st;
-	/* audit */
-	enum audit_state audit;
-	imc_time_t audit_interval;
-	struct imc_timer audit_timer;
-	struct imc_gid *todo;          /* MGIDs of this round */
-	size_t todo_n, todo_cap, todo_next;
-	struct audit_get *gets;
-	unsigned window;
-	unsigned busy;                 /* Gets in flight */
+	struct imc_mcast_audit *audit;
 #ifdef IMC_HAVE_VERBS
 	struct verbs v;
 	struct imc_fd_watch vwatch;
@@ -125,6 +100,9 @@ static void tell(struct imc_mcast_umad *mu, enum imc_mcast_port_event ev,
 		 enum imc_mcast_umad_cause cause)
 {
 	mu->st.port_events++;
+	if (mu->audit)
+		imc_mcast_audit_set_active(mu->audit,
+					   mu->port.state == IMC_UMAD_PORT_ACTIVE);
 	imc_mcast_port_event(mu->t, ev);
 	if (mu->port_cb)
 		mu->port_cb(mu->port_arg, ev, cause);
@@ -324,162 +302,20 @@ static void verbs_close(struct imc_mcast_umad *mu)
 
 /* ---- the audit ---- */
 
-static void audit_set(struct imc_mcast_umad *mu, enum audit_state s)
+static void on_lost(void *arg, const struct imc_gid *mgid)
 {
-	/* IDLE <-> RUNNING only (table at the top). */
-	if (mu->audit == s)
-		return;
-	mu->audit = s;
-	if (s == AUDIT_IDLE && mu->audit_interval)
-		(void)imc_timer_arm_in(mu->loop, &mu->audit_timer,
-				       mu->audit_interval);
-}
+	struct imc_mcast_umad *mu = arg;
 
-static void cancel_gets(struct imc_mcast_umad *mu)
-{
-	for (unsigned i = 0; i < mu->window; i++) {
-		if (!mu->gets[i].q)
-			continue;
-		imc_sa_query_cancel(mu->gets[i].q);
-		mu->gets[i].q = NULL;
-	}
-	mu->busy = 0;
-	mu->todo_n = mu->todo_next = 0;
-}
-
-struct held {
-	struct imc_mcast_umad *mu;
-	const struct imc_gid *find;   /* NULL: collect every joined MGID */
-	bool found;
-	int err;
-};
-
-static void on_group(void *arg, const struct imc_mcast_group_info *g)
-{
-	struct held *h = arg;
-	struct imc_mcast_umad *mu = h->mu;
-
-	if (!g->joined || !g->join_state)
-		return;
-	if (h->find) {
-		if (imc_gid_equal(h->find, &g->rec.mgid))
-			h->found = true;
-		return;
-	}
-	if (h->err)
-		return;
-	if (mu->todo_n == mu->todo_cap) {
-		size_t cap = mu->todo_cap ? 2 * mu->todo_cap : 16;
-		struct imc_gid *p = realloc(mu->todo, cap * sizeof(*p));
-
-		if (!p) {
-			h->err = -ENOMEM;
-			return;
-		}
-		mu->todo = p;
-		mu->todo_cap = cap;
-	}
-	mu->todo[mu->todo_n++] = g->rec.mgid;
-}
-
-static bool still_held(struct imc_mcast_umad *mu, const struct imc_gid *mgid)
-{
-	struct held h = { .mu = mu, .find = mgid };
-
-	/* A linear walk, only when the SA says a group is gone. */
-	imc_mcast_foreach_group(mu->t, on_group, &h);
-	return h.found;
-}
-
-static void audit_fill(struct imc_mcast_umad *mu);
-
-static void on_get(void *arg, int err, const struct imc_sa_answer *ans)
-{
-	struct audit_get *g = arg;
-	struct imc_mcast_umad *mu = g->mu;
-
-	g->q = NULL;
-	mu->busy--;
-	mu->st.audit_gets++;
-	if (err) {
-		mu->st.audit_errors++;
-	} else if (imc_sa_status_code(ans->status) ==
-		   UMAD_SA_STATUS_NO_RECORDS) {
-		if (still_held(mu, &g->mgid)) {
-			mu->st.audit_lost++;
-			mu->st.audit_reregisters++;
-			cancel_gets(mu);
-			audit_set(mu, AUDIT_IDLE);
-			tell(mu, IMC_MCAST_PORT_REREGISTER,
-			     IMC_MCAST_UMAD_CAUSE_AUDIT);
-			return;
-		}
-	} else if (ans->status != UMAD_STATUS_SUCCESS) {
-		mu->st.audit_errors++;
-	}
-	audit_fill(mu);
-}
-
-/* Sends Gets until the window is full or the round's list is done. */
-static void audit_fill(struct imc_mcast_umad *mu)
-{
-	for (unsigned i = 0; i < mu->window && mu->todo_next < mu->todo_n;
-	     i++) {
-		struct audit_get *g = &mu->gets[i];
-		struct imc_sa_mad m;
-		struct imc_mcmr r;
-
-		if (g->q)
-			continue;
-		memset(&m, 0, sizeof(m));
-		memset(&r, 0, sizeof(r));
-		r.mgid = mu->todo[mu->todo_next];
-		r.port_gid = mu->port.gid;
-		m.mad.method = UMAD_METHOD_GET;
-		m.mad.attr_id = UMAD_SA_ATTR_MCMEMBER_REC;
-		m.sa.comp_mask = UMAD_SA_MCM_COMP_MASK_MGID |
-				 UMAD_SA_MCM_COMP_MASK_PORT_GID;
-		imc_mcmr_pack(&r, m.data, sizeof(m.data));
-		g->mu = mu;
-		g->mgid = r.mgid;
-		if (imc_sa_query_start(mu->sa, &m, on_get, g, &g->q) < 0) {
-			g->q = NULL;
-			mu->st.audit_errors++;
-			break;
-		}
-		mu->todo_next++;
-		mu->busy++;
-	}
-	if (!mu->busy) {
-		mu->todo_n = mu->todo_next = 0;
-		audit_set(mu, AUDIT_IDLE);
-	}
-}
-
-static void audit_start(struct imc_mcast_umad *mu)
-{
-	struct held h = { .mu = mu };
-
-	if (mu->audit == AUDIT_RUNNING)
-		return;
-	imc_timer_cancel(mu->loop, &mu->audit_timer);
-	mu->st.audit_rounds++;
-	mu->todo_n = mu->todo_next = 0;
-	mu->audit = AUDIT_RUNNING;
-	/* A port that is down has nothing at the SA to check. */
-	if (mu->port.state == IMC_UMAD_PORT_ACTIVE)
-		imc_mcast_foreach_group(mu->t, on_group, &h);
-	audit_fill(mu);
-}
-
-static void on_audit(struct imc_timer *tm)
-{
-	audit_start(imc_container_of(tm, struct imc_mcast_umad, audit_timer));
+	/* The SA lost a membership the tracker holds: whatever the SA
+	 * lost, a reregister re-joins all of it (IBA 14.4.11). */
+	mu->st.audit_reregisters++;
+	tell(mu, IMC_MCAST_PORT_REREGISTER, IMC_MCAST_UMAD_CAUSE_AUDIT);
 }
 
 void imc_mcast_umad_audit(struct imc_mcast_umad *mu)
 {
-	audit_start(mu);
+	if (mu->audit)
+		imc_mcast_audit_run(mu->audit);
 }
 
 /* ---- open / close ---- */
@@ -495,26 +331,19 @@ int imc_mcast_umad_open(struct imc_loop *loop,
 	struct imc_mcast_umad *mu;
 	int r;
 
+	struct imc_mcast_audit_config acfg;
+
 	if (!loop || !cfg || !out || !cfg->audit_window ||
 	    cfg->watch > IMC_MCAST_UMAD_WATCH_NONE)
 		return -EINVAL;
 	mu = calloc(1, sizeof(*mu));
 	if (!mu)
 		return -ENOMEM;
-	mu->gets = calloc(cfg->audit_window, sizeof(*mu->gets));
-	if (!mu->gets) {
-		free(mu);
-		return -ENOMEM;
-	}
 	mu->loop = loop;
-	mu->window = cfg->audit_window;
-	mu->audit_interval = cfg->audit_interval;
 	mu->poll_interval = cfg->poll_interval;
 	mu->port_cb = cfg->port_cb;
 	mu->port_arg = cfg->port_arg;
-	mu->audit = AUDIT_IDLE;
 	imc_timer_init(&mu->poll_timer, on_poll);
-	imc_timer_init(&mu->audit_timer, on_audit);
 
 	ucfg.device = cfg->device;
 	ucfg.port = cfg->port;
@@ -539,6 +368,17 @@ int imc_mcast_umad_open(struct imc_loop *loop,
 		goto fail;
 	if (mu->port.state != IMC_UMAD_PORT_ACTIVE)
 		imc_mcast_port_event(mu->t, IMC_MCAST_PORT_DOWN);
+	memset(&acfg, 0, sizeof(acfg));
+	acfg.interval = cfg->audit_interval;
+	acfg.window = cfg->audit_window;
+	acfg.port_gid = mu->port.gid;
+	acfg.lost = on_lost;
+	acfg.arg = mu;
+	r = imc_mcast_audit_create(loop, mu->sa, mu->t, &acfg, &mu->audit);
+	if (r < 0)
+		goto fail;
+	imc_mcast_audit_set_active(mu->audit,
+				   mu->port.state == IMC_UMAD_PORT_ACTIVE);
 
 	mu->watch = cfg->watch;
 	if (mu->watch == IMC_MCAST_UMAD_WATCH_AUTO ||
@@ -556,8 +396,6 @@ int imc_mcast_umad_open(struct imc_loop *loop,
 	r = 0;
 	if (mu->watch == IMC_MCAST_UMAD_WATCH_POLL)
 		r = imc_timer_arm_in(loop, &mu->poll_timer, mu->poll_interval);
-	if (r == 0 && mu->audit_interval)
-		r = imc_timer_arm_in(loop, &mu->audit_timer, mu->audit_interval);
 	if (r < 0)
 		goto fail;
 	*out = mu;
@@ -572,17 +410,13 @@ void imc_mcast_umad_close(struct imc_mcast_umad *mu)
 	if (!mu)
 		return;
 	imc_timer_cancel(mu->loop, &mu->poll_timer);
-	imc_timer_cancel(mu->loop, &mu->audit_timer);
-	if (mu->sa)
-		cancel_gets(mu);
+	imc_mcast_audit_destroy(mu->audit);
 	verbs_close(mu);
 	imc_mcast_destroy(mu->t);
 	if (mu->u)
 		imc_umad_attach(mu->u, NULL);
 	imc_sa_client_destroy(mu->sa);
 	imc_umad_close(mu->u);
-	free(mu->todo);
-	free(mu->gets);
 	free(mu);
 }
 
@@ -616,5 +450,14 @@ enum imc_mcast_umad_watch imc_mcast_umad_watching(const struct imc_mcast_umad *m
 void imc_mcast_umad_get_stats(const struct imc_mcast_umad *mu,
 			      struct imc_mcast_umad_stats *st)
 {
+	struct imc_mcast_audit_stats as;
+
 	*st = mu->st;
+	if (!mu->audit)
+		return;
+	imc_mcast_audit_get_stats(mu->audit, &as);
+	st->audit_rounds = as.rounds;
+	st->audit_gets = as.gets;
+	st->audit_lost = as.lost;
+	st->audit_errors = as.errors;
 }
