@@ -220,32 +220,37 @@ struct att {
 	unsigned refs;              /* members using it */
 };
 
+/* The fields a local join and leave touch come first (a hash probe
+ * lands on the first cache line; the second holds the rest). */
 struct group {
 	struct hnode node;          /* t->groups by MGID, once keyed */
+	struct imc_gid mgid;        /* key; zero while a create is pending */
 	struct imc_mcast *t;
-	struct link all;            /* t->all: creation order */
-	struct link dirty;          /* t->dirty: to reconcile */
-	struct link wait;           /* t->window: waiting for a slot */
 	struct link pending;        /* PENDING and REJOINING members */
-	struct link members;        /* JOINED, WAITING and FAILED ones */
-	struct link atts;
-	struct imc_timer timer;     /* PACE delay; IDLE: retry reconcile */
-	struct imc_sa_query *q;
-	struct imc_mcast_member *trigger; /* whose template the Set carries */
-	uint64_t sent_gen;          /* members joined up to it are covered */
-	uint64_t epoch;             /* t->epoch when the request was sent */
 	enum gstate state;
-	bool rec_valid;             /* rec holds an SA answer */
-	bool rejoin_rec;            /* the REJOIN in flight names rec */
 	uint8_t held;               /* JoinState bits the SA may hold */
 	uint8_t doubt;              /* of held: not known to be held (a Set
 				     * unanswered, a Delete refused) */
 	uint8_t req_bits;           /* bits of the request in flight */
-	struct imc_gid mgid;        /* key; zero while a create is pending */
-	struct imc_mcmr rec;
+	bool rec_valid;             /* rec holds an SA answer */
+	struct link members;        /* JOINED, WAITING and FAILED ones */
+	struct link dirty;          /* t->dirty: to reconcile */
+	struct link atts;
+	struct att att0;            /* the first QP's, inside: most groups
+				     * have one (no allocation, no cache
+				     * line elsewhere) */
 	uint32_t cnt[4];            /* wanting members per JoinState bit */
 	uint32_t n_members;
 	uint32_t zero_atts;         /* attachments with no member left */
+	bool rejoin_rec;            /* the REJOIN in flight names rec */
+	struct link all;            /* t->all: creation order */
+	struct link wait;           /* t->window: waiting for a slot */
+	struct imc_sa_query *q;
+	struct imc_mcast_member *trigger; /* whose template the Set carries */
+	uint64_t sent_gen;          /* members joined up to it are covered */
+	uint64_t epoch;             /* t->epoch when the request was sent */
+	struct imc_mcmr rec;
+	struct imc_timer timer;     /* PACE delay; IDLE: retry reconcile */
 };
 
 struct imc_mcast_member {
@@ -485,8 +490,19 @@ static uint64_t att_hash(const struct group *g, const void *qp)
 static struct att *att_find(const struct imc_mcast *t, const struct group *g,
 			    const void *qp)
 {
-	uint64_t h = att_hash(g, qp);
-	struct hnode *e = t->atts.b[h & t->atts.mask];
+	uint64_t h;
+	struct hnode *e;
+
+	/* Most groups have one QP: try it before the table. */
+	if (!list_empty(&g->atts)) {
+		struct att *a = imc_container_of(g->atts.next, struct att,
+						 link);
+
+		if (a->qp == qp)
+			return a;
+	}
+	h = att_hash(g, qp);
+	e = t->atts.b[h & t->atts.mask];
 
 	for (; e; e = e->next) {
 		struct att *a = imc_container_of(e, struct att, node);
@@ -499,11 +515,14 @@ static struct att *att_find(const struct imc_mcast *t, const struct group *g,
 
 static void att_free(struct att *a)
 {
-	struct imc_mcast *t = a->g->t;
+	struct group *g = a->g;
 
-	ht_remove(&t->atts, &a->node);
+	ht_remove(&g->t->atts, &a->node);
 	list_del(&a->link);
-	free(a);
+	if (a == &g->att0)
+		a->g = NULL;
+	else
+		free(a);
 }
 
 static void att_detach(struct att *a)
@@ -533,15 +552,21 @@ static int att_get(struct imc_mcast_member *m)
 		m->att = a;
 		return 0;
 	}
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
+	if (!g->att0.g) {
+		a = &g->att0;
+		memset(a, 0, sizeof(*a));
+	} else {
+		a = calloc(1, sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+	}
 	if (t->ops.attach) {
 		rc = t->ops.attach(t->ops.ctx, m->req.qp, &g->mgid,
 				   g->rec.mlid);
 		if (rc < 0) {
 			t->st.attach_errors++;
-			free(a);
+			if (a != &g->att0)
+				free(a);
 			return rc;
 		}
 	}
@@ -873,6 +898,7 @@ static void remap_mlid(struct group *g, uint16_t mlid)
 	struct imc_mcast *t = g->t;
 	struct link *l, *next;
 
+	att_sweep(g); /* what nobody uses goes with the old MLID */
 	for (l = g->atts.next; l != &g->atts; l = next) {
 		struct att *a = imc_container_of(l, struct att, link);
 		struct link *lists[2] = { &g->members, &g->pending };
@@ -968,9 +994,11 @@ static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
 	     (!imc_gid_is_zero(&g->mgid) &&
 	      !imc_gid_equal(&rec.mgid, &g->mgid))))
 		err = -EPROTO; /* not an answer to this Set */
-	if (err) {
+	if (err && !imc_gid_is_zero(&g->mgid)) {
 		/* The SA may have taken the Set and lost only the answers:
-		 * its bits are in doubt until a Delete settles them. */
+		 * its bits are in doubt until a Delete settles them. (A
+		 * create that went unanswered cannot be settled: its MGID
+		 * is the SA's secret.) */
 		g->doubt |= g->req_bits & (uint8_t)~sure(g);
 		g->held |= g->req_bits;
 	}
