@@ -8,14 +8,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <infiniband/umad.h>
 
-#include "ibmcast/gid.h"
-#include "ibmcast/mad.h"
 #include "ibmcast/mcast_umad.h"
-#include "ibmcast/sa_attr.h"
 #include "umad/mcast_audit.h"
 
 #if defined(__has_include)
@@ -47,7 +43,6 @@ struct imc_mcast_umad {
 	struct imc_sa_client *sa;
 	struct imc_mcast *t;
 	struct imc_umad_port port;     /* as last read */
-	char device[IMC_UMAD_NAME_LEN];
 	bool fixed_sa_lid;
 	enum imc_mcast_umad_watch watch;
 	imc_time_t poll_interval;
