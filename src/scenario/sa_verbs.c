@@ -2458,6 +2458,22 @@ int imc_scn_sa_show_print(const struct imc_scn_sa_show *sh, FILE *f,
 	return ferror(f) ? -EIO : 0;
 }
 
+int imc_scn_sa_show_print_last(const struct imc_scn_sa_show *sh, FILE *f,
+			       bool json)
+{
+	if (!sh || !f)
+		return -EINVAL;
+	if (!sh->n)
+		return -ENOENT;
+	if (json) {
+		print_json(f, &sh->s[sh->n - 1]);
+		fputc('\n', f);
+	} else {
+		print_text(f, &sh->s[sh->n - 1]);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
 /* ------------------------------------------------------------------ */
 
 int imc_scn_lang_add_sa(struct imc_scn_lang *l)
