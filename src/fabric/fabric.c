@@ -235,18 +235,25 @@ struct node {
 	size_t lft_len;
 };
 
+/* What an arrival reads comes first: the state, where it goes next, the
+ * receive counters and, at an HCA port, the group of the last multicast
+ * datagram (mc_*). A broadcast storm reaches every port in turn, so
+ * every line that the check of a datagram touches is a cache miss. */
 struct port {
 	struct node *node;
+	struct hport *h;          /* HCA ports only */
+	struct dir *out;          /* NULL when not cabled */
+	struct imc_qp *mc_qp;     /* the QP of (mc_mlid, mc_mgid), if alone */
+	enum imc_port_state state;
 	uint32_t gidx;            /* index over every port of the fabric */
+	uint32_t mtu_bytes;
+	uint16_t lid;
+	uint16_t sm_lid;
+	struct imc_gid mc_mgid;
+	uint16_t mc_mlid;
 	uint8_t num;
 	uint8_t mtu;
 	uint8_t rate;
-	enum imc_port_state state;
-	uint16_t lid;
-	uint16_t sm_lid;
-	uint32_t mtu_bytes;
-	struct dir *out;          /* NULL when not cabled */
-	struct hport *h;          /* HCA ports only */
 	struct imc_port_counters c;
 };
 
@@ -995,12 +1002,26 @@ static void deliver(struct imc_fabric *f, struct pkt *p, struct port *in,
 	}
 	/* IBA 10.5.2.5: every QP of the port attached to the group gets a
 	 * copy; the group is (MLID, GRH DGID), so multicast needs the GRH
-	 * and DestQP 0xFFFFFF. */
-	g = p->has_grh && p->dqpn == IMC_MCAST_QPN ?
-		    grp_find(f, in, p->dlid, &p->dgid) : NULL;
+	 * and DestQP 0xFFFFFF. The port remembers the last group with one
+	 * QP, which spares the lookup when the same group comes again. */
+	if (!p->has_grh || p->dqpn != IMC_MCAST_QPN) {
+		drop(f, p, in, IMC_DROP_NO_QP);
+		return;
+	}
+	if (in->mc_qp && in->mc_mlid == p->dlid &&
+	    !memcmp(&in->mc_mgid, &p->dgid, sizeof(p->dgid))) {
+		qp_rx(f, in->mc_qp, p, now);
+		return;
+	}
+	g = grp_find(f, in, p->dlid, &p->dgid);
 	if (!g || !g->head) {
 		drop(f, p, in, IMC_DROP_NO_QP);
 		return;
+	}
+	if (!g->head->next) {
+		in->mc_qp = g->head->qp;
+		in->mc_mlid = g->mlid;
+		in->mc_mgid = g->mgid;
 	}
 	for (a = g->head; a->next; a = a->next) {
 		struct pkt *q = pkt_clone(f, p);
@@ -1787,6 +1808,8 @@ static void att_del(struct imc_fabric *f, struct att *a)
 {
 	struct mgrp *g = a->g;
 
+	g->port->mc_qp = NULL;
+
 	if (a->prev)
 		a->prev->next = a->next;
 	else
@@ -2046,6 +2069,7 @@ int imc_qp_attach(struct imc_qp *qp, const struct imc_gid *mgid,
 		g->mgid = *mgid;
 		ht_add(&f->grps, &g->hl, grp_hash(qp->port, mlid, mgid));
 	}
+	qp->port->mc_qp = NULL;
 	a->g = g;
 	a->qp = qp;
 	a->prev = g->tail;
