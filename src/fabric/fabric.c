@@ -210,20 +210,28 @@ struct hop {
 
 /* One direction of a cable: the one that leaves port from. */
 struct dir {
-	struct imc_timer t;       /* arrival of the ring's first */
-	struct imc_fabric *f;
-	struct port *from, *to;
-	struct hop *ring;         /* on the wire, in arrival order */
+	/* Queueing a datagram reads the first cache line and counts in the
+	 * second; its arrival reads the first and the timer. */
+	_Alignas(64) struct hop *ring; /* on the wire, in arrival order */
 	uint32_t rhead, rlen, rmask;
-	struct pend *held;        /* held back, any order */
-	imc_time_t busy_until;
-	uint64_t ps_per_byte;
 	bool up;
 	bool faulty;              /* any of loss, dup, reorder */
+	imc_time_t busy_until;
+	uint64_t ps_per_byte;
+	imc_time_t latency;       /* p.latency */
+	struct imc_fabric *f;
+	struct port *to;
+	struct imc_timer t;       /* arrival of the ring's first */
+	struct imc_link_counters c;
+	struct port *from;
+	struct pend *held;        /* held back, any order */
 	struct imc_link_params p;
 	struct imc_rng rng;
-	struct imc_link_counters c;
 };
+
+_Static_assert(offsetof(struct dir, to) < 64 &&
+	       offsetof(struct dir, c) + 16 <= 128,
+	       "struct dir: hot fields in the first two cache lines");
 
 struct evq_ent {
 	enum imc_port_event ev;
@@ -260,7 +268,7 @@ struct node {
  * datagram (mc_*). A broadcast storm reaches every port in turn, so
  * every line that the check of a datagram touches is a cache miss. */
 struct port {
-	struct node *node;
+	_Alignas(64) struct node *node;
 	struct hport *h;          /* HCA ports only */
 	struct dir *out;          /* NULL when not cabled */
 	struct imc_qp *mc_qp;     /* the QP of (mc_mlid, mc_mgid), if alone */
@@ -658,6 +666,7 @@ static void dir_params(struct dir *d, const struct imc_link_params *lp,
 	if (!bps)
 		bps = (uint64_t)(width ? width : 4) * QDR_LANE_BPS * 1000000ull;
 	d->p.bits_per_sec = bps;
+	d->latency = lp->latency;
 	d->ps_per_byte = (8000000000000ull + bps - 1) / bps;
 	d->faulty = lp->loss > 0 || lp->dup > 0 || lp->reorder > 0;
 }
@@ -768,7 +777,7 @@ static void xmit(struct imc_fabric *f, struct pkt *p, struct port *out,
 	struct dir *d = out->out;
 	imc_time_t start = d->busy_until > now ? d->busy_until : now;
 	imc_time_t end = start + (p->wire * d->ps_per_byte + 999) / 1000;
-	imc_time_t at = end + d->p.latency;
+	imc_time_t at = end + d->latency;
 
 	d->busy_until = end;
 	d->c.packets++;
@@ -1103,7 +1112,8 @@ static void arrive(struct imc_fabric *f, struct pkt *p, struct port *in,
 		drop(f, p, in, IMC_DROP_PORT_STATE);
 		return;
 	}
-	if (in->node->type == IMC_NODE_SWITCH)
+	/* Only HCA ports have h: no need to read the node. */
+	if (!in->h)
 		forward(f, p, in, now);
 	else
 		deliver(f, p, in, now);
@@ -1256,6 +1266,19 @@ static bool config_ok(const struct imc_fabric_config *c)
 	       c->rate <= 0x3f && c->rq_depth;
 }
 
+/* n zeroed elements of size bytes (a multiple of 64) on a cache line. */
+static void *zalloc64(size_t n, size_t size)
+{
+	void *p;
+
+	if (n > SIZE_MAX / size)
+		return NULL;
+	p = aligned_alloc(64, n * size);
+	if (p)
+		memset(p, 0, n * size);
+	return p;
+}
+
 static int build(struct imc_fabric *f)
 {
 	const struct imc_topo *t = f->topo;
@@ -1276,8 +1299,8 @@ static int build(struct imc_fabric *f)
 	}
 	f->nnodes = t->nnodes;
 	f->nodes = calloc(t->nnodes ? t->nnodes : 1, sizeof(*f->nodes));
-	f->ports = calloc(np ? np : 1, sizeof(*f->ports));
-	f->dirs = calloc(nd ? nd : 1, sizeof(*f->dirs));
+	f->ports = zalloc64(np ? np : 1, sizeof(*f->ports));
+	f->dirs = zalloc64(nd ? nd : 1, sizeof(*f->dirs));
 	f->hports = calloc(nh ? nh : 1, sizeof(*f->hports));
 	if (!f->nodes || !f->ports || !f->dirs || !f->hports)
 		return -ENOMEM;

@@ -189,8 +189,12 @@ static struct imc_timer_bucket *bucket_find(struct imc_loop *loop,
 {
 	struct imc_timer_bucket *b = loop->last;
 
+	/* The bucket armed into last, or the earliest one (calls deferred
+	 * to now land there), before the table. */
 	if (b && b->deadline == deadline)
 		return b;
+	if (loop->nheap && loop->heap[0].deadline == deadline)
+		return loop->heap[0].b;
 	if (!loop->tab)
 		return NULL;
 	for (b = loop->tab[chain(loop, deadline)]; b; b = b->hnext)
@@ -225,6 +229,9 @@ static void tab_grow(struct imc_loop *loop)
 	loop->tab = nt;
 }
 
+/* Out of line: the first timer of a deadline is the rarer case, and
+ * inlined it would weigh on every arm. */
+__attribute__((noinline))
 static struct imc_timer_bucket *bucket_new(struct imc_loop *loop,
 					   imc_time_t deadline)
 {
@@ -250,6 +257,7 @@ static struct imc_timer_bucket *bucket_new(struct imc_loop *loop,
 	return b;
 }
 
+__attribute__((noinline))
 static void bucket_free(struct imc_loop *loop, struct imc_timer_bucket *b)
 {
 	struct imc_timer_bucket **pp = &loop->tab[chain(loop, b->deadline)];
