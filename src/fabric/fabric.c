@@ -310,21 +310,28 @@ struct att {
 	struct imc_qp *qp;
 };
 
+/* Receiving reads the first two cache lines: the checks and the ring,
+ * then the completion timer. */
 struct imc_qp {
-	struct hlink hl;          /* f->qps, by (port, QPN) */
-	struct imc_fabric *f;
-	struct port *port;
-	struct imc_qp *next, *prev;  /* f's list, in creation order */
-	uint32_t qpn, qkey, psn;
+	_Alignas(64) uint32_t qpn;
+	uint32_t qkey;
 	uint16_t pkey;
+	unsigned rq_head, rq_len, rq_cap;
+	struct pkt **rq;          /* receive ring, grown up to rq_depth */
 	imc_qp_recv_fn *recv;
 	void *ctx;
-	struct pkt **rq;          /* receive ring, grown up to rq_depth */
-	unsigned rq_head, rq_len, rq_cap;
+	struct port *port;
+	struct imc_fabric *f;
 	struct imc_timer done;
 	imc_time_t recv_delay;
 	struct att *atts;
+	struct hlink hl;          /* f->qps, by (port, QPN) */
+	struct imc_qp *next, *prev;  /* f's list, in creation order */
+	uint32_t psn;
 };
+
+_Static_assert(offsetof(struct imc_qp, done) + sizeof(struct imc_timer) <=
+	       128, "struct imc_qp: receiving reads two cache lines");
 
 struct imc_fabric {
 	const struct imc_topo *topo;
@@ -1888,7 +1895,7 @@ int imc_qp_create(struct imc_fabric *f, uint32_t node, unsigned port,
 	} else if (qp_find(f, h->port, qpn)) {
 		return -EBUSY;
 	}
-	qp = calloc(1, sizeof(*qp));
+	qp = zalloc64(1, sizeof(*qp));
 	if (!qp)
 		return -ENOMEM;
 	qp->f = f;

@@ -120,15 +120,19 @@ struct own_addr {
 	unsigned plen;
 };
 
+/* The first cache line holds what a receive checks first: in a
+ * broadcast storm every interface of the partition hears every ARP
+ * request, and most are dropped after these checks. */
 struct imc_ipoib {
+	enum imc_ipoib_state state;
+	struct group *bcast;
+	struct imc_gid bcast_mgid;  /* bcast's, for the receive path */
+	struct imc_ipoib_config cfg;
 	struct imc_loop *loop;
 	struct imc_mcast *mcast;
 	void *qp;
-	struct imc_ipoib_config cfg;
 	struct imc_ipoib_ops ops;
-	enum imc_ipoib_state state;
 	struct imc_ipoib_hwaddr hw;
-	struct group *bcast;
 	struct imc_mcmr brec;       /* broadcast record, valid when UP */
 	unsigned mtu;               /* IP MTU */
 	struct ipo_htab eps, neighs, groups;
@@ -1575,7 +1579,9 @@ void imc_ipoib_recv(struct imc_ipoib *ifc, const struct imc_ipoib_rx *rx)
 			return;
 		}
 		if (imc_gid_is_multicast(&rx->dgid)) {
-			struct group *g = grp_find(ifc, &rx->dgid);
+			struct group *g = ifc->bcast &&
+				imc_gid_equal(&rx->dgid, &ifc->bcast_mgid) ?
+				ifc->bcast : grp_find(ifc, &rx->dgid);
 
 			/* Also in the seed's window: the QP is attached and
 			 * receives before the join callback has run. */
@@ -1888,6 +1894,7 @@ int imc_ipoib_create(struct imc_loop *loop, struct imc_mcast *mcast, void *qp,
 	if (!ifc->bcast)
 		goto fail;
 	ifc->bcast->bcast = true;
+	ifc->bcast_mgid = bmgid;
 	*out = ifc;
 	return 0;
 fail:
