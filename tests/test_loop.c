@@ -1,6 +1,7 @@
 /* Event loop on the virtual clock: ordering, dispatch safety, run modes,
- * and a differential test of the timers (buckets of one deadline on a
- * heap of deadlines) against a plain model. */
+ * and a differential test of the timers (a heap of leaders, each with the
+ * chain of timers armed after it for its deadline) against a plain
+ * model. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -748,8 +749,8 @@ static void run_differential(uint64_t seed, int ops, imc_time_t span)
 }
 
 /* Span 200 spreads the 256 slots over many deadlines; span 8 piles them
- * on a few, so that most arms, cancels and firings happen inside a
- * bucket of one deadline (its head, middle and tail). */
+ * on a few, so that most arms, cancels and firings happen inside a chain
+ * of one deadline (its leader, middle and last). */
 static void test_differential(void **state)
 {
 	static const struct {
@@ -769,7 +770,8 @@ static void test_differential(void **state)
 }
 
 /* 100,000 timers on 30,000 deadlines, armed out of order, some moved
- * and some cancelled: the deadline table and the heap grow, and the
+ * and some cancelled: the heap grows, the leader table is overwritten
+ * over and over (ties it misses get leaders of their own), and the
  * firings come out in (deadline, arming order). A loop destroyed with
  * timers armed counts them. */
 static void test_many_deadlines(void **state)

@@ -1,25 +1,33 @@
 /* Event loop: timer heap, virtual clock, and the epoll real-time loop.
  *
  * Timers fire in (deadline, seq) order; seq comes from a counter bumped on
- * every arm, so equal deadlines fire in arming order. The timers of one
- * deadline share a bucket, a list in arming order (appending keeps it
- * sorted by seq), and the buckets sit in a binary min-heap ordered by
- * deadline alone, since no two share one, plus a hash table from deadline
- * to bucket. Simulations arm many timers for the same instant (a
- * completion at now, the cables of a symmetric tree carrying the same
- * broadcast copies in step): arming, cancelling and firing such a timer
- * is O(1) list work, and only the first or last timer of a deadline pays
- * the O(log d) heap operation. The heap never compares two timers of one
- * deadline, so sifting reads no timer at all. Each bucket stores its heap
- * index + 1, so removing an emptied bucket finds it without searching.
+ * every arm, so equal deadlines fire in arming order.
+ *
+ * Timers sit in a binary min-heap ordered by (deadline, seq), entries
+ * being (deadline, timer) pairs; each timer in the heap stores its index
+ * + 1, so cancel and re-arm find it without searching. Simulations arm
+ * many timers for one instant (completions at now, the cables of a
+ * symmetric tree delivering broadcast copies in step), and a heap of
+ * equal deadlines sifts through ties whose order is read from the timers
+ * themselves, a cache miss per comparison. So a timer armed for the
+ * deadline of a timer already in the heap (its leader) does not enter the
+ * heap: it joins the leader's chain, a circular list in arming order
+ * (appending keeps it sorted by seq, every follower after its leader).
+ * When the leader fires or goes, its first follower takes its heap slot
+ * and sifts down from there: its key grew, but no further than the next
+ * deadline unless other leaders share the deadline, so the sift stops at
+ * once. Leaders are found by deadline in a small direct-mapped table and
+ * at the heap's top, where calls deferred to now go; a tie the table
+ * misses (two deadlines in one slot) gets a leader of its own, which
+ * costs time, not order. Arming, cancelling and firing a follower is
+ * O(1); a leader costs O(log n) as any heap entry.
  *
  * A round runs the timers due when it begins: it notes the counter on
- * entry (end) and stops at the first timer (the head of the earliest
- * bucket) that is not due or has seq >= end. Stopping there loses nothing:
- * a timer armed during the round has a deadline >= the round's time
- * (earlier deadlines are raised to now), so when such a timer is first,
- * any due timer after it has the same deadline and a later seq, i.e. was
- * armed during the round as well.
+ * entry (end) and stops at the first heap top that is not due or has
+ * seq >= end. Stopping there loses nothing: a timer armed during the round
+ * has a deadline >= the round's time (earlier deadlines are raised to now),
+ * so when such a timer is on top, any due timer below it has the same
+ * deadline and a later seq, i.e. was armed during the round as well.
  *
  * Real time: a step waits in epoll until the earliest deadline (or the
  * caller's limit), runs the fd callbacks of the readiness it collected,
@@ -47,36 +55,26 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2,
 enum {
 	MAX_EVENTS = 64,
 	HEAP_MIN = 16,
-	TAB_MIN_BITS = 4,
+	LEADERS = 256,             /* slots of the leader table */
 };
 
-/* The armed timers of one deadline, in arming order. */
-struct imc_timer_bucket {
-	imc_time_t deadline;
-	struct imc_timer *head, *tail;
-	struct imc_timer_bucket *hnext;  /* hash chain; the spare list */
-	size_t pos;                      /* heap index + 1 */
-};
-
-/* A heap entry caches its bucket's deadline so that sifting compares
- * within the array instead of loading every bucket it passes. */
+/* A heap entry caches its timer's deadline so that sifting compares
+ * within the array instead of loading every timer it passes; so does a
+ * leader table entry. */
 struct slot {
 	imc_time_t deadline;
-	struct imc_timer_bucket *b;
+	struct imc_timer *t;
 };
 
 struct imc_loop {
 	imc_time_t now;
 	uint64_t seq;              /* next arming sequence number */
-	struct slot *heap;         /* heap[0]: the earliest deadline */
+	struct slot *heap;         /* heap[0] is the earliest timer */
 	struct slot *mem;          /* allocation holding heap */
-	size_t nheap;              /* buckets, i.e. distinct deadlines */
+	size_t nheap;              /* leaders */
 	size_t cap;
-	struct imc_timer_bucket **tab;  /* by deadline, 1 << tab_bits chains */
-	unsigned tab_bits;
-	struct imc_timer_bucket *last;  /* the bucket last armed into */
-	struct imc_timer_bucket *spare; /* emptied buckets, for reuse */
-	size_t ntimers;            /* armed timers */
+	size_t ntimers;            /* leaders and followers */
+	struct slot leader[LEADERS];  /* by deadline: t NULL or a leader */
 	bool realtime;
 	bool running;              /* inside imc_loop_run*() */
 	bool stop;
@@ -92,12 +90,19 @@ struct imc_loop {
 	struct epoll_event events[MAX_EVENTS];
 };
 
-/* ---- heap of buckets ---- */
+/* ---- heap of leaders ---- */
+
+static bool before(const struct slot *a, const struct slot *b)
+{
+	if (a->deadline != b->deadline)
+		return a->deadline < b->deadline;
+	return a->t->seq < b->t->seq;
+}
 
 static void place(struct imc_loop *loop, size_t i, struct slot s)
 {
 	loop->heap[i] = s;
-	s.b->pos = i + 1;
+	s.t->pos = i + 1;
 }
 
 static void sift_up(struct imc_loop *loop, size_t i)
@@ -107,7 +112,7 @@ static void sift_up(struct imc_loop *loop, size_t i)
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
 
-		if (s.deadline >= loop->heap[parent].deadline)
+		if (!before(&s, &loop->heap[parent]))
 			break;
 		place(loop, i, loop->heap[parent]);
 		i = parent;
@@ -125,10 +130,9 @@ static void sift_down(struct imc_loop *loop, size_t i)
 
 		if (c >= n)
 			break;
-		if (c + 1 < n &&
-		    loop->heap[c + 1].deadline < loop->heap[c].deadline)
+		if (c + 1 < n && before(&loop->heap[c + 1], &loop->heap[c]))
 			c++;
-		if (loop->heap[c].deadline >= s.deadline)
+		if (!before(&loop->heap[c], &s))
 			break;
 		place(loop, i, loop->heap[c]);
 		i = c;
@@ -136,17 +140,10 @@ static void sift_down(struct imc_loop *loop, size_t i)
 	place(loop, i, s);
 }
 
-static void heap_del(struct imc_loop *loop, struct imc_timer_bucket *b)
+/* Restores heap order around index i after its key changed. */
+static void fix(struct imc_loop *loop, size_t i)
 {
-	size_t i = b->pos - 1;
-	struct slot last = loop->heap[--loop->nheap];
-
-	assert(i <= loop->nheap && loop->heap[i].b == b);
-	b->pos = 0;
-	if (last.b == b)
-		return;
-	place(loop, i, last);
-	if (i > 0 && last.deadline < loop->heap[(i - 1) / 2].deadline)
+	if (i > 0 && before(&loop->heap[i], &loop->heap[(i - 1) / 2]))
 		sift_up(loop, i);
 	else
 		sift_down(loop, i);
@@ -175,121 +172,66 @@ static int grow(struct imc_loop *loop)
 	return 0;
 }
 
-/* ---- buckets by deadline ---- */
+/* ---- chains of one deadline ---- */
 
-/* Fibonacci hashing: consecutive deadlines spread over the chains. */
-static size_t chain(const struct imc_loop *loop, imc_time_t deadline)
+/* Fibonacci hashing: consecutive deadlines spread over the table. */
+static size_t leader_slot(imc_time_t deadline)
 {
-	return (size_t)((deadline * 0x9e3779b97f4a7c15ull) >>
-			(64 - loop->tab_bits));
+	return (size_t)((deadline * 0x9e3779b97f4a7c15ull) >> 56) &
+	       (LEADERS - 1);
 }
 
-static struct imc_timer_bucket *bucket_find(struct imc_loop *loop,
-					    imc_time_t deadline)
+/* An armed leader of deadline, or NULL when none is known. */
+static struct imc_timer *leader_find(const struct imc_loop *loop,
+				     imc_time_t deadline)
 {
-	struct imc_timer_bucket *b = loop->last;
+	const struct slot *l;
 
-	/* The bucket armed into last, or the earliest one (calls deferred
-	 * to now land there), before the table. */
-	if (b && b->deadline == deadline)
-		return b;
 	if (loop->nheap && loop->heap[0].deadline == deadline)
-		return loop->heap[0].b;
-	if (!loop->tab)
-		return NULL;
-	for (b = loop->tab[chain(loop, deadline)]; b; b = b->hnext)
-		if (b->deadline == deadline)
-			return b;
-	return NULL;
+		return loop->heap[0].t;
+	l = &loop->leader[leader_slot(deadline)];
+	return l->deadline == deadline ? l->t : NULL;
 }
 
-/* Doubles the table at load 1; when that fails the chains grow longer
- * instead, which costs time but loses nothing. */
-static void tab_grow(struct imc_loop *loop)
-{
-	unsigned bits = loop->tab ? loop->tab_bits + 1 : TAB_MIN_BITS;
-	struct imc_timer_bucket **nt = calloc((size_t)1 << bits, sizeof(*nt));
-	size_t old = loop->tab ? (size_t)1 << loop->tab_bits : 0;
-
-	if (!nt)
-		return;
-	loop->tab_bits = bits;
-	for (size_t i = 0; i < old; i++) {
-		struct imc_timer_bucket *b = loop->tab[i], *next;
-
-		for (; b; b = next) {
-			size_t c = chain(loop, b->deadline);
-
-			next = b->hnext;
-			b->hnext = nt[c];
-			nt[c] = b;
-		}
-	}
-	free(loop->tab);
-	loop->tab = nt;
-}
-
-/* Out of line: the first timer of a deadline is the rarer case, and
- * inlined it would weigh on every arm. */
-__attribute__((noinline))
-static struct imc_timer_bucket *bucket_new(struct imc_loop *loop,
-					   imc_time_t deadline)
-{
-	struct imc_timer_bucket *b;
-	size_t c;
-
-	if (!loop->tab || loop->nheap >> loop->tab_bits)
-		tab_grow(loop);
-	if (!loop->tab || (loop->nheap == loop->cap && grow(loop)))
-		return NULL;
-	b = loop->spare;
-	if (b)
-		loop->spare = b->hnext;
-	else if (!(b = malloc(sizeof(*b))))
-		return NULL;
-	b->deadline = deadline;
-	b->head = b->tail = NULL;
-	c = chain(loop, deadline);
-	b->hnext = loop->tab[c];
-	loop->tab[c] = b;
-	loop->heap[loop->nheap++] = (struct slot){ deadline, b };
-	sift_up(loop, loop->nheap - 1);
-	return b;
-}
-
-__attribute__((noinline))
-static void bucket_free(struct imc_loop *loop, struct imc_timer_bucket *b)
-{
-	struct imc_timer_bucket **pp = &loop->tab[chain(loop, b->deadline)];
-
-	heap_del(loop, b);
-	while (*pp != b)
-		pp = &(*pp)->hnext;
-	*pp = b->hnext;
-	if (loop->last == b)
-		loop->last = NULL;
-	b->hnext = loop->spare;
-	loop->spare = b;
-}
-
-/* Takes t out of its bucket, and the bucket out of the loop once empty. */
+/* Takes t out: a follower leaves its chain; a leader hands its heap slot
+ * to its first follower, or leaves the heap. */
 static void unlink_timer(struct imc_loop *loop, struct imc_timer *t)
 {
-	struct imc_timer_bucket *b = t->bucket;
-
-	if (t->prev)
-		t->prev->next = t->next;
-	else
-		b->head = t->next;
-	if (t->next)
-		t->next->prev = t->prev;
-	else
-		b->tail = t->prev;
-	t->next = t->prev = NULL;
-	t->bucket = NULL;
 	loop->ntimers--;
-	if (!b->head)
-		bucket_free(loop, b);
+	if (!t->pos) {
+		t->prev->next = t->next;
+		t->next->prev = t->prev;
+		t->next = t->prev = NULL;
+		return;
+	}
+	{
+		size_t i = t->pos - 1;
+		struct slot *ls = &loop->leader[leader_slot(t->deadline)];
+
+		assert(loop->heap[i].t == t);
+		t->pos = 0;
+		if (t->next != t) {
+			struct imc_timer *f = t->next;
+
+			t->prev->next = f;
+			f->prev = t->prev;
+			if (ls->t == t)
+				ls->t = f;
+			loop->heap[i].t = f;
+			f->pos = i + 1;
+			sift_down(loop, i);
+		} else {
+			struct slot last = loop->heap[--loop->nheap];
+
+			if (ls->t == t)
+				*ls = (struct slot){ 0, NULL };
+			if (last.t != t) {
+				place(loop, i, last);
+				fix(loop, i);
+			}
+		}
+		t->next = t->prev = NULL;
+	}
 }
 
 /* ---- timers ---- */
@@ -299,38 +241,43 @@ void imc_timer_init(struct imc_timer *t, void (*cb)(struct imc_timer *t))
 	t->cb = cb;
 	t->deadline = 0;
 	t->seq = 0;
+	t->pos = 0;
 	t->next = t->prev = NULL;
-	t->bucket = NULL;
 }
 
 int imc_timer_arm(struct imc_loop *loop, struct imc_timer *t,
 		  imc_time_t deadline)
 {
-	struct imc_timer_bucket *b;
+	struct imc_timer *l;
 
 	if (deadline < loop->now)
 		deadline = loop->now;
-	b = bucket_find(loop, deadline);
-	if (!b) {
-		b = bucket_new(loop, deadline);
-		if (!b)
-			return -ENOMEM;
+	/* Room for one more leader first, so that a failure leaves t as it
+	 * was. */
+	if (loop->nheap == loop->cap) {
+		int err = grow(loop);
+
+		if (err)
+			return err;
 	}
-	loop->last = b;
-	t->seq = loop->seq++;
-	if (t->bucket == b && b->tail == t)
-		return 0;   /* last of its deadline already: order unchanged */
-	if (t->bucket)
+	if (t->next)
 		unlink_timer(loop, t);
+	l = leader_find(loop, deadline);
 	t->deadline = deadline;
-	t->bucket = b;
-	t->next = NULL;
-	t->prev = b->tail;
-	if (b->tail)
-		b->tail->next = t;
-	else
-		b->head = t;
-	b->tail = t;
+	t->seq = loop->seq++;
+	if (l) {
+		/* Last of l's chain. */
+		t->prev = l->prev;
+		t->next = l;
+		l->prev->next = t;
+		l->prev = t;
+	} else {
+		t->next = t->prev = t;
+		loop->heap[loop->nheap++] = (struct slot){ deadline, t };
+		sift_up(loop, loop->nheap - 1);
+		loop->leader[leader_slot(deadline)] =
+			(struct slot){ deadline, t };
+	}
 	if (++loop->ntimers > loop->st.timers_max)
 		loop->st.timers_max = loop->ntimers;
 	return 0;
@@ -348,13 +295,13 @@ int imc_timer_arm_in(struct imc_loop *loop, struct imc_timer *t,
 
 void imc_timer_cancel(struct imc_loop *loop, struct imc_timer *t)
 {
-	if (t->bucket)
+	if (t->next)
 		unlink_timer(loop, t);
 }
 
 bool imc_timer_armed(const struct imc_timer *t)
 {
-	return t->bucket != NULL;
+	return t->next != NULL;
 }
 
 imc_time_t imc_timer_deadline(const struct imc_timer *t)
@@ -377,7 +324,7 @@ static int run_timers(struct imc_loop *loop, imc_time_t now)
 
 	loop->st.rounds++;
 	while (loop->nheap && !stopping(loop)) {
-		struct imc_timer *t = loop->heap[0].b->head;
+		struct imc_timer *t = loop->heap[0].t;
 
 		if (t->deadline > now || t->seq >= end)
 			break;
@@ -759,15 +706,6 @@ size_t imc_loop_destroy(struct imc_loop *loop)
 		close(loop->wakefd);
 	if (loop->epfd >= 0)
 		close(loop->epfd);
-	for (size_t i = 0; i < loop->nheap; i++)
-		free(loop->heap[i].b);
-	while (loop->spare) {
-		struct imc_timer_bucket *b = loop->spare;
-
-		loop->spare = b->hnext;
-		free(b);
-	}
-	free(loop->tab);
 	free(loop->mem);
 	free(loop);
 	return left;
