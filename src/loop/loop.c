@@ -217,9 +217,18 @@ static void unlink_timer(struct imc_loop *loop, struct imc_timer *t)
 			f->prev = t->prev;
 			if (ls->t == t)
 				ls->t = f;
+			size_t c = 2 * i + 1;
+			imc_time_t d = loop->heap[i].deadline;
+
 			loop->heap[i].t = f;
 			f->pos = i + 1;
-			sift_down(loop, i);
+			/* f's seq is larger than t's: only a child of the
+			 * same deadline can come before it now. */
+			if (c < loop->nheap &&
+			    (loop->heap[c].deadline <= d ||
+			     (c + 1 < loop->nheap &&
+			      loop->heap[c + 1].deadline <= d)))
+				sift_down(loop, i);
 		} else {
 			struct slot last = loop->heap[--loop->nheap];
 
