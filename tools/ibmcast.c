@@ -11,6 +11,7 @@ static const struct imc_cmd *const cmds[] = {
 	&imc_cmd_sa,
 	&imc_cmd_sa_serve,
 	&imc_cmd_mcast,
+	&imc_cmd_bench,
 };
 
 static void usage(FILE *f)
