@@ -1230,6 +1230,70 @@ static void test_flap_leave_while_down(void **state)
 	finish();
 }
 
+/* A reregister puts what the port held in doubt: a join that comes while
+ * the re-join is on its way is not answered from a bit the SA lost (the
+ * re-join asked for fewer bits than the port held before). */
+static void test_rejoin_doubts_held_bits(void **state)
+{
+	struct node *n = node(2), *n3 = node(3);
+	struct imc_gid g1 = fx_mgid(G1);
+	struct h *b, *c;
+	size_t mark;
+
+	join(n3, G1, IMC_JOIN_FULL, NULL); /* keeps G1 for NonMembers */
+	join(n, G1, IMC_JOIN_FULL, NULL);
+	b = join(n, G1, IMC_JOIN_NON, NULL);
+	run();
+	assert_int_equal(sa_js(2, &g1), 0x3);
+	imc_sa_destroy(W->f.sa);
+	sa_start();
+	port_event(n3, IMC_MCAST_PORT_REREGISTER);
+	run();
+	mark = W->nlog;
+	port_event(n, IMC_MCAST_PORT_REREGISTER);
+	leave(b);
+	while (!sent(2, UMAD_METHOD_SET, mark))
+		assert_true(imc_loop_run_once(W->f.loop) > 0);
+	c = join(n, G1, IMC_JOIN_NON, NULL);
+	run();
+	assert_int_equal(c->ev[0], IMC_MCAST_EV_JOINED);
+	assert_int_equal(sent(2, UMAD_METHOD_SET, mark), 2);
+	assert_int_equal(sa_js(2, &g1), 0x3);
+	check_union();
+	finish();
+}
+
+static bool drop_delete_answers(struct node *n, bool to_sa,
+				const uint8_t *mad)
+{
+	return !to_sa && mad[3] == UMAD_SA_METHOD_DELETE_RESP;
+}
+
+/* A Delete whose answers are all lost may have been taken: a join that
+ * wants its bits back asks the SA for them. */
+static void test_delete_unanswered_then_join(void **state)
+{
+	struct node *n = node(2);
+	struct imc_gid g1 = fx_mgid(G1);
+	struct h *a, *b;
+	size_t mark;
+
+	a = join(n, G1, IMC_JOIN_FULL, NULL);
+	run();
+	W->drop_fn = drop_delete_answers;
+	leave(a);
+	run_now();
+	b = join(n, G1, IMC_JOIN_FULL, NULL);
+	mark = W->nlog;
+	run();
+	assert_int_equal(stats(n).timeouts, 1);
+	assert_int_equal(b->ev[0], IMC_MCAST_EV_JOINED);
+	assert_int_equal(sent(2, UMAD_METHOD_SET, mark), 1);
+	assert_int_equal(sa_js(2, &g1), 0x1);
+	check_union();
+	finish();
+}
+
 /* ------------------------------------------------------------------ */
 /* QP attach and detach order. */
 
@@ -1970,6 +2034,8 @@ int main(void)
 		T(test_delete_retried_until_answered),
 		T(test_delete_stops_at_port_down),
 		T(test_flap_leave_while_down),
+		T(test_rejoin_doubts_held_bits),
+		T(test_delete_unanswered_then_join),
 		T(test_attach_detach_order),
 		T(test_attach_failure),
 		T(test_port_down_up),

@@ -1004,9 +1004,15 @@ static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
 		g->held |= g->req_bits;
 	}
 	if (!err && !status) {
-		/* IBA 15.2.5.17: the answer carries the port's JoinState. */
+		/* IBA 15.2.5.17: the answer carries the port's JoinState.
+		 * An answer to a Set sent before a reregister or an SM
+		 * change says nothing of the SA the port has now: its bits
+		 * stay in doubt until the re-join that follows. */
 		g->held |= g->req_bits | rec.join_state;
-		g->doubt &= (uint8_t)~(g->req_bits | rec.join_state);
+		if (stale)
+			g->doubt |= g->req_bits | rec.join_state;
+		else
+			g->doubt &= (uint8_t)~(g->req_bits | rec.join_state);
 		if (imc_gid_is_zero(&g->mgid))
 			g = key_created(g, &rec.mgid);
 		if (g->rec_valid && g->rec.mlid != rec.mlid)
@@ -1058,6 +1064,10 @@ static void on_delete(void *arg, int err, const struct imc_sa_answer *ans)
 	} else if (!err) {
 		g->held &= (uint8_t)~g->req_bits;
 		g->doubt &= (uint8_t)~g->req_bits;
+	} else {
+		/* The SA may have taken it and lost only the answers: a
+		 * join that wants those bits back must ask for them. */
+		g->doubt |= g->req_bits;
 	}
 	if (g->epoch != g->t->epoch && want(g))
 		pace(g);
@@ -1543,6 +1553,11 @@ static void port_rejoin(struct imc_mcast *t)
 	for (l = t->all.next; l != &t->all; l = l->next) {
 		struct group *g = imc_container_of(l, struct group, all);
 
+		/* The SA may have lost anything: what is held is in doubt
+		 * until the re-join's answer names the port's JoinState
+		 * (a join that arrives meanwhile must not be answered
+		 * from a bit the SA no longer has). */
+		g->doubt = g->held;
 		g->trigger = NULL;
 		each_member(g, m_rejoin);
 		if (g->state != G_IDLE)
