@@ -1294,6 +1294,43 @@ static void test_delete_unanswered_then_join(void **state)
 	finish();
 }
 
+/* A REJOINING member that the re-join's answer fails (its group came back
+ * with another record: a create of the same port, to which the new SA
+ * gave the group's MGID) has its QP detached, though nothing else happens
+ * in the group afterwards. */
+static void test_rejoin_mismatch_detaches(void **state)
+{
+	struct node *n = node(2);
+	struct imc_mcast_join_req r;
+	const struct logent *e;
+	struct h *a, *b;
+	size_t mark, at;
+
+	a = join(n, NULL, IMC_JOIN_FULL, &QP1);
+	run();
+	a->mgid = a->rec.mgid;
+	imc_sa_destroy(W->f.sa);
+	sa_start();
+	port_event(n, IMC_MCAST_PORT_REREGISTER);
+	r = create_req(NULL, IMC_JOIN_FULL, &QP2);
+	r.rec.qkey = 0x5678;
+	b = join_req(n, &r);
+	mark = W->nlog;
+	run();
+	assert_true(imc_gid_equal(&b->rec.mgid, &a->mgid));
+	b->mgid = b->rec.mgid;
+	assert_int_equal(b->ev[0], IMC_MCAST_EV_JOINED);
+	assert_int_equal(a->ev[1], IMC_MCAST_EV_REJOINING);
+	assert_int_equal(a->ev[2], IMC_MCAST_EV_ERROR);
+	assert_int_equal(a->st[2], -ENETRESET);
+	e = find_log(L_DETACH, 2, 0, mark, &at);
+	assert_non_null(e);
+	assert_ptr_equal(e->qp, &QP1);
+	assert_null(find_log(L_DETACH, 2, 0, at + 1, NULL));
+	check_union();
+	finish();
+}
+
 /* ------------------------------------------------------------------ */
 /* QP attach and detach order. */
 
@@ -2036,6 +2073,7 @@ int main(void)
 		T(test_flap_leave_while_down),
 		T(test_rejoin_doubts_held_bits),
 		T(test_delete_unanswered_then_join),
+		T(test_rejoin_mismatch_detaches),
 		T(test_attach_detach_order),
 		T(test_attach_failure),
 		T(test_port_down_up),

@@ -1124,8 +1124,12 @@ static void reconcile(struct group *g, bool answered)
 	}
 	if (g->state != G_IDLE)
 		return;
-	if (g->rec_valid)
+	if (g->rec_valid) {
 		complete(g, answered);
+		/* Members it failed let go of their QPs now: nothing else
+		 * may come to this group for a long time. */
+		att_sweep(g);
+	}
 	w = want(g);
 	if (!list_empty(&g->pending) && (w & ~sure(g) || !g->rec_valid)) {
 		if (send_set(g, false) == 0)
