@@ -23,8 +23,8 @@
 extern "C" {
 #endif
 
-/* Adds the SA verbs (sa, sa-join, sa-leave, sa-get, sa-mcast, sa-show)
- * and subjects (sa-status, sa-groups, sa-members, sa-mlid, sa-requests,
+/* Adds the SA verbs (sa, sa-join, sa-leave, sa-get, sa-mcast, sa-show,
+ * sa-restart) and subjects (sa-status, sa-groups, sa-members, sa-mlid, sa-requests,
  * sa-answers, sa-dropped, sa-timeouts, sa-errors) to l.
  * imc_scn_lang_create() calls it; another call on the same language
  * gives -EEXIST. */
