@@ -1466,6 +1466,45 @@ static void test_attach_failure(void **state)
 	finish();
 }
 
+/* A QP that goes while the tracker lives on: released at once once its
+ * members left, refused while one still uses it; no detach of it after. */
+static void test_release_qp(void **state)
+{
+	struct node *n = node(2);
+	struct h *a, *b, *c;
+	size_t mark;
+	int ndet = 0;
+
+	a = join(n, G1, IMC_JOIN_FULL, &QP1);
+	b = join(n, G2, IMC_JOIN_FULL, &QP1);
+	c = join(n, G1, IMC_JOIN_FULL, &QP2);
+	run();
+	assert_int_equal(stats(n).joined, 3);
+	mark = W->nlog;
+	assert_int_equal(imc_mcast_release_qp(n->t, &QP1), -EBUSY);
+	leave(a);
+	assert_int_equal(stats(n).joined, 2);
+	assert_int_equal(imc_mcast_release_qp(n->t, &QP1), -EBUSY);
+	assert_null(find_log(L_DETACH, 2, 0, mark, NULL));
+	leave(b);
+	assert_int_equal(imc_mcast_release_qp(n->t, &QP1), 0);
+	for (size_t i = mark; i < W->nlog; i++)
+		if (W->log[i].kind == L_DETACH) {
+			assert_ptr_equal(W->log[i].qp, &QP1);
+			ndet++;
+		}
+	assert_int_equal(ndet, 2);
+	mark = W->nlog;
+	run();
+	/* the Deletes go; QP2 stays attached and QP1 is not touched */
+	assert_null(find_log(L_DETACH, 2, 0, mark, NULL));
+	assert_int_equal(sent(2, UMAD_SA_METHOD_DELETE, mark), 1);
+	assert_int_equal(stats(n).joined, 1);
+	assert_int_equal(imc_mcast_release_qp(n->t, NULL), -EINVAL);
+	(void)c;
+	finish();
+}
+
 /* ------------------------------------------------------------------ */
 /* Port events. */
 
@@ -2225,6 +2264,7 @@ int main(void)
 		T(test_rejoin_mismatch_detaches),
 		T(test_attach_detach_order),
 		T(test_attach_failure),
+		T(test_release_qp),
 		T(test_port_down_up),
 		T(test_reregister_rejoins),
 		T(test_sm_change_rejoins),

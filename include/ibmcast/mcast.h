@@ -98,7 +98,8 @@ enum {
  * QP given at join. Either may return a negative errno: a failed attach
  * fails the member with that error (and its bits are given back); a
  * failed detach is counted. Called from the loop, never from inside an
- * API call; they must not call back into the tracker. */
+ * API call but imc_mcast_destroy() and imc_mcast_release_qp() (detach
+ * only); they must not call back into the tracker. */
 struct imc_mcast_ops {
 	int (*attach)(void *ctx, void *qp, const struct imc_gid *mgid,
 		      uint16_t mlid);
@@ -152,9 +153,8 @@ int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
 /* Frees the tracker and every member without callbacks and without
  * telling the SA (the memberships stay there until the SA drops the port;
  * leave members first and run the loop to give them up). Detaches the
- * QPs still attached: the only ops call made inside an API call, since
- * there is no later for it. May be called from a callback. NULL is a
- * no-op. */
+ * QPs still attached, inside the call, since there is no later for it.
+ * May be called from a callback. NULL is a no-op. */
 void imc_mcast_destroy(struct imc_mcast *t);
 
 /* A join request. rec is the MCMemberRecord template; comp_mask says
@@ -209,6 +209,14 @@ int imc_mcast_join(struct imc_mcast *t, const struct imc_mcast_join_req *req,
  * answered or the port goes away); when it was the last member, the group
  * goes. May be called from any callback. */
 void imc_mcast_leave(struct imc_mcast_member *m);
+
+/* Detaches at once every attachment of qp that no member uses any more
+ * (their members left): for a caller about to destroy qp while the
+ * tracker lives on. As in imc_mcast_destroy(), the ops run inside the
+ * call, since there is no later for a QP that goes. O(groups + QPs
+ * attached). Returns 0, -EINVAL (NULL argument) or -EBUSY (a member not
+ * left still uses qp; nothing is detached). */
+int imc_mcast_release_qp(struct imc_mcast *t, const void *qp);
 
 enum imc_mcast_state {
 	IMC_MCAST_PENDING,
@@ -284,6 +292,7 @@ struct imc_mcast_stats {
 	uint64_t detach_errors;
 	size_t groups;
 	size_t members;
+	size_t joined;              /* of those, JOINED now */
 	size_t in_flight;           /* SA requests not answered */
 	uint64_t port_events[6];    /* by enum imc_mcast_port_event */
 	uint64_t traps;             /* trap 67 Reports, duplicates too */

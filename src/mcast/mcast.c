@@ -699,6 +699,10 @@ static void mstate(struct imc_mcast_member *m, enum imc_mcast_state to,
 
 	if (!(allowed[m->state] & 1u << to))
 		abort();
+	if (m->state == IMC_MCAST_JOINED)
+		g->t->st.joined--;
+	if (to == IMC_MCAST_JOINED)
+		g->t->st.joined++;
 	if (to == IMC_MCAST_WAITING)
 		m->resume = m->state == IMC_MCAST_PENDING ?
 			    IMC_MCAST_PENDING : IMC_MCAST_REJOINING;
@@ -1505,6 +1509,8 @@ void imc_mcast_leave(struct imc_mcast_member *m)
 	list_del(&m->link);
 	if (m->state != IMC_MCAST_FAILED)
 		count(g, m->req.join_state, -1);
+	if (m->state == IMC_MCAST_JOINED)
+		t->st.joined--;
 	att_put(m);
 	if (g->trigger == m)
 		g->trigger = NULL;
@@ -1513,6 +1519,41 @@ void imc_mcast_leave(struct imc_mcast_member *m)
 	t->st.members--;
 	free(m);
 	mark_dirty(g);
+}
+
+int imc_mcast_release_qp(struct imc_mcast *t, const void *qp)
+{
+	struct link *l, *al, *next;
+
+	if (!t || !qp)
+		return -EINVAL;
+	for (l = t->all.next; l != &t->all; l = l->next) {
+		struct group *g = imc_container_of(l, struct group, all);
+
+		for (al = g->atts.next; al != &g->atts; al = al->next) {
+			struct att *a = imc_container_of(al, struct att, link);
+
+			if (a->qp == qp && a->refs)
+				return -EBUSY;
+		}
+	}
+	/* As in imc_mcast_destroy(): the QP goes, so there is no later for
+	 * its detach. */
+	for (l = t->all.next; l != &t->all; l = l->next) {
+		struct group *g = imc_container_of(l, struct group, all);
+
+		for (al = g->atts.next; al != &g->atts; al = next) {
+			struct att *a = imc_container_of(al, struct att, link);
+
+			next = al->next;
+			if (a->qp != qp)
+				continue;
+			att_detach(a);
+			att_free(a);
+			g->zero_atts--;
+		}
+	}
+	return 0;
 }
 
 enum imc_mcast_state imc_mcast_member_state(const struct imc_mcast_member *m)
