@@ -632,6 +632,9 @@ struct probe {
 	imc_time_t ran_at[4];
 	unsigned nran;
 	uint64_t value;
+	char freed[4];      /* 'a' the first state, 'b' the second */
+	unsigned nfreed;
+	char second;        /* key of the second state */
 };
 
 static struct probe probe;
@@ -658,7 +661,16 @@ static void probe_print(FILE *f, const struct imc_topo *t, const void *data)
 static void probe_state_free(void *d)
 {
 	probe.value += 1000;
+	if (probe.nfreed < 3)
+		probe.freed[probe.nfreed++] = 'a';
 	free(d);
+}
+
+static void probe_second_free(void *d)
+{
+	(void)d;
+	if (probe.nfreed < 3)
+		probe.freed[probe.nfreed++] = 'b';
 }
 
 static int probe_run(struct imc_scn_ctx *c, void *data)
@@ -677,6 +689,9 @@ static int probe_run(struct imc_scn_ctx *c, void *data)
 				 -EEXIST);
 	}
 	(*st)++;
+	if (*n == 7)
+		assert_int_equal(imc_scn_data_set(c, &probe.second, NULL,
+						  probe_second_free), 0);
 	probe.value += *n;
 	if (*n == 999)
 		return imc_scn_fail(c, -EIO, "probe %d refused", *st);
@@ -757,8 +772,10 @@ static void test_extension(void **state)
 	assert_int_equal(probe.nran, 2);
 	assert_int_equal(probe.ran_at[0], 10000);
 	assert_int_equal(probe.ran_at[1], 20000);
-	/* The state was freed when the run ended, after the checks. */
+	/* The state was freed when the run ended, after the checks, the
+	 * state set last first. */
 	assert_int_equal(probe.value, 1012);
+	assert_string_equal(probe.freed, "ba");
 	assert_int_equal(r.npassed, 2);
 	assert_int_equal(r.nfailed, 0);
 	assert_int_equal(r.checks[0].observed, 12);

@@ -208,7 +208,8 @@ int imc_scn_fail(struct imc_scn_ctx *c, int err, const char *fmt, ...)
 
 /* State a verb keeps for the length of one run, found by key (any
  * pointer the verb owns, e.g. its parse data). free runs when the run
- * ends, before the fabric is destroyed, in the order of setting.
+ * ends, before the fabric is destroyed, last set first (state set later
+ * may use state set before it).
  * imc_scn_data_set returns -EEXIST for a key already set. O(1). */
 void *imc_scn_data(struct imc_scn_ctx *c, const void *key);
 int imc_scn_data_set(struct imc_scn_ctx *c, const void *key, void *data,

@@ -558,8 +558,11 @@ static size_t ctx_free(struct imc_scn_ctx *c)
 {
 	size_t left = 0;
 
-	/* Run data first: flows cancel their timers and stop sending. */
-	for (size_t i = 0; i < c->ndata; i++)
+	/* Run data first: flows cancel their timers and stop sending.
+	 * Last set, first freed: state made later may use state made
+	 * before it (IPoIB interfaces leave through trackers, trackers
+	 * send through the SA verbs' GSIs). */
+	for (size_t i = c->ndata; i-- > 0;)
 		if (c->data[i].free)
 			c->data[i].free(c->data[i].data);
 	free(c->data);
