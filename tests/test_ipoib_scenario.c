@@ -321,6 +321,31 @@ static void test_qp1_shared(void **state)
 	imc_scenario_destroy(s);
 }
 
+/* One tracker per port: an application joining the broadcast group on
+ * a host whose interface is in it holds no membership of its own at the
+ * SA, and its leave leaves the interface's in place. */
+static void test_tracker_shared(void **state)
+{
+	struct imc_scenario *s;
+
+	(void)state;
+	s = parse(TOPO "stop 1s\nsa\n"
+		  "at 1ms ipoib-up H-000002 10.0.0.2/24\n"
+		  "ipoib-up H-000003 10.0.0.3/24\n"
+		  "at 10ms mcast-join H-000003 ff12:401b:ffff::ffff:ffff "
+		  "qkey=0x0b1b as=app\n"
+		  "at 11ms expect mcast-state app == joined\n"
+		  "at 20ms mcast-leave app\n"
+		  "at 30ms ping H-000002 10.0.0.3 count=3\n"
+		  "expect mcast-local H-000003 == 1\n"
+		  "expect mcast-held H-000003 ff12:401b:ffff::ffff:ffff == 1\n"
+		  "expect sa-members ff12:401b:ffff::ffff:ffff == 2\n"
+		  "expect ipoib-carrier H-000003 == up\n"
+		  "expect ping-replies H-000002 == 3\n");
+	run_pass(s);
+	imc_scenario_destroy(s);
+}
+
 static void test_deterministic(void **state)
 {
 	char path[512];
@@ -344,6 +369,7 @@ int main(void)
 		cmocka_unit_test(test_run_errors),
 		cmocka_unit_test(test_run),
 		cmocka_unit_test(test_qp1_shared),
+		cmocka_unit_test(test_tracker_shared),
 		cmocka_unit_test(test_deterministic),
 	};
 

@@ -15,10 +15,9 @@
  * of HOST [pkey=P].
  *
  * One run's state (struct ipr, found by run_key):
- *  - per HCA port used, a join tracker (mcast_fabric.h), whose SA client
- *    sends through the port's QP1 to the SM's LID (the SA of the `sa`
- *    line answers): an agent of the port's GSI (scn_sa_gsi()), which
- *    sa-* requests and mcast-* trackers share;
+ *  - per HCA port used, the port's one join tracker, which mcast-*
+ *    members share (scn_mcast.h): its SA client sends through the
+ *    port's QP1 to the SM's LID (the SA of the `sa` line answers);
  *  - per (port, P_Key), an interface (imc_ipoib_fabric) and the host
  *    model behind it: it answers ICMP and ICMPv6 echo requests to its
  *    addresses (from the loop: an interface op may not call back into
@@ -34,20 +33,19 @@
 #include "ibmcast/gid.h"
 #include "ibmcast/ipoib.h"
 #include "ibmcast/ipoib_fabric.h"
-#include "ibmcast/gsi.h"
 #include "ibmcast/mcast.h"
-#include "ibmcast/mcast_fabric.h"
 #include "ibmcast/packet.h"
 #include "ibmcast/scenario_ipoib.h"
 #include "ipoib/ipoib_int.h"
 #include "scenario/scn.h"
-#include "scenario/scn_sa.h"
+#include "scenario/scn_mcast.h"
 #include "wire/bytes.h"
 
 #define SIZE_MAX_BYTES 4096
 #define ADDRS_MAX 16
 
 static const char run_key;   /* imc_scn_data key of struct ipr */
+static const char cfg_key;   /* of the ipoib setting */
 
 /* ------------------------------------------------------------------ */
 /* Parse data */
@@ -138,8 +136,7 @@ struct pstate {
 	struct ipr *r;
 	uint32_t node;
 	unsigned port;
-	struct imc_mcast_fabric *mf;
-	struct imc_mcast *mc;
+	struct imc_mcast *mc;        /* the port's (scn_mcast.h) */
 	struct iface *ifs;
 };
 
@@ -158,7 +155,6 @@ struct ipr {
 	struct imc_fabric *f;
 	struct imc_loop *loop;
 	const struct imc_topo *t;
-	const struct ipoib_cfg *cfg;
 	uint32_t *pbase;             /* first port slot of each node */
 	struct pstate **ports;       /* by slot, NULL until used */
 	struct flow *flows;
@@ -327,16 +323,9 @@ static void cfg_print(FILE *f, const struct imc_topo *t, const void *data)
 			a->c.sa_sendonly_full ? "yes" : "no");
 }
 
-static int run_get(struct imc_scn_ctx *c, struct ipr **out);
-
 static int cfg_run(struct imc_scn_ctx *c, void *data)
 {
-	struct ipr *r;
-	int rc = run_get(c, &r);
-
-	if (!rc)
-		r->cfg = data;
-	return rc;
+	return imc_scn_data_set(c, &cfg_key, data, NULL);
 }
 
 static const struct imc_scn_verb verb_ipoib = {
@@ -511,24 +500,24 @@ static void host_deliver(void *ctx, const struct imc_ipoib_packet *p)
 }
 
 /* ------------------------------------------------------------------ */
-/* Ports: a join tracker each (mcast_fabric.h) */
+/* Ports: the port's join tracker (scn_mcast.h) */
 
 static void iface_stop(struct iface *i);
 static void iface_free(struct iface *i);
 
-/* Interfaces stop (leaving their groups), the tracker goes and detaches
- * their QPs, then the QPs go: the order ipoib_fabric.h asks for. */
+/* Interfaces stop (leaving their groups through the port's tracker,
+ * which lives on), the tracker lets go of their QPs at once, then the QPs
+ * go: the trackers' state is freed after this (scn_mcast.h). */
 static void port_free(struct pstate *ps)
 {
 	if (!ps)
 		return;
-	for (struct iface *i = ps->ifs; i; i = i->next)
-		iface_stop(i);
-	imc_mcast_fabric_destroy(ps->mf);
 	while (ps->ifs) {
 		struct iface *i = ps->ifs;
 
 		ps->ifs = i->next;
+		iface_stop(i);
+		(void)imc_mcast_release_qp(ps->mc, imc_ipoib_fabric_qp(i->x));
 		iface_free(i);
 	}
 	free(ps);
@@ -539,8 +528,6 @@ static int port_get(struct ipr *r, uint32_t node, unsigned port,
 {
 	uint32_t slot = r->pbase[node] + port;
 	struct pstate *ps = r->ports[slot];
-	struct imc_mcast_fabric_config mcfg;
-	struct imc_gsi *gsi;
 	int rc;
 
 	if (ps) {
@@ -553,27 +540,13 @@ static int port_get(struct ipr *r, uint32_t node, unsigned port,
 	ps->r = r;
 	ps->node = node;
 	ps->port = port;
-	/* QP1 is one per port: the tracker is one more agent of the
-	 * port's GSI, beside sa-* requests and mcast-* trackers (on the
-	 * SM's port the SA's own QP1). */
-	rc = scn_sa_gsi(r->c, node, port, &gsi);
+	/* The port's one tracker: the interfaces' groups and the mcast-*
+	 * members' are one membership per group at the SA. */
+	rc = scn_mcast_tracker(r->c, node, port, &ps->mc);
 	if (rc) {
 		free(ps);
 		return rc;
 	}
-	imc_mcast_fabric_config_init(&mcfg);
-	mcfg.mcast.seed = imc_scn_config(r->c)->seed ^
-			  ((uint64_t)node << 8 | port);
-	/* TIDs of its own, apart from the other clients of the GSI. */
-	mcfg.client.seed = mcfg.mcast.seed ^ 0x1b0b1b0bull;
-	rc = imc_mcast_fabric_create(r->f, node, port, gsi, &mcfg, &ps->mf);
-	if (rc) {
-		free(ps);
-		return imc_scn_fail(r->c, rc, "no join tracker on %s:%u: %s",
-				    r->t->node[node].name, port,
-				    strerror(-rc));
-	}
-	ps->mc = imc_mcast_fabric_tracker(ps->mf);
 	r->ports[slot] = ps;
 	*out = ps;
 	return 0;
@@ -617,6 +590,7 @@ static void iface_free(struct iface *i)
 static int iface_get(struct ipr *r, const struct if_arg *a,
 		     struct iface **out)
 {
+	const struct ipoib_cfg *k0 = imc_scn_data(r->c, &cfg_key);
 	struct iface *i = iface_find(r, a);
 	struct imc_ipoib_config cfg;
 	struct imc_ipoib_host_ops host;
@@ -637,8 +611,8 @@ static int iface_get(struct ipr *r, const struct if_arg *a,
 	i->pkey = a->pkey;
 	imc_timer_init(&i->reply, reply_fire);
 	imc_ipoib_config_init(&cfg);
-	if (r->cfg) {
-		const struct imc_ipoib_config *k = &r->cfg->c;
+	if (k0) {
+		const struct imc_ipoib_config *k = &k0->c;
 
 		cfg.queue_endpoint = k->queue_endpoint;
 		cfg.queue_group = k->queue_group;
@@ -727,10 +701,13 @@ static int run_get(struct imc_scn_ctx *c, struct ipr **out)
 	}
 	r->pbase[t->nnodes] = n;
 	r->ports = calloc(n ? n : 1, sizeof(*r->ports));
-	if (!r->ports) {
+	/* The trackers' state first: ours is freed before it. */
+	rc = r->ports ? scn_mcast_prepare(c) : -ENOMEM;
+	if (rc) {
+		free(r->ports);
 		free(r->pbase);
 		free(r);
-		return -ENOMEM;
+		return rc;
 	}
 	rc = imc_scn_data_set(c, &run_key, r, run_free);
 	if (rc) {

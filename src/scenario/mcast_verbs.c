@@ -16,10 +16,12 @@
  * mcast-retries, mcast-timeouts, mcast-rejoins, mcast-errors [HOST].
  *
  * One run's state (struct mc_run, found by run_key) is made by the first
- * mcast-* line that runs:
- *  - a tracker per host port named (struct mc_port, by slot), made on
+ * mcast-* line that runs, or by another verb that needs a tracker:
+ *  - a tracker per host port used (struct mc_port, by slot), made on
  *    first use through mcast_fabric.h on the port's GSI, which the SA
- *    verbs own and share (scn_sa.h): the scenario's sa line is needed;
+ *    verbs own and share (scn_sa.h): the scenario's sa line is needed.
+ *    It is the port's one tracker: IPoIB interfaces join through it too
+ *    (scn_mcast.h);
  *  - a member per mcast-join line that ran (struct mc_member), found by
  *    the line's parse data (imc_scn_data), in join order on a list: its
  *    handle, what its callbacks said, its group's MGID once joined.
@@ -41,6 +43,7 @@
 #include "ibmcast/packet.h"
 #include "ibmcast/scenario_mcast.h"
 #include "scenario/scn.h"
+#include "scenario/scn_mcast.h"
 #include "scenario/scn_sa.h"
 
 #define CM(x) ((uint64_t)UMAD_SA_MCM_COMP_MASK_##x)
@@ -337,19 +340,21 @@ static void run_free(void *data)
 	free(r);
 }
 
-/* The run's state, made on first use; head is the file's first
- * mcast-join line (the recorder's), NULL when the caller only looks. */
-static int run_get(struct imc_scn_ctx *c, const struct mc_join *head,
-		   struct mc_run **out)
+/* The run's state, made on first use when make is set (else *out may be
+ * NULL). The recorder of --mcast-show is the file's first mcast-join
+ * line's. */
+static int run_get(struct imc_scn_ctx *c, bool make, struct mc_run **out)
 {
 	struct mc_run *r = imc_scn_data(c, &run_key);
 	const struct imc_topo *t = imc_scn_topo(c);
+	const struct mc_join *head;
 	uint32_t n = 0;
 	int rc;
 
 	*out = r;
-	if (r || !head)
+	if (r || !make)
 		return 0;
+	head = head_lookup(scn_scenario(c));
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -381,7 +386,7 @@ static int run_get(struct imc_scn_ctx *c, const struct mc_join *head,
 		return rc;
 	}
 	/* This run's snapshots replace the last run's. */
-	r->show = head->show;
+	r->show = head ? head->show : NULL;
 	if (r->show)
 		show_clear(r->show);
 	*out = r;
@@ -444,6 +449,27 @@ static int port_get(struct mc_run *r, uint32_t node, unsigned port,
 	r->port[idx] = p;
 	*out = p;
 	return 0;
+}
+
+int scn_mcast_prepare(struct imc_scn_ctx *c)
+{
+	struct mc_run *r;
+
+	return run_get(c, true, &r);
+}
+
+int scn_mcast_tracker(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		      struct imc_mcast **out)
+{
+	struct mc_port *p;
+	struct mc_run *r;
+	int rc = run_get(c, true, &r);
+
+	if (!rc)
+		rc = port_get(r, node, port, &p);
+	if (!rc)
+		*out = imc_mcast_fabric_tracker(p->mf);
+	return rc;
 }
 
 static struct mc_member *member_of(struct imc_scn_ctx *c,
@@ -698,7 +724,7 @@ static int join_run(struct imc_scn_ctx *c, void *data)
 	struct mc_member *x;
 	struct mc_port *p;
 	struct mc_run *r;
-	int rc = run_get(c, a->head, &r);
+	int rc = run_get(c, true, &r);
 
 	if (rc)
 		return rc;
@@ -930,7 +956,7 @@ static int show_run(struct imc_scn_ctx *c, void *data)
 {
 	const struct mc_show_arg *a = data;
 	struct mc_run *r;
-	int rc = run_get(c, a->head, &r);
+	int rc = run_get(c, true, &r);
 
 	if (!rc && r->show)
 		show_snapshot(r, a->line);
@@ -1257,7 +1283,7 @@ static int counter_observe(struct imc_scn_ctx *c, const void *data,
 	size_t nslots;
 
 	*v = 0;
-	run_get(c, NULL, &r);
+	run_get(c, false, &r);
 	if (!r)
 		return 0;
 	if (a->has_host) {
@@ -1304,7 +1330,7 @@ static int group_of(struct imc_scn_ctx *c, const struct subj_arg *a,
 	struct mc_run *r;
 
 	memset(fg, 0, sizeof(*fg));
-	run_get(c, NULL, &r);
+	run_get(c, false, &r);
 	p = port_find(r, a->host.node, a->host.port);
 	if (!p || mgid_resolve(c, &a->mgid, &fg->mgid))
 		return 0;

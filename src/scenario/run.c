@@ -115,6 +115,11 @@ uint32_t scn_flow_id(struct imc_scn_ctx *c)
 	return c->cur ? c->cur->index : UINT32_MAX;
 }
 
+const struct imc_scenario *scn_scenario(struct imc_scn_ctx *c)
+{
+	return c->s;
+}
+
 int imc_scn_fail(struct imc_scn_ctx *c, int err, const char *fmt, ...)
 {
 	va_list ap;

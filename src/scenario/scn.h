@@ -170,6 +170,9 @@ void scn_host_stats(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 /* The flow number of the action running now: its index. */
 uint32_t scn_flow_id(struct imc_scn_ctx *c);
 
+/* The scenario being run. */
+const struct imc_scenario *scn_scenario(struct imc_scn_ctx *c);
+
 /* The group a mcast line names (parse time), in O(1). */
 const struct scn_group *scn_group_find(const struct imc_scenario *s,
 				       uint16_t mlid);
