@@ -650,6 +650,8 @@ static void test_arp_resolves_and_flushes_in_order(void **state)
 	st = stats(f);
 	assert_int_equal(st.queued, 0);
 	assert_int_equal(st.queued_max, 3);
+	assert_int_equal(st.queued_max_endpoint, 3);
+	assert_int_equal(st.queued_max_group, 0);
 	assert_int_equal(st.resolved, 1);
 	assert_int_equal(st.tx_packets, 3);
 	assert_int_equal(st.tx_bytes, 3 * 28);
@@ -967,6 +969,8 @@ static void test_group_and_total_bounds(void **state)
 	assert_int_equal(st.drops[IMC_IPOIB_DROP_QUEUE_GROUP], 1);
 	assert_int_equal(st.drops[IMC_IPOIB_DROP_QUEUE_TOTAL], 1);
 	assert_int_equal(st.queued, 3);
+	assert_int_equal(st.queued_max, 3);
+	assert_int_equal(st.queued_max_group, 2);
 	/* Join everything; all three go out. */
 	for (int k = 0; k < 4; k++) {
 		run_for(f, 10 * MS);

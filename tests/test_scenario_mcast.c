@@ -203,7 +203,9 @@ static const char every_form[] =
 	"expect mcast-joined H-000002 <= mcast-handles\n"
 	"expect mcast-joins >= mcast-leaves + mcast-local\n"
 	"expect mcast-mads H-000003 >= mcast-retries + mcast-timeouts\n"
-	"expect mcast-rejoins <= mcast-errors H-000001 + 10\n";
+	"expect mcast-rejoins <= mcast-errors H-000001 + 10\n"
+	"expect mcast-unjoined H-000002 <= mcast-max-in-flight\n"
+	"expect mcast-consistent == mcast-orphans\n";
 
 static const char every_form_printed[] =
 	"mcast-tracker rejoin=immediate spread=2ms window=4 timeout=5ms "
@@ -231,7 +233,9 @@ static const char every_form_printed[] =
 	"expect mcast-joined H-000002:1 <= mcast-handles\n"
 	"expect mcast-joins >= mcast-leaves + mcast-local\n"
 	"expect mcast-mads H-000003:1 >= mcast-retries + mcast-timeouts\n"
-	"expect mcast-rejoins <= mcast-errors H-000001:1 + 10\n";
+	"expect mcast-rejoins <= mcast-errors H-000001:1 + 10\n"
+	"expect mcast-unjoined H-000002:1 <= mcast-max-in-flight\n"
+	"expect mcast-consistent == mcast-orphans\n";
 
 static void test_print(void **state)
 {
@@ -241,7 +245,7 @@ static void test_print(void **state)
 	(void)state;
 	s = parse(every_form);
 	assert_int_equal(imc_scenario_nactions(s), 8);
-	assert_int_equal(imc_scenario_nexpects(s), 13);
+	assert_int_equal(imc_scenario_nexpects(s), 15);
 	out = print(s);
 	has(out, every_form_printed);
 	/* The canonical form parses to a scenario that prints the same. */
@@ -462,6 +466,39 @@ static void test_run_failures(void **state)
 		 "expect mcast-mads H-000004 == 1\n", 11);
 }
 
+/* The SA's memberships against the trackers' unions: equal, then a
+ * membership no tracker holds (sa-join), an orphan create (an MGID the
+ * SA assigned that no tracker knows), a membership a tracker counts on
+ * but the SA dropped (sa-leave behind its back); members not JOINED of
+ * every user of a tracker. */
+static void test_run_consistency(void **state)
+{
+	(void)state;
+	run_text(TOPO
+		 "stop 20ms\n"
+		 "sa\n"
+		 "at 10us mcast-join H-000002 ff15::1 create as=a\n"
+		 "mcast-join H-000003 ff15::1 as=b\n"
+		 "mcast-join H-000003 0 create as=c\n"
+		 "mcast-join H-000004 ff15::9 as=f\n"
+		 "at 1ms expect mcast-consistent == 0\n"
+		 "at 1ms expect mcast-orphans == 0\n"
+		 "at 1ms expect mcast-unjoined == 1\n"
+		 "at 1ms expect mcast-unjoined H-000004 == 1\n"
+		 "at 1ms expect mcast-unjoined H-000003 == 0\n"
+		 "at 1ms expect mcast-max-in-flight == 2\n"
+		 "at 2ms sa-join H-000004 ff15::2 create\n"
+		 "sa-join H-000001 0 create\n"
+		 "at 3ms expect mcast-consistent == 1\n"
+		 "at 3ms expect mcast-orphans == 1\n"
+		 "at 4ms sa-leave H-000002 ff15::1 state=full\n"
+		 "at 5ms expect mcast-consistent == 2\n"
+		 "at 5ms expect sa-status H-000002 ff15::1 == success\n"
+		 "at 6ms mcast-leave f\n"
+		 "expect mcast-unjoined == 0\n"
+		 "expect mcast-orphans == 1\n", 12);
+}
+
 static void test_run_errors(void **state)
 {
 	struct imc_scenario *s;
@@ -612,6 +649,7 @@ int main(void)
 		cmocka_unit_test(test_run_basic),
 		cmocka_unit_test(test_run_events),
 		cmocka_unit_test(test_run_failures),
+		cmocka_unit_test(test_run_consistency),
 		cmocka_unit_test(test_run_errors),
 		cmocka_unit_test(test_show),
 		cmocka_unit_test(test_example),

@@ -254,6 +254,12 @@ static int q_push(struct imc_ipoib *ifc, struct ipo_queue *q, size_t bound,
 	q->tail = p;
 	q->n++;
 	q_account(ifc, 1, 0);
+	if (full == IMC_IPOIB_DROP_QUEUE_GROUP) {
+		if (q->n > ifc->st.queued_max_group)
+			ifc->st.queued_max_group = q->n;
+	} else if (q->n > ifc->st.queued_max_endpoint) {
+		ifc->st.queued_max_endpoint = q->n;
+	}
 	return 0;
 }
 

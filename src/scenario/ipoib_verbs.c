@@ -9,10 +9,13 @@
  *   ipoib-listen HOST GROUP [pkey=P], ipoib-unlisten HOST GROUP [pkey=P]
  *   ping HOST DEST [count=N] [interval=TIME] [size=N] [pkey=P]
  *   ipoib-send HOST DEST [count=N] [interval=TIME] [size=N] [pkey=P]
+ *   ping-all [interval=TIME] [size=N]       every pair that can talk
  *
  * Subjects: ipoib-carrier, ipoib-state, ping-replies, ping-answered,
  * ipoib-received (optionally of one group) and ipoib-counter NAME, each
- * of HOST [pkey=P].
+ * of HOST [pkey=P]; ipoib-cross-partition [HOST [pkey=P]];
+ * ipoib-max-queued endpoint|group|total; ping-all-pairs,
+ * ping-all-unanswered.
  *
  * One run's state (struct ipr, found by run_key):
  *  - per HCA port used, the port's one join tracker, which mcast-*
@@ -128,6 +131,8 @@ struct iface {
 	struct hpkt *rq_head, *rq_tail;  /* echo replies to send */
 	struct imc_timer reply;
 	uint64_t received, received_mcast, ping_replies, ping_answered;
+	uint64_t cross;              /* from an interface of another
+				      * partition */
 	struct gcount *gc;           /* sorted by group */
 	size_t ngc, gccap;
 };
@@ -138,6 +143,27 @@ struct pstate {
 	unsigned port;
 	struct imc_mcast *mc;        /* the port's (scn_mcast.h) */
 	struct iface *ifs;
+};
+
+/* One echo request of a ping-all line: from an interface's address to
+ * an address of another interface it can reach. */
+struct pair {
+	struct iface *src;
+	struct imc_ip_addr from, to;
+	bool answered;
+};
+
+/* A ping-all line that ran: its pairs are sent one every interval;
+ * requests carry the line's flow number as ICMP identifier and the
+ * pair's number + 1 as sequence number, which find the pair again. */
+struct round {
+	struct round *next;
+	uint16_t id;
+	uint32_t size;
+	imc_time_t interval;
+	struct pair *p;
+	size_t n, sent;
+	struct imc_timer t;
 };
 
 struct flow {
@@ -158,6 +184,7 @@ struct ipr {
 	uint32_t *pbase;             /* first port slot of each node */
 	struct pstate **ports;       /* by slot, NULL until used */
 	struct flow *flows;
+	struct round *rounds;        /* of ping-all lines, newest first */
 };
 
 /* ------------------------------------------------------------------ */
@@ -463,15 +490,54 @@ static void echo_answer(struct iface *i, const struct ipo_iphdr *ip,
 			      imc_loop_now(i->ps->r->loop));
 }
 
+/* The interface that sent from address a on the port of GID gid (the
+ * packet's GRH), or NULL. */
+static const struct iface *sender_of(const struct ipr *r,
+				     const struct imc_gid *gid,
+				     const struct imc_ip_addr *a)
+{
+	const struct pstate *ps;
+	uint32_t node;
+	unsigned port;
+
+	if (imc_fabric_port_by_gid(r->f, gid, &node, &port))
+		return NULL;
+	ps = r->ports[r->pbase[node] + port];
+	for (const struct iface *s = ps ? ps->ifs : NULL; s; s = s->next)
+		if (own(s, a))
+			return s;
+	return NULL;
+}
+
+/* An echo reply: the pair of a ping-all round it answers, if any. */
+static void echo_reply(struct iface *i, const uint8_t *icmp)
+{
+	uint16_t id = imc_get16(icmp + 4), seq = imc_get16(icmp + 6);
+
+	i->ping_replies++;
+	for (struct round *rd = i->ps->r->rounds; rd; rd = rd->next)
+		if (rd->id == id) {
+			if (seq >= 1 && seq <= rd->n && rd->p[seq - 1].src == i)
+				rd->p[seq - 1].answered = true;
+			return;
+		}
+}
+
 static void host_deliver(void *ctx, const struct imc_ipoib_packet *p)
 {
 	struct iface *i = ctx;
+	const struct iface *from;
 	struct ipo_iphdr ip;
 	size_t off;
 
 	i->received++;
 	if (ipo_ip_parse(p->data, p->len, &ip) < 0)
 		return;
+	/* IBA 10.9: a partition's members talk only among themselves; an
+	 * IP packet from an interface of another partition got through. */
+	from = sender_of(i->ps->r, &p->src_gid, &ip.src);
+	if (from && ((from->pkey ^ i->pkey) & 0x7FFF))
+		i->cross++;
 	if (imc_ip_addr_is_multicast(&ip.dst)) {
 		struct gcount *g = gc_get(i, &ip.dst, true);
 
@@ -487,7 +553,7 @@ static void host_deliver(void *ctx, const struct imc_ipoib_packet *p)
 		if (p->data[off] == 8 && own(i, &ip.dst))
 			echo_answer(i, &ip, p->data);
 		else if (p->data[off] == 0)
-			i->ping_replies++;
+			echo_reply(i, p->data + off);
 	} else {
 		off = IPO_IP6_HDR_LEN;
 		if (ip.proto != IPO_PROTO_ICMP6 || ip.len < off + 8)
@@ -495,7 +561,7 @@ static void host_deliver(void *ctx, const struct imc_ipoib_packet *p)
 		if (p->data[off] == 128 && own(i, &ip.dst))
 			echo_answer(i, &ip, p->data);
 		else if (p->data[off] == 129)
-			i->ping_replies++;
+			echo_reply(i, p->data + off);
 	}
 }
 
@@ -660,7 +726,16 @@ static void run_free(void *data)
 	struct ipr *r = data;
 	uint32_t n = r->pbase[r->t->nnodes];
 
+	scn_mcast_end(r->c);
 	flow_free_all(r);
+	while (r->rounds) {
+		struct round *rd = r->rounds;
+
+		r->rounds = rd->next;
+		imc_timer_cancel(r->loop, &rd->t);
+		free(rd->p);
+		free(rd);
+	}
 	for (uint32_t s = 0; s < n; s++) {
 		struct pstate *ps = r->ports[s];
 
@@ -1272,6 +1347,223 @@ static const struct imc_scn_verb verb_send = {
 };
 
 /* ------------------------------------------------------------------ */
+/* ping-all */
+
+#define PAIRS_MAX 0xFFFFu   /* sequence numbers 1..65535 */
+
+struct pa_arg {
+	imc_time_t interval;
+	uint32_t size;
+};
+
+static int pa_parse(struct imc_scn_parser *p, unsigned argc,
+		    const char *const *argv, void **data)
+{
+	struct pa_arg *a = calloc(1, sizeof(*a));
+	int rc = 0;
+
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	a->interval = 10 * IMC_NSEC_PER_USEC;
+	a->size = 56;
+	for (unsigned i = 0; i < argc && !rc; i++) {
+		const char *v;
+		uint64_t x;
+
+		if (imc_scn_kv(argv[i], "interval", &v)) {
+			rc = imc_scn_parse_time(p, "interval", v,
+						&a->interval);
+		} else if (imc_scn_kv(argv[i], "size", &v)) {
+			rc = imc_scn_parse_uint(p, "size", v, SIZE_MAX_BYTES,
+						&x);
+			a->size = (uint32_t)x;
+		} else {
+			rc = imc_scn_parse_error(p,
+				"expected interval= or size=, got '%s'",
+				argv[i]);
+		}
+	}
+	return rc;
+}
+
+static void pa_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct pa_arg *a = data;
+
+	(void)t;
+	fprintf(f, " interval=");
+	imc_scn_print_time(f, a->interval);
+	fprintf(f, " size=%" PRIu32, a->size);
+}
+
+static bool on_prefix(const struct imc_ip_addr *a, unsigned plen,
+		      const struct imc_ip_addr *d)
+{
+	if (a->family != d->family)
+		return false;
+	if (a->family == IMC_IPV4)
+		return !((a->v4 ^ d->v4) & (plen ? ~0u << (32 - plen) : 0));
+	for (unsigned b = 0; b < plen; b++)
+		if ((a->v6[b / 8] ^ d->v6[b / 8]) & (0x80 >> (b % 8)))
+			return false;
+	return true;
+}
+
+/* The entry of the interface's partition in its port's table now, 0
+ * when it has none (IBA 10.9.1.2: the low 15 bits name the partition,
+ * bit 15 full membership). */
+static uint16_t table_pkey(const struct ipr *r, const struct iface *i)
+{
+	struct imc_port_attr pa;
+	uint16_t best = 0;
+
+	if (imc_fabric_port_attr(r->f, i->ps->node, i->ps->port, &pa) ||
+	    pa.state != IMC_PORT_ACTIVE)
+		return 0;
+	for (unsigned k = 0; k < pa.npkeys; k++)
+		if (!((pa.pkeys[k] ^ i->pkey) & 0x7FFF) &&
+		    (!best || (pa.pkeys[k] & 0x8000)))
+			best = pa.pkeys[k];
+	return best;
+}
+
+/* Interfaces that can reach each other now: carrier up, ports ACTIVE
+ * with the partition in their tables, and not both limited members
+ * (IBA 10.9.1.2). */
+static bool reach(const struct ipr *r, const struct iface *a,
+		  const struct iface *b)
+{
+	uint16_t ka, kb;
+
+	if (a == b || ((a->pkey ^ b->pkey) & 0x7FFF) ||
+	    !imc_ipoib_carrier(imc_ipoib_fabric_ipoib(a->x)) ||
+	    !imc_ipoib_carrier(imc_ipoib_fabric_ipoib(b->x)))
+		return false;
+	ka = table_pkey(r, a);
+	kb = table_pkey(r, b);
+	return ka && kb && ((ka | kb) & 0x8000);
+}
+
+static int pa_add(struct round *rd, size_t *cap, struct iface *src,
+		  const struct imc_ip_addr *from, const struct imc_ip_addr *to)
+{
+	if (rd->n == PAIRS_MAX)
+		return -E2BIG;
+	if (rd->n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		struct pair *np = realloc(rd->p, nc * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		rd->p = np;
+		*cap = nc;
+	}
+	rd->p[rd->n++] = (struct pair){ src, *from, *to, false };
+	return 0;
+}
+
+/* Every ordered pair of interfaces that can reach each other, and every
+ * address of the second on a prefix of the first's, in port order. */
+static int pa_pairs(struct ipr *r, struct round *rd)
+{
+	uint32_t nslots = r->pbase[r->t->nnodes];
+	size_t cap = 0;
+	int rc = 0;
+
+	for (uint32_t s = 0; s < nslots && !rc; s++) {
+		struct pstate *ps = r->ports[s];
+
+		for (struct iface *a = ps ? ps->ifs : NULL; a && !rc;
+		     a = a->next)
+			for (uint32_t t = 0; t < nslots && !rc; t++) {
+				struct pstate *pt = r->ports[t];
+
+				for (struct iface *b = pt ? pt->ifs : NULL;
+				     b && !rc; b = b->next) {
+					if (!reach(r, a, b))
+						continue;
+					for (unsigned k = 0; k < b->naddrs &&
+					     !rc; k++)
+						for (unsigned j = 0;
+						     j < a->naddrs; j++)
+							if (on_prefix(
+							    &a->addr[j],
+							    a->plen[j],
+							    &b->addr[k])) {
+								rc = pa_add(
+								  rd, &cap, a,
+								  &a->addr[j],
+								  &b->addr[k]);
+								break;
+							}
+				}
+			}
+	}
+	return rc;
+}
+
+static void pa_fire(struct imc_timer *t)
+{
+	struct round *rd = imc_container_of(t, struct round, t);
+	const struct pair *pr = &rd->p[rd->sent];
+	static uint8_t pkt[SIZE_MAX_BYTES + 64];
+	struct flow_arg fa;
+	struct flow fl;
+	struct ipr *r = pr->src->ps->r;
+
+	memset(&fa, 0, sizeof(fa));
+	memset(&fl, 0, sizeof(fl));
+	fa.ping = true;
+	fa.dst = pr->to;
+	fa.count = 1;
+	fa.size = rd->size;
+	fl.a = &fa;
+	fl.src = pr->from;
+	fl.id = rd->id;
+	fl.sent = (uint32_t)rd->sent;   /* sequence number sent + 1 */
+	imc_ipoib_xmit(imc_ipoib_fabric_ipoib(pr->src->x), pkt,
+		       flow_packet(&fl, pkt));
+	if (++rd->sent < rd->n)
+		imc_timer_arm(r->loop, &rd->t,
+			      imc_loop_now(r->loop) + rd->interval);
+}
+
+static int pa_run(struct imc_scn_ctx *c, void *data)
+{
+	const struct pa_arg *a = data;
+	struct round *rd;
+	struct ipr *r;
+	int rc = run_get(c, &r);
+
+	if (rc)
+		return rc;
+	rd = calloc(1, sizeof(*rd));
+	if (!rd)
+		return -ENOMEM;
+	rd->id = (uint16_t)scn_flow_id(c);
+	rd->size = a->size;
+	rd->interval = a->interval;
+	imc_timer_init(&rd->t, pa_fire);
+	rc = pa_pairs(r, rd);
+	if (rc) {
+		free(rd->p);
+		free(rd);
+		return rc == -E2BIG ? imc_scn_fail(c, rc,
+			"more than %u pairs to ping", PAIRS_MAX) : rc;
+	}
+	rd->next = r->rounds;
+	r->rounds = rd;
+	return rd->n ? imc_timer_arm(r->loop, &rd->t, imc_loop_now(r->loop)) :
+		       0;
+}
+
+static const struct imc_scn_verb verb_ping_all = {
+	.name = "ping-all", .kind = IMC_SCN_ACTION, .parse = pa_parse,
+	.print = pa_print, .run = pa_run, .free = free,
+};
+
+/* ------------------------------------------------------------------ */
 /* Subjects */
 
 enum counter {
@@ -1281,7 +1573,8 @@ enum counter {
 	K_ENDPOINTS_FROM_RX, K_AVS_FABRICATED, K_DEFERRED, K_JOINS,
 	K_JOIN_ERRORS, K_SENDONLY_JOINS, K_SENDONLY_LEAVES,
 	K_CARRIER_CHANGES, K_ENDPOINTS, K_NEIGHBOURS, K_GROUPS, K_QUEUED,
-	K_QUEUED_MAX, K_DROPS, K_DROP_FIRST,
+	K_QUEUED_MAX, K_QUEUED_MAX_ENDPOINT, K_QUEUED_MAX_GROUP, K_DROPS,
+	K_DROP_FIRST,
 };
 
 static const char *const counter_names[] = {
@@ -1290,14 +1583,16 @@ static const char *const counter_names[] = {
 	"resolve-retries", "resolve-failures", "expired", "endpoints-from-rx",
 	"avs-fabricated", "deferred", "joins", "join-errors",
 	"sendonly-joins", "sendonly-leaves", "carrier-changes", "endpoints",
-	"neighbours", "groups", "queued", "queued-max", "drops",
+	"neighbours", "groups", "queued", "queued-max", "queued-max-endpoint",
+	"queued-max-group", "drops",
 };
 
 enum subj_kind { S_CARRIER, S_STATE, S_RECEIVED, S_REPLIES, S_ANSWERED,
-		 S_COUNTER };
+		 S_COUNTER, S_CROSS };
 
 struct subj_arg {
 	enum subj_kind kind;
+	bool every;                  /* no host: every interface */
 	struct if_arg at;
 	bool has_group;
 	struct imc_ip_addr group;
@@ -1403,10 +1698,28 @@ SUBJ_PARSE(replies_parse, S_REPLIES)
 SUBJ_PARSE(answered_parse, S_ANSWERED)
 SUBJ_PARSE(counter_subj_parse, S_COUNTER)
 
+static int cross_parse(struct imc_scn_parser *p, unsigned argc,
+		       const char *const *argv, void **data)
+{
+	struct subj_arg *a;
+
+	if (argc)
+		return subj_parse(p, argc, argv, data, S_CROSS);
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	a->kind = S_CROSS;
+	a->every = true;
+	return 0;
+}
+
 static void subj_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	const struct subj_arg *a = data;
 
+	if (a->every)
+		return;
 	print_if(f, t, &a->at);
 	if (a->kind == S_COUNTER)
 		counter_print(f, a->counter);
@@ -1447,6 +1760,8 @@ static uint64_t counter_value(const struct imc_ipoib_stats *st, unsigned k)
 	case K_GROUPS: return st->groups;
 	case K_QUEUED: return st->queued;
 	case K_QUEUED_MAX: return st->queued_max;
+	case K_QUEUED_MAX_ENDPOINT: return st->queued_max_endpoint;
+	case K_QUEUED_MAX_GROUP: return st->queued_max_group;
 	case K_DROPS:
 		for (unsigned d = 0; d < IMC_IPOIB_DROP__COUNT; d++)
 			sum += st->drops[d];
@@ -1466,6 +1781,15 @@ static int subj_observe(struct imc_scn_ctx *c, const void *data,
 	struct imc_ipoib_stats st;
 
 	*value = 0;
+	if (a->every) {
+		uint32_t n = r ? r->pbase[r->t->nnodes] : 0;
+
+		for (uint32_t k = 0; k < n; k++)
+			for (const struct iface *j = r->ports[k] ?
+			     r->ports[k]->ifs : NULL; j; j = j->next)
+				*value += j->cross;
+		return 0;
+	}
 	if (!i) {
 		/* No interface: down, nothing counted. */
 		return 0;
@@ -1497,7 +1821,109 @@ static int subj_observe(struct imc_scn_ctx *c, const void *data,
 		imc_ipoib_get_stats(ifc, &st);
 		*value = counter_value(&st, a->counter);
 		break;
+	case S_CROSS:
+		*value = i->cross;
+		break;
 	}
+	return 0;
+}
+
+/* ---- ipoib-max-queued endpoint|group|total ---- */
+
+static const char *const mq_words[] = { "endpoint", "group", "total" };
+
+static int mq_parse(struct imc_scn_parser *p, unsigned argc,
+		    const char *const *argv, void **data)
+{
+	unsigned *k;
+
+	for (unsigned w = 0; argc == 1 && w < IMC_ARRAY_SIZE(mq_words); w++)
+		if (!strcmp(argv[0], mq_words[w])) {
+			k = malloc(sizeof(*k));
+			if (!k)
+				return -ENOMEM;
+			*k = w;
+			*data = k;
+			return 0;
+		}
+	return imc_scn_parse_error(p, "expected endpoint, group or total");
+}
+
+static void mq_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	(void)t;
+	fprintf(f, " %s", mq_words[*(const unsigned *)data]);
+}
+
+/* The most packets one queue of the kind held at once, over every
+ * interface of the run. */
+static int mq_observe(struct imc_scn_ctx *c, const void *data,
+		      uint64_t *value)
+{
+	static const unsigned counter[] = {
+		K_QUEUED_MAX_ENDPOINT, K_QUEUED_MAX_GROUP, K_QUEUED_MAX,
+	};
+	const struct ipr *r = imc_scn_data(c, &run_key);
+	uint32_t n = r ? r->pbase[r->t->nnodes] : 0;
+	unsigned k = counter[*(const unsigned *)data];
+
+	*value = 0;
+	for (uint32_t s = 0; s < n; s++)
+		for (const struct iface *i = r->ports[s] ?
+		     r->ports[s]->ifs : NULL; i; i = i->next) {
+			struct imc_ipoib_stats st;
+			uint64_t v;
+
+			imc_ipoib_get_stats(imc_ipoib_fabric_ipoib(i->x), &st);
+			v = counter_value(&st, k);
+			if (v > *value)
+				*value = v;
+		}
+	return 0;
+}
+
+/* ---- ping-all-pairs, ping-all-unanswered ---- */
+
+static int pa_subj_parse(struct imc_scn_parser *p, unsigned argc,
+			 const char *const *argv, void **data)
+{
+	(void)argv;
+	*data = NULL;
+	return argc ? imc_scn_parse_error(p, "expected no argument") : 0;
+}
+
+static void pa_subj_print(FILE *f, const struct imc_topo *t,
+			  const void *data)
+{
+	(void)f;
+	(void)t;
+	(void)data;
+}
+
+static uint64_t pa_count(struct imc_scn_ctx *c, bool unanswered)
+{
+	const struct ipr *r = imc_scn_data(c, &run_key);
+	uint64_t n = 0;
+
+	for (const struct round *rd = r ? r->rounds : NULL; rd; rd = rd->next)
+		for (size_t k = 0; k < rd->n; k++)
+			n += !unanswered || !rd->p[k].answered;
+	return n;
+}
+
+static int pa_pairs_observe(struct imc_scn_ctx *c, const void *data,
+			    uint64_t *value)
+{
+	(void)data;
+	*value = pa_count(c, false);
+	return 0;
+}
+
+static int pa_unanswered_observe(struct imc_scn_ctx *c, const void *data,
+				 uint64_t *value)
+{
+	(void)data;
+	*value = pa_count(c, true);
 	return 0;
 }
 
@@ -1564,17 +1990,38 @@ static const struct imc_scn_subject subj_counter = {
 	.print = subj_print, .observe = subj_observe, .free = free,
 };
 
+static const struct imc_scn_subject subj_cross = {
+	.name = "ipoib-cross-partition", .parse = cross_parse,
+	.print = subj_print, .observe = subj_observe, .free = free,
+};
+
+static const struct imc_scn_subject subj_max_queued = {
+	.name = "ipoib-max-queued", .parse = mq_parse, .print = mq_print,
+	.observe = mq_observe, .free = free,
+};
+
+static const struct imc_scn_subject subj_pa_pairs = {
+	.name = "ping-all-pairs", .parse = pa_subj_parse,
+	.print = pa_subj_print, .observe = pa_pairs_observe,
+};
+
+static const struct imc_scn_subject subj_pa_unanswered = {
+	.name = "ping-all-unanswered", .parse = pa_subj_parse,
+	.print = pa_subj_print, .observe = pa_unanswered_observe,
+};
+
 /* ------------------------------------------------------------------ */
 
 int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
 		&verb_ipoib, &verb_up, &verb_down, &verb_addr, &verb_listen,
-		&verb_unlisten, &verb_ping, &verb_send,
+		&verb_unlisten, &verb_ping, &verb_send, &verb_ping_all,
 	};
 	static const struct imc_scn_subject *const subjects[] = {
 		&subj_carrier, &subj_state, &subj_received, &subj_replies,
-		&subj_answered, &subj_counter,
+		&subj_answered, &subj_counter, &subj_cross, &subj_max_queued,
+		&subj_pa_pairs, &subj_pa_unanswered,
 	};
 	int rc = 0;
 

@@ -13,7 +13,10 @@
  * [EVENT], mcast-groups [HOST], mcast-members HOST MGID|@NAME, mcast-held
  * HOST MGID|@NAME, mcast-joined [HOST], mcast-handles [HOST], and the
  * tracker counters mcast-joins, mcast-leaves, mcast-local, mcast-mads,
- * mcast-retries, mcast-timeouts, mcast-rejoins, mcast-errors [HOST].
+ * mcast-retries, mcast-timeouts, mcast-rejoins, mcast-errors,
+ * mcast-unjoined [HOST], mcast-max-in-flight [HOST], and the comparison
+ * of the SA's memberships with the trackers: mcast-consistent,
+ * mcast-orphans.
  *
  * One run's state (struct mc_run, found by run_key) is made by the first
  * mcast-* line that runs, or by another verb that needs a tracker:
@@ -41,6 +44,7 @@
 #include "ibmcast/mcast.h"
 #include "ibmcast/mcast_fabric.h"
 #include "ibmcast/packet.h"
+#include "ibmcast/sa.h"
 #include "ibmcast/scenario_mcast.h"
 #include "scenario/scn.h"
 #include "scenario/scn_mcast.h"
@@ -193,6 +197,7 @@ struct mc_run {
 	uint32_t *pbase;            /* first slot of each node */
 	struct mc_port **port;      /* by slot, NULL until used */
 	struct mc_member *members, **tail;
+	bool ended;                 /* the end-of-run snapshot is taken */
 };
 
 /* ------------------------------------------------------------------ */
@@ -318,7 +323,7 @@ static void run_free(void *data)
 	struct mc_run *r = data;
 	size_t nslots = r->pbase[r->t->nnodes];
 
-	if (r->show)
+	if (r->show && !r->ended)
 		show_snapshot(r, 0);
 	/* Trackers first: no callback after, QPs detached. */
 	for (size_t i = 0; i < nslots; i++) {
@@ -449,6 +454,18 @@ static int port_get(struct mc_run *r, uint32_t node, unsigned port,
 	r->port[idx] = p;
 	*out = p;
 	return 0;
+}
+
+void scn_mcast_end(struct imc_scn_ctx *c)
+{
+	struct mc_run *r;
+
+	run_get(c, false, &r);
+	if (r && !r->ended) {
+		if (r->show)
+			show_snapshot(r, 0);
+		r->ended = true;
+	}
 }
 
 int scn_mcast_prepare(struct imc_scn_ctx *c)
@@ -983,6 +1000,8 @@ enum counter {
 	K_GROUPS,
 	K_JOINED,      /* members JOINED now */
 	K_HANDLES,     /* members not left */
+	K_UNJOINED,    /* of every user of the tracker, not JOINED */
+	K_MAX_IN_FLIGHT, /* the most SA requests in flight: a maximum */
 };
 
 struct subj_arg {
@@ -1270,6 +1289,14 @@ static uint64_t counter_of(const struct mc_run *r, const struct mc_port *p,
 		return st.errors;
 	case K_GROUPS:
 		return st.groups;
+	case K_UNJOINED:
+		return st.members - st.joined;
+	case K_MAX_IN_FLIGHT: {
+		struct imc_sa_client_stats cs;
+
+		imc_sa_client_get_stats(imc_mcast_fabric_client(p->mf), &cs);
+		return cs.max_in_flight;
+	}
 	default:
 		return 0;
 	}
@@ -1299,10 +1326,183 @@ static int counter_observe(struct imc_scn_ctx *c, const void *data,
 		return 0;
 	}
 	nslots = r->pbase[r->t->nnodes];
-	for (size_t i = 0; i < nslots; i++)
-		if (r->port[i])
-			*v += counter_of(r, r->port[i], a->k);
+	for (size_t i = 0; i < nslots; i++) {
+		uint64_t x;
+
+		if (!r->port[i])
+			continue;
+		x = counter_of(r, r->port[i], a->k);
+		if (a->k != K_MAX_IN_FLIGHT)
+			*v += x;
+		else if (x > *v)
+			*v = x;
+	}
 	return 0;
+}
+
+/* ---- mcast-consistent, mcast-orphans ---- */
+
+static void group_cb(void *arg, const struct imc_mcast_group_info *g);
+
+/* The SA's memberships against the trackers' groups (IBA 15.2.5.17: the
+ * SA keeps one JoinState per port and group). */
+struct cons {
+	struct mc_run *r;
+	struct snap_port *pg;       /* by slot: the tracker's groups, in MGID
+				     * order (imc_mcast_foreach_group) */
+	bool **seen;                /* by slot and group: the SA has it */
+	const struct imc_sa *sa;
+	struct imc_gid mgid;        /* the SA group being walked */
+	bool orphan;                /* ... no tracker knows its MGID */
+	uint64_t bad, orphans;
+};
+
+static long pg_find(const struct snap_port *sp, const struct imc_gid *mgid)
+{
+	size_t lo = 0, hi = sp->ng;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int k = memcmp(sp->g[mid].rec.mgid.raw, mgid->raw, 16);
+
+		if (!k)
+			return (long)mid;
+		if (k < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* An MGID the SA assigned to a create (o15-0.1.5: signature 0xA01B). */
+static bool sa_assigned(const struct imc_gid *mgid)
+{
+	return mgid->raw[2] == 0xa0 && mgid->raw[3] == 0x1b;
+}
+
+static int cons_member(void *arg, const struct imc_sa_member_info *m)
+{
+	struct cons *k = arg;
+	const struct mc_run *r = k->r;
+	uint32_t node;
+	unsigned port;
+	long gi = -1;
+	size_t slot = 0;
+
+	if (r && !imc_fabric_port_by_gid(r->f, &m->port_gid, &node, &port)) {
+		slot = r->pbase[node] + port;
+		if (r->port[slot])
+			gi = pg_find(&k->pg[slot], &k->mgid);
+	}
+	if (gi < 0) {
+		/* A membership no tracker holds: an orphan create, or a
+		 * discrepancy. */
+		if (!k->orphan)
+			k->bad++;
+		return 0;
+	}
+	{
+		const struct imc_mcast_group_info *g = &k->pg[slot].g[gi];
+
+		k->seen[slot][gi] = true;
+		if (m->join_state != g->wanted || g->join_state != g->wanted ||
+		    !g->joined)
+			k->bad++;
+	}
+	return 0;
+}
+
+static int cons_group(void *arg, const struct imc_sa_group_info *g)
+{
+	struct cons *k = arg;
+	size_t nslots = k->r ? k->r->pbase[k->r->t->nnodes] : 0;
+
+	k->mgid = g->rec.mgid;
+	k->orphan = sa_assigned(&g->rec.mgid) && g->members > 0;
+	for (size_t i = 0; i < nslots && k->orphan; i++)
+		if (k->r->port[i] && pg_find(&k->pg[i], &g->rec.mgid) >= 0)
+			k->orphan = false;
+	if (k->orphan)
+		k->orphans++;
+	return imc_sa_foreach_member(k->sa, &g->rec.mgid, cons_member, k);
+}
+
+static int cons_run(struct imc_scn_ctx *c, struct cons *k)
+{
+	size_t nslots;
+	int rc = 0;
+
+	memset(k, 0, sizeof(*k));
+	run_get(c, false, &k->r);
+	k->sa = scn_sa_engine(c);
+	if (!k->r)   /* no tracker: every membership is a discrepancy */
+		return k->sa ? imc_sa_foreach_group(k->sa, cons_group, k) : 0;
+	nslots = k->r->pbase[k->r->t->nnodes];
+	k->pg = calloc(nslots ? nslots : 1, sizeof(*k->pg));
+	k->seen = calloc(nslots ? nslots : 1, sizeof(*k->seen));
+	if (!k->pg || !k->seen)
+		return -ENOMEM;
+	for (size_t i = 0; i < nslots && !rc; i++) {
+		if (!k->r->port[i])
+			continue;
+		rc = imc_mcast_foreach_group(
+			imc_mcast_fabric_tracker(k->r->port[i]->mf), group_cb,
+			&k->pg[i]);
+		if (!rc && k->pg[i].ng) {
+			k->seen[i] = calloc(k->pg[i].ng, sizeof(bool));
+			if (!k->seen[i])
+				rc = -ENOMEM;
+		}
+	}
+	if (!rc && k->sa)
+		rc = imc_sa_foreach_group(k->sa, cons_group, k);
+	/* What a tracker wants or holds and the SA does not have. */
+	for (size_t i = 0; i < nslots && !rc; i++)
+		for (size_t j = 0; j < k->pg[i].ng; j++) {
+			const struct imc_mcast_group_info *g = &k->pg[i].g[j];
+
+			if (!k->seen[i][j] && (g->wanted || g->join_state))
+				k->bad++;
+		}
+	return rc;
+}
+
+static void cons_fini(struct cons *k)
+{
+	size_t nslots = k->r ? k->r->pbase[k->r->t->nnodes] : 0;
+
+	for (size_t i = 0; i < nslots && k->pg; i++) {
+		free(k->pg[i].g);
+		if (k->seen)
+			free(k->seen[i]);
+	}
+	free(k->pg);
+	free(k->seen);
+}
+
+static int consistent_observe(struct imc_scn_ctx *c, const void *data,
+			      uint64_t *v)
+{
+	struct cons k;
+	int rc = cons_run(c, &k);
+
+	(void)data;
+	*v = rc ? 0 : k.bad;
+	cons_fini(&k);
+	return rc;
+}
+
+static int orphans_observe(struct imc_scn_ctx *c, const void *data,
+			   uint64_t *v)
+{
+	struct cons k;
+	int rc = cons_run(c, &k);
+
+	(void)data;
+	*v = rc ? 0 : k.orphans;
+	cons_fini(&k);
+	return rc;
 }
 
 /* ---- mcast-members HOST MGID, mcast-held HOST MGID ---- */
@@ -1413,6 +1613,33 @@ COUNTER_SUBJECT(subj_retries, "mcast-retries", K_RETRIES);
 COUNTER_SUBJECT(subj_timeouts, "mcast-timeouts", K_TIMEOUTS);
 COUNTER_SUBJECT(subj_rejoins, "mcast-rejoins", K_REJOINS);
 COUNTER_SUBJECT(subj_errors, "mcast-errors", K_ERRORS);
+COUNTER_SUBJECT(subj_unjoined, "mcast-unjoined", K_UNJOINED);
+COUNTER_SUBJECT(subj_max_in_flight, "mcast-max-in-flight", K_MAX_IN_FLIGHT);
+
+static int bare_parse(struct imc_scn_parser *p, unsigned argc,
+		      const char *const *argv, void **data)
+{
+	(void)argv;
+	*data = NULL;
+	return argc ? imc_scn_parse_error(p, "expected no argument") : 0;
+}
+
+static void bare_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	(void)f;
+	(void)t;
+	(void)data;
+}
+
+static const struct imc_scn_subject subj_consistent = {
+	.name = "mcast-consistent", .parse = bare_parse, .print = bare_print,
+	.observe = consistent_observe,
+};
+
+static const struct imc_scn_subject subj_orphans = {
+	.name = "mcast-orphans", .parse = bare_parse, .print = bare_print,
+	.observe = orphans_observe,
+};
 
 /* ------------------------------------------------------------------ */
 /* The recorder */
@@ -1696,6 +1923,8 @@ int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 		&subj_members, &subj_held, &subj_joined, &subj_handles,
 		&subj_joins, &subj_leaves, &subj_local, &subj_mads,
 		&subj_retries, &subj_timeouts, &subj_rejoins, &subj_errors,
+		&subj_unjoined, &subj_max_in_flight, &subj_consistent,
+		&subj_orphans,
 	};
 	int rc = 0;
 

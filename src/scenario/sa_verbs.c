@@ -13,7 +13,8 @@
  *   sa-restart                                        the SA starts again
  *
  * Subjects: sa-status HOST MGID, sa-groups, sa-members MGID, sa-mlid MGID,
- * sa-requests [HOST], sa-answers [HOST], sa-dropped, sa-timeouts,
+ * sa-requests [HOST], sa-answers [HOST], sa-dropped, sa-queue-max,
+ * sa-timeouts,
  * sa-errors.
  *
  * One run's SA state (struct sa_run, found by run_key):
@@ -267,6 +268,7 @@ struct sa_run {
 
 	uint64_t requests, answers, timeouts;
 	uint64_t errors;            /* sends refused, attaches failed */
+	uint32_t queue_max;         /* most queued, of the SAs stopped */
 };
 
 /* ------------------------------------------------------------------ */
@@ -1027,6 +1029,11 @@ static int sa_stop(struct sa_run *r, bool keep)
 {
 	struct sa_host *h = host_find(r, r->sa_node, r->sa_port);
 
+	struct imc_sa_stats st;
+
+	imc_sa_get_stats(imc_sa_fabric_sa(r->sf), &st);
+	if (st.queue_max_seen > r->queue_max)
+		r->queue_max = st.queue_max_seen;
 	imc_gsi_set_qp(h->gsi, NULL);
 	imc_sa_fabric_destroy(r->sf);
 	r->sf = NULL;
@@ -1072,6 +1079,13 @@ static int qp1_get(struct sa_run *r, struct sa_host *h)
 	if (h->node == r->sa_node && h->port == r->sa_port)
 		return 0;
 	return own_qp1(r, h);
+}
+
+const struct imc_sa *scn_sa_engine(struct imc_scn_ctx *c)
+{
+	const struct sa_run *r = imc_scn_data(c, &run_key);
+
+	return r && r->sf ? imc_sa_fabric_sa(r->sf) : NULL;
 }
 
 int scn_sa_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
@@ -2327,6 +2341,19 @@ static int errors_observe(struct imc_scn_ctx *c, const void *data,
 	return rc;
 }
 
+static int queue_max_observe(struct imc_scn_ctx *c, const void *data,
+			     uint64_t *v)
+{
+	struct imc_sa_stats st;
+	struct sa_run *r;
+	int rc = stats_of(c, &st, &r);
+
+	(void)data;
+	*v = rc ? 0 : st.queue_max_seen > r->queue_max ? st.queue_max_seen :
+							  r->queue_max;
+	return rc;
+}
+
 static const struct imc_scn_subject subj_status = {
 	.name = "sa-status", .parse = status_subj_parse, .print = status_print,
 	.observe = status_observe, .value_parse = status_value_parse,
@@ -2372,6 +2399,11 @@ static const struct imc_scn_subject subj_timeouts = {
 static const struct imc_scn_subject subj_errors = {
 	.name = "sa-errors", .parse = none_parse, .print = none_print,
 	.observe = errors_observe, .free = free,
+};
+
+static const struct imc_scn_subject subj_queue_max = {
+	.name = "sa-queue-max", .parse = none_parse, .print = none_print,
+	.observe = queue_max_observe, .free = free,
 };
 
 /* ------------------------------------------------------------------ */
@@ -2648,6 +2680,7 @@ int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 		&subj_status, &subj_groups, &subj_members, &subj_mlid,
 		&subj_requests, &subj_answers, &subj_dropped, &subj_timeouts,
 		&subj_errors,
+		&subj_queue_max,
 	};
 	int rc = 0;
 

@@ -25,4 +25,8 @@ int scn_mcast_prepare(struct imc_scn_ctx *c);
 int scn_mcast_tracker(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 		      struct imc_mcast **out);
 
+/* The run ends: the trackers' end-of-run snapshot (--mcast-show) is
+ * recorded now, before users of the trackers let go of their members. */
+void scn_mcast_end(struct imc_scn_ctx *c);
+
 #endif

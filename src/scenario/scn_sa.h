@@ -23,6 +23,10 @@
 int scn_sa_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 	       struct imc_gsi **out);
 
+/* The SA running now, or NULL (no sa line, not started, stopped). */
+struct imc_sa;
+const struct imc_sa *scn_sa_engine(struct imc_scn_ctx *c);
+
 /* count datagrams of size bytes from node:port to group mgid, interval
  * apart, with the MLID, Q_Key and P_Key the SA has for the group now (as
  * sa-mcast). Fails the run when the SA has no such group or the host no
