@@ -184,7 +184,7 @@ static const char every_form[] =
 	"at 10us mcast-join H-000002 0 create as=g state=full+sendonly-full "
 	"qkey=0x11 pkey=0x7fff tclass=3 sl=2 flow=0x12345 hop=4 scope=5 "
 	"mtu=gt:3 rate=max:6 life=min:7 mlid=0xc005\n"
-	"mcast-join H-000003 @g state=nonmember noqp as=h\n"
+	"mcast-join H-000003 @g state=nonmember noqp retry=3ms as=h\n"
 	"mcast-join H-000004:1 ff15::1\n"
 	"mcast-send H-000001 @g count=3 size=12 interval=1us sl=1\n"
 	"mcast-send H-000002 ff15::1\n"
@@ -213,7 +213,7 @@ static const char every_form_printed[] =
 	"at 10us mcast-join H-000002:1 0 state=full+sendonly-full "
 	"qkey=0x00000011 pkey=0x7fff tclass=3 sl=2 flow=0x12345 hop=4 scope=5 "
 	"mtu=gt:3 rate=max:6 life=min:7 mlid=0xc005 create as=g\n"
-	"at 10us mcast-join H-000003:1 @g state=nonmember noqp as=h\n"
+	"at 10us mcast-join H-000003:1 @g state=nonmember noqp retry=3ms as=h\n"
 	"at 10us mcast-join H-000004:1 ff15::1\n"
 	"at 10us mcast-send H-000001:1 @g count=3 size=12 interval=1us sl=1\n"
 	"at 10us mcast-send H-000002:1 ff15::1 count=1 size=64 interval=1us "
@@ -283,7 +283,7 @@ static void test_parse_errors(void **state)
 	expect_error(TOPO "at 0 mcast-tracker\n",
 		     "t.scn:2: 'mcast-tracker' is a setting: it takes no time");
 	expect_error(TOPO "mcast-join H-000001\n",
-		     "t.scn:2: mcast-join: expected 'mcast-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [noqp] [as=NAME]'");
+		     "t.scn:2: mcast-join: expected 'mcast-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [noqp] [retry=TIME] [as=NAME]'");
 	expect_error(TOPO "mcast-join S-0001 ff15::1\n",
 		     "t.scn:2: mcast-join: 'S-0001' is a switch; expected a host (HCA)");
 	expect_error(TOPO "mcast-join H-000001 fe80::1\n",
@@ -302,7 +302,7 @@ static void test_parse_errors(void **state)
 	expect_error(TOPO "mcast-join H-000001 ff15::1 mtu=ge:4\n",
 		     "t.scn:2: mcast-join: mtu: expected gt, lt, eq, max or min before ':', got 'ge:4'");
 	expect_error(TOPO "mcast-join H-000001 ff15::1 proxy=H-000002\n",
-		     "t.scn:2: mcast-join: unknown option 'proxy=H-000002'; expected 'mcast-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [noqp] [as=NAME]'");
+		     "t.scn:2: mcast-join: unknown option 'proxy=H-000002'; expected 'mcast-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [noqp] [retry=TIME] [as=NAME]'");
 	expect_error(TOPO "mcast-leave\n",
 		     "t.scn:2: mcast-leave: expected 'mcast-leave NAME' (an mcast-join's as=NAME)");
 	expect_error(TOPO "mcast-leave x\n",
@@ -464,6 +464,26 @@ static void test_run_failures(void **state)
 		 "expect mcast-errors == 3\n"
 		 "expect mcast-state d == waiting\n"
 		 "expect mcast-mads H-000004 == 1\n", 11);
+	/* retry=: the application joins again after a failure, until the
+	 * group exists; a create after an SA restart makes a new group. */
+	run_text(TOPO
+		 "stop 400ms\n"
+		 "sa\n"
+		 "mcast-tracker spread=10ms\n"
+		 "at 10us mcast-join H-000004 ff15::9 retry=2ms as=c\n"
+		 "mcast-join H-000003 0 create retry=1ms as=m\n"
+		 "at 1ms expect mcast-state c == failed\n"
+		 "at 1ms expect mcast-state m == joined\n"
+		 "at 5ms mcast-join H-000002 ff15::9 create as=creator\n"
+		 "sa-restart\n"
+		 "reregister all\n"
+		 "at 300ms expect mcast-callbacks m rejoining == 1\n"
+		 "expect mcast-state c == joined\n"
+		 "expect mcast-callbacks c error in 2..3\n"
+		 "expect mcast-callbacks m error == 1\n"
+		 "expect mcast-callbacks m joined == 2\n"
+		 "expect mcast-unjoined == 0\n"
+		 "expect mcast-consistent == 0\n", 8);
 }
 
 /* The SA's memberships against the trackers' unions: equal, then a

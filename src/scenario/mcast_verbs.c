@@ -4,7 +4,7 @@
  *                 [timeout=TIME] [retries=N]               setting
  *   mcast-join HOST MGID|0|@NAME [state=] [qkey= pkey= tclass= sl= flow=
  *              hop= scope= mtu= rate= life= mlid=] [create] [noqp]
- *              [as=NAME]                                   imc_mcast_join()
+ *              [retry=TIME] [as=NAME]                      imc_mcast_join()
  *   mcast-leave NAME                                       imc_mcast_leave()
  *   mcast-send FROM MGID|@NAME [count= size= interval= sl=] datagrams
  *   mcast-show                                             snapshot
@@ -117,6 +117,8 @@ struct mc_join {
 	struct imc_mcmr rec;
 	bool create;
 	bool noqp;
+	imc_time_t retry;           /* retry=: join again this long after a
+				     * failure; 0: never */
 	char *name;                 /* as=NAME */
 	struct mc_join *head;       /* the file's first mcast-join line */
 	struct imc_scn_mcast_show *show;   /* on head: the recorder */
@@ -187,6 +189,8 @@ struct mc_member {
 	int status;                 /* of its last ERROR */
 	unsigned callbacks;
 	unsigned by_event[4];       /* by enum imc_mcast_event_type */
+	struct imc_mcast_join_req req; /* as first asked, for retry= */
+	struct imc_timer retry;
 };
 
 struct mc_run {
@@ -338,6 +342,7 @@ static void run_free(void *data)
 		struct mc_member *m = r->members;
 
 		r->members = m->next;
+		imc_timer_cancel(imc_fabric_loop(r->f), &m->retry);
 		free(m);
 	}
 	free(r->port);
@@ -641,7 +646,7 @@ static int join_parse(struct imc_scn_parser *p, unsigned argc,
 		      const char *const *argv, void **data)
 {
 	static const char usage[] =
-		"expected 'mcast-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [noqp] [as=NAME]'";
+		"expected 'mcast-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [noqp] [retry=TIME] [as=NAME]'";
 	struct mc_join *a;
 	int rc;
 
@@ -675,6 +680,11 @@ static int join_parse(struct imc_scn_parser *p, unsigned argc,
 		} else if (!strcmp(argv[i], "noqp")) {
 			rc = 0;
 			a->noqp = true;
+		} else if (imc_scn_kv(argv[i], "retry", &v)) {
+			rc = imc_scn_parse_time(p, "retry", v, &a->retry);
+			if (!rc && !a->retry)
+				rc = imc_scn_parse_error(p,
+					"retry: expected a time above 0");
 		} else if (imc_scn_kv(argv[i], "as", &v)) {
 			rc = 0;
 			if (!name_ok(v))
@@ -712,8 +722,30 @@ static void join_print(FILE *f, const struct imc_topo *t, const void *data)
 		fputs(" create", f);
 	if (a->noqp)
 		fputs(" noqp", f);
+	if (a->retry) {
+		fputs(" retry=", f);
+		imc_scn_print_time(f, a->retry);
+	}
 	if (a->name)
 		fprintf(f, " as=%s", a->name);
+}
+
+static void on_member(void *arg, struct imc_mcast_member *m,
+		      const struct imc_mcast_event *ev);
+
+/* retry=: the application lets go of the failed handle and joins again
+ * with the same request (a create makes a new group). */
+static void retry_fire(struct imc_timer *t)
+{
+	struct mc_member *x = imc_container_of(t, struct mc_member, retry);
+
+	imc_mcast_leave(x->m);
+	x->m = NULL;
+	if (imc_gid_is_zero(&x->req.rec.mgid))
+		x->has_mgid = false;
+	if (imc_mcast_join(imc_mcast_fabric_tracker(x->p->mf), &x->req,
+			   on_member, x, &x->m) < 0)
+		x->m = NULL;   /* no memory: the application gives up */
 }
 
 static void on_member(void *arg, struct imc_mcast_member *m,
@@ -730,6 +762,12 @@ static void on_member(void *arg, struct imc_mcast_member *m,
 		x->has_mgid = true;
 	} else if (ev->type == IMC_MCAST_EV_ERROR) {
 		x->status = ev->status;
+		if (x->line->retry) {
+			struct imc_loop *loop = imc_fabric_loop(x->r->f);
+
+			(void)imc_timer_arm(loop, &x->retry,
+					    imc_loop_now(loop) + x->line->retry);
+		}
 	}
 }
 
@@ -787,6 +825,8 @@ static int join_run(struct imc_scn_ctx *c, void *data)
 	x->r = r;
 	x->line = a;
 	x->p = p;
+	x->req = req;
+	imc_timer_init(&x->retry, retry_fire);
 	if (!imc_gid_is_zero(&req.rec.mgid)) {
 		x->mgid = req.rec.mgid;
 		x->has_mgid = true;
@@ -849,6 +889,7 @@ static int leave_run(struct imc_scn_ctx *c, void *data)
 	if (!x->m)
 		return imc_scn_fail(c, -EALREADY, "%s has left already",
 				    a->label->name);
+	imc_timer_cancel(imc_scn_loop(c), &x->retry);
 	imc_mcast_leave(x->m);
 	x->m = NULL;
 	return 0;
