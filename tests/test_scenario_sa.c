@@ -666,6 +666,33 @@ static void test_storm(void **state)
 
 /* ---- failures and determinism ---- */
 
+/* A cable between switches goes down and up: the SA's trees follow it
+ * (sa_fabric.h: only HCA cables give port events). Here a host's cable
+ * makes the SA sweep while leaf 2 is cut off, so its tree leaves leaf 2
+ * out; the spine cable comes back and the SA must sweep again. */
+static void test_switch_link(void **state)
+{
+	struct imc_scenario_result r;
+	struct imc_scenario *s;
+
+	(void)state;
+	s = parse("topology fat-tree:leaves=2,hosts=2,spines=1\n"
+		  "stop 50ms\n"
+		  "sa\n"
+		  "at 1ms sa-join H-000001 ff15::1 create\n"
+		  "sa-join H-000003 ff15::1\n"
+		  "at 5ms link down S-0001:2\n"
+		  "at 6ms link down H-000002\n"
+		  "at 20ms link up S-0001:2\n"
+		  "at 30ms sa-mcast H-000001 ff15::1 count=5\n"
+		  "expect sa-members ff15::1 == 2\n");
+	run_ok(s, NULL, &r);
+	all_pass(&r);
+	assert_int_equal(delivered(&r, "H-000003"), 5);
+	imc_scenario_result_free(&r);
+	imc_scenario_destroy(s);
+}
+
 static void test_run_errors(void **state)
 {
 	struct imc_scenario *s;
@@ -833,6 +860,7 @@ int main(void)
 		cmocka_unit_test(test_run_states),
 		cmocka_unit_test(test_mft_order),
 		cmocka_unit_test(test_storm),
+		cmocka_unit_test(test_switch_link),
 		cmocka_unit_test(test_run_errors),
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_examples),

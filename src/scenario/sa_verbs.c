@@ -1081,6 +1081,14 @@ static int qp1_get(struct sa_run *r, struct sa_host *h)
 	return own_qp1(r, h);
 }
 
+void scn_sa_links_changed(struct imc_scn_ctx *c)
+{
+	struct sa_run *r = imc_scn_data(c, &run_key);
+
+	if (r && r->sf)
+		imc_sa_fabric_links_changed(r->sf);
+}
+
 const struct imc_sa *scn_sa_engine(struct imc_scn_ctx *c)
 {
 	const struct sa_run *r = imc_scn_data(c, &run_key);

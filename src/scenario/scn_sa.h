@@ -23,6 +23,11 @@
 int scn_sa_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 	       struct imc_gsi **out);
 
+/* A cable went down or up (the link verb): the SA running now, if any,
+ * sweeps (imc_sa_fabric_links_changed()), so its multicast trees follow
+ * cables between switches too. */
+void scn_sa_links_changed(struct imc_scn_ctx *c);
+
 /* The SA running now, or NULL (no sa line, not started, stopped). */
 struct imc_sa;
 const struct imc_sa *scn_sa_engine(struct imc_scn_ctx *c);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "scenario/scn.h"
+#include "scenario/scn_sa.h"
 #include "wire/bytes.h"
 
 #define MCAST_QPN 0xFFFFFFu   /* multicast DestQP, IBA 10.5.2.5 */
@@ -141,9 +142,14 @@ static void link_print(FILE *f, const struct imc_topo *t, const void *data)
 static int link_run(struct imc_scn_ctx *c, void *data)
 {
 	struct link_arg *a = data;
+	int rc = imc_fabric_link_set(imc_scn_fabric(c), a->at.node,
+				     a->at.port, a->up);
 
-	return imc_fabric_link_set(imc_scn_fabric(c), a->at.node, a->at.port,
-				   a->up);
+	/* The SA hears of HCA cables through port events, not of cables
+	 * between switches (sa_fabric.h): its trees must follow both. */
+	if (!rc)
+		scn_sa_links_changed(c);
+	return rc;
 }
 
 static const struct imc_scn_verb verb_link = {
