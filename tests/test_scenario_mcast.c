@@ -517,6 +517,18 @@ static void test_run_consistency(void **state)
 		 "at 6ms mcast-leave f\n"
 		 "expect mcast-unjoined == 0\n"
 		 "expect mcast-orphans == 1\n", 12);
+	/* An SA that restarts assigns the same MGIDs again: a create's
+	 * orphan may have an MGID another port's tracker knows. */
+	run_text(TOPO
+		 "stop 20ms\n"
+		 "sa\n"
+		 "at 10us mcast-join H-000002 0 create as=x\n"
+		 "at 1ms sa-restart\n"
+		 "at 2ms sa-join H-000003 0 create\n"
+		 "at 3ms expect sa-members ff12:a01b:fe80:: == 1\n"
+		 "at 3ms expect mcast-held H-000002 @x == 1\n"
+		 "expect mcast-orphans == 1\n"
+		 "expect mcast-consistent == 1\n", 4);
 }
 
 static void test_run_errors(void **state)

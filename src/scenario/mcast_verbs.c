@@ -1394,7 +1394,7 @@ struct cons {
 	bool **seen;                /* by slot and group: the SA has it */
 	const struct imc_sa *sa;
 	struct imc_gid mgid;        /* the SA group being walked */
-	bool orphan;                /* ... no tracker knows its MGID */
+	bool assigned;              /* ... has an MGID the SA assigned */
 	uint64_t bad, orphans;
 };
 
@@ -1437,9 +1437,15 @@ static int cons_member(void *arg, const struct imc_sa_member_info *m)
 			gi = pg_find(&k->pg[slot], &k->mgid);
 	}
 	if (gi < 0) {
-		/* A membership no tracker holds: an orphan create, or a
-		 * discrepancy. */
-		if (!k->orphan)
+		/* A membership the port's tracker does not hold. In a group
+		 * the SA assigned the MGID of, a port that does not know the
+		 * MGID can only be there by a create whose answer it never
+		 * had (lost, or a second copy taken): an orphan. The MGID
+		 * may be known to others: an SA that restarted gives the
+		 * same MGIDs again. */
+		if (k->assigned && m->join_state == IMC_JOIN_FULL)
+			k->orphans++;
+		else
 			k->bad++;
 		return 0;
 	}
@@ -1457,15 +1463,9 @@ static int cons_member(void *arg, const struct imc_sa_member_info *m)
 static int cons_group(void *arg, const struct imc_sa_group_info *g)
 {
 	struct cons *k = arg;
-	size_t nslots = k->r ? k->r->pbase[k->r->t->nnodes] : 0;
 
 	k->mgid = g->rec.mgid;
-	k->orphan = sa_assigned(&g->rec.mgid) && g->members > 0;
-	for (size_t i = 0; i < nslots && k->orphan; i++)
-		if (k->r->port[i] && pg_find(&k->pg[i], &g->rec.mgid) >= 0)
-			k->orphan = false;
-	if (k->orphan)
-		k->orphans++;
+	k->assigned = sa_assigned(&g->rec.mgid);
 	return imc_sa_foreach_member(k->sa, &g->rec.mgid, cons_member, k);
 }
 
