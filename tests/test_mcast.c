@@ -1345,6 +1345,48 @@ static void test_delete_unanswered_then_join(void **state)
 	finish();
 }
 
+/* Drops the first answer to a Set and takes the second partition from
+ * port 2 at that moment: the retry is refused. */
+static bool drop_set_answer_take_pkey(struct node *n, bool to_sa,
+				      const uint8_t *mad)
+{
+	static bool done;
+
+	if (!n) {
+		done = false;
+		return false;
+	}
+	if (to_sa || done || mad[3] != UMAD_METHOD_GET_RESP)
+		return false;
+	done = true;
+	fx_pkeys(&W->f, 2, 0xffff, 0);
+	return true;
+}
+
+/* The SA took a Set whose answer was lost and refused its retry (the
+ * port left the partition meanwhile; the SA does not deduplicate): the
+ * bits are in doubt, and nobody wants them, so a Delete settles them. */
+static void test_retry_refused_after_taken(void **state)
+{
+	struct node *n = node(2);
+	struct imc_gid g1 = fx_mgid(G1);
+	struct imc_mcast_join_req r = create_req(G1, IMC_JOIN_FULL, NULL);
+	struct h *a;
+
+	fx_pkeys(&W->f, 2, 0xffff, 0x8001);
+	r.rec.pkey = 0x8001;
+	drop_set_answer_take_pkey(NULL, false, NULL);
+	W->drop_fn = drop_set_answer_take_pkey;
+	a = join_req(n, &r);
+	run();
+	assert_int_equal(a->ev[0], IMC_MCAST_EV_ERROR);
+	assert_int_equal(a->st[0], UMAD_SA_STATUS_REQ_INVALID << 8);
+	assert_true(sent(2, UMAD_METHOD_SET, 0) == 2);
+	assert_int_equal(sent(2, UMAD_SA_METHOD_DELETE, 0), 1);
+	assert_int_equal(sa_js(2, &g1), 0);
+	finish();
+}
+
 /* A REJOINING member that the re-join's answer fails (its group came back
  * with another record: a create of the same port, to which the new SA
  * gave the group's MGID) has its QP detached, though nothing else happens
@@ -2261,6 +2303,7 @@ int main(void)
 		T(test_flap_leave_while_down),
 		T(test_rejoin_doubts_held_bits),
 		T(test_delete_unanswered_then_join),
+		T(test_retry_refused_after_taken),
 		T(test_rejoin_mismatch_detaches),
 		T(test_attach_detach_order),
 		T(test_attach_failure),

@@ -1057,8 +1057,11 @@ static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
 	     (!imc_gid_is_zero(&g->mgid) &&
 	      !imc_gid_equal(&rec.mgid, &g->mgid))))
 		err = -EPROTO; /* not an answer to this Set */
-	if (err && !imc_gid_is_zero(&g->mgid)) {
-		/* The SA may have taken the Set and lost only the answers:
+	if ((err || (status && ans->attempts > 1)) &&
+	    !imc_gid_is_zero(&g->mgid)) {
+		/* The SA may have taken the Set and lost only the answers,
+		 * or taken a first copy and refused the retry (a P_Key
+		 * table changed meanwhile; the SA does not deduplicate):
 		 * its bits are in doubt until a Delete settles them. (A
 		 * create that went unanswered cannot be settled: its MGID
 		 * is the SA's secret.) */
