@@ -19,7 +19,7 @@
  *   JOINED    reregister / SM / P_Key change       REJOINING
  *   JOINED    port down                            WAITING
  *   REJOINING SA join answered with success        JOINED
- *   REJOINING SA status, -ETIMEDOUT, -ENETRESET    FAILED
+ *   REJOINING SA status, -ENETRESET                FAILED
  *   REJOINING port down                            WAITING
  *   WAITING   port up (ACTIVE)                     REJOINING (or PENDING
  *                                                  when never joined)
@@ -58,7 +58,12 @@
  * are asked for again (each gets its own status). A Delete that goes
  * unanswered is sent again until it is answered or the port goes down.
  * Re-joins name the group's whole record, so that an SA that lost the
- * group creates it again as it was.
+ * group creates it again as it was. A re-join left unanswered after the
+ * client's retries fails nobody (an SA whose queue overflows drops
+ * requests silently, and after a reregister of a whole subnet that is the
+ * rule): it is paced again over a spread doubled each time in a row (at
+ * most 32 times rejoin_spread), until the SA answers or the port goes
+ * down; joins that came meanwhile wait for it.
  */
 #ifndef IBMCAST_MCAST_H
 #define IBMCAST_MCAST_H
