@@ -124,7 +124,8 @@ struct imc_mcast_config {
 	uint64_t seed;                  /* jitter of re-joins */
 };
 
-/* Paced re-joins over 100 ms, 16 in flight; port_gid zero (set it). */
+/* Paced re-joins over 1 s, one in flight per port (docs/performance.md,
+ * "Join storm"); port_gid zero (set it). */
 void imc_mcast_config_init(struct imc_mcast_config *cfg);
 
 /* A tracker for one port, sending through sa (not owned; it must outlive
