@@ -92,7 +92,12 @@ enum {
 	SA_ORDER = 1u << 2,
 	SA_DELAY = 1u << 3,
 	SA_MLIDS = 1u << 4,
+	SA_PARTITIONS = 1u << 5,
 };
+
+/* IPoIB partitions of the SA beyond the default one (partitions.conf
+ * "ipoib" lines): each gets a broadcast group. */
+#define PARTITIONS_MAX 16
 
 struct sa_cfg {
 	unsigned mask;
@@ -101,6 +106,8 @@ struct sa_cfg {
 	enum imc_sa_mft_order order;
 	imc_time_t mft_delay;
 	uint32_t mlids;
+	unsigned npart;
+	uint16_t part[PARTITIONS_MAX];
 	struct imc_scn_sa_show *show;
 };
 
@@ -453,6 +460,43 @@ static void selcode_print(FILE *f, const char *what, uint8_t sel,
 /* ------------------------------------------------------------------ */
 /* sa setting */
 
+/* "0x8001,0x8002": P_Keys whose IPoIB broadcast group the SA creates,
+ * besides the default partition's. */
+static int partitions_parse(struct imc_scn_parser *p, const char *v,
+			    struct sa_cfg *a)
+{
+	char buf[16];
+
+	while (*v) {
+		size_t n = strcspn(v, ",");
+		uint64_t x;
+		int rc;
+
+		if (n == 0 || n >= sizeof(buf))
+			return imc_scn_parse_error(p,
+				"partitions: expected P_Keys separated by ','");
+		memcpy(buf, v, n);
+		buf[n] = '\0';
+		rc = imc_scn_parse_uint(p, "partitions", buf, 0xFFFF, &x);
+		if (rc)
+			return rc;
+		if (!(x & 0x7FFF) || (x & 0x7FFF) == 0x7FFF)
+			return imc_scn_parse_error(p,
+				"partitions: 0x%04" PRIx64 " is not a partition of its own",
+				x);
+		if (a->npart == PARTITIONS_MAX)
+			return imc_scn_parse_error(p,
+				"partitions: at most %d", PARTITIONS_MAX);
+		a->part[a->npart++] = (uint16_t)(x | 0x8000);
+		v += n;
+		if (*v == ',' && !*++v)
+			return imc_scn_parse_error(p,
+				"partitions: expected P_Keys separated by ','");
+	}
+	return a->npart ? 0 : imc_scn_parse_error(p,
+		"partitions: expected P_Keys separated by ','");
+}
+
 static int sa_parse(struct imc_scn_parser *p, unsigned argc,
 		    const char *const *argv, void **data)
 {
@@ -516,9 +560,12 @@ static int sa_parse(struct imc_scn_parser *p, unsigned argc,
 				rc = imc_scn_parse_error(p, "mlids: at least 1");
 			a->mlids = (uint32_t)x;
 			a->mask |= SA_MLIDS;
+		} else if (imc_scn_kv(argv[i], "partitions", &v)) {
+			rc = partitions_parse(p, v, a);
+			a->mask |= SA_PARTITIONS;
 		} else {
 			rc = imc_scn_parse_error(p,
-				"expected rate=, queue=, order=, mft-delay= or mlids=, got '%s'",
+				"expected rate=, queue=, order=, mft-delay=, mlids= or partitions=, got '%s'",
 				argv[i]);
 		}
 		if (rc)
@@ -548,6 +595,8 @@ static void sa_print(FILE *f, const struct imc_topo *t, const void *data)
 	}
 	if (a->mask & SA_MLIDS)
 		fprintf(f, " mlids=%" PRIu32, a->mlids);
+	for (unsigned i = 0; i < a->npart; i++)
+		fprintf(f, "%s0x%04x", i ? "," : " partitions=", a->part[i]);
 }
 
 static void sa_free(void *data)
@@ -927,8 +976,21 @@ static int sa_start(struct sa_run *r)
 	struct sa_host *h;
 	uint32_t node;
 	unsigned port;
+	struct imc_sa_bcast bc[PARTITIONS_MAX + 1];
 
 	imc_sa_fabric_config_init(&fc);
+	if (a->npart) {
+		/* The default group as configured, then one per partition
+		 * with its parameters. */
+		bc[0] = fc.sa.bcast[0];
+		for (unsigned i = 0; i < a->npart; i++) {
+			bc[i + 1] = bc[0];
+			bc[i + 1].pkey = a->part[i];
+			bc[i + 1].mlid = 0;
+		}
+		fc.sa.bcast = bc;
+		fc.sa.n_bcast = a->npart + 1u;
+	}
 	if (a->mask & SA_RATE)
 		fc.sa.service_rate = a->rate;
 	if (a->mask & SA_QUEUE)
@@ -1010,6 +1072,14 @@ static int qp1_get(struct sa_run *r, struct sa_host *h)
 	if (h->node == r->sa_node && h->port == r->sa_port)
 		return 0;
 	return own_qp1(r, h);
+}
+
+int scn_sa_gsi_find(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		    struct imc_gsi **out)
+{
+	if (!imc_scn_data(c, &run_key))
+		return -ENOENT;
+	return scn_sa_gsi(c, node, port, out);
 }
 
 int scn_sa_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
