@@ -1699,6 +1699,46 @@ static void test_group_deleted_trap67(void **state)
 	finish();
 }
 
+/* A trap 67 Report can come late (sent again after a lost ReportResp,
+ * IBA 13.4.8.2) and tell of a deletion older than the port's last join:
+ * the tracker gives up nothing the SA may still hold. Here it comes while
+ * the Delete of one member's bit is on its way and the other member has
+ * left too: its bit is deleted after (it used to stay at the SA). */
+static void test_trap67_late(void **state)
+{
+	struct node *n = node(2);
+	struct imc_gid g1 = fx_mgid(G1), sa_gid = fx_gid(1);
+	struct imc_sa_mad rep;
+	struct imc_notice no;
+	struct h *a, *b;
+	size_t mark;
+
+	a = join(n, G1, IMC_JOIN_FULL, NULL);
+	b = join(n, G1, IMC_JOIN_SENDONLY_FULL, NULL);
+	run();
+	assert_int_equal(sa_js(2, &g1), 0x9);
+	mark = W->nlog;
+	leave(a);
+	run_now();
+	assert_int_equal(sent(2, UMAD_SA_METHOD_DELETE, mark), 1);
+	leave(b);
+	memset(&rep, 0, sizeof(rep));
+	rep.mad.method = UMAD_METHOD_REPORT;
+	rep.mad.attr_id = UMAD_ATTR_NOTICE;
+	assert_int_equal(imc_notice_mcast_init(&no, IMC_TRAP_MCAST_GROUP_DELETED,
+					       &g1, 1, &sa_gid), 0);
+	assert_true(imc_notice_pack(&no, rep.data, sizeof(rep.data)) > 0);
+	W->in_api = true;
+	imc_mcast_report(n->t, &rep);
+	W->in_api = false;
+	run();
+	assert_int_equal(stats(n).groups_lost, 1);
+	assert_int_equal(sent(2, UMAD_SA_METHOD_DELETE, mark), 2);
+	assert_int_equal(sa_js(2, &g1), 0);
+	assert_int_equal(stats(n).groups, 0);
+	finish();
+}
+
 /* LID change: nothing at the SA. */
 static void test_lid_change(void **state)
 {
@@ -2264,6 +2304,7 @@ int main(void)
 		T(test_rejoin_new_mlid),
 		T(test_rejoin_failure_fails_group),
 		T(test_group_deleted_trap67),
+		T(test_trap67_late),
 		T(test_lid_change),
 		T(test_rejoin_paced_window),
 		T(test_rejoin_paced_spread),

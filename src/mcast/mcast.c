@@ -1795,12 +1795,16 @@ void imc_mcast_report(struct imc_mcast *t, const struct imc_sa_mad *report)
 	g = group_find(t, &mgid);
 	if (t->port != P_ACTIVE || !g || (!g->held && g->state == G_IDLE))
 		return;
-	/* Whatever the port held there is gone: its members re-join (a
-	 * full member creates the group again; others are refused). A
-	 * request in flight may predate the deletion: after its answer,
-	 * the group re-joins. Duplicates of the Report cost a re-join. */
+	/* What the port held there may be gone: its members re-join (a
+	 * full member creates the group again; others are refused). The
+	 * bits are in doubt, not dropped: a Report may come late (sent
+	 * again after a lost ReportResp, IBA 13.4.8.2) and tell of a
+	 * deletion older than the port's last join; the re-join's answer,
+	 * or a refused Delete, tells what the SA holds. A request in
+	 * flight may predate the deletion: after its answer, the group
+	 * re-joins. Duplicates of the Report cost a re-join. */
 	t->st.groups_lost++;
-	g->held = g->doubt = 0;
+	g->doubt = g->held;
 	each_member(g, m_rejoin);
 	switch (g->state) {
 	case G_IDLE:
