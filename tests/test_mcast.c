@@ -1739,6 +1739,61 @@ static void test_trap67_late(void **state)
 	finish();
 }
 
+/* The port's own Delete of its last full bit deletes the group, with the
+ * port's other bits (no other port is a full member): the Delete's answer
+ * says what is left (nothing), and the member that stays is told, as by
+ * trap 67: it re-joins and is refused. */
+static void test_delete_takes_group(void **state)
+{
+	struct node *n = node(2);
+	struct imc_gid g1 = fx_mgid(G1);
+	struct h *a, *b;
+
+	a = join(n, G1, IMC_JOIN_FULL, NULL);
+	b = join(n, G1, IMC_JOIN_SENDONLY_NON, &QP1);
+	run();
+	assert_int_equal(sa_js(2, &g1), 0x5);
+	leave(a);
+	run();
+	assert_int_equal(stats(n).groups_lost, 1);
+	assert_int_equal(b->ev[1], IMC_MCAST_EV_REJOINING);
+	assert_int_equal(b->ev[2], IMC_MCAST_EV_ERROR);
+	assert_int_equal(b->st[2], ST_REQ_INVALID);
+	assert_int_equal(sa_js(2, &g1), 0);
+	check_union();
+	finish();
+}
+
+/* A Delete that leaves the port without a full bit subscribes to trap 67
+ * first, as a join without one does: when another port's full member
+ * leaves later, the port hears that the group is gone. */
+static void test_delete_subscribes(void **state)
+{
+	struct node *n = node(2), *n3 = node(3);
+	struct imc_gid g1 = fx_mgid(G1);
+	struct h *a, *b, *other;
+	size_t mark;
+
+	other = join(n3, G1, IMC_JOIN_FULL, NULL);
+	a = join(n, G1, IMC_JOIN_FULL, NULL);
+	b = join(n, G1, IMC_JOIN_NON, NULL);
+	run();
+	assert_int_equal(subscriptions(2, 0), 0);
+	mark = W->nlog;
+	leave(a);
+	run();
+	assert_int_equal(subscriptions(2, mark), 1);
+	assert_int_equal(sa_js(2, &g1), 0x2);
+	leave(other);
+	run();
+	assert_int_equal(stats(n).traps, 1);
+	assert_int_equal(b->ev[1], IMC_MCAST_EV_REJOINING);
+	assert_int_equal(b->ev[2], IMC_MCAST_EV_ERROR);
+	assert_int_equal(sa_js(2, &g1), 0);
+	check_union();
+	finish();
+}
+
 /* LID change: nothing at the SA. */
 static void test_lid_change(void **state)
 {
@@ -2305,6 +2360,8 @@ int main(void)
 		T(test_rejoin_failure_fails_group),
 		T(test_group_deleted_trap67),
 		T(test_trap67_late),
+		T(test_delete_takes_group),
+		T(test_delete_subscribes),
 		T(test_lid_change),
 		T(test_rejoin_paced_window),
 		T(test_rejoin_paced_spread),

@@ -438,7 +438,12 @@ static void do_join(void)
 		if (h->kind == K_CREATE || h->kind == K_POOL || no_create)
 			r.comp_mask |= CREATE_COMPS;
 	}
-	h->js = draw_state(h->kind);
+	/* Non-full members of groups that may lose their last full member
+	 * count on trap 67, whose Reports must not all be lost. */
+	h->js = draw_state(S.mad_loss > 0 && h->kind != K_CREATE ? h->kind :
+			   K_PERSIST);
+	if (h->kind == K_CREATE && !(h->js & FULL_BITS))
+		h->js |= IMC_JOIN_FULL;
 	r.join_state = h->js;
 	h->want = r.rec.mgid;
 	if (qsel < NQP)
@@ -950,8 +955,8 @@ struct sa_walk {
 /* A port's membership is checked where its tracker has JOINED members
  * in the group. Elsewhere it can only be an orphan create: an MGID the SA
  * chose (an SA started again may choose one a tracker knew from before,
- * even one the tracker still keeps for FAILED members), full bits, a port
- * that made creates. */
+ * even one the tracker still keeps for FAILED members), a full bit (a
+ * create needs one), a port that made creates. */
 static int sa_member(void *arg, const struct imc_sa_member_info *m)
 {
 	struct sa_walk *w = arg;
@@ -977,7 +982,6 @@ static int sa_member(void *arg, const struct imc_sa_member_info *m)
 		return 0;
 	}
 	if (mgid_fixed(mgid) || !p->creates ||
-	    (m->join_state & (uint8_t)~FULL_BITS) ||
 	    !(m->join_state & FULL_BITS)) {
 		bad("the SA holds 0x%x of port %u in %s, a group its tracker does not have",
 		    m->join_state, p->idx, gidstr(mgid, b));
