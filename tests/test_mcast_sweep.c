@@ -5,8 +5,8 @@
  * every HCA port (each on a GSI over a QP1 that is the test's, or the
  * SA's on the SM's port), and two data QPs per port. Then a few hundred
  * steps at random virtual times: members join random groups (the SA's
- * persistent groups with any JoinState, a pool of fixed MGIDs and groups
- * created with MGID 0 with full bits), with or without a QP, with
+ * persistent groups, a pool of fixed MGIDs, groups created with MGID 0
+ * and joined by the MGID they got), with or without a QP, with
  * templates that sometimes do not match; members leave, from outside or
  * from inside a callback (their own handle or another); client
  * reregisters on one port or all; port flaps, some shorter and some
@@ -38,10 +38,11 @@
  *    a flap), or took it twice (a duplicate, a retry whose first answer
  *    was lost), the SA holds a group whose MGID nobody else knows. Such a
  *    group has the creating port as its only member, with full bits.
- *  - Non-members of groups without a full member. The SA deletes a group
- *    with its last full member (IBA 15.2.5.17, o15-0.1.9) without telling
- *    the other members' trackers, so NonMember and SendOnlyNonMember
- *    joins go only to the SA's persistent groups.
+ *  - Trap 67 Reports all lost. The SA deletes a group with its last full
+ *    member (IBA 15.2.5.17, o15-0.1.9); the other members' trackers hear
+ *    of it from trap 67 only. So NonMember and SendOnlyNonMember joins go
+ *    to groups that can lose their last full member only in runs where
+ *    no MAD is lost; otherwise to the SA's persistent groups.
  *  - Reordering past a round trip. A copy of a Delete that reaches the SA
  *    after its answer and after the next Set would undo that Set; no
  *    client can prevent it against an SA that does not deduplicate
