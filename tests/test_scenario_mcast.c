@@ -151,7 +151,7 @@ static void test_lang(void **state)
 		"mcast-groups", "mcast-members", "mcast-held", "mcast-joined",
 		"mcast-handles", "mcast-joins", "mcast-leaves", "mcast-local",
 		"mcast-mads", "mcast-retries", "mcast-timeouts",
-		"mcast-rejoins", "mcast-errors",
+		"mcast-rejoins", "mcast-errors", "mcast-traps", "mcast-lost",
 	};
 	static const char *const actions[] = {
 		"mcast-join", "mcast-leave", "mcast-send", "mcast-show",
@@ -380,7 +380,12 @@ static void test_run_basic(void **state)
 		 "expect mcast-leaves == 6\n"
 		 "expect mcast-joins == 6\n"
 		 "expect mcast-timeouts == 0\n"
-		 "expect mcast-errors == 0\n", 24);
+		 "expect mcast-errors == 0\n"
+		 /* the last full member (c) leaving deletes the group: the
+		  * two ports that subscribed (d's, a3's) hear it, after their
+		  * members left (nothing lost) */
+		 "expect mcast-traps == 2\n"
+		 "expect mcast-lost == 0\n", 26);
 }
 
 /* The SA restarts in place, then on a new SM's port; a flap. Members see
