@@ -1794,6 +1794,40 @@ static void test_delete_subscribes(void **state)
 	finish();
 }
 
+/* The SA holds a bit of the port that the tracker never knew of (a
+ * create of the port whose answers were all lost leaves such bits): the
+ * Delete's answer names the port's JoinState left, and the tracker gives
+ * that bit up too. */
+static void test_delete_answer_names_what_is_left(void **state)
+{
+	struct node *n = node(2), *n3 = node(3);
+	struct imc_gid g1 = fx_mgid(G1);
+	uint8_t mad[IMC_MAD_SIZE];
+	struct imc_mcmr r;
+	struct h *a;
+	size_t mark;
+
+	join(n3, G1, IMC_JOIN_FULL, NULL); /* keeps G1 for the NonMember */
+	a = join(n, G1, IMC_JOIN_FULL, NULL);
+	run();
+	/* NonMember for port 2, from port 2 with a TID of nobody's */
+	memset(&r, 0, sizeof(r));
+	r.mgid = g1;
+	r.port_gid = fx_gid(2);
+	r.join_state = IMC_JOIN_NON;
+	fx_mcmr_mad(mad, UMAD_METHOD_SET, 0x7e57, 0, JOIN_MASK, &r);
+	assert_int_equal(fx_recv(&W->f, 2, mad, sizeof(mad)), 0);
+	run();
+	assert_int_equal(sa_js(2, &g1), 0x3);
+	mark = W->nlog;
+	leave(a);
+	run();
+	assert_int_equal(sent(2, UMAD_SA_METHOD_DELETE, mark), 2);
+	assert_int_equal(sa_js(2, &g1), 0);
+	assert_int_equal(stats(n).groups, 0);
+	finish();
+}
+
 /* LID change: nothing at the SA. */
 static void test_lid_change(void **state)
 {
@@ -2362,6 +2396,7 @@ int main(void)
 		T(test_trap67_late),
 		T(test_delete_takes_group),
 		T(test_delete_subscribes),
+		T(test_delete_answer_names_what_is_left),
 		T(test_lid_change),
 		T(test_rejoin_paced_window),
 		T(test_rejoin_paced_spread),

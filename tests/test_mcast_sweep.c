@@ -36,8 +36,10 @@
  *  - Orphan creates. A create (MGID 0) is not idempotent: when the SA
  *    took it but the port never heard the answer (lost after the retries,
  *    a flap), or took it twice (a duplicate, a retry whose first answer
- *    was lost), the SA holds a group whose MGID nobody else knows. Such a
- *    group has the creating port as its only member, with full bits.
+ *    was lost), the SA holds a group whose MGID nobody else knows, with
+ *    the creating port as a member. After an SA restart the MGID may be
+ *    one the port knew from before, and its tracker's Deletes of its own
+ *    bits there may leave part of the orphan's.
  *  - Trap 67 Reports all lost. The SA deletes a group with its last full
  *    member (IBA 15.2.5.17, o15-0.1.9); the other members' trackers hear
  *    of it from trap 67 only. So NonMember and SendOnlyNonMember joins go
@@ -955,9 +957,10 @@ struct sa_walk {
 
 /* A port's membership is checked where its tracker has JOINED members
  * in the group. Elsewhere it can only be an orphan create: an MGID the SA
- * chose (an SA started again may choose one a tracker knew from before,
- * even one the tracker still keeps for FAILED members), a full bit (a
- * create needs one), a port that made creates. */
+ * chose, a port that made creates. An SA started again may choose an
+ * MGID the port's tracker knew from before, even one it still keeps for
+ * FAILED members or is re-joining: the tracker's Deletes of its own bits
+ * may then take the orphan's full bit and leave the others. */
 static int sa_member(void *arg, const struct imc_sa_member_info *m)
 {
 	struct sa_walk *w = arg;
@@ -982,8 +985,7 @@ static int sa_member(void *arg, const struct imc_sa_member_info *m)
 			    m->join_state, p->idx, gidstr(mgid, b), e->bits);
 		return 0;
 	}
-	if (mgid_fixed(mgid) || !p->creates ||
-	    !(m->join_state & FULL_BITS)) {
+	if (mgid_fixed(mgid) || !p->creates) {
 		bad("the SA holds 0x%x of port %u in %s, a group its tracker does not have",
 		    m->join_state, p->idx, gidstr(mgid, b));
 		return 0;

@@ -1158,18 +1158,22 @@ static void on_delete(void *arg, int err, const struct imc_sa_answer *ans)
 		/* Unanswered, the SA may have taken it: a member that wants
 		 * those bits again must not count on them. */
 		g->doubt |= g->req_bits;
-	} else {
+	} else if (!ans->status && !stale &&
+		   imc_mcmr_unpack(&rec, ans->data, ans->len) >= 0 &&
+		   imc_gid_equal(&rec.mgid, &g->mgid)) {
 		/* The answer carries the port's JoinState left (o15-0.1.14,
-		 * as OpenSM answers): bits held that it lacks went with the
-		 * group, which the SA deletes with its last full member,
-		 * this port's or not. */
-		if (!ans->status && !stale &&
-		    imc_mcmr_unpack(&rec, ans->data, ans->len) >= 0 &&
-		    imc_gid_equal(&rec.mgid, &g->mgid))
-			gone = sure(g) & (uint8_t)~g->req_bits &
-			       (uint8_t)~rec.join_state;
-		g->held &= (uint8_t)~(g->req_bits | gone);
-		g->doubt &= (uint8_t)~(g->req_bits | gone);
+		 * as OpenSM answers): that is what the SA holds. Bits held
+		 * that it lacks went with the group, which the SA deletes
+		 * with its last full member, this port's or not; bits it
+		 * has that were not known (a create whose answers were
+		 * lost left them) are given up like any unwanted. */
+		gone = sure(g) & (uint8_t)~g->req_bits &
+		       (uint8_t)~rec.join_state;
+		g->held = rec.join_state & 0xf;
+		g->doubt = 0;
+	} else {
+		g->held &= (uint8_t)~g->req_bits;
+		g->doubt &= (uint8_t)~g->req_bits;
 	}
 	if (gone) {
 		g->t->st.groups_lost++;
