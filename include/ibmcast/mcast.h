@@ -16,10 +16,12 @@
  *   PENDING   SA join answered with success        JOINED
  *   PENDING   SA status, -ETIMEDOUT, mismatch      FAILED
  *   PENDING   port down                            WAITING
- *   JOINED    reregister / SM change               REJOINING
+ *   JOINED    reregister / SM / P_Key change       REJOINING
+ *   JOINED    trap 67: the SA deleted the group    REJOINING
  *   JOINED    port down                            WAITING
  *   REJOINING SA join answered with success        JOINED
- *   REJOINING SA status or -ETIMEDOUT              FAILED
+ *   REJOINING SA status, -ETIMEDOUT, -ENETRESET    FAILED
+ *   REJOINING port down                            WAITING
  *   WAITING   port up (ACTIVE)                     REJOINING (or PENDING
  *                                                  when never joined)
  *   any       imc_mcast_leave()                    freed: no callback
@@ -40,8 +42,29 @@
  * Order of QP attach and SA membership: a member's QP is attached after
  * the SA answered the join (and before the member's callback), and
  * detached before the Delete that gives up the group's receiving bits is
- * sent. SendOnlyFullMember members attach no QP. One QP joined to a group
- * by several members is attached once and detached with its last member.
+ * sent. Only the receiving states attach (FullMember, NonMember):
+ * SendOnlyNonMember and SendOnlyFullMember members attach no QP. One QP
+ * joined to a group by several members is attached once and detached with
+ * its last member. A member that leaves keeps nothing attached once the
+ * loop ran; a QP stays attached while its members wait for a port or a
+ * re-join.
+ *
+ * SA requests: one at a time per group (a join or leave meanwhile waits
+ * for its answer, so a Delete in flight and a new join of the same MGID
+ * never cross). A join that needs new bits sends one Set with the union
+ * of the wanted bits and the first waiting member's template; the members
+ * that wait are answered from it: each is compared with the record (a
+ * mismatch fails that member alone, -EINVAL). When the SA refuses, the
+ * member whose template was sent fails with the SA status and the others
+ * are asked for again (each gets its own status). A Delete that goes
+ * unanswered is sent again until it is answered or the port goes down.
+ * Re-joins name the group's whole record, so that an SA that lost the
+ * group creates it again as it was.
+ *
+ * What the tracker cannot know: the MGID of a create whose answers were
+ * all lost (the SA may hold a group nobody knows of), a trap 67 whose
+ * Reports were all lost, or an old copy of a Set that the network
+ * delivers after a later Delete (a network that reorders duplicates).
  */
 #ifndef IBMCAST_MCAST_H
 #define IBMCAST_MCAST_H
@@ -100,14 +123,26 @@ struct imc_mcast_config {
 	imc_time_t rejoin_spread;       /* ns */
 	unsigned rejoin_window;         /* re-joins in flight per port */
 	uint64_t seed;                  /* jitter of re-joins */
+	/* Hear of groups the SA deletes (trap 67, IBA 15.2.5.17: when the
+	 * last full member of any port leaves). The port subscribes
+	 * (InformInfo, IBA 13.4.8.3) once it joins a group with no full
+	 * bit of its own, and again after a reregister, an SM change or
+	 * port up; the members of a group the SA deleted re-join (a
+	 * NonMember or SendOnlyNonMember alone is refused: ERROR). The
+	 * tracker installs the SA client's Report handler; a client whose
+	 * owner needs that handler may pass the Reports on with
+	 * imc_mcast_report() instead, with subscribe set. */
+	bool subscribe;
 };
 
-/* Paced re-joins over 100 ms, 16 in flight; port_gid zero (set it). */
+/* Paced re-joins over 100 ms, 16 in flight, subscribe; port_gid zero
+ * (set it). */
 void imc_mcast_config_init(struct imc_mcast_config *cfg);
 
 /* A tracker for one port, sending through sa (not owned; it must outlive
  * the tracker; the tracker's queries are its own, other users may share
- * the client). cfg and ops are copied; ops may be NULL (no QP is ever
+ * the client, but with cfg.subscribe the client's Report handler is the
+ * tracker's: one such tracker per client). cfg and ops are copied; ops may be NULL (no QP is ever
  * attached). The port starts ACTIVE: tell it otherwise with
  * imc_mcast_port_event(). Returns 0, -EINVAL or -ENOMEM. */
 int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
@@ -116,8 +151,10 @@ int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
 
 /* Frees the tracker and every member without callbacks and without
  * telling the SA (the memberships stay there until the SA drops the port;
- * leave members first to give them up). Detaches attached QPs. May be
- * called from a callback. NULL is a no-op. */
+ * leave members first and run the loop to give them up). Detaches the
+ * QPs still attached: the only ops call made inside an API call, since
+ * there is no later for it. May be called from a callback. NULL is a
+ * no-op. */
 void imc_mcast_destroy(struct imc_mcast *t);
 
 /* A join request. rec is the MCMemberRecord template; comp_mask says
@@ -196,7 +233,21 @@ enum imc_mcast_port_event {
 	IMC_MCAST_PORT_PKEY_CHANGE,
 };
 
+/* DOWN: members WAITING, requests in flight canceled, nothing sent until
+ * ACTIVE, which re-joins every group (paced as the config says).
+ * REREGISTER, SM_CHANGE, PKEY_CHANGE: JOINED members REJOINING, every
+ * group re-joined with its union of bits (paced); a request in flight
+ * completes first. LID_CHANGE: counted only (the SA keys memberships by
+ * PortGID). Events that change nothing (ACTIVE when active, DOWN when
+ * down, re-joins while down) are counted only. */
 void imc_mcast_port_event(struct imc_mcast *t, enum imc_mcast_port_event ev);
+
+const char *imc_mcast_port_event_str(enum imc_mcast_port_event ev);
+
+/* A Report the SA client received (imc_sa_report_cb): trap 67 for a group
+ * of the port makes it re-join; anything else is ignored. For owners of
+ * the client's Report handler (see imc_mcast_config.subscribe). */
+void imc_mcast_report(struct imc_mcast *t, const struct imc_sa_mad *report);
 
 /* One group of the port, for listings (`ibmcast mcast show`). */
 struct imc_mcast_group_info {
@@ -208,17 +259,19 @@ struct imc_mcast_group_info {
 };
 
 /* Calls fn for each group, in MGID order (groups not yet keyed, MGID 0
- * creates, are skipped). fn must not change the tracker. */
-void imc_mcast_foreach_group(const struct imc_mcast *t,
-			     void (*fn)(void *arg,
-					const struct imc_mcast_group_info *g),
-			     void *arg);
+ * creates, are skipped). fn must not change the tracker. Returns 0, or
+ * -ENOMEM (the ordering buffer) and then fn is not called. */
+int imc_mcast_foreach_group(const struct imc_mcast *t,
+			    void (*fn)(void *arg,
+				       const struct imc_mcast_group_info *g),
+			    void *arg);
 
 struct imc_mcast_stats {
 	uint64_t joins;             /* imc_mcast_join() calls accepted */
 	uint64_t leaves;
 	uint64_t joins_local;       /* completed without a MAD */
-	uint64_t mads_sent;         /* SA requests (joins and Deletes) */
+	uint64_t mads_sent;         /* SA requests (Sets, Deletes,
+				     * InformInfo subscriptions) */
 	uint64_t retries;
 	uint64_t timeouts;
 	uint64_t rejoins;           /* group re-joins after port events */
@@ -229,6 +282,9 @@ struct imc_mcast_stats {
 	size_t groups;
 	size_t members;
 	size_t in_flight;           /* SA requests not answered */
+	uint64_t port_events[6];    /* by enum imc_mcast_port_event */
+	uint64_t traps;             /* trap 67 Reports, duplicates too */
+	uint64_t groups_lost;       /* groups re-joined after a trap 67 */
 };
 
 void imc_mcast_get_stats(const struct imc_mcast *t,
