@@ -5,11 +5,9 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +21,7 @@
 #include "ibmcast/sa_serve.h"
 #include "ibmcast/umad.h"
 #include "sa_tool.h"
+#include "sigwatch.h"
 #include "tools.h"
 #include "wire/bytes.h"
 
@@ -99,51 +98,6 @@ static enum imc_umad_backend backend_of(const struct opts *o, bool server)
 	return IMC_UMAD_LIBIBUMAD;
 }
 
-/* SIGINT/SIGTERM through a signalfd watched by the loop: the loop stops
- * from its own thread. */
-struct sigwatch {
-	struct imc_fd_watch w;
-	struct imc_loop *loop;
-	bool hit;
-};
-
-static void on_signal(struct imc_fd_watch *w, unsigned int events)
-{
-	struct sigwatch *sw = imc_container_of(w, struct sigwatch, w);
-	struct signalfd_siginfo si;
-
-	if (read(w->fd, &si, sizeof(si)) > 0)
-		sw->hit = true;
-	imc_loop_stop(sw->loop);
-}
-
-static int sigwatch_start(struct sigwatch *sw, struct imc_loop *loop)
-{
-	sigset_t set;
-	int fd;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-		return -errno;
-	fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	memset(sw, 0, sizeof(*sw));
-	sw->loop = loop;
-	imc_fd_watch_init(&sw->w, fd, on_signal);
-	return imc_loop_watch_fd(loop, &sw->w, IMC_EV_READ);
-}
-
-static void sigwatch_stop(struct sigwatch *sw)
-{
-	if (sw->w.fd > 0) {
-		imc_loop_unwatch_fd(sw->loop, &sw->w);
-		close(sw->w.fd);
-	}
-}
-
 /* ------------------------------------------------------------------ */
 /* serve */
 
@@ -187,7 +141,7 @@ static int do_serve(const struct opts *o)
 		fprintf(stderr, "ibmcast sa-serve: loop: %s\n", strerror(-r));
 		return IMC_EXIT_FAIL;
 	}
-	if (sigwatch_start(&sw, loop) < 0) {
+	if (sigwatch_start(&sw, loop, NULL) < 0) {
 		fprintf(stderr, "ibmcast sa-serve: signals: %s\n",
 			strerror(errno));
 		goto out;
@@ -200,7 +154,7 @@ static int do_serve(const struct opts *o)
 		goto out;
 	}
 	end = imc_loop_now(loop) + (imc_time_t)o->duration * IMC_NSEC_PER_SEC;
-	while (!imc_sa_serve_ready(s) && !sw.hit &&
+	while (!imc_sa_serve_ready(s) && !sw.hits &&
 	       (!o->duration || imc_loop_now(loop) < end))
 		if (imc_loop_run_once(loop) < 0)
 			goto out;
@@ -212,7 +166,7 @@ static int do_serve(const struct opts *o)
 		imc_sa_serve_foreach_port(s, print_port, NULL);
 	fflush(stdout);
 	/* A signal taken during the scan has already stopped a round. */
-	if (!sw.hit) {
+	if (!sw.hits) {
 		if (o->duration)
 			imc_loop_run_until(loop, end);
 		else
