@@ -311,14 +311,20 @@ int sa_tool_getopt(const char *prog, int argc, char **argv,
 		lo[i].val = 256 + (int)i;
 	}
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "", lo, &idx)) != -1) {
+	/* ':' first: a missing value is told apart from an unknown option. */
+	while ((ch = getopt_long(argc, argv, ":", lo, &idx)) != -1) {
 		const struct sa_opt *t;
 
-		if (ch < 256 || ch >= 256 + (int)n)
-			return sa_tool_usage(prog, "unknown option");
+		if (ch < 256 || ch >= 256 + (int)n) {
+			fprintf(stderr, "%s: %s option '%s' (try '%s --help')\n",
+				prog, ch == ':' ? "a value is missing for the" :
+				"unknown", argv[optind - 1], prog);
+			return IMC_EXIT_USAGE;
+		}
 		t = &table[ch - 256];
 		if (store(t, optarg, opts) < 0) {
-			fprintf(stderr, "%s: bad value '%s'\n", prog, optarg);
+			fprintf(stderr, "%s: bad value '%s' for --%s\n", prog,
+				optarg, t->name);
 			return IMC_EXIT_USAGE;
 		}
 		if (t->set_off >= 0)
