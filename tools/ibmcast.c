@@ -12,6 +12,7 @@ static const struct imc_cmd *const cmds[] = {
 	&imc_cmd_sa,
 	&imc_cmd_sa_serve,
 	&imc_cmd_mcast,
+	&imc_cmd_storm,
 	&imc_cmd_bench,
 };
 
