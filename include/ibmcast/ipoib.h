@@ -166,12 +166,17 @@ struct imc_ipoib_config {
 	 * doubling up to join_retry_max. */
 	imc_time_t join_retry;
 	imc_time_t join_retry_max;
+	/* Seeds the hash of the GID and address tables, which the network
+	 * fills (e.g. imc_rng_next()); 0 is valid. Nothing that reaches an
+	 * op or a listing depends on it. */
+	uint64_t hash_seed;
 };
 
 /* Defaults: P_Key 0xffff, scope 2, MTU 2048, flags 0, queues 16 per
  * endpoint, 64 per group, 4096 in total, ARP/ND every 1 s with 3 retries,
  * expiry 60 s, send-only idle 10 s, SendOnlyFullMember supported, join
- * retry 1 s up to 16 s. port_gid and qpn are zero: set them. */
+ * retry 1 s up to 16 s, hash seed 0. port_gid and qpn are zero: set
+ * them. */
 void imc_ipoib_config_init(struct imc_ipoib_config *cfg);
 
 /* ---- life cycle ---- */
@@ -304,7 +309,7 @@ struct imc_ipoib_stats {
 	uint64_t tx_mcast, rx_mcast;       /* of those, on groups */
 	uint64_t arp_tx, arp_rx;
 	uint64_t nd_tx, nd_rx;             /* NS and NA */
-	uint64_t resolved;                 /* neighbours resolved */
+	uint64_t resolved;                 /* solicited neighbours answered */
 	uint64_t resolve_retries;
 	uint64_t resolve_failures;
 	uint64_t expired;                  /* neighbours and endpoints */

@@ -16,10 +16,11 @@
  *   PENDING   SA join answered with success        JOINED
  *   PENDING   SA status, -ETIMEDOUT, mismatch      FAILED
  *   PENDING   port down                            WAITING
- *   JOINED    reregister / SM change               REJOINING
+ *   JOINED    reregister / SM / P_Key change       REJOINING
  *   JOINED    port down                            WAITING
  *   REJOINING SA join answered with success        JOINED
- *   REJOINING SA status or -ETIMEDOUT              FAILED
+ *   REJOINING SA status, -ETIMEDOUT, -ENETRESET    FAILED
+ *   REJOINING port down                            WAITING
  *   WAITING   port up (ACTIVE)                     REJOINING (or PENDING
  *                                                  when never joined)
  *   any       imc_mcast_leave()                    freed: no callback
@@ -40,8 +41,24 @@
  * Order of QP attach and SA membership: a member's QP is attached after
  * the SA answered the join (and before the member's callback), and
  * detached before the Delete that gives up the group's receiving bits is
- * sent. SendOnlyFullMember members attach no QP. One QP joined to a group
- * by several members is attached once and detached with its last member.
+ * sent. Only the receiving states attach (FullMember, NonMember):
+ * SendOnlyNonMember and SendOnlyFullMember members attach no QP. One QP
+ * joined to a group by several members is attached once and detached with
+ * its last member. A member that leaves keeps nothing attached once the
+ * loop ran; a QP stays attached while its members wait for a port or a
+ * re-join.
+ *
+ * SA requests: one at a time per group (a join or leave meanwhile waits
+ * for its answer, so a Delete in flight and a new join of the same MGID
+ * never cross). A join that needs new bits sends one Set with the union
+ * of the wanted bits and the first waiting member's template; the members
+ * that wait are answered from it: each is compared with the record (a
+ * mismatch fails that member alone, -EINVAL). When the SA refuses, the
+ * member whose template was sent fails with the SA status and the others
+ * are asked for again (each gets its own status). A Delete that goes
+ * unanswered is sent again until it is answered or the port goes down.
+ * Re-joins name the group's whole record, so that an SA that lost the
+ * group creates it again as it was.
  */
 #ifndef IBMCAST_MCAST_H
 #define IBMCAST_MCAST_H
@@ -116,8 +133,10 @@ int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
 
 /* Frees the tracker and every member without callbacks and without
  * telling the SA (the memberships stay there until the SA drops the port;
- * leave members first to give them up). Detaches attached QPs. May be
- * called from a callback. NULL is a no-op. */
+ * leave members first and run the loop to give them up). Detaches the
+ * QPs still attached: the only ops call made inside an API call, since
+ * there is no later for it. May be called from a callback. NULL is a
+ * no-op. */
 void imc_mcast_destroy(struct imc_mcast *t);
 
 /* A join request. rec is the MCMemberRecord template; comp_mask says
@@ -196,7 +215,16 @@ enum imc_mcast_port_event {
 	IMC_MCAST_PORT_PKEY_CHANGE,
 };
 
+/* DOWN: members WAITING, requests in flight canceled, nothing sent until
+ * ACTIVE, which re-joins every group (paced as the config says).
+ * REREGISTER, SM_CHANGE, PKEY_CHANGE: JOINED members REJOINING, every
+ * group re-joined with its union of bits (paced); a request in flight
+ * completes first. LID_CHANGE: counted only (the SA keys memberships by
+ * PortGID). Events that change nothing (ACTIVE when active, DOWN when
+ * down, re-joins while down) are counted only. */
 void imc_mcast_port_event(struct imc_mcast *t, enum imc_mcast_port_event ev);
+
+const char *imc_mcast_port_event_str(enum imc_mcast_port_event ev);
 
 /* One group of the port, for listings (`ibmcast mcast show`). */
 struct imc_mcast_group_info {
@@ -208,11 +236,12 @@ struct imc_mcast_group_info {
 };
 
 /* Calls fn for each group, in MGID order (groups not yet keyed, MGID 0
- * creates, are skipped). fn must not change the tracker. */
-void imc_mcast_foreach_group(const struct imc_mcast *t,
-			     void (*fn)(void *arg,
-					const struct imc_mcast_group_info *g),
-			     void *arg);
+ * creates, are skipped). fn must not change the tracker. Returns 0, or
+ * -ENOMEM (the ordering buffer) and then fn is not called. */
+int imc_mcast_foreach_group(const struct imc_mcast *t,
+			    void (*fn)(void *arg,
+				       const struct imc_mcast_group_info *g),
+			    void *arg);
 
 struct imc_mcast_stats {
 	uint64_t joins;             /* imc_mcast_join() calls accepted */
@@ -229,6 +258,7 @@ struct imc_mcast_stats {
 	size_t groups;
 	size_t members;
 	size_t in_flight;           /* SA requests not answered */
+	uint64_t port_events[6];    /* by enum imc_mcast_port_event */
 };
 
 void imc_mcast_get_stats(const struct imc_mcast *t,

@@ -187,6 +187,10 @@ struct imc_sa_client_stats {
 void imc_sa_client_get_stats(const struct imc_sa_client *c,
 			     struct imc_sa_client_stats *st);
 
+/* The configuration the client runs with (defaults filled in). */
+void imc_sa_client_get_config(const struct imc_sa_client *c,
+			      struct imc_sa_client_config *cfg);
+
 #ifdef __cplusplus
 }
 #endif

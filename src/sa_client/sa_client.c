@@ -488,6 +488,12 @@ void imc_sa_client_get_stats(const struct imc_sa_client *c,
 	*st = c->st;
 }
 
+void imc_sa_client_get_config(const struct imc_sa_client *c,
+			      struct imc_sa_client_config *cfg)
+{
+	*cfg = c->cfg;
+}
+
 /* ---- receive ---- */
 
 static bool is_table_resp(uint8_t method)

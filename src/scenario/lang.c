@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ibmcast/scenario_ipoib.h"
 #include "ibmcast/scenario_sa.h"
 #include "scenario/scn.h"
 
@@ -158,6 +159,8 @@ int imc_scn_lang_create(struct imc_scn_lang **out)
 		rc = imc_scn_lang_add_subject(l, scn_builtin_subjects[i]);
 	if (!rc)
 		rc = imc_scn_lang_add_sa(l);
+	if (!rc)
+		rc = imc_scn_lang_add_ipoib(l);
 	if (rc) {
 		imc_scn_lang_destroy(l);
 		return rc;

@@ -87,7 +87,12 @@ enum {
 	SA_ORDER = 1u << 2,
 	SA_DELAY = 1u << 3,
 	SA_MLIDS = 1u << 4,
+	SA_PARTITIONS = 1u << 5,
 };
+
+/* IPoIB partitions of the SA beyond the default one (partitions.conf
+ * "ipoib" lines): each gets a broadcast group. */
+#define PARTITIONS_MAX 16
 
 struct sa_cfg {
 	unsigned mask;
@@ -96,6 +101,8 @@ struct sa_cfg {
 	enum imc_sa_mft_order order;
 	imc_time_t mft_delay;
 	uint32_t mlids;
+	unsigned npart;
+	uint16_t part[PARTITIONS_MAX];
 	struct imc_scn_sa_show *show;
 };
 
@@ -251,6 +258,11 @@ struct sa_run {
 
 	uint64_t requests, answers, timeouts;
 	uint64_t errors;            /* sends refused, attaches failed */
+
+	/* Another client of the SM's port sharing the SA's QP1
+	 * (scn_sa_qp1_share()). */
+	void (*share_recv)(void *ctx, const struct imc_ud_recv *r);
+	void *share_ctx;
 };
 
 /* ------------------------------------------------------------------ */
@@ -444,6 +456,43 @@ static void selcode_print(FILE *f, const char *what, uint8_t sel,
 /* ------------------------------------------------------------------ */
 /* sa setting */
 
+/* "0x8001,0x8002": P_Keys whose IPoIB broadcast group the SA creates,
+ * besides the default partition's. */
+static int partitions_parse(struct imc_scn_parser *p, const char *v,
+			    struct sa_cfg *a)
+{
+	char buf[16];
+
+	while (*v) {
+		size_t n = strcspn(v, ",");
+		uint64_t x;
+		int rc;
+
+		if (n == 0 || n >= sizeof(buf))
+			return imc_scn_parse_error(p,
+				"partitions: expected P_Keys separated by ','");
+		memcpy(buf, v, n);
+		buf[n] = '\0';
+		rc = imc_scn_parse_uint(p, "partitions", buf, 0xFFFF, &x);
+		if (rc)
+			return rc;
+		if (!(x & 0x7FFF) || (x & 0x7FFF) == 0x7FFF)
+			return imc_scn_parse_error(p,
+				"partitions: 0x%04" PRIx64 " is not a partition of its own",
+				x);
+		if (a->npart == PARTITIONS_MAX)
+			return imc_scn_parse_error(p,
+				"partitions: at most %d", PARTITIONS_MAX);
+		a->part[a->npart++] = (uint16_t)(x | 0x8000);
+		v += n;
+		if (*v == ',' && !*++v)
+			return imc_scn_parse_error(p,
+				"partitions: expected P_Keys separated by ','");
+	}
+	return a->npart ? 0 : imc_scn_parse_error(p,
+		"partitions: expected P_Keys separated by ','");
+}
+
 static int sa_parse(struct imc_scn_parser *p, unsigned argc,
 		    const char *const *argv, void **data)
 {
@@ -507,9 +556,12 @@ static int sa_parse(struct imc_scn_parser *p, unsigned argc,
 				rc = imc_scn_parse_error(p, "mlids: at least 1");
 			a->mlids = (uint32_t)x;
 			a->mask |= SA_MLIDS;
+		} else if (imc_scn_kv(argv[i], "partitions", &v)) {
+			rc = partitions_parse(p, v, a);
+			a->mask |= SA_PARTITIONS;
 		} else {
 			rc = imc_scn_parse_error(p,
-				"expected rate=, queue=, order=, mft-delay= or mlids=, got '%s'",
+				"expected rate=, queue=, order=, mft-delay=, mlids= or partitions=, got '%s'",
 				argv[i]);
 		}
 		if (rc)
@@ -539,6 +591,8 @@ static void sa_print(FILE *f, const struct imc_topo *t, const void *data)
 	}
 	if (a->mask & SA_MLIDS)
 		fprintf(f, " mlids=%" PRIu32, a->mlids);
+	for (unsigned i = 0; i < a->npart; i++)
+		fprintf(f, "%s0x%04x", i ? "," : " partitions=", a->part[i]);
 }
 
 static void sa_free(void *data)
@@ -830,14 +884,30 @@ static void other_mad(void *ctx, const struct imc_ud_recv *rv)
 
 	if (h)
 		answer(r, h, rv->data, rv->len);
+	/* Each client ignores TIDs that are not its own. */
+	if (r->share_recv)
+		r->share_recv(r->share_ctx, rv);
 }
 
 static int sa_start(struct sa_run *r)
 {
 	struct imc_sa_fabric_config fc;
 	const struct sa_cfg *a = r->cfg;
+	struct imc_sa_bcast bc[PARTITIONS_MAX + 1];
 
 	imc_sa_fabric_config_init(&fc);
+	if (a->npart) {
+		/* The default group as configured, then one per partition
+		 * with its parameters. */
+		bc[0] = fc.sa.bcast[0];
+		for (unsigned i = 0; i < a->npart; i++) {
+			bc[i + 1] = bc[0];
+			bc[i + 1].pkey = a->part[i];
+			bc[i + 1].mlid = 0;
+		}
+		fc.sa.bcast = bc;
+		fc.sa.n_bcast = a->npart + 1u;
+	}
 	if (a->mask & SA_RATE)
 		fc.sa.service_rate = a->rate;
 	if (a->mask & SA_QUEUE)
@@ -879,6 +949,28 @@ static int run_get(struct imc_scn_ctx *c, struct sa_run **out)
 				    "the SA cannot start on the SM's port: %s",
 				    strerror(-r->start_err));
 	*out = r;
+	return 0;
+}
+
+int scn_sa_qp1_share(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		     void (*recv)(void *ctx, const struct imc_ud_recv *r),
+		     void *ctx, struct imc_qp **qp1)
+{
+	struct sa_run *r = imc_scn_data(c, &run_key);
+
+	if (!r)
+		return -ENOENT;
+	if (!r->sf && !r->start_err) {
+		imc_timer_cancel(r->loop, &r->start);
+		sa_start(r);
+	}
+	if (!r->sf || node != r->sa_node || port != r->sa_port)
+		return -ENOENT;
+	if (r->share_recv)
+		return -EBUSY;
+	r->share_recv = recv;
+	r->share_ctx = ctx;
+	*qp1 = imc_sa_fabric_qp(r->sf);
 	return 0;
 }
 

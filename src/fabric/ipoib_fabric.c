@@ -1,0 +1,153 @@
+/* An IPoIB interface on a port of the embedded fabric (ipoib_fabric.h):
+ * the interface's send op becomes imc_qp_send() with the GRH always set,
+ * the QP's receive callback becomes imc_ipoib_recv(). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ibmcast/ipoib_fabric.h"
+
+struct imc_ipoib_fabric {
+	struct imc_qp *qp;
+	struct imc_ipoib *ifc;
+	struct imc_ipoib_host_ops host;
+	uint64_t send_errors;
+};
+
+static int fab_send(void *ctx, const struct imc_ipoib_av *av,
+		    uint32_t remote_qpn, uint32_t qkey, const uint8_t *data,
+		    size_t len)
+{
+	struct imc_ipoib_fabric *x = ctx;
+	struct imc_ah ah;
+	int rc;
+
+	memset(&ah, 0, sizeof(ah));
+	ah.dlid = av->dlid;
+	ah.sl = av->sl;
+	ah.static_rate = av->rate;
+	ah.has_grh = true;
+	ah.dgid = av->dgid;
+	ah.flow_label = av->flow_label;
+	ah.hop_limit = av->hop_limit;
+	ah.tclass = av->tclass;
+	rc = imc_qp_send(x->qp, &ah, remote_qpn, qkey, data, len);
+	if (rc < 0)
+		x->send_errors++;
+	return rc;
+}
+
+static void fab_deliver(void *ctx, const struct imc_ipoib_packet *p)
+{
+	struct imc_ipoib_fabric *x = ctx;
+
+	x->host.deliver(x->host.ctx, p);
+}
+
+static void fab_carrier(void *ctx, bool up)
+{
+	struct imc_ipoib_fabric *x = ctx;
+
+	if (x->host.carrier)
+		x->host.carrier(x->host.ctx, up);
+}
+
+static void fab_recv(struct imc_qp *qp, const struct imc_ud_recv *r,
+		     void *ctx)
+{
+	struct imc_ipoib_fabric *x = ctx;
+	struct imc_ipoib_rx rx;
+
+	(void)qp;
+	if (!x->ifc)
+		return;
+	rx.src_qp = r->src_qp;
+	rx.slid = r->slid;
+	rx.sl = r->sl;
+	rx.pkey = r->pkey;
+	rx.has_grh = r->has_grh;
+	rx.sgid = r->sgid;
+	rx.dgid = r->dgid;
+	rx.data = r->data;
+	rx.len = r->len;
+	imc_ipoib_recv(x->ifc, &rx);
+}
+
+int imc_ipoib_fabric_create(struct imc_fabric *f, uint32_t node,
+			    unsigned port, struct imc_mcast *mcast,
+			    const struct imc_ipoib_config *cfg, uint32_t qkey,
+			    const struct imc_ipoib_host_ops *host,
+			    struct imc_ipoib_fabric **out)
+{
+	struct imc_ipoib_fabric *x;
+	struct imc_port_attr pa;
+	struct imc_ipoib_config c;
+	struct imc_ipoib_ops ops;
+	int rc;
+
+	if (!f || !mcast || !cfg || !host || !host->deliver || !out)
+		return -EINVAL;
+	rc = imc_fabric_port_attr(f, node, port, &pa);
+	if (rc < 0)
+		return rc;
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	x->host = *host;
+	rc = imc_qp_create(f, node, port, 0, qkey, cfg->pkey, fab_recv, x,
+			   &x->qp);
+	if (rc < 0) {
+		free(x);
+		return rc;
+	}
+	c = *cfg;
+	c.port_gid = pa.gid;
+	c.qpn = imc_qp_num(x->qp);
+	c.port_mtu = pa.mtu;
+	memset(&ops, 0, sizeof(ops));
+	ops.send = fab_send;
+	ops.deliver = fab_deliver;
+	ops.carrier = fab_carrier;
+	ops.ctx = x;
+	rc = imc_ipoib_create(imc_fabric_loop(f), mcast, x->qp, &c, &ops,
+			      &x->ifc);
+	if (rc < 0) {
+		imc_qp_destroy(x->qp);
+		free(x);
+		return rc;
+	}
+	*out = x;
+	return 0;
+}
+
+void imc_ipoib_fabric_stop(struct imc_ipoib_fabric *x)
+{
+	if (!x)
+		return;
+	imc_ipoib_destroy(x->ifc);
+	x->ifc = NULL;
+}
+
+void imc_ipoib_fabric_destroy(struct imc_ipoib_fabric *x)
+{
+	if (!x)
+		return;
+	imc_ipoib_fabric_stop(x);
+	imc_qp_destroy(x->qp);
+	free(x);
+}
+
+struct imc_ipoib *imc_ipoib_fabric_ipoib(const struct imc_ipoib_fabric *x)
+{
+	return x->ifc;
+}
+
+struct imc_qp *imc_ipoib_fabric_qp(const struct imc_ipoib_fabric *x)
+{
+	return x->qp;
+}
+
+uint64_t imc_ipoib_fabric_send_errors(const struct imc_ipoib_fabric *x)
+{
+	return x->send_errors;
+}

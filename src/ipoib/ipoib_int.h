@@ -1,0 +1,144 @@
+/* Internals of the IPoIB interface (ipoib.h), shared by the files of src/ipoib
+ * and by the fuzz targets of its parsers. */
+#ifndef IMC_IPOIB_INT_H
+#define IMC_IPOIB_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ibmcast/ipoib.h"
+
+/* ---- intrusive chained hash table keyed by a 64-bit hash ---- */
+
+struct ipo_hnode {
+	struct ipo_hnode *next;
+	uint64_t hash;
+};
+
+struct ipo_htab {
+	struct ipo_hnode **b;
+	size_t mask;      /* buckets - 1 */
+	size_t n;
+};
+
+int ipo_ht_init(struct ipo_htab *t);
+void ipo_ht_fini(struct ipo_htab *t);
+/* Grows the table as needed: -ENOMEM leaves it as it was. */
+int ipo_ht_insert(struct ipo_htab *t, struct ipo_hnode *n, uint64_t hash);
+void ipo_ht_remove(struct ipo_htab *t, struct ipo_hnode *n);
+
+static inline struct ipo_hnode *ipo_ht_bucket(const struct ipo_htab *t,
+					      uint64_t hash)
+{
+	return t->b[hash & t->mask];
+}
+
+/* ---- doubly linked list (creation order, waiting order) ---- */
+
+struct ipo_list {
+	struct ipo_list *next, *prev;
+};
+
+static inline void ipo_list_init(struct ipo_list *l)
+{
+	l->next = l->prev = l;
+}
+
+static inline bool ipo_list_empty(const struct ipo_list *l)
+{
+	return l->next == l;
+}
+
+static inline bool ipo_list_linked(const struct ipo_list *l)
+{
+	return l->next != NULL && l->next != l;
+}
+
+static inline void ipo_list_add_tail(struct ipo_list *head,
+				     struct ipo_list *n)
+{
+	n->prev = head->prev;
+	n->next = head;
+	head->prev->next = n;
+	head->prev = n;
+}
+
+static inline void ipo_list_del(struct ipo_list *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->next = n->prev = n;
+}
+
+/* ---- packets waiting to be sent ---- */
+
+struct ipo_pkt {
+	struct ipo_pkt *next;
+	size_t len;
+	uint8_t kind;     /* what it counts as when sent */
+	uint8_t data[];   /* IPoIB header + packet */
+};
+
+struct ipo_queue {
+	struct ipo_pkt *head, *tail;
+	size_t n;
+};
+
+/* ---- ND messages (RFC 4861 4.3, 4.4) ---- */
+
+enum {
+	IPO_ICMP6_NS = 135,
+	IPO_ICMP6_NA = 136,
+	IPO_NA_ROUTER = 0x80,
+	IPO_NA_SOLICITED = 0x40,
+	IPO_NA_OVERRIDE = 0x20,
+	IPO_IP6_HDR_LEN = 40,
+	IPO_IP4_HDR_LEN = 20,
+	IPO_NS_LEN = 24,     /* ICMPv6 header, reserved/flags, target */
+	IPO_PROTO_ICMP6 = 58,
+};
+
+/* An NS or NA as ND validation leaves it (RFC 4861 7.1.1, 7.1.2). */
+struct ipo_nd {
+	uint8_t type;                  /* IPO_ICMP6_NS or IPO_ICMP6_NA */
+	uint8_t flags;                 /* NA: R, S, O */
+	uint8_t src[16], dst[16];      /* IPv6 header addresses */
+	uint8_t target[16];
+	bool has_lladdr;               /* NS: source, NA: target option */
+	struct imc_ipoib_hwaddr lladdr;
+};
+
+/* Parses an IPv6 packet (no link header) holding an NS or NA and
+ * validates it as RFC 4861 7.1 asks: hop limit 255, checksum, code 0,
+ * length, target not multicast, options of non-zero length, NS from ::
+ * only to a solicited-node group and without a source option, NA to a
+ * group without the Solicited flag. A link-layer option whose length is
+ * not IPoIB's (3) is ignored. Returns 0, -ENOENT when the packet is IPv6
+ * but not an NS/NA (deliver it), or -EINVAL (drop it). */
+int ipo_nd_parse(const uint8_t *pkt, size_t len, struct ipo_nd *out);
+
+/* Writes an NS or NA with its link-layer option (when has_lladdr) into
+ * buf: IPv6 header (hop limit 255) and ICMPv6 with checksum. Returns the
+ * length, or -ENOSPC. */
+int ipo_nd_build(const struct ipo_nd *nd, uint8_t *buf, size_t len);
+
+/* The Internet checksum (RFC 1071) of an ICMPv6 message with its pseudo
+ * header (RFC 8200 8.1). */
+uint16_t ipo_icmp6_csum(const uint8_t src[16], const uint8_t dst[16],
+			const uint8_t *msg, size_t len);
+
+/* The few fields of an IP header the interface routes on. */
+struct ipo_iphdr {
+	uint8_t family;                /* IMC_IPV4 or IMC_IPV6 */
+	size_t len;                    /* IP total length (<= packet) */
+	struct imc_ip_addr src, dst;
+	uint8_t proto;                 /* IPv4 protocol, IPv6 next header */
+};
+
+/* Parses the IP header of a packet the host sends or the interface
+ * receives: version, header length, total length within len. Returns 0
+ * or -EINVAL. */
+int ipo_ip_parse(const uint8_t *pkt, size_t len, struct ipo_iphdr *out);
+
+#endif

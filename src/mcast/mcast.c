@@ -1,0 +1,1600 @@
+/* Join tracker: many local joins, one SA membership per port and group
+ * (see ibmcast/mcast.h).
+ *
+ * A member (struct imc_mcast_member) changes state only through mstate():
+ *
+ *   from       to         when
+ *   PENDING    JOINED     its bits are held and the record matches
+ *                         (after an SA answer, or locally)
+ *   PENDING    FAILED     SA status, -ETIMEDOUT, -EINVAL mismatch, attach
+ *   PENDING    WAITING    port down
+ *   JOINED     REJOINING  reregister, SM change, P_Key change
+ *   JOINED     WAITING    port down
+ *   JOINED     FAILED     attach error after an MLID change
+ *   REJOINING  JOINED     the re-join answered, record matches
+ *   REJOINING  FAILED     re-join refused or timed out, -ENETRESET
+ *   REJOINING  WAITING    port down
+ *   WAITING    PENDING    port up, never joined
+ *   WAITING    REJOINING  port up, joined before
+ *   FAILED     -          (terminal until imc_mcast_leave())
+ *
+ * PENDING and REJOINING members sit on their group's pending list, the
+ * others on its member list. A member that is not FAILED counts in its
+ * group's wanted bits (cnt[]).
+ *
+ * A group serializes its SA requests: at most one Set or Delete is in
+ * flight, and a join or leave meanwhile only changes the wanted bits; the
+ * group is reconciled when the request completes. gstate():
+ *
+ *   from     to       when
+ *   IDLE     SET      bits wanted but not held, or a create: one Set
+ *   IDLE     DELETE   bits held that no member wants: one Delete
+ *   IDLE     PACE     port up, reregister, SM or P_Key change: a re-join
+ *                     after a random delay (also after an answer to a
+ *                     request sent before such an event)
+ *   SET      IDLE     answered or failed; never canceled by a join or a
+ *   DELETE   IDLE       leave, so the SA and the group agree on what is
+ *   REJOIN   IDLE       held
+ *   PACE     REJOIN   its delay passed and the window has room
+ *   PACE     WINDOW   its delay passed, the window is full
+ *   WINDOW   REJOIN   a re-join of the port completed: room
+ *   PACE|WINDOW IDLE  no member waits for the re-join any more
+ *   any      DOWN     port down: requests canceled, nothing held
+ *   DOWN     PACE     port up with wanted bits
+ *   DOWN     IDLE     port up, nothing wanted
+ *   IDLE|DOWN freed   reconciled with no member and nothing held
+ *
+ * Everything that calls out (QP attach and detach, member callbacks,
+ * MADs) happens from the loop: the tracker's work timer (armed at now by
+ * joins, leaves and port events), the SA client's completions and the
+ * groups' pacing timers. QPs are attached in reconcile() right after the
+ * answer is taken, before the member's callback (which runs from the work
+ * timer, later), and detached in reconcile() before it sends a Delete.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ibmcast/gid.h"
+#include "ibmcast/mcast.h"
+#include "ibmcast/rng.h"
+
+#define CM(x) ((uint64_t)UMAD_SA_MCM_COMP_MASK_##x)
+#define JOIN_MASK (CM(MGID) | CM(PORT_GID) | CM(JOIN_STATE))
+/* A re-join names every parameter of the group's record (selectors
+ * "exactly"), so that an SA that lost the group creates it again as it
+ * was (OpenSM needs Q_Key, TClass, P_Key, FlowLabel and SL to create,
+ * IBA 15.2.5.17 o15-0.2.3). The MLID is left to the SA. */
+#define REJOIN_MASK (JOIN_MASK | CM(QKEY) | CM(TCLASS) | CM(PKEY) | \
+		     CM(FLOW_LABEL) | CM(SL) | CM(MTU_SEL) | CM(MTU) | \
+		     CM(RATE_SEL) | CM(RATE) | CM(LIFE_TIME_SEL) | \
+		     CM(LIFE_TIME))
+#define RECV_BITS (IMC_JOIN_FULL | IMC_JOIN_NON)
+#define PKEY_FULL 0x8000
+
+/* ------------------------------------------------------------------ */
+/* Intrusive list and hash table. */
+
+struct link {
+	struct link *prev, *next;
+};
+
+static void list_init(struct link *h)
+{
+	h->prev = h->next = h;
+}
+
+static bool list_empty(const struct link *h)
+{
+	return h->next == h;
+}
+
+static void list_add_tail(struct link *h, struct link *l)
+{
+	l->prev = h->prev;
+	l->next = h;
+	h->prev->next = l;
+	h->prev = l;
+}
+
+static void list_del(struct link *l)
+{
+	l->prev->next = l->next;
+	l->next->prev = l->prev;
+	l->prev = l->next = l;
+}
+
+/* Moves every entry of from to the tail of to. */
+static void list_splice(struct link *to, struct link *from)
+{
+	if (list_empty(from))
+		return;
+	from->next->prev = to->prev;
+	to->prev->next = from->next;
+	from->prev->next = to;
+	to->prev = from->prev;
+	list_init(from);
+}
+
+struct hnode {
+	struct hnode *next;
+	uint64_t hash;
+};
+
+/* Chained, power-of-two buckets, grown at load 1: O(1) expected. */
+struct htab {
+	struct hnode **b;
+	size_t mask, n;
+};
+
+static int ht_init(struct htab *h)
+{
+	h->b = calloc(16, sizeof(*h->b));
+	if (!h->b)
+		return -ENOMEM;
+	h->mask = 15;
+	h->n = 0;
+	return 0;
+}
+
+static void ht_grow(struct htab *h)
+{
+	size_t n = (h->mask + 1) * 2;
+	struct hnode **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return; /* longer chains, still correct */
+	for (size_t i = 0; i <= h->mask; i++) {
+		struct hnode *e = h->b[i], *next;
+
+		for (; e; e = next) {
+			next = e->next;
+			e->next = b[e->hash & (n - 1)];
+			b[e->hash & (n - 1)] = e;
+		}
+	}
+	free(h->b);
+	h->b = b;
+	h->mask = n - 1;
+}
+
+static void ht_insert(struct htab *h, struct hnode *e, uint64_t hash)
+{
+	struct hnode **head;
+
+	if (h->n > h->mask)
+		ht_grow(h);
+	e->hash = hash;
+	head = &h->b[hash & h->mask];
+	e->next = *head;
+	*head = e;
+	h->n++;
+}
+
+static void ht_remove(struct htab *h, struct hnode *e)
+{
+	struct hnode **p = &h->b[e->hash & h->mask];
+
+	while (*p != e)
+		p = &(*p)->next;
+	*p = e->next;
+	e->next = NULL;
+	h->n--;
+}
+
+static uint64_t mix(uint64_t z)
+{
+	/* splitmix64 finalizer */
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* ------------------------------------------------------------------ */
+/* Objects. */
+
+enum gstate {
+	G_IDLE,
+	G_SET,
+	G_DELETE,
+	G_PACE,
+	G_WINDOW,
+	G_REJOIN,
+	G_DOWN,
+};
+
+enum pstate {
+	P_ACTIVE,
+	P_DOWN,
+};
+
+struct group;
+
+/* A QP attached to a group: once, whatever the number of members. */
+struct att {
+	struct hnode node;          /* t->atts, by (group, qp) */
+	struct link link;           /* g->atts */
+	struct group *g;
+	void *qp;
+	uint16_t mlid;              /* attached with */
+	unsigned refs;              /* members using it */
+};
+
+struct group {
+	struct hnode node;          /* t->groups by MGID, once keyed */
+	struct imc_mcast *t;
+	struct link all;            /* t->all: creation order */
+	struct link dirty;          /* t->dirty: to reconcile */
+	struct link wait;           /* t->window: waiting for a slot */
+	struct link pending;        /* PENDING and REJOINING members */
+	struct link members;        /* JOINED, WAITING and FAILED ones */
+	struct link atts;
+	struct imc_timer timer;     /* PACE delay; IDLE: retry reconcile */
+	struct imc_sa_query *q;
+	struct imc_mcast_member *trigger; /* whose template the Set carries */
+	uint64_t sent_gen;          /* members joined up to it are covered */
+	uint64_t epoch;             /* t->epoch when the request was sent */
+	enum gstate state;
+	bool rec_valid;             /* rec holds an SA answer */
+	bool rejoin_rec;            /* the REJOIN in flight names rec */
+	uint8_t held;               /* JoinState bits the SA may hold */
+	uint8_t doubt;              /* of held: not known to be held (a Set
+				     * unanswered, a Delete refused) */
+	uint8_t req_bits;           /* bits of the request in flight */
+	struct imc_gid mgid;        /* key; zero while a create is pending */
+	struct imc_mcmr rec;
+	uint32_t cnt[4];            /* wanting members per JoinState bit */
+	uint32_t n_members;
+	uint32_t zero_atts;         /* attachments with no member left */
+};
+
+struct imc_mcast_member {
+	struct link link;           /* g->pending or g->members */
+	struct link ev;             /* t->events */
+	struct group *g;
+	enum imc_mcast_state state;
+	enum imc_mcast_state told;  /* last reported (PENDING: none) */
+	enum imc_mcast_state resume; /* WAITING: state at port up */
+	int status;                 /* FAILED: why */
+	uint64_t gen;
+	struct att *att;
+	imc_mcast_cb cb;
+	void *arg;
+	struct imc_mcast_join_req req;
+};
+
+/* Lives on the dispatcher's stack: tells it that a callback destroyed
+ * the tracker. */
+struct guard {
+	bool destroyed;
+};
+
+struct imc_mcast {
+	struct imc_loop *loop;
+	struct imc_sa_client *sa;
+	struct imc_mcast_config cfg;
+	struct imc_mcast_ops ops;
+	struct imc_rng rng;
+	uint64_t hash_seed;
+	unsigned sa_retries;
+	enum pstate port;
+	struct htab groups, atts;
+	struct link all, dirty, window, events;
+	struct imc_timer work;
+	bool working;               /* inside on_work: arm it at the end */
+	unsigned rejoins_in_flight;
+	uint64_t gen;
+	uint64_t epoch;             /* re-join events so far */
+	struct guard *guard;
+	struct imc_mcast_stats st;
+};
+
+static void reconcile(struct group *g, bool answered);
+static void on_group_timer(struct imc_timer *tm);
+static void pace(struct group *g);
+static void pump_window(struct imc_mcast *t);
+
+/* ------------------------------------------------------------------ */
+/* Names. */
+
+const char *imc_mcast_event_str(enum imc_mcast_event_type t)
+{
+	switch (t) {
+	case IMC_MCAST_EV_JOINED:
+		return "joined";
+	case IMC_MCAST_EV_ERROR:
+		return "error";
+	case IMC_MCAST_EV_REJOINING:
+		return "rejoining";
+	case IMC_MCAST_EV_WAITING:
+		return "waiting";
+	}
+	return "?";
+}
+
+const char *imc_mcast_state_str(enum imc_mcast_state s)
+{
+	switch (s) {
+	case IMC_MCAST_PENDING:
+		return "pending";
+	case IMC_MCAST_JOINED:
+		return "joined";
+	case IMC_MCAST_REJOINING:
+		return "rejoining";
+	case IMC_MCAST_WAITING:
+		return "waiting";
+	case IMC_MCAST_FAILED:
+		return "failed";
+	}
+	return "?";
+}
+
+const char *imc_mcast_port_event_str(enum imc_mcast_port_event ev)
+{
+	switch (ev) {
+	case IMC_MCAST_PORT_ACTIVE:
+		return "active";
+	case IMC_MCAST_PORT_DOWN:
+		return "down";
+	case IMC_MCAST_PORT_LID_CHANGE:
+		return "lid-change";
+	case IMC_MCAST_PORT_SM_CHANGE:
+		return "sm-change";
+	case IMC_MCAST_PORT_REREGISTER:
+		return "reregister";
+	case IMC_MCAST_PORT_PKEY_CHANGE:
+		return "pkey-change";
+	}
+	return "?";
+}
+
+/* ------------------------------------------------------------------ */
+/* Record comparison: the seed's cmp_rec(), with the selectors. */
+
+/* Bandwidth of each rate code in 100 Mb/s (IBA 15.2.5.16 Rate, codes 2
+ * to 22): codes are not in bandwidth order, so selectors compare these. */
+static unsigned rate_bw(uint8_t r)
+{
+	static const uint16_t bw[23] = {
+		[2] = 25, [3] = 100, [4] = 300, [5] = 50, [6] = 200,
+		[7] = 400, [8] = 600, [9] = 800, [10] = 1200, [11] = 140,
+		[12] = 560, [13] = 1120, [14] = 1680, [15] = 250,
+		[16] = 1000, [17] = 2000, [18] = 3000, [19] = 280,
+		[20] = 500, [21] = 4000, [22] = 6000,
+	};
+
+	return r < IMC_ARRAY_SIZE(bw) ? bw[r] : 0;
+}
+
+static int cmpu(unsigned a, unsigned b)
+{
+	return (a > b) - (a < b);
+}
+
+/* Does the group's record g satisfy template r in every component of
+ * mask? Equality for plain components (IBA 15.2.5.17 o15-0.2.4 item 5),
+ * the selector's relation for MTU, rate and packet lifetime when their
+ * selector is in the mask (IBA 15.2.5.16: 0 greater than, 1 less than,
+ * 2 exactly, 3 largest available / smallest lifetime), and P_Keys on their
+ * low 15 bits, not both limited (IBA 10.9.1.2). PortGID, JoinState and
+ * ProxyJoin are the tracker's own. An MGID of zero (a create) matches the
+ * MGID the SA chose. */
+static bool rec_matches(const struct imc_mcmr *g, const struct imc_mcmr *r,
+			uint64_t mask)
+{
+	if ((mask & CM(MGID)) && !imc_gid_is_zero(&r->mgid) &&
+	    !imc_gid_equal(&r->mgid, &g->mgid))
+		return false;
+	if ((mask & CM(QKEY)) && r->qkey != g->qkey)
+		return false;
+	if ((mask & CM(MLID)) && r->mlid != g->mlid)
+		return false;
+	if (mask & CM(MTU_SEL)) {
+		if (!imc_sa_selector_match(r->mtu_sel, cmpu(g->mtu, r->mtu)))
+			return false;
+	} else if ((mask & CM(MTU)) && r->mtu != g->mtu) {
+		return false;
+	}
+	if ((mask & CM(TCLASS)) && r->tclass != g->tclass)
+		return false;
+	if ((mask & CM(PKEY)) &&
+	    (((r->pkey | g->pkey) & PKEY_FULL) == 0 ||
+	     ((r->pkey ^ g->pkey) & 0x7fff)))
+		return false;
+	if (mask & CM(RATE_SEL)) {
+		if (!imc_sa_selector_match(r->rate_sel, cmpu(rate_bw(g->rate),
+							     rate_bw(r->rate))))
+			return false;
+	} else if ((mask & CM(RATE)) && r->rate != g->rate) {
+		return false;
+	}
+	if (mask & CM(LIFE_TIME_SEL)) {
+		if (!imc_sa_selector_match(r->life_sel, cmpu(g->life, r->life)))
+			return false;
+	} else if ((mask & CM(LIFE_TIME)) && r->life != g->life) {
+		return false;
+	}
+	if ((mask & CM(SL)) && r->sl != g->sl)
+		return false;
+	if ((mask & CM(FLOW_LABEL)) && r->flow_label != g->flow_label)
+		return false;
+	if ((mask & CM(HOP_LIMIT)) && r->hop_limit != g->hop_limit)
+		return false;
+	if ((mask & CM(SCOPE)) && r->scope != g->scope)
+		return false;
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Work timer, events. */
+
+static void arm_work(struct imc_mcast *t)
+{
+	/* -ENOMEM leaves the work for the next arm; nothing better to do. */
+	if (!t->working && !imc_timer_armed(&t->work))
+		(void)imc_timer_arm(t->loop, &t->work, imc_loop_now(t->loop));
+}
+
+static void mark_dirty(struct group *g)
+{
+	if (list_empty(&g->dirty))
+		list_add_tail(&g->t->dirty, &g->dirty);
+	arm_work(g->t);
+}
+
+static void notify(struct imc_mcast_member *m)
+{
+	struct imc_mcast *t = m->g->t;
+
+	if (list_empty(&m->ev))
+		list_add_tail(&t->events, &m->ev);
+	arm_work(t);
+}
+
+/* The bits the SA is known to hold. */
+static uint8_t sure(const struct group *g)
+{
+	return g->held & (uint8_t)~g->doubt;
+}
+
+static uint8_t want(const struct group *g)
+{
+	uint8_t w = 0;
+
+	for (unsigned i = 0; i < 4; i++)
+		if (g->cnt[i])
+			w |= (uint8_t)(1u << i);
+	return w;
+}
+
+static void count(struct group *g, uint8_t bits, int d)
+{
+	for (unsigned i = 0; i < 4; i++)
+		if (bits & (1u << i))
+			g->cnt[i] += (uint32_t)d;
+}
+
+/* ------------------------------------------------------------------ */
+/* QP attachments. */
+
+static uint64_t att_hash(const struct group *g, const void *qp)
+{
+	return mix((uint64_t)(uintptr_t)g ^ mix((uint64_t)(uintptr_t)qp));
+}
+
+static struct att *att_find(const struct imc_mcast *t, const struct group *g,
+			    const void *qp)
+{
+	uint64_t h = att_hash(g, qp);
+	struct hnode *e = t->atts.b[h & t->atts.mask];
+
+	for (; e; e = e->next) {
+		struct att *a = imc_container_of(e, struct att, node);
+
+		if (e->hash == h && a->g == g && a->qp == qp)
+			return a;
+	}
+	return NULL;
+}
+
+static void att_free(struct att *a)
+{
+	struct imc_mcast *t = a->g->t;
+
+	ht_remove(&t->atts, &a->node);
+	list_del(&a->link);
+	free(a);
+}
+
+static void att_detach(struct att *a)
+{
+	struct imc_mcast *t = a->g->t;
+
+	if (t->ops.detach &&
+	    t->ops.detach(t->ops.ctx, a->qp, &a->g->mgid, a->mlid) < 0)
+		t->st.detach_errors++;
+}
+
+/* Attaches m's QP (or shares the group's attachment of it). 0 or the
+ * attach error. */
+static int att_get(struct imc_mcast_member *m)
+{
+	struct group *g = m->g;
+	struct imc_mcast *t = g->t;
+	struct att *a;
+	int rc;
+
+	if (m->att || !m->req.qp || !(m->req.join_state & RECV_BITS))
+		return 0;
+	a = att_find(t, g, m->req.qp);
+	if (a) {
+		if (a->refs++ == 0)
+			g->zero_atts--;
+		m->att = a;
+		return 0;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	if (t->ops.attach) {
+		rc = t->ops.attach(t->ops.ctx, m->req.qp, &g->mgid,
+				   g->rec.mlid);
+		if (rc < 0) {
+			t->st.attach_errors++;
+			free(a);
+			return rc;
+		}
+	}
+	a->g = g;
+	a->qp = m->req.qp;
+	a->mlid = g->rec.mlid;
+	a->refs = 1;
+	ht_insert(&t->atts, &a->node, att_hash(g, a->qp));
+	list_add_tail(&g->atts, &a->link);
+	m->att = a;
+	return 0;
+}
+
+/* The detach itself waits for reconcile(): never inside an API call. */
+static void att_put(struct imc_mcast_member *m)
+{
+	struct att *a = m->att;
+
+	if (!a)
+		return;
+	m->att = NULL;
+	if (--a->refs == 0)
+		a->g->zero_atts++;
+}
+
+/* Detaches the QPs no member uses any more. */
+static void att_sweep(struct group *g)
+{
+	struct link *l, *next;
+
+	if (!g->zero_atts)
+		return;
+	for (l = g->atts.next; l != &g->atts; l = next) {
+		struct att *a = imc_container_of(l, struct att, link);
+
+		next = l->next;
+		if (a->refs)
+			continue;
+		att_detach(a);
+		att_free(a);
+		g->zero_atts--;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* States. */
+
+static void fail_count(struct imc_mcast *t, int status)
+{
+	t->st.errors++;
+	if (status > 0) {
+		unsigned code = imc_sa_status_code((uint16_t)status);
+
+		if (code < IMC_ARRAY_SIZE(t->st.errors_by_status))
+			t->st.errors_by_status[code]++;
+	}
+}
+
+static void mstate(struct imc_mcast_member *m, enum imc_mcast_state to,
+		   int status)
+{
+	static const unsigned allowed[] = {
+		[IMC_MCAST_PENDING] = 1u << IMC_MCAST_JOINED |
+				      1u << IMC_MCAST_FAILED |
+				      1u << IMC_MCAST_WAITING,
+		[IMC_MCAST_JOINED] = 1u << IMC_MCAST_REJOINING |
+				     1u << IMC_MCAST_WAITING |
+				     1u << IMC_MCAST_FAILED,
+		[IMC_MCAST_REJOINING] = 1u << IMC_MCAST_JOINED |
+					1u << IMC_MCAST_FAILED |
+					1u << IMC_MCAST_WAITING,
+		[IMC_MCAST_WAITING] = 1u << IMC_MCAST_PENDING |
+				      1u << IMC_MCAST_REJOINING,
+		[IMC_MCAST_FAILED] = 0,
+	};
+	struct group *g = m->g;
+
+	if (!(allowed[m->state] & 1u << to))
+		abort();
+	if (to == IMC_MCAST_WAITING)
+		m->resume = m->state == IMC_MCAST_PENDING ?
+			    IMC_MCAST_PENDING : IMC_MCAST_REJOINING;
+	m->state = to;
+	list_del(&m->link);
+	if (to == IMC_MCAST_PENDING || to == IMC_MCAST_REJOINING)
+		list_add_tail(&g->pending, &m->link);
+	else
+		list_add_tail(&g->members, &m->link);
+	if (to == IMC_MCAST_FAILED) {
+		m->status = status;
+		count(g, m->req.join_state, -1);
+		att_put(m);
+		if (g->trigger == m)
+			g->trigger = NULL;
+		fail_count(g->t, status);
+	}
+	if (to != IMC_MCAST_PENDING)
+		notify(m);
+}
+
+static void gstate(struct group *g, enum gstate to)
+{
+	static const unsigned allowed[] = {
+		[G_IDLE] = 1u << G_SET | 1u << G_DELETE | 1u << G_PACE |
+			   1u << G_DOWN,
+		[G_SET] = 1u << G_IDLE | 1u << G_DOWN,
+		[G_DELETE] = 1u << G_IDLE | 1u << G_DOWN,
+		[G_PACE] = 1u << G_REJOIN | 1u << G_WINDOW | 1u << G_IDLE |
+			   1u << G_DOWN,
+		[G_WINDOW] = 1u << G_REJOIN | 1u << G_IDLE | 1u << G_DOWN,
+		[G_REJOIN] = 1u << G_IDLE | 1u << G_DOWN,
+		[G_DOWN] = 1u << G_PACE | 1u << G_IDLE,
+	};
+	struct imc_mcast *t = g->t;
+
+	if (!(allowed[g->state] & 1u << to))
+		abort();
+	if (g->state == G_REJOIN)
+		t->rejoins_in_flight--;
+	if (g->state == G_WINDOW)
+		list_del(&g->wait);
+	if (to == G_REJOIN)
+		t->rejoins_in_flight++;
+	if (to == G_WINDOW)
+		list_add_tail(&t->window, &g->wait);
+	g->state = to;
+}
+
+/* ------------------------------------------------------------------ */
+/* Groups. */
+
+static struct group *group_find(const struct imc_mcast *t,
+				const struct imc_gid *mgid)
+{
+	uint64_t h = imc_gid_hash(mgid, t->hash_seed);
+	struct hnode *e = t->groups.b[h & t->groups.mask];
+
+	for (; e; e = e->next) {
+		struct group *g = imc_container_of(e, struct group, node);
+
+		if (e->hash == h && imc_gid_equal(&g->mgid, mgid))
+			return g;
+	}
+	return NULL;
+}
+
+static void group_key(struct group *g, const struct imc_gid *mgid)
+{
+	struct imc_mcast *t = g->t;
+
+	g->mgid = *mgid;
+	ht_insert(&t->groups, &g->node, imc_gid_hash(mgid, t->hash_seed));
+}
+
+static struct group *group_new(struct imc_mcast *t, const struct imc_gid *mgid)
+{
+	struct group *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	g->t = t;
+	list_init(&g->dirty);
+	list_init(&g->wait);
+	list_init(&g->pending);
+	list_init(&g->members);
+	list_init(&g->atts);
+	imc_timer_init(&g->timer, on_group_timer);
+	g->state = t->port == P_DOWN ? G_DOWN : G_IDLE;
+	if (!imc_gid_is_zero(mgid))
+		group_key(g, mgid);
+	list_add_tail(&t->all, &g->all);
+	t->st.groups++;
+	return g;
+}
+
+/* Cancels what g has in flight or scheduled. */
+static void group_stop(struct group *g)
+{
+	if (g->q) {
+		imc_sa_query_cancel(g->q);
+		g->q = NULL;
+		g->t->st.in_flight--;
+	}
+	imc_timer_cancel(g->t->loop, &g->timer);
+}
+
+/* Frees g and whatever it still holds, without telling anyone. */
+static void group_free(struct group *g)
+{
+	struct imc_mcast *t = g->t;
+
+	group_stop(g);
+	if (g->state == G_REJOIN)
+		t->rejoins_in_flight--;
+	while (!list_empty(&g->atts))
+		att_free(imc_container_of(g->atts.next, struct att, link));
+	if (!imc_gid_is_zero(&g->mgid))
+		ht_remove(&t->groups, &g->node);
+	list_del(&g->all);
+	list_del(&g->dirty);
+	list_del(&g->wait);
+	t->st.groups--;
+	free(g);
+}
+
+/* ------------------------------------------------------------------ */
+/* SA requests. */
+
+static void on_set(void *arg, int err, const struct imc_sa_answer *ans);
+static void on_delete(void *arg, int err, const struct imc_sa_answer *ans);
+
+static int send_mcmr(struct group *g, uint8_t method,
+		     const struct imc_mcmr *rec, uint64_t mask,
+		     imc_sa_query_cb cb)
+{
+	struct imc_mcast *t = g->t;
+	struct imc_sa_mad m;
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	m.mad.method = method;
+	m.mad.attr_id = UMAD_SA_ATTR_MCMEMBER_REC;
+	m.sa.comp_mask = mask;
+	rc = imc_mcmr_pack(rec, m.data, sizeof(m.data));
+	if (rc < 0)
+		return rc;
+	rc = imc_sa_query_start(t->sa, &m, cb, g, &g->q);
+	if (rc < 0)
+		return rc;
+	imc_timer_cancel(t->loop, &g->timer);
+	g->epoch = t->epoch;
+	t->st.mads_sent++;
+	t->st.in_flight++;
+	return 0;
+}
+
+/* Retry reconcile() later when a request could not even start. */
+static void retry_later(struct group *g)
+{
+	(void)imc_timer_arm_in(g->t->loop, &g->timer, IMC_NSEC_PER_SEC);
+}
+
+/* The Set that asks for every wanted bit: with the trigger member's
+ * template (a first join, a create, new bits), or with the group's record
+ * (a re-join). */
+static int send_set(struct group *g, bool rejoin)
+{
+	struct imc_mcast *t = g->t;
+	struct imc_mcmr rec;
+	uint64_t mask;
+	uint8_t w = want(g);
+	int rc;
+
+	if (rejoin && g->rec_valid) {
+		rec = g->rec;
+		rec.mtu_sel = rec.rate_sel = rec.life_sel =
+			UMAD_SA_SELECTOR_EXACTLY;
+		rec.proxy_join = false;
+		rec.resv49 = 0;
+		memset(rec.resv, 0, sizeof(rec.resv));
+		mask = REJOIN_MASK;
+		g->trigger = NULL;
+	} else {
+		struct imc_mcast_member *m = g->trigger;
+
+		if (!m || m->state != IMC_MCAST_PENDING) {
+			m = imc_container_of(g->pending.next,
+					     struct imc_mcast_member, link);
+			g->trigger = m;
+		}
+		rec = m->req.rec;
+		mask = m->req.comp_mask | JOIN_MASK;
+		if (!imc_gid_is_zero(&g->mgid))
+			rec.mgid = g->mgid;
+	}
+	rec.port_gid = t->cfg.port_gid;
+	rec.join_state = w;
+	g->rejoin_rec = rejoin && g->rec_valid;
+	g->req_bits = w;
+	g->sent_gen = t->gen;
+	rc = send_mcmr(g, UMAD_METHOD_SET, &rec, mask, on_set);
+	if (rc == 0 && rejoin)
+		t->st.rejoins++;
+	return rc;
+}
+
+static int send_delete(struct group *g, uint8_t bits)
+{
+	struct imc_mcmr rec;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.mgid = g->mgid;
+	rec.port_gid = g->t->cfg.port_gid;
+	rec.join_state = bits;
+	g->req_bits = bits;
+	return send_mcmr(g, UMAD_SA_METHOD_DELETE, &rec, JOIN_MASK, on_delete);
+}
+
+static void count_answer(struct imc_mcast *t, int err,
+			 const struct imc_sa_answer *ans)
+{
+	t->st.in_flight--;
+	if (ans)
+		t->st.retries += ans->attempts ? ans->attempts - 1 : 0;
+	else if (err == -ETIMEDOUT)
+		t->st.retries += t->sa_retries;
+	if (err == -ETIMEDOUT)
+		t->st.timeouts++;
+}
+
+/* Fails the members the Set covered: pending when it was sent. */
+static void fail_covered(struct group *g, int status)
+{
+	struct link *l, *next;
+
+	for (l = g->pending.next; l != &g->pending; l = next) {
+		struct imc_mcast_member *m =
+			imc_container_of(l, struct imc_mcast_member, link);
+
+		next = l->next;
+		if (m->gen <= g->sent_gen)
+			mstate(m, IMC_MCAST_FAILED, status);
+	}
+}
+
+/* Re-attaches the group's QPs when a re-join brought a new MLID. */
+static void remap_mlid(struct group *g, uint16_t mlid)
+{
+	struct imc_mcast *t = g->t;
+	struct link *l, *next;
+
+	for (l = g->atts.next; l != &g->atts; l = next) {
+		struct att *a = imc_container_of(l, struct att, link);
+		struct link *lists[2] = { &g->members, &g->pending };
+		int rc = 0;
+
+		next = l->next;
+		if (a->mlid == mlid)
+			continue;
+		att_detach(a);
+		a->mlid = mlid;
+		if (t->ops.attach)
+			rc = t->ops.attach(t->ops.ctx, a->qp, &g->mgid, mlid);
+		if (rc >= 0)
+			continue;
+		t->st.attach_errors++;
+		/* Its members lost their QP's membership: they fail. */
+		for (unsigned i = 0; i < 2; i++) {
+			struct link *ml, *mnext;
+
+			for (ml = lists[i]->next; ml != lists[i]; ml = mnext) {
+				struct imc_mcast_member *m = imc_container_of(
+					ml, struct imc_mcast_member, link);
+
+				mnext = ml->next;
+				if (m->att == a)
+					mstate(m, IMC_MCAST_FAILED, rc);
+			}
+		}
+		/* No member left on it, and it is not attached any more. */
+		g->zero_atts--;
+		att_free(a);
+	}
+}
+
+/* A create answered with MGID mgid: key the group, or hand its members
+ * to the group of that MGID the port already has. Returns the group the
+ * members are in now. */
+static struct group *key_created(struct group *g, const struct imc_gid *mgid)
+{
+	struct group *x = group_find(g->t, mgid);
+	struct link *l, *next;
+
+	if (!x) {
+		group_key(g, mgid);
+		return g;
+	}
+	/* The SA now holds our bits on x too. */
+	x->held |= g->held;
+	for (l = g->pending.next; l != &g->pending; l = next) {
+		struct imc_mcast_member *m =
+			imc_container_of(l, struct imc_mcast_member, link);
+
+		next = l->next;
+		list_del(&m->link);
+		list_add_tail(&x->pending, &m->link);
+		m->g = x;
+		count(x, m->req.join_state, 1);
+		x->n_members++;
+	}
+	/* Failed members, if any, move too. */
+	for (l = g->members.next; l != &g->members; l = next) {
+		struct imc_mcast_member *m =
+			imc_container_of(l, struct imc_mcast_member, link);
+
+		next = l->next;
+		list_del(&m->link);
+		list_add_tail(&x->members, &m->link);
+		m->g = x;
+		x->n_members++;
+	}
+	group_free(g);
+	mark_dirty(x);
+	return x;
+}
+
+static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
+{
+	struct group *g = arg;
+	struct imc_mcast *t = g->t;
+	bool rejoin = g->state == G_REJOIN;
+	bool by_rec = g->rejoin_rec;
+	bool stale = g->epoch != t->epoch;
+	struct imc_mcmr rec;
+	uint16_t status;
+
+	g->q = NULL;
+	count_answer(t, err, ans);
+	gstate(g, G_IDLE);
+	status = ans ? ans->status : 0;
+	if (!err && !status &&
+	    (imc_mcmr_unpack(&rec, ans->data, ans->len) < 0 ||
+	     !imc_gid_is_multicast(&rec.mgid) ||
+	     (!imc_gid_is_zero(&g->mgid) &&
+	      !imc_gid_equal(&rec.mgid, &g->mgid))))
+		err = -EPROTO; /* not an answer to this Set */
+	if (err) {
+		/* The SA may have taken the Set and lost only the answers:
+		 * its bits are in doubt until a Delete settles them. */
+		g->doubt |= g->req_bits & (uint8_t)~sure(g);
+		g->held |= g->req_bits;
+	}
+	if (!err && !status) {
+		/* IBA 15.2.5.17: the answer carries the port's JoinState. */
+		g->held |= g->req_bits | rec.join_state;
+		g->doubt &= (uint8_t)~(g->req_bits | rec.join_state);
+		if (imc_gid_is_zero(&g->mgid))
+			g = key_created(g, &rec.mgid);
+		if (g->rec_valid && g->rec.mlid != rec.mlid)
+			remap_mlid(g, rec.mlid);
+		g->rec = rec;
+		g->rec.port_gid = t->cfg.port_gid;
+		g->rec_valid = true;
+	} else if (stale) {
+		/* Sent before a reregister or an SM change: its failure
+		 * says nothing of the SA the port has now. */
+	} else if (err) {
+		/* -ETIMEDOUT after the retries, -ECANCELED flushed by the
+		 * client's owner, -EPROTO: every member it covered. */
+		fail_covered(g, err);
+	} else if (by_rec) {
+		/* A re-join refused: its whole group, status as received. */
+		fail_covered(g, status);
+	} else if (g->trigger) {
+		/* A join: the SA judged the trigger's template; the others
+		 * are asked for again, each gets its own status. */
+		mstate(g->trigger, IMC_MCAST_FAILED, status);
+	}
+	g->trigger = NULL;
+	if (g->state == G_IDLE) {
+		if (stale && want(g))
+			pace(g); /* the answer predates the event */
+		else
+			reconcile(g, true);
+	}
+	if (rejoin)
+		pump_window(t);
+}
+
+static void on_delete(void *arg, int err, const struct imc_sa_answer *ans)
+{
+	struct group *g = arg;
+
+	g->q = NULL;
+	count_answer(g->t, err, ans);
+	gstate(g, G_IDLE);
+	/* Answered with success, or refused for one bit: the SA does not
+	 * hold those bits. A refused Delete of several bits may have named
+	 * one the SA did not have (an SA checks the port holds them all,
+	 * o15-0.1.14): they are deleted one by one. Unanswered: reconcile()
+	 * sends it again, until the port goes away. */
+	if (!err && ans->status &&
+	    (g->req_bits & (g->req_bits - 1)) != 0) {
+		g->doubt |= g->req_bits;
+	} else if (!err) {
+		g->held &= (uint8_t)~g->req_bits;
+		g->doubt &= (uint8_t)~g->req_bits;
+	}
+	if (g->epoch != g->t->epoch && want(g))
+		pace(g);
+	else
+		reconcile(g, true);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reconcile: make the SA hold exactly the wanted bits. */
+
+static void complete(struct group *g, bool answered)
+{
+	struct imc_mcast *t = g->t;
+	struct link *l, *next;
+
+	for (l = g->pending.next; l != &g->pending; l = next) {
+		struct imc_mcast_member *m =
+			imc_container_of(l, struct imc_mcast_member, link);
+		int rc;
+
+		next = l->next;
+		if ((m->req.join_state & sure(g)) != m->req.join_state)
+			continue;
+		if (!rec_matches(&g->rec, &m->req.rec, m->req.comp_mask)) {
+			mstate(m, IMC_MCAST_FAILED,
+			       m->state == IMC_MCAST_REJOINING ? -ENETRESET :
+								 -EINVAL);
+			continue;
+		}
+		/* IBA 15.2.5.17 leaves the order to us: the QP is attached
+		 * once the SA holds the membership, before the member hears
+		 * of it (the seed's race was the other order). */
+		rc = att_get(m);
+		if (rc < 0) {
+			mstate(m, IMC_MCAST_FAILED, rc);
+			continue;
+		}
+		if (!answered && m->state == IMC_MCAST_PENDING)
+			t->st.joins_local++;
+		mstate(m, IMC_MCAST_JOINED, 0);
+	}
+}
+
+static void reconcile(struct group *g, bool answered)
+{
+	uint8_t w, extra;
+
+	list_del(&g->dirty);
+	att_sweep(g);
+	if (g->state == G_DOWN) {
+		if (!g->n_members)
+			group_free(g);
+		return;
+	}
+	if (g->state != G_IDLE)
+		return;
+	if (g->rec_valid)
+		complete(g, answered);
+	w = want(g);
+	if (!list_empty(&g->pending) && (w & ~sure(g) || !g->rec_valid)) {
+		if (send_set(g, false) == 0)
+			gstate(g, G_SET);
+		else
+			retry_later(g);
+		return;
+	}
+	extra = g->held & (uint8_t)~w;
+	if (extra) {
+		uint8_t bits = extra & (uint8_t)~g->doubt;
+
+		/* The bits known held in one Delete; doubtful ones alone,
+		 * so that one the SA lacks does not keep another there. */
+		if (!bits)
+			bits = extra & (uint8_t)-extra;
+		/* Members that gave up receiving bits were detached by
+		 * att_sweep() above, before this Delete. */
+		if (send_delete(g, bits) == 0)
+			gstate(g, G_DELETE);
+		else
+			retry_later(g);
+		return;
+	}
+	if (!g->n_members)
+		group_free(g);
+}
+
+/* ------------------------------------------------------------------ */
+/* Re-joins: paced by a random delay and a window per port. */
+
+/* Starts g's re-join when the window has room, else queues it. */
+static void start_rejoin(struct group *g)
+{
+	struct imc_mcast *t = g->t;
+
+	if (!want(g) || list_empty(&g->pending)) {
+		/* Everyone left or failed meanwhile: give back what is
+		 * held, if anything. */
+		gstate(g, G_IDLE);
+		reconcile(g, false);
+		return;
+	}
+	if (t->rejoins_in_flight >= t->cfg.rejoin_window) {
+		if (g->state != G_WINDOW)
+			gstate(g, G_WINDOW);
+		return;
+	}
+	if (send_set(g, true) == 0) {
+		gstate(g, G_REJOIN);
+		return;
+	}
+	gstate(g, G_IDLE);
+	retry_later(g);
+}
+
+static void pump_window(struct imc_mcast *t)
+{
+	while (!list_empty(&t->window) &&
+	       t->rejoins_in_flight < t->cfg.rejoin_window) {
+		struct group *g = imc_container_of(t->window.next,
+						   struct group, wait);
+
+		start_rejoin(g);
+	}
+}
+
+static void on_group_timer(struct imc_timer *tm)
+{
+	struct group *g = imc_container_of(tm, struct group, timer);
+
+	if (g->state == G_PACE)
+		start_rejoin(g);
+	else if (g->state == G_IDLE)
+		reconcile(g, false);
+}
+
+/* Schedules g's re-join: a random delay in [0, rejoin_spread) drawn from
+ * the tracker's seeded stream, so that ports told at once (a reregister
+ * of the whole subnet) spread their Sets over the spread instead of
+ * storming the SA (protocol.md, "Known problems"). */
+static void pace(struct group *g)
+{
+	struct imc_mcast *t = g->t;
+	imc_time_t delay = 0;
+
+	if (t->cfg.rejoin == IMC_MCAST_REJOIN_PACED && t->cfg.rejoin_spread)
+		delay = imc_rng_below(&t->rng, t->cfg.rejoin_spread);
+	gstate(g, G_PACE);
+	(void)imc_timer_arm_in(t->loop, &g->timer, delay);
+}
+
+/* ------------------------------------------------------------------ */
+/* Dispatch. */
+
+static void dispatch(struct imc_mcast *t)
+{
+	struct link local;
+	struct guard guard = { false };
+
+	list_init(&local);
+	list_splice(&local, &t->events);
+	t->guard = &guard;
+	while (!list_empty(&local)) {
+		struct imc_mcast_member *m =
+			imc_container_of(local.next, struct imc_mcast_member,
+					 ev);
+		struct imc_mcast_event ev;
+		struct imc_mcmr rec;
+
+		list_del(&m->ev);
+		if (m->state == m->told || m->state == IMC_MCAST_PENDING)
+			continue;
+		memset(&ev, 0, sizeof(ev));
+		switch (m->state) {
+		case IMC_MCAST_JOINED:
+			ev.type = IMC_MCAST_EV_JOINED;
+			/* A copy: the callback may free the group. */
+			rec = m->g->rec;
+			rec.join_state = sure(m->g);
+			ev.rec = &rec;
+			break;
+		case IMC_MCAST_FAILED:
+			ev.type = IMC_MCAST_EV_ERROR;
+			ev.status = m->status;
+			break;
+		case IMC_MCAST_REJOINING:
+			ev.type = IMC_MCAST_EV_REJOINING;
+			break;
+		case IMC_MCAST_WAITING:
+		case IMC_MCAST_PENDING:
+			ev.type = IMC_MCAST_EV_WAITING;
+			break;
+		}
+		m->told = m->state;
+		/* m may be freed, t destroyed: touch neither after. */
+		m->cb(m->arg, m, &ev);
+		if (guard.destroyed)
+			return;
+	}
+	t->guard = NULL;
+}
+
+static void on_work(struct imc_timer *tm)
+{
+	struct imc_mcast *t = imc_container_of(tm, struct imc_mcast, work);
+
+	/* Reconcile first, so that QPs are attached before the callbacks
+	 * that announce them. Work queued meanwhile is done in this pass,
+	 * not in another round. */
+	t->working = true;
+	while (!list_empty(&t->dirty))
+		reconcile(imc_container_of(t->dirty.next, struct group, dirty),
+			  false);
+	t->working = false;
+	dispatch(t); /* t may be gone after */
+}
+
+/* ------------------------------------------------------------------ */
+/* Public API. */
+
+void imc_mcast_config_init(struct imc_mcast_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->rejoin = IMC_MCAST_REJOIN_PACED;
+	cfg->rejoin_spread = 100 * IMC_NSEC_PER_MSEC;
+	cfg->rejoin_window = 16;
+}
+
+int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
+		     const struct imc_mcast_config *cfg,
+		     const struct imc_mcast_ops *ops, struct imc_mcast **out)
+{
+	struct imc_sa_client_config cc;
+	struct imc_mcast *t;
+
+	if (!loop || !sa || !cfg || !out ||
+	    (cfg->rejoin != IMC_MCAST_REJOIN_PACED &&
+	     cfg->rejoin != IMC_MCAST_REJOIN_IMMEDIATE) ||
+	    (cfg->rejoin == IMC_MCAST_REJOIN_PACED && !cfg->rejoin_window))
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	if (ht_init(&t->groups) < 0 || ht_init(&t->atts) < 0) {
+		free(t->groups.b);
+		free(t);
+		return -ENOMEM;
+	}
+	t->loop = loop;
+	t->sa = sa;
+	t->cfg = *cfg;
+	if (cfg->rejoin == IMC_MCAST_REJOIN_IMMEDIATE)
+		t->cfg.rejoin_window = UINT32_MAX;
+	if (ops)
+		t->ops = *ops;
+	imc_rng_seed(&t->rng, cfg->seed);
+	t->hash_seed = imc_rng_next(&t->rng);
+	imc_sa_client_get_config(sa, &cc);
+	t->sa_retries = cc.retries;
+	t->port = P_ACTIVE;
+	list_init(&t->all);
+	list_init(&t->dirty);
+	list_init(&t->window);
+	list_init(&t->events);
+	imc_timer_init(&t->work, on_work);
+	*out = t;
+	return 0;
+}
+
+void imc_mcast_destroy(struct imc_mcast *t)
+{
+	if (!t)
+		return;
+	if (t->guard)
+		t->guard->destroyed = true;
+	while (!list_empty(&t->all)) {
+		struct group *g = imc_container_of(t->all.next, struct group,
+						   all);
+		struct link *l;
+
+		/* The one exception to "ops from the loop": there is no
+		 * later for a tracker that goes. */
+		for (l = g->atts.next; l != &g->atts; l = l->next) {
+			struct att *a = imc_container_of(l, struct att, link);
+
+			att_detach(a);
+		}
+		while (!list_empty(&g->pending)) {
+			l = g->pending.next;
+			list_del(l);
+			free(imc_container_of(l, struct imc_mcast_member,
+					      link));
+		}
+		while (!list_empty(&g->members)) {
+			l = g->members.next;
+			list_del(l);
+			free(imc_container_of(l, struct imc_mcast_member,
+					      link));
+		}
+		group_free(g);
+	}
+	imc_timer_cancel(t->loop, &t->work);
+	free(t->groups.b);
+	free(t->atts.b);
+	free(t);
+}
+
+int imc_mcast_join(struct imc_mcast *t, const struct imc_mcast_join_req *req,
+		   imc_mcast_cb cb, void *arg, struct imc_mcast_member **out)
+{
+	struct imc_mcast_member *m;
+	struct group *g;
+	struct imc_mcmr probe;
+	uint8_t buf[IMC_MCMR_SIZE];
+
+	if (!t || !req || !cb || !out || !req->join_state ||
+	    req->join_state > 0xf ||
+	    (!imc_gid_is_zero(&req->rec.mgid) &&
+	     !imc_gid_is_multicast(&req->rec.mgid)))
+		return -EINVAL;
+	/* A template that does not fit the wire would fail at send time. */
+	probe = req->rec;
+	probe.join_state = req->join_state;
+	if (imc_mcmr_pack(&probe, buf, sizeof(buf)) < 0)
+		return -EINVAL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	g = imc_gid_is_zero(&req->rec.mgid) ? NULL :
+					      group_find(t, &req->rec.mgid);
+	if (!g) {
+		g = group_new(t, &req->rec.mgid);
+		if (!g) {
+			free(m);
+			return -ENOMEM;
+		}
+	}
+	m->g = g;
+	m->req = *req;
+	m->cb = cb;
+	m->arg = arg;
+	m->state = m->told = IMC_MCAST_PENDING;
+	m->gen = ++t->gen;
+	list_init(&m->ev);
+	list_add_tail(&g->pending, &m->link);
+	count(g, req->join_state, 1);
+	g->n_members++;
+	t->st.joins++;
+	t->st.members++;
+	if (t->port == P_DOWN)
+		mstate(m, IMC_MCAST_WAITING, 0);
+	mark_dirty(g);
+	*out = m;
+	return 0;
+}
+
+void imc_mcast_leave(struct imc_mcast_member *m)
+{
+	struct group *g;
+	struct imc_mcast *t;
+
+	if (!m)
+		return;
+	g = m->g;
+	t = g->t;
+	list_del(&m->ev);
+	list_del(&m->link);
+	if (m->state != IMC_MCAST_FAILED)
+		count(g, m->req.join_state, -1);
+	att_put(m);
+	if (g->trigger == m)
+		g->trigger = NULL;
+	g->n_members--;
+	t->st.leaves++;
+	t->st.members--;
+	free(m);
+	mark_dirty(g);
+}
+
+enum imc_mcast_state imc_mcast_member_state(const struct imc_mcast_member *m)
+{
+	return m->state;
+}
+
+static void each_member(struct group *g,
+			void (*fn)(struct imc_mcast_member *m))
+{
+	struct link done, *l;
+
+	/* fn moves members between the two lists: walk a snapshot. */
+	list_init(&done);
+	list_splice(&done, &g->pending);
+	list_splice(&done, &g->members);
+	while (!list_empty(&done)) {
+		struct imc_mcast_member *m;
+
+		l = done.next;
+		m = imc_container_of(l, struct imc_mcast_member, link);
+		list_del(l);
+		if (m->state == IMC_MCAST_PENDING ||
+		    m->state == IMC_MCAST_REJOINING)
+			list_add_tail(&g->pending, l);
+		else
+			list_add_tail(&g->members, l);
+		fn(m);
+	}
+}
+
+static void m_down(struct imc_mcast_member *m)
+{
+	if (m->state != IMC_MCAST_FAILED && m->state != IMC_MCAST_WAITING)
+		mstate(m, IMC_MCAST_WAITING, 0);
+}
+
+static void m_up(struct imc_mcast_member *m)
+{
+	if (m->state == IMC_MCAST_WAITING)
+		mstate(m, m->resume, 0);
+}
+
+static void m_rejoin(struct imc_mcast_member *m)
+{
+	if (m->state == IMC_MCAST_JOINED)
+		mstate(m, IMC_MCAST_REJOINING, 0);
+}
+
+static void port_down(struct imc_mcast *t)
+{
+	struct link *l;
+
+	t->port = P_DOWN;
+	for (l = t->all.next; l != &t->all; l = l->next) {
+		struct group *g = imc_container_of(l, struct group, all);
+
+		group_stop(g);
+		/* The SA drops a port that goes away (IBA 15.2.5.17: the
+		 * SM removes its memberships): nothing is held, nothing
+		 * is sent until the port is back. */
+		g->held = g->doubt = 0;
+		g->trigger = NULL;
+		gstate(g, G_DOWN);
+		each_member(g, m_down);
+		mark_dirty(g); /* frees groups nobody is in */
+	}
+}
+
+static void port_up(struct imc_mcast *t)
+{
+	struct link *l;
+
+	t->port = P_ACTIVE;
+	for (l = t->all.next; l != &t->all; l = l->next) {
+		struct group *g = imc_container_of(l, struct group, all);
+
+		each_member(g, m_up);
+		if (want(g)) {
+			pace(g);
+		} else {
+			gstate(g, G_IDLE);
+			mark_dirty(g);
+		}
+	}
+}
+
+/* Reregister (IBA 14.4.11), a new SM, a new P_Key table: the SA may have
+ * lost or changed our memberships; every group is joined again with its
+ * union of bits. */
+static void port_rejoin(struct imc_mcast *t)
+{
+	struct link *l;
+
+	/* Requests in flight carry on (their retries reach the SM the
+	 * transport follows); the epoch tells their answers that a re-join
+	 * must follow. Groups already paced keep their turn. */
+	t->epoch++;
+	for (l = t->all.next; l != &t->all; l = l->next) {
+		struct group *g = imc_container_of(l, struct group, all);
+
+		g->trigger = NULL;
+		each_member(g, m_rejoin);
+		if (g->state != G_IDLE)
+			continue;
+		if (want(g))
+			pace(g);
+		else
+			mark_dirty(g);
+	}
+}
+
+void imc_mcast_port_event(struct imc_mcast *t, enum imc_mcast_port_event ev)
+{
+	if (!t || (unsigned)ev >= IMC_ARRAY_SIZE(t->st.port_events))
+		return;
+	t->st.port_events[ev]++;
+	switch (ev) {
+	case IMC_MCAST_PORT_DOWN:
+		if (t->port != P_DOWN)
+			port_down(t);
+		break;
+	case IMC_MCAST_PORT_ACTIVE:
+		if (t->port == P_DOWN)
+			port_up(t);
+		break;
+	case IMC_MCAST_PORT_LID_CHANGE:
+		/* PortGID is unchanged: the SA keys memberships by it. */
+		break;
+	case IMC_MCAST_PORT_SM_CHANGE:
+	case IMC_MCAST_PORT_REREGISTER:
+	case IMC_MCAST_PORT_PKEY_CHANGE:
+		if (t->port == P_ACTIVE)
+			port_rejoin(t);
+		break;
+	}
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct group *x = *(const struct group *const *)a;
+	const struct group *y = *(const struct group *const *)b;
+
+	return imc_gid_cmp(&x->mgid, &y->mgid);
+}
+
+int imc_mcast_foreach_group(const struct imc_mcast *t,
+			    void (*fn)(void *arg,
+				       const struct imc_mcast_group_info *g),
+			    void *arg)
+{
+	struct group **v;
+	size_t n = 0;
+	const struct link *l;
+
+	if (!t->groups.n)
+		return 0;
+	v = malloc(t->groups.n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (l = t->all.next; l != &t->all; l = l->next) {
+		struct group *g = imc_container_of(l, struct group, all);
+
+		if (!imc_gid_is_zero(&g->mgid))
+			v[n++] = g;
+	}
+	qsort(v, n, sizeof(*v), cmp_group);
+	for (size_t i = 0; i < n; i++) {
+		struct imc_mcast_group_info gi;
+		const struct group *g = v[i];
+
+		memset(&gi, 0, sizeof(gi));
+		if (g->rec_valid)
+			gi.rec = g->rec;
+		else
+			gi.rec.mgid = g->mgid;
+		gi.rec.join_state = sure(g);
+		gi.join_state = sure(g);
+		gi.wanted = want(g);
+		gi.members = g->n_members;
+		gi.joined = sure(g) &&
+			    (g->state == G_IDLE || g->state == G_SET ||
+			     g->state == G_DELETE);
+		fn(arg, &gi);
+	}
+	free(v);
+	return 0;
+}
+
+void imc_mcast_get_stats(const struct imc_mcast *t, struct imc_mcast_stats *st)
+{
+	*st = t->st;
+}

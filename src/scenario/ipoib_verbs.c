@@ -1,0 +1,1702 @@
+/* IPoIB in scenarios (ibmcast/scenario_ipoib.h).
+ *
+ *   ipoib [queue=N] [queue-group=N] [queue-total=N] [resolve-timeout=TIME]
+ *         [resolve-retries=N] [expiry=TIME] [idle=TIME]
+ *         [sendonly-full=yes|no]                         setting
+ *   ipoib-up HOST [pkey=P] [ADDR/LEN]...                 interface up
+ *   ipoib-down HOST [pkey=P]
+ *   ipoib-addr HOST [del] ADDR[/LEN] [pkey=P]
+ *   ipoib-listen HOST GROUP [pkey=P], ipoib-unlisten HOST GROUP [pkey=P]
+ *   ping HOST DEST [count=N] [interval=TIME] [size=N] [pkey=P]
+ *   ipoib-send HOST DEST [count=N] [interval=TIME] [size=N] [pkey=P]
+ *
+ * Subjects: ipoib-carrier, ipoib-state, ping-replies, ping-answered,
+ * ipoib-received (optionally of one group) and ipoib-counter NAME, each
+ * of HOST [pkey=P].
+ *
+ * One run's state (struct ipr, found by run_key):
+ *  - per HCA port used, a join tracker with its SA client, whose MADs go
+ *    through the port's QP1 to the SM's LID (the SA of the `sa` line
+ *    answers them; on the SM's own port the SA's QP1 is shared), and a
+ *    port watch that hands port events to the tracker;
+ *  - per (port, P_Key), an interface (imc_ipoib_fabric) and the host
+ *    model behind it: it answers ICMP and ICMPv6 echo requests to its
+ *    addresses (from the loop: an interface op may not call back into
+ *    the interface) and counts what it receives;
+ *  - flows of ping and ipoib-send lines.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ibmcast/fabric.h"
+#include "ibmcast/gid.h"
+#include "ibmcast/ipoib.h"
+#include "ibmcast/ipoib_fabric.h"
+#include "ibmcast/mad.h"
+#include "ibmcast/mcast.h"
+#include "ibmcast/packet.h"
+#include "ibmcast/sa_client.h"
+#include "ibmcast/scenario_ipoib.h"
+#include "ipoib/ipoib_int.h"
+#include "scenario/scn.h"
+#include "wire/bytes.h"
+
+#define SIZE_MAX_BYTES 4096
+#define ADDRS_MAX 16
+
+static const char run_key;   /* imc_scn_data key of struct ipr */
+
+/* ------------------------------------------------------------------ */
+/* Parse data */
+
+enum {
+	C_QUEUE = 1u << 0,
+	C_QUEUE_GROUP = 1u << 1,
+	C_QUEUE_TOTAL = 1u << 2,
+	C_RESOLVE_TIMEOUT = 1u << 3,
+	C_RESOLVE_RETRIES = 1u << 4,
+	C_EXPIRY = 1u << 5,
+	C_IDLE = 1u << 6,
+	C_SENDONLY_FULL = 1u << 7,
+};
+
+struct ipoib_cfg {
+	unsigned mask;
+	struct imc_ipoib_config c;   /* the fields mask names */
+};
+
+struct if_arg {
+	uint32_t node;
+	unsigned port;
+	uint16_t pkey;
+};
+
+struct up_arg {
+	struct if_arg at;
+	unsigned naddrs;
+	struct imc_ip_addr addr[ADDRS_MAX];
+	unsigned plen[ADDRS_MAX];
+};
+
+struct addr_arg {
+	struct if_arg at;
+	bool del;
+	struct imc_ip_addr addr;
+	unsigned plen;
+};
+
+struct listen_arg {
+	struct if_arg at;
+	struct imc_ip_addr group;
+};
+
+struct flow_arg {
+	struct if_arg at;
+	bool ping;
+	struct imc_ip_addr dst;
+	uint32_t count;
+	uint32_t size;
+	imc_time_t interval;
+};
+
+/* ------------------------------------------------------------------ */
+/* Run state */
+
+struct ipr;
+
+struct hpkt {
+	struct hpkt *next;
+	size_t len;
+	uint8_t data[];
+};
+
+struct gcount {
+	struct imc_ip_addr g;
+	uint64_t n;
+};
+
+struct iface {
+	struct iface *next;          /* of its port */
+	struct pstate *ps;
+	uint16_t pkey;
+	struct imc_ipoib_fabric *x;
+	struct imc_ip_addr addr[ADDRS_MAX];
+	unsigned plen[ADDRS_MAX];
+	unsigned naddrs;
+	/* host model */
+	struct hpkt *rq_head, *rq_tail;  /* echo replies to send */
+	struct imc_timer reply;
+	uint64_t received, received_mcast, ping_replies, ping_answered;
+	struct gcount *gc;           /* sorted by group */
+	size_t ngc, gccap;
+};
+
+struct pstate {
+	struct ipr *r;
+	uint32_t node;
+	unsigned port;
+	struct imc_qp *qp1;          /* NULL on the SA's port: shared */
+	struct imc_qp *shared_qp1;
+	struct imc_sa_client *sac;
+	struct imc_mcast *mc;
+	struct imc_port_watch watch;
+	struct iface *ifs;
+};
+
+struct flow {
+	struct flow *next;
+	struct iface *i;
+	const struct flow_arg *a;
+	struct imc_ip_addr src;
+	uint16_t id;
+	uint32_t sent;
+	struct imc_timer t;
+};
+
+struct ipr {
+	struct imc_scn_ctx *c;
+	struct imc_fabric *f;
+	struct imc_loop *loop;
+	const struct imc_topo *t;
+	const struct ipoib_cfg *cfg;
+	uint32_t *pbase;             /* first port slot of each node */
+	struct pstate **ports;       /* by slot, NULL until used */
+	struct flow *flows;
+};
+
+/* ------------------------------------------------------------------ */
+/* Helpers */
+
+static int pkey_kv(struct imc_scn_parser *p, const char *word, uint16_t *pkey,
+		   bool *matched)
+{
+	const char *v;
+	uint64_t x;
+	int rc;
+
+	*matched = imc_scn_kv(word, "pkey", &v);
+	if (!*matched)
+		return 0;
+	rc = imc_scn_parse_uint(p, "pkey", v, 0xFFFF, &x);
+	if (!rc && !(x & 0x7FFF))
+		rc = imc_scn_parse_error(p, "pkey: 0x%04" PRIx64 " is invalid",
+					 x);
+	*pkey = (uint16_t)x;
+	return rc;
+}
+
+static void print_if(FILE *f, const struct imc_topo *t, const struct if_arg *a)
+{
+	fputc(' ', f);
+	imc_scn_print_port(f, t, a->node, a->port);
+}
+
+static void print_pkey(FILE *f, const struct if_arg *a)
+{
+	fprintf(f, " pkey=0x%04x", a->pkey);
+}
+
+static void print_addr(FILE *f, const struct imc_ip_addr *a, int plen)
+{
+	char buf[IMC_IP_ADDR_STRLEN];
+
+	imc_ip_addr_format(a, buf);
+	fprintf(f, " %s", buf);
+	if (plen >= 0)
+		fprintf(f, "/%d", plen);
+}
+
+static int host_arg(struct imc_scn_parser *p, const char *word,
+		    struct if_arg *a)
+{
+	a->pkey = IMC_PKEY_DEFAULT;
+	return imc_scn_parse_host(p, word, &a->node, &a->port);
+}
+
+/* ------------------------------------------------------------------ */
+/* The ipoib setting */
+
+static int cfg_parse(struct imc_scn_parser *p, unsigned argc,
+		     const char *const *argv, void **data)
+{
+	const struct imc_scenario *s = p->s;
+	struct ipoib_cfg *a;
+
+	for (unsigned i = 0; i < s->nsettings; i++)
+		if (!strcmp(s->settings[i].verb->name, "ipoib"))
+			return imc_scn_parse_error(p,
+				"IPoIB is set already on line %u",
+				s->settings[i].line);
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	imc_ipoib_config_init(&a->c);
+	for (unsigned i = 0; i < argc; i++) {
+		const char *v;
+		uint64_t x = 0;
+		int rc;
+
+		if (imc_scn_kv(argv[i], "queue", &v)) {
+			rc = imc_scn_parse_uint(p, "queue", v, 1u << 20, &x);
+			a->c.queue_endpoint = (size_t)x;
+			a->mask |= C_QUEUE;
+		} else if (imc_scn_kv(argv[i], "queue-group", &v)) {
+			rc = imc_scn_parse_uint(p, "queue-group", v, 1u << 20,
+						&x);
+			a->c.queue_group = (size_t)x;
+			a->mask |= C_QUEUE_GROUP;
+		} else if (imc_scn_kv(argv[i], "queue-total", &v)) {
+			rc = imc_scn_parse_uint(p, "queue-total", v, 1u << 24,
+						&x);
+			a->c.queue_total = (size_t)x;
+			a->mask |= C_QUEUE_TOTAL;
+		} else if (imc_scn_kv(argv[i], "resolve-timeout", &v)) {
+			rc = imc_scn_parse_time(p, "resolve-timeout", v,
+						&a->c.resolve_timeout);
+			if (!rc && !a->c.resolve_timeout)
+				rc = imc_scn_parse_error(p,
+					"resolve-timeout: more than 0");
+			a->mask |= C_RESOLVE_TIMEOUT;
+		} else if (imc_scn_kv(argv[i], "resolve-retries", &v)) {
+			rc = imc_scn_parse_uint(p, "resolve-retries", v, 100,
+						&x);
+			a->c.resolve_retries = (unsigned)x;
+			a->mask |= C_RESOLVE_RETRIES;
+		} else if (imc_scn_kv(argv[i], "expiry", &v)) {
+			rc = imc_scn_parse_time(p, "expiry", v,
+						&a->c.neigh_expiry);
+			a->mask |= C_EXPIRY;
+		} else if (imc_scn_kv(argv[i], "idle", &v)) {
+			rc = imc_scn_parse_time(p, "idle", v,
+						&a->c.sendonly_idle);
+			a->mask |= C_IDLE;
+		} else if (imc_scn_kv(argv[i], "sendonly-full", &v)) {
+			rc = 0;
+			if (!strcmp(v, "yes"))
+				a->c.sa_sendonly_full = true;
+			else if (!strcmp(v, "no"))
+				a->c.sa_sendonly_full = false;
+			else
+				rc = imc_scn_parse_error(p,
+					"sendonly-full: expected yes or no, got '%s'",
+					v);
+			a->mask |= C_SENDONLY_FULL;
+		} else {
+			rc = imc_scn_parse_error(p,
+				"expected queue=, queue-group=, queue-total=, resolve-timeout=, resolve-retries=, expiry=, idle= or sendonly-full=, got '%s'",
+				argv[i]);
+		}
+		if (rc)
+			return rc;
+		if ((a->mask & (C_QUEUE | C_QUEUE_GROUP | C_QUEUE_TOTAL)) &&
+		    (!a->c.queue_endpoint || !a->c.queue_group ||
+		     !a->c.queue_total))
+			return imc_scn_parse_error(p, "queues: at least 1");
+	}
+	return 0;
+}
+
+static void cfg_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct ipoib_cfg *a = data;
+
+	(void)t;
+	if (a->mask & C_QUEUE)
+		fprintf(f, " queue=%zu", a->c.queue_endpoint);
+	if (a->mask & C_QUEUE_GROUP)
+		fprintf(f, " queue-group=%zu", a->c.queue_group);
+	if (a->mask & C_QUEUE_TOTAL)
+		fprintf(f, " queue-total=%zu", a->c.queue_total);
+	if (a->mask & C_RESOLVE_TIMEOUT) {
+		fputs(" resolve-timeout=", f);
+		imc_scn_print_time(f, a->c.resolve_timeout);
+	}
+	if (a->mask & C_RESOLVE_RETRIES)
+		fprintf(f, " resolve-retries=%u", a->c.resolve_retries);
+	if (a->mask & C_EXPIRY) {
+		fputs(" expiry=", f);
+		imc_scn_print_time(f, a->c.neigh_expiry);
+	}
+	if (a->mask & C_IDLE) {
+		fputs(" idle=", f);
+		imc_scn_print_time(f, a->c.sendonly_idle);
+	}
+	if (a->mask & C_SENDONLY_FULL)
+		fprintf(f, " sendonly-full=%s",
+			a->c.sa_sendonly_full ? "yes" : "no");
+}
+
+static int run_get(struct imc_scn_ctx *c, struct ipr **out);
+
+static int cfg_run(struct imc_scn_ctx *c, void *data)
+{
+	struct ipr *r;
+	int rc = run_get(c, &r);
+
+	if (!rc)
+		r->cfg = data;
+	return rc;
+}
+
+static const struct imc_scn_verb verb_ipoib = {
+	.name = "ipoib", .kind = IMC_SCN_SETTING, .parse = cfg_parse,
+	.print = cfg_print, .run = cfg_run, .free = free,
+};
+
+/* ------------------------------------------------------------------ */
+/* Host model */
+
+static uint16_t csum16(const uint8_t *p, size_t len, uint32_t acc)
+{
+	for (; len >= 2; p += 2, len -= 2)
+		acc += (uint32_t)p[0] << 8 | p[1];
+	if (len)
+		acc += (uint32_t)p[0] << 8;
+	while (acc >> 16)
+		acc = (acc & 0xFFFF) + (acc >> 16);
+	return (uint16_t)~acc;
+}
+
+static bool own(const struct iface *i, const struct imc_ip_addr *a)
+{
+	for (unsigned k = 0; k < i->naddrs; k++)
+		if (i->addr[k].family == a->family &&
+		    (a->family == IMC_IPV4 ? i->addr[k].v4 == a->v4 :
+		     !memcmp(i->addr[k].v6, a->v6, 16)))
+			return true;
+	return false;
+}
+
+static int gc_cmp(const struct imc_ip_addr *a, const struct imc_ip_addr *b)
+{
+	if (a->family != b->family)
+		return a->family < b->family ? -1 : 1;
+	if (a->family == IMC_IPV4)
+		return a->v4 < b->v4 ? -1 : a->v4 > b->v4;
+	return memcmp(a->v6, b->v6, 16);
+}
+
+/* The receive count of a group, made on first use; bisected. */
+static struct gcount *gc_get(struct iface *i, const struct imc_ip_addr *g,
+			     bool make)
+{
+	size_t lo = 0, hi = i->ngc;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = gc_cmp(&i->gc[mid].g, g);
+
+		if (!c)
+			return &i->gc[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!make)
+		return NULL;
+	if (i->ngc == i->gccap) {
+		size_t n = i->gccap ? i->gccap * 2 : 4;
+		struct gcount *ng = realloc(i->gc, n * sizeof(*ng));
+
+		if (!ng)
+			return NULL;
+		i->gc = ng;
+		i->gccap = n;
+	}
+	memmove(&i->gc[lo + 1], &i->gc[lo], (i->ngc - lo) * sizeof(*i->gc));
+	i->ngc++;
+	i->gc[lo].g = *g;
+	i->gc[lo].n = 0;
+	return &i->gc[lo];
+}
+
+static void reply_fire(struct imc_timer *t)
+{
+	struct iface *i = imc_container_of(t, struct iface, reply);
+	struct hpkt *p;
+
+	while ((p = i->rq_head)) {
+		i->rq_head = p->next;
+		if (!i->rq_head)
+			i->rq_tail = NULL;
+		imc_ipoib_xmit(imc_ipoib_fabric_ipoib(i->x), p->data, p->len);
+		free(p);
+	}
+}
+
+/* An echo reply to the request p (RFC 792, RFC 4443 4.2): addresses
+ * swapped, type changed, checksum made again. */
+static void echo_answer(struct iface *i, const struct ipo_iphdr *ip,
+			const uint8_t *pkt)
+{
+	struct hpkt *h = malloc(sizeof(*h) + ip->len);
+	uint8_t *d;
+
+	if (!h)
+		return;
+	h->next = NULL;
+	h->len = ip->len;
+	d = h->data;
+	memcpy(d, pkt, ip->len);
+	if (ip->family == IMC_IPV4) {
+		size_t ihl = (size_t)(d[0] & 0xF) * 4;
+		uint8_t *icmp = d + ihl;
+
+		memcpy(d + 12, pkt + 16, 4);
+		memcpy(d + 16, pkt + 12, 4);
+		d[8] = 64;
+		d[10] = d[11] = 0;
+		imc_put16(d + 10, csum16(d, ihl, 0));
+		icmp[0] = 0;
+		icmp[2] = icmp[3] = 0;
+		imc_put16(icmp + 2, csum16(icmp, ip->len - ihl, 0));
+	} else {
+		uint8_t *icmp = d + IPO_IP6_HDR_LEN;
+
+		memcpy(d + 8, pkt + 24, 16);
+		memcpy(d + 24, pkt + 8, 16);
+		d[7] = 64;
+		icmp[0] = 129;
+		icmp[2] = icmp[3] = 0;
+		imc_put16(icmp + 2, ipo_icmp6_csum(d + 8, d + 24, icmp,
+						   ip->len - IPO_IP6_HDR_LEN));
+	}
+	if (i->rq_tail)
+		i->rq_tail->next = h;
+	else
+		i->rq_head = h;
+	i->rq_tail = h;
+	i->ping_answered++;
+	if (!imc_timer_armed(&i->reply))
+		imc_timer_arm(i->ps->r->loop, &i->reply,
+			      imc_loop_now(i->ps->r->loop));
+}
+
+static void host_deliver(void *ctx, const struct imc_ipoib_packet *p)
+{
+	struct iface *i = ctx;
+	struct ipo_iphdr ip;
+	size_t off;
+
+	i->received++;
+	if (ipo_ip_parse(p->data, p->len, &ip) < 0)
+		return;
+	if (imc_ip_addr_is_multicast(&ip.dst)) {
+		struct gcount *g = gc_get(i, &ip.dst, true);
+
+		i->received_mcast++;
+		if (g)
+			g->n++;
+		return;
+	}
+	if (ip.family == IMC_IPV4) {
+		off = (size_t)(p->data[0] & 0xF) * 4;
+		if (ip.proto != 1 || ip.len < off + 8)
+			return;
+		if (p->data[off] == 8 && own(i, &ip.dst))
+			echo_answer(i, &ip, p->data);
+		else if (p->data[off] == 0)
+			i->ping_replies++;
+	} else {
+		off = IPO_IP6_HDR_LEN;
+		if (ip.proto != IPO_PROTO_ICMP6 || ip.len < off + 8)
+			return;
+		if (p->data[off] == 128 && own(i, &ip.dst))
+			echo_answer(i, &ip, p->data);
+		else if (p->data[off] == 129)
+			i->ping_replies++;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Ports: join tracker, SA client, QP1 */
+
+static int sa_send(void *ctx, const uint8_t *mad, size_t len)
+{
+	struct pstate *ps = ctx;
+	struct imc_port_attr pa;
+	struct imc_ah ah;
+
+	if (imc_fabric_port_attr(ps->r->f, ps->node, ps->port, &pa) < 0 ||
+	    !pa.sm_lid)
+		return -ENETDOWN;
+	memset(&ah, 0, sizeof(ah));
+	ah.dlid = pa.sm_lid;
+	return imc_qp_send(ps->qp1 ? ps->qp1 : ps->shared_qp1, &ah, 1,
+			   IMC_QP1_QKEY, mad, len);
+}
+
+static void mad_in(void *ctx, const struct imc_ud_recv *rv)
+{
+	struct pstate *ps = ctx;
+
+	if (rv->len >= IMC_SA_DATA_OFFSET && rv->len <= IMC_MAD_SIZE)
+		imc_sa_client_recv(ps->sac, rv->data, rv->len);
+}
+
+static void qp1_recv(struct imc_qp *qp, const struct imc_ud_recv *rv,
+		     void *ctx)
+{
+	(void)qp;
+	mad_in(ctx, rv);
+}
+
+static int mc_attach(void *ctx, void *qp, const struct imc_gid *mgid,
+		     uint16_t mlid)
+{
+	(void)ctx;
+	return imc_qp_attach(qp, mgid, mlid);
+}
+
+static int mc_detach(void *ctx, void *qp, const struct imc_gid *mgid,
+		     uint16_t mlid)
+{
+	(void)ctx;
+	return imc_qp_detach(qp, mgid, mlid);
+}
+
+static void port_event(struct imc_port_watch *w, enum imc_port_event ev)
+{
+	struct pstate *ps = imc_container_of(w, struct pstate, watch);
+	static const enum imc_mcast_port_event map[] = {
+		[IMC_PORT_EV_ACTIVE] = IMC_MCAST_PORT_ACTIVE,
+		[IMC_PORT_EV_DOWN] = IMC_MCAST_PORT_DOWN,
+		[IMC_PORT_EV_LID_CHANGE] = IMC_MCAST_PORT_LID_CHANGE,
+		[IMC_PORT_EV_SM_CHANGE] = IMC_MCAST_PORT_SM_CHANGE,
+		[IMC_PORT_EV_CLIENT_REREGISTER] = IMC_MCAST_PORT_REREGISTER,
+		[IMC_PORT_EV_PKEY_CHANGE] = IMC_MCAST_PORT_PKEY_CHANGE,
+	};
+
+	if ((unsigned)ev < IMC_ARRAY_SIZE(map))
+		imc_mcast_port_event(ps->mc, map[ev]);
+}
+
+static void iface_stop(struct iface *i);
+static void iface_free(struct iface *i);
+
+/* Interfaces stop (leaving their groups), the tracker goes and detaches
+ * their QPs, then the QPs go: the order ipoib_fabric.h asks for. */
+static void port_free(struct pstate *ps)
+{
+	if (!ps)
+		return;
+	for (struct iface *i = ps->ifs; i; i = i->next)
+		iface_stop(i);
+	imc_mcast_destroy(ps->mc);
+	while (ps->ifs) {
+		struct iface *i = ps->ifs;
+
+		ps->ifs = i->next;
+		iface_free(i);
+	}
+	imc_sa_client_destroy(ps->sac);
+	if (ps->qp1)
+		imc_qp_destroy(ps->qp1);
+	imc_fabric_port_unwatch(ps->r->f, &ps->watch);
+	free(ps);
+}
+
+/* The default partition for QP1 (IBA 10.9.1.2), limited or full, else
+ * the first P_Key of the port. */
+static uint16_t qp1_pkey(const struct imc_port_attr *pa)
+{
+	for (unsigned i = 0; i < pa->npkeys; i++)
+		if ((pa->pkeys[i] & 0x7FFF) == 0x7FFF)
+			return pa->pkeys[i];
+	return pa->npkeys ? pa->pkeys[0] : IMC_PKEY_DEFAULT;
+}
+
+static int port_get(struct ipr *r, uint32_t node, unsigned port,
+		    struct pstate **out)
+{
+	uint32_t slot = r->pbase[node] + port;
+	struct pstate *ps = r->ports[slot];
+	struct imc_port_attr pa;
+	struct imc_sa_transport tr;
+	struct imc_mcast_config mcfg;
+	struct imc_mcast_ops mops = { .attach = mc_attach,
+				      .detach = mc_detach };
+	int rc;
+
+	if (ps) {
+		*out = ps;
+		return 0;
+	}
+	rc = imc_fabric_port_attr(r->f, node, port, &pa);
+	if (rc)
+		return rc;
+	ps = calloc(1, sizeof(*ps));
+	if (!ps)
+		return -ENOMEM;
+	ps->r = r;
+	ps->node = node;
+	ps->port = port;
+	/* The SM's own port: its QP1 is the SA's; share it. */
+	rc = scn_sa_qp1_share(r->c, node, port, mad_in, ps, &ps->shared_qp1);
+	if (rc == -ENOENT)
+		rc = imc_qp_create(r->f, node, port, 1, IMC_QP1_QKEY,
+				   qp1_pkey(&pa), qp1_recv, ps, &ps->qp1);
+	if (rc) {
+		free(ps);
+		return imc_scn_fail(r->c, rc,
+			"%s:%u: no QP1 for the join tracker (%s)",
+			r->t->node[node].name, port,
+			rc == -EBUSY ? "the port's QP1 is taken, e.g. by the SA"
+				     : strerror(-rc));
+	}
+	tr.send = sa_send;
+	tr.ctx = ps;
+	rc = imc_sa_client_create(r->loop, &tr, NULL, &ps->sac);
+	if (!rc) {
+		imc_mcast_config_init(&mcfg);
+		mcfg.port_gid = pa.gid;
+		mcfg.seed = imc_scn_config(r->c)->seed ^
+			    ((uint64_t)node << 8 | port);
+		rc = imc_mcast_create(r->loop, ps->sac, &mcfg, &mops, &ps->mc);
+	}
+	if (!rc)
+		rc = imc_fabric_port_watch(r->f, node, port, &ps->watch,
+					   port_event);
+	if (rc) {
+		port_free(ps);
+		return rc;
+	}
+	if (pa.state != IMC_PORT_ACTIVE)
+		imc_mcast_port_event(ps->mc, IMC_MCAST_PORT_DOWN);
+	r->ports[slot] = ps;
+	*out = ps;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Interfaces */
+
+static struct iface *iface_find(const struct ipr *r, const struct if_arg *a)
+{
+	const struct pstate *ps = r->ports[r->pbase[a->node] + a->port];
+
+	if (!ps)
+		return NULL;
+	for (struct iface *i = ps->ifs; i; i = i->next)
+		if (!((i->pkey ^ a->pkey) & 0x7FFF))
+			return i;
+	return NULL;
+}
+
+/* The interface goes; its QP stays until the tracker let go of it. */
+static void iface_stop(struct iface *i)
+{
+	struct hpkt *p;
+
+	imc_timer_cancel(i->ps->r->loop, &i->reply);
+	imc_ipoib_fabric_stop(i->x);
+	while ((p = i->rq_head)) {
+		i->rq_head = p->next;
+		free(p);
+	}
+}
+
+static void iface_free(struct iface *i)
+{
+	imc_ipoib_fabric_destroy(i->x);
+	free(i->gc);
+	free(i);
+}
+
+static int iface_get(struct ipr *r, const struct if_arg *a,
+		     struct iface **out)
+{
+	struct iface *i = iface_find(r, a);
+	struct imc_ipoib_config cfg;
+	struct imc_ipoib_host_ops host;
+	struct pstate *ps = NULL;
+	int rc;
+
+	if (i) {
+		*out = i;
+		return 0;
+	}
+	rc = port_get(r, a->node, a->port, &ps);
+	if (rc)
+		return rc;
+	i = calloc(1, sizeof(*i));
+	if (!i)
+		return -ENOMEM;
+	i->ps = ps;
+	i->pkey = a->pkey;
+	imc_timer_init(&i->reply, reply_fire);
+	imc_ipoib_config_init(&cfg);
+	if (r->cfg) {
+		const struct imc_ipoib_config *k = &r->cfg->c;
+
+		cfg.queue_endpoint = k->queue_endpoint;
+		cfg.queue_group = k->queue_group;
+		cfg.queue_total = k->queue_total;
+		cfg.resolve_timeout = k->resolve_timeout;
+		cfg.resolve_retries = k->resolve_retries;
+		cfg.neigh_expiry = k->neigh_expiry;
+		cfg.sendonly_idle = k->sendonly_idle;
+		cfg.sa_sendonly_full = k->sa_sendonly_full;
+	}
+	cfg.pkey = a->pkey;
+	cfg.hash_seed = imc_scn_config(r->c)->seed;
+	host.deliver = host_deliver;
+	host.carrier = NULL;
+	host.ctx = i;
+	rc = imc_ipoib_fabric_create(r->f, a->node, a->port, ps->mc, &cfg,
+				     IMC_IPOIB_FABRIC_QKEY, &host, &i->x);
+	if (rc) {
+		free(i);
+		if (rc == -EINVAL)
+			return imc_scn_fail(r->c, rc,
+				"%s:%u has no P_Key 0x%04x in its table",
+				r->t->node[a->node].name, a->port, a->pkey);
+		return rc;
+	}
+	i->next = ps->ifs;
+	ps->ifs = i;
+	*out = i;
+	return 0;
+}
+
+static void flow_free_all(struct ipr *r)
+{
+	struct flow *fl;
+
+	while ((fl = r->flows)) {
+		r->flows = fl->next;
+		imc_timer_cancel(r->loop, &fl->t);
+		free(fl);
+	}
+}
+
+static void run_free(void *data)
+{
+	struct ipr *r = data;
+	uint32_t n = r->pbase[r->t->nnodes];
+
+	flow_free_all(r);
+	for (uint32_t s = 0; s < n; s++) {
+		struct pstate *ps = r->ports[s];
+
+		if (ps)
+			port_free(ps);
+	}
+	free(r->ports);
+	free(r->pbase);
+	free(r);
+}
+
+static int run_get(struct imc_scn_ctx *c, struct ipr **out)
+{
+	struct ipr *r = imc_scn_data(c, &run_key);
+	const struct imc_topo *t = imc_scn_topo(c);
+	uint32_t n = 0;
+	int rc;
+
+	if (r) {
+		*out = r;
+		return 0;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->c = c;
+	r->f = imc_scn_fabric(c);
+	r->loop = imc_scn_loop(c);
+	r->t = t;
+	r->pbase = calloc((size_t)t->nnodes + 1, sizeof(*r->pbase));
+	if (!r->pbase) {
+		free(r);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		r->pbase[i] = n;
+		n += t->node[i].nports + 1u;
+	}
+	r->pbase[t->nnodes] = n;
+	r->ports = calloc(n ? n : 1, sizeof(*r->ports));
+	if (!r->ports) {
+		free(r->pbase);
+		free(r);
+		return -ENOMEM;
+	}
+	rc = imc_scn_data_set(c, &run_key, r, run_free);
+	if (rc) {
+		free(r->ports);
+		free(r->pbase);
+		free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* ipoib-up, ipoib-down, ipoib-addr */
+
+static int addr_word(struct imc_scn_parser *p, const char *w,
+		     struct imc_ip_addr *a, unsigned *plen)
+{
+	if (imc_ip_addr_parse(w, a, plen) < 0)
+		return imc_scn_parse_error(p,
+			"expected an IPv4 or IPv6 address with /LEN, got '%s'",
+			w);
+	if (imc_ip_addr_is_multicast(a))
+		return imc_scn_parse_error(p,
+			"%s is a multicast address", w);
+	return 0;
+}
+
+static int up_parse(struct imc_scn_parser *p, unsigned argc,
+		    const char *const *argv, void **data)
+{
+	struct up_arg *a;
+	int rc;
+
+	if (argc < 1)
+		return imc_scn_parse_error(p,
+			"expected 'ipoib-up HOST [pkey=P] [ADDR/LEN]...'");
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	rc = host_arg(p, argv[0], &a->at);
+	for (unsigned i = 1; !rc && i < argc; i++) {
+		bool m;
+
+		rc = pkey_kv(p, argv[i], &a->at.pkey, &m);
+		if (rc || m)
+			continue;
+		if (a->naddrs == ADDRS_MAX)
+			return imc_scn_parse_error(p,
+				"at most %d addresses", ADDRS_MAX);
+		rc = addr_word(p, argv[i], &a->addr[a->naddrs],
+			       &a->plen[a->naddrs]);
+		a->naddrs++;
+	}
+	return rc;
+}
+
+static void up_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct up_arg *a = data;
+
+	print_if(f, t, &a->at);
+	print_pkey(f, &a->at);
+	for (unsigned i = 0; i < a->naddrs; i++)
+		print_addr(f, &a->addr[i], (int)a->plen[i]);
+}
+
+static int addr_add(struct ipr *r, struct iface *i,
+		    const struct imc_ip_addr *a, unsigned plen)
+{
+	char buf[IMC_IP_ADDR_STRLEN];
+	int rc;
+
+	if (i->naddrs == ADDRS_MAX)
+		return imc_scn_fail(r->c, -ENOSPC, "at most %d addresses",
+				    ADDRS_MAX);
+	rc = imc_ipoib_addr_add(imc_ipoib_fabric_ipoib(i->x), a, plen);
+	if (rc == -EEXIST)
+		return 0;
+	if (rc) {
+		imc_ip_addr_format(a, buf);
+		return imc_scn_fail(r->c, rc, "cannot add %s: %s", buf,
+				    strerror(-rc));
+	}
+	i->addr[i->naddrs] = *a;
+	i->plen[i->naddrs++] = plen;
+	return 0;
+}
+
+static int up_run(struct imc_scn_ctx *c, void *data)
+{
+	const struct up_arg *a = data;
+	struct ipr *r;
+	struct iface *i;
+	int rc = run_get(c, &r);
+
+	if (!rc)
+		rc = iface_get(r, &a->at, &i);
+	for (unsigned k = 0; !rc && k < a->naddrs; k++)
+		rc = addr_add(r, i, &a->addr[k], a->plen[k]);
+	if (rc)
+		return rc;
+	rc = imc_ipoib_up(imc_ipoib_fabric_ipoib(i->x));
+	return rc == -EALREADY ? 0 : rc;
+}
+
+static const struct imc_scn_verb verb_up = {
+	.name = "ipoib-up", .kind = IMC_SCN_ACTION, .parse = up_parse,
+	.print = up_print, .run = up_run, .free = free,
+};
+
+static int if_parse(struct imc_scn_parser *p, unsigned argc,
+		    const char *const *argv, void **data)
+{
+	struct if_arg *a;
+	int rc;
+
+	if (argc < 1 || argc > 2)
+		return imc_scn_parse_error(p, "expected HOST [pkey=P]");
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	rc = host_arg(p, argv[0], a);
+	if (!rc && argc == 2) {
+		bool m;
+
+		rc = pkey_kv(p, argv[1], &a->pkey, &m);
+		if (!rc && !m)
+			rc = imc_scn_parse_error(p, "expected pkey=, got '%s'",
+						 argv[1]);
+	}
+	return rc;
+}
+
+static void if_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	print_if(f, t, data);
+	print_pkey(f, data);
+}
+
+static int iface_need(struct imc_scn_ctx *c, const struct if_arg *a,
+		      struct iface **out)
+{
+	struct ipr *r;
+	int rc = run_get(c, &r);
+
+	if (rc)
+		return rc;
+	*out = iface_find(r, a);
+	if (!*out)
+		return imc_scn_fail(c, -ENOENT,
+			"%s:%u has no IPoIB interface for P_Key 0x%04x (ipoib-up)",
+			imc_scn_topo(c)->node[a->node].name, a->port,
+			a->pkey);
+	return 0;
+}
+
+static int down_run(struct imc_scn_ctx *c, void *data)
+{
+	struct iface *i;
+	int rc = iface_need(c, data, &i);
+
+	if (!rc)
+		imc_ipoib_down(imc_ipoib_fabric_ipoib(i->x));
+	return rc;
+}
+
+static const struct imc_scn_verb verb_down = {
+	.name = "ipoib-down", .kind = IMC_SCN_ACTION, .parse = if_parse,
+	.print = if_print, .run = down_run, .free = free,
+};
+
+static int addr_parse(struct imc_scn_parser *p, unsigned argc,
+		      const char *const *argv, void **data)
+{
+	struct addr_arg *a;
+	unsigned k = 1;
+	int rc;
+	bool m = false;
+
+	if (argc < 2 || argc > 4)
+		return imc_scn_parse_error(p,
+			"expected 'ipoib-addr HOST [del] ADDR[/LEN] [pkey=P]'");
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	rc = host_arg(p, argv[0], &a->at);
+	if (!rc && !strcmp(argv[k], "del")) {
+		a->del = true;
+		k++;
+	}
+	if (!rc && k >= argc)
+		rc = imc_scn_parse_error(p, "expected an address");
+	if (!rc)
+		rc = addr_word(p, argv[k++], &a->addr, &a->plen);
+	if (!rc && k < argc) {
+		rc = pkey_kv(p, argv[k++], &a->at.pkey, &m);
+		if (!rc && !m)
+			rc = imc_scn_parse_error(p, "expected pkey=, got '%s'",
+						 argv[k - 1]);
+	}
+	if (!rc && k < argc)
+		rc = imc_scn_parse_error(p, "unexpected '%s'", argv[k]);
+	return rc;
+}
+
+static void addr_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct addr_arg *a = data;
+
+	print_if(f, t, &a->at);
+	if (a->del)
+		fputs(" del", f);
+	print_addr(f, &a->addr, (int)a->plen);
+	print_pkey(f, &a->at);
+}
+
+static int addr_run(struct imc_scn_ctx *c, void *data)
+{
+	const struct addr_arg *a = data;
+	struct ipr *r;
+	struct iface *i;
+	int rc = run_get(c, &r);
+
+	if (!rc)
+		rc = iface_get(r, &a->at, &i);
+	if (rc)
+		return rc;
+	if (!a->del)
+		return addr_add(r, i, &a->addr, a->plen);
+	rc = imc_ipoib_addr_del(imc_ipoib_fabric_ipoib(i->x), &a->addr);
+	if (rc)
+		return imc_scn_fail(c, rc, "no such address");
+	for (unsigned k = 0; k < i->naddrs; k++) {
+		if (!gc_cmp(&i->addr[k], &a->addr)) {
+			i->addr[k] = i->addr[i->naddrs - 1];
+			i->plen[k] = i->plen[i->naddrs - 1];
+			i->naddrs--;
+			break;
+		}
+	}
+	return 0;
+}
+
+static const struct imc_scn_verb verb_addr = {
+	.name = "ipoib-addr", .kind = IMC_SCN_ACTION, .parse = addr_parse,
+	.print = addr_print, .run = addr_run, .free = free,
+};
+
+/* ------------------------------------------------------------------ */
+/* ipoib-listen, ipoib-unlisten */
+
+static int listen_parse(struct imc_scn_parser *p, unsigned argc,
+			const char *const *argv, void **data)
+{
+	struct listen_arg *a;
+	int rc;
+
+	if (argc < 2 || argc > 3)
+		return imc_scn_parse_error(p, "expected HOST GROUP [pkey=P]");
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	rc = host_arg(p, argv[0], &a->at);
+	if (!rc && (imc_ip_addr_parse(argv[1], &a->group, NULL) < 0 ||
+		    !imc_ip_addr_is_multicast(&a->group)))
+		rc = imc_scn_parse_error(p,
+			"expected an IPv4 or IPv6 multicast group, got '%s'",
+			argv[1]);
+	if (!rc && argc == 3) {
+		bool m;
+
+		rc = pkey_kv(p, argv[2], &a->at.pkey, &m);
+		if (!rc && !m)
+			rc = imc_scn_parse_error(p, "expected pkey=, got '%s'",
+						 argv[2]);
+	}
+	return rc;
+}
+
+static void listen_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct listen_arg *a = data;
+
+	print_if(f, t, &a->at);
+	print_addr(f, &a->group, -1);
+	print_pkey(f, &a->at);
+}
+
+static int listen_run(struct imc_scn_ctx *c, void *data)
+{
+	const struct listen_arg *a = data;
+	struct ipr *r;
+	struct iface *i;
+	int rc = run_get(c, &r);
+
+	if (!rc)
+		rc = iface_get(r, &a->at, &i);
+	if (!rc)
+		rc = imc_ipoib_mcast_listen(imc_ipoib_fabric_ipoib(i->x),
+					    &a->group);
+	return rc;
+}
+
+static int unlisten_run(struct imc_scn_ctx *c, void *data)
+{
+	const struct listen_arg *a = data;
+	struct iface *i;
+	int rc = iface_need(c, &a->at, &i);
+
+	if (!rc)
+		rc = imc_ipoib_mcast_unlisten(imc_ipoib_fabric_ipoib(i->x),
+					      &a->group);
+	if (rc == -ENOENT)
+		return imc_scn_fail(c, rc, "the group is not listened to");
+	return rc;
+}
+
+static const struct imc_scn_verb verb_listen = {
+	.name = "ipoib-listen", .kind = IMC_SCN_ACTION, .parse = listen_parse,
+	.print = listen_print, .run = listen_run, .free = free,
+};
+
+static const struct imc_scn_verb verb_unlisten = {
+	.name = "ipoib-unlisten", .kind = IMC_SCN_ACTION,
+	.parse = listen_parse, .print = listen_print, .run = unlisten_run,
+	.free = free,
+};
+
+/* ------------------------------------------------------------------ */
+/* ping, ipoib-send */
+
+static int flow_parse(struct imc_scn_parser *p, unsigned argc,
+		      const char *const *argv, void **data, bool ping)
+{
+	struct flow_arg *a;
+	int rc;
+
+	if (argc < 2)
+		return imc_scn_parse_error(p,
+			"expected HOST DEST [count=N] [interval=TIME] [size=N] [pkey=P]");
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	a->ping = ping;
+	a->count = 1;
+	a->size = ping ? 56 : 64;
+	a->interval = ping ? IMC_NSEC_PER_MSEC : IMC_NSEC_PER_USEC;
+	rc = host_arg(p, argv[0], &a->at);
+	if (!rc && imc_ip_addr_parse(argv[1], &a->dst, NULL) < 0)
+		rc = imc_scn_parse_error(p,
+			"expected an IPv4 or IPv6 destination, got '%s'",
+			argv[1]);
+	for (unsigned i = 2; !rc && i < argc; i++) {
+		const char *v;
+		uint64_t x = 0;
+		bool m;
+
+		rc = pkey_kv(p, argv[i], &a->at.pkey, &m);
+		if (rc || m)
+			continue;
+		if (imc_scn_kv(argv[i], "count", &v)) {
+			rc = imc_scn_parse_uint(p, "count", v, UINT32_MAX, &x);
+			if (!rc && !x)
+				rc = imc_scn_parse_error(p,
+					"count: expected at least 1");
+			a->count = (uint32_t)x;
+		} else if (imc_scn_kv(argv[i], "size", &v)) {
+			rc = imc_scn_parse_uint(p, "size", v, SIZE_MAX_BYTES,
+						&x);
+			a->size = (uint32_t)x;
+		} else if (imc_scn_kv(argv[i], "interval", &v)) {
+			rc = imc_scn_parse_time(p, "interval", v,
+						&a->interval);
+		} else {
+			rc = imc_scn_parse_error(p,
+				"expected count=, size=, interval= or pkey=, got '%s'",
+				argv[i]);
+		}
+	}
+	if (!rc && ping && imc_ip_addr_is_multicast(&a->dst))
+		rc = imc_scn_parse_error(p, "ping: a unicast destination");
+	return rc;
+}
+
+static int ping_parse(struct imc_scn_parser *p, unsigned argc,
+		      const char *const *argv, void **data)
+{
+	return flow_parse(p, argc, argv, data, true);
+}
+
+static int send_parse(struct imc_scn_parser *p, unsigned argc,
+		      const char *const *argv, void **data)
+{
+	return flow_parse(p, argc, argv, data, false);
+}
+
+static void flow_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct flow_arg *a = data;
+
+	print_if(f, t, &a->at);
+	print_addr(f, &a->dst, -1);
+	fprintf(f, " count=%" PRIu32 " size=%" PRIu32 " interval=", a->count,
+		a->size);
+	imc_scn_print_time(f, a->interval);
+	print_pkey(f, &a->at);
+}
+
+/* Builds the flow's next packet: an ICMP(v6) echo request with `size`
+ * bytes of data (RFC 792, RFC 4443 4.1), or a UDP datagram to the discard
+ * port (RFC 863) with `size` bytes of payload. Returns its length. */
+static size_t flow_packet(const struct flow *fl, uint8_t *p)
+{
+	const struct flow_arg *a = fl->a;
+	bool v4 = a->dst.family == IMC_IPV4;
+	size_t hl = v4 ? IPO_IP4_HDR_LEN : IPO_IP6_HDR_LEN;
+	size_t l4 = 8 + a->size, len = hl + l4;
+	uint8_t *t = p + hl;
+	uint8_t ph[40];
+
+	memset(p, 0, len);
+	if (v4) {
+		p[0] = 0x45;
+		imc_put16(p + 2, (uint16_t)len);
+		imc_put16(p + 4, (uint16_t)fl->sent);
+		p[8] = 64;
+		p[9] = a->ping ? 1 : 17;
+		imc_put32(p + 12, fl->src.v4);
+		imc_put32(p + 16, a->dst.v4);
+		imc_put16(p + 10, csum16(p, hl, 0));
+	} else {
+		p[0] = 0x60;
+		imc_put16(p + 4, (uint16_t)l4);
+		p[6] = a->ping ? IPO_PROTO_ICMP6 : 17;
+		p[7] = 64;
+		memcpy(p + 8, fl->src.v6, 16);
+		memcpy(p + 24, a->dst.v6, 16);
+	}
+	for (size_t k = 8; k < l4; k++)
+		t[k] = (uint8_t)k;
+	if (a->ping) {
+		t[0] = v4 ? 8 : 128;
+		imc_put16(t + 4, fl->id);
+		imc_put16(t + 6, (uint16_t)(fl->sent + 1));
+		imc_put16(t + 2, v4 ? csum16(t, l4, 0) :
+				      ipo_icmp6_csum(p + 8, p + 24, t, l4));
+	} else {
+		imc_put16(t, (uint16_t)(33000 + fl->id));
+		imc_put16(t + 2, 9);
+		imc_put16(t + 4, (uint16_t)l4);
+		if (v4) {
+			/* RFC 768 pseudo header */
+			memcpy(ph, p + 12, 8);
+			ph[8] = 0;
+			ph[9] = 17;
+			imc_put16(ph + 10, (uint16_t)l4);
+			imc_put16(t + 6, csum16(t, l4,
+				(uint32_t)(uint16_t)~csum16(ph, 12, 0)));
+		} else {
+			/* RFC 8200 8.1, as for ICMPv6 but next header 17:
+			 * the ICMPv6 sum of the same bytes, corrected. */
+			uint32_t s = (uint16_t)~ipo_icmp6_csum(p + 8, p + 24,
+							       t, l4);
+
+			s += 0xFFFF - 58 + 17;
+			while (s >> 16)
+				s = (s & 0xFFFF) + (s >> 16);
+			imc_put16(t + 6, (uint16_t)~s);
+		}
+	}
+	return len;
+}
+
+static void flow_fire(struct imc_timer *t)
+{
+	struct flow *fl = imc_container_of(t, struct flow, t);
+	struct ipr *r = fl->i->ps->r;
+	static uint8_t pkt[SIZE_MAX_BYTES + 64];
+	size_t len = flow_packet(fl, pkt);
+
+	imc_ipoib_xmit(imc_ipoib_fabric_ipoib(fl->i->x), pkt, len);
+	if (++fl->sent < fl->a->count)
+		imc_timer_arm(r->loop, &fl->t,
+			      imc_loop_now(r->loop) + fl->a->interval);
+}
+
+/* The source address for dst: same prefix first, else the first of its
+ * family. */
+static const struct imc_ip_addr *src_for(const struct iface *i,
+					 const struct imc_ip_addr *dst)
+{
+	const struct imc_ip_addr *any = NULL;
+
+	for (unsigned k = 0; k < i->naddrs; k++) {
+		const struct imc_ip_addr *a = &i->addr[k];
+		unsigned plen = i->plen[k];
+		bool same = true;
+
+		if (a->family != dst->family)
+			continue;
+		if (!any)
+			any = a;
+		if (a->family == IMC_IPV4) {
+			uint32_t m = plen ? ~0u << (32 - plen) : 0;
+
+			same = !((a->v4 ^ dst->v4) & m);
+		} else {
+			for (unsigned b = 0; b < plen && same; b++)
+				same = !((a->v6[b / 8] ^ dst->v6[b / 8]) &
+					 (0x80 >> (b % 8)));
+		}
+		if (same)
+			return a;
+	}
+	return any;
+}
+
+static int flow_run(struct imc_scn_ctx *c, void *data)
+{
+	const struct flow_arg *a = data;
+	const struct imc_ip_addr *src;
+	struct ipr *r;
+	struct iface *i;
+	struct flow *fl;
+	int rc = iface_need(c, &a->at, &i);
+
+	if (rc)
+		return rc;
+	r = i->ps->r;
+	src = src_for(i, &a->dst);
+	if (!src)
+		return imc_scn_fail(c, -EADDRNOTAVAIL,
+			"the interface has no IPv%u address to send from",
+			a->dst.family);
+	fl = calloc(1, sizeof(*fl));
+	if (!fl)
+		return -ENOMEM;
+	fl->i = i;
+	fl->a = a;
+	fl->src = *src;
+	fl->id = (uint16_t)scn_flow_id(c);
+	imc_timer_init(&fl->t, flow_fire);
+	fl->next = r->flows;
+	r->flows = fl;
+	return imc_timer_arm(r->loop, &fl->t, imc_loop_now(r->loop));
+}
+
+static const struct imc_scn_verb verb_ping = {
+	.name = "ping", .kind = IMC_SCN_ACTION, .parse = ping_parse,
+	.print = flow_print, .run = flow_run, .free = free,
+};
+
+static const struct imc_scn_verb verb_send = {
+	.name = "ipoib-send", .kind = IMC_SCN_ACTION, .parse = send_parse,
+	.print = flow_print, .run = flow_run, .free = free,
+};
+
+/* ------------------------------------------------------------------ */
+/* Subjects */
+
+enum counter {
+	K_TX_PACKETS, K_TX_BYTES, K_RX_PACKETS, K_RX_BYTES, K_TX_MCAST,
+	K_RX_MCAST, K_ARP_TX, K_ARP_RX, K_ND_TX, K_ND_RX, K_RESOLVED,
+	K_RESOLVE_RETRIES, K_RESOLVE_FAILURES, K_EXPIRED,
+	K_ENDPOINTS_FROM_RX, K_AVS_FABRICATED, K_DEFERRED, K_JOINS,
+	K_JOIN_ERRORS, K_SENDONLY_JOINS, K_SENDONLY_LEAVES,
+	K_CARRIER_CHANGES, K_ENDPOINTS, K_NEIGHBOURS, K_GROUPS, K_QUEUED,
+	K_QUEUED_MAX, K_DROPS, K_DROP_FIRST,
+};
+
+static const char *const counter_names[] = {
+	"tx-packets", "tx-bytes", "rx-packets", "rx-bytes", "tx-mcast",
+	"rx-mcast", "arp-tx", "arp-rx", "nd-tx", "nd-rx", "resolved",
+	"resolve-retries", "resolve-failures", "expired", "endpoints-from-rx",
+	"avs-fabricated", "deferred", "joins", "join-errors",
+	"sendonly-joins", "sendonly-leaves", "carrier-changes", "endpoints",
+	"neighbours", "groups", "queued", "queued-max", "drops",
+};
+
+enum subj_kind { S_CARRIER, S_STATE, S_RECEIVED, S_REPLIES, S_ANSWERED,
+		 S_COUNTER };
+
+struct subj_arg {
+	enum subj_kind kind;
+	struct if_arg at;
+	bool has_group;
+	struct imc_ip_addr group;
+	unsigned counter;            /* enum counter, or K_DROP_FIRST + d */
+};
+
+static bool word_eq(const char *a, const char *b)
+{
+	/* '_' may stand for '-', as in the drops subject. */
+	for (; *a && *b; a++, b++)
+		if (*a != *b && !((*a == '_' && *b == '-') ||
+				  (*a == '-' && *b == '_')))
+			return false;
+	return *a == *b;
+}
+
+static int counter_parse(const char *w, unsigned *out)
+{
+	for (unsigned k = 0; k < IMC_ARRAY_SIZE(counter_names); k++)
+		if (word_eq(w, counter_names[k])) {
+			*out = k;
+			return 0;
+		}
+	if (!strncmp(w, "drops-", 6) || !strncmp(w, "drops_", 6)) {
+		for (unsigned d = 0; d < IMC_IPOIB_DROP__COUNT; d++)
+			if (word_eq(w + 6, imc_ipoib_drop_str(d))) {
+				*out = K_DROP_FIRST + d;
+				return 0;
+			}
+	}
+	return -EINVAL;
+}
+
+static void counter_print(FILE *f, unsigned k)
+{
+	if (k < K_DROP_FIRST) {
+		fprintf(f, " %s", counter_names[k]);
+		return;
+	}
+	fputs(" drops-", f);
+	for (const char *s = imc_ipoib_drop_str(k - K_DROP_FIRST); *s; s++)
+		fputc(*s == '_' ? '-' : *s, f);
+}
+
+static int subj_parse(struct imc_scn_parser *p, unsigned argc,
+		      const char *const *argv, void **data,
+		      enum subj_kind kind)
+{
+	struct subj_arg *a;
+	unsigned k = 1;
+	int rc;
+
+	if (argc < 1)
+		return imc_scn_parse_error(p, "expected a host");
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	a->kind = kind;
+	rc = host_arg(p, argv[0], &a->at);
+	if (!rc && kind == S_COUNTER) {
+		if (argc < 2 || counter_parse(argv[1], &a->counter) < 0)
+			return imc_scn_parse_error(p,
+				"expected a counter (tx-packets, rx-packets, drops, drops-REASON, ...), got '%s'",
+				argc < 2 ? "" : argv[1]);
+		k = 2;
+	}
+	if (!rc && kind == S_RECEIVED && argc > k &&
+	    strncmp(argv[k], "pkey=", 5)) {
+		if (imc_ip_addr_parse(argv[k], &a->group, NULL) < 0 ||
+		    !imc_ip_addr_is_multicast(&a->group))
+			return imc_scn_parse_error(p,
+				"expected a multicast group or pkey=, got '%s'",
+				argv[k]);
+		a->has_group = true;
+		k++;
+	}
+	if (!rc && k < argc) {
+		bool m;
+
+		rc = pkey_kv(p, argv[k], &a->at.pkey, &m);
+		if (!rc && !m)
+			rc = imc_scn_parse_error(p, "expected pkey=, got '%s'",
+						 argv[k]);
+		k++;
+	}
+	if (!rc && k < argc)
+		rc = imc_scn_parse_error(p, "unexpected '%s'", argv[k]);
+	return rc;
+}
+
+#define SUBJ_PARSE(name, kind)                                              \
+	static int name(struct imc_scn_parser *p, unsigned argc,            \
+			const char *const *argv, void **data)               \
+	{                                                                   \
+		return subj_parse(p, argc, argv, data, kind);               \
+	}
+
+SUBJ_PARSE(carrier_parse, S_CARRIER)
+SUBJ_PARSE(state_parse, S_STATE)
+SUBJ_PARSE(received_parse, S_RECEIVED)
+SUBJ_PARSE(replies_parse, S_REPLIES)
+SUBJ_PARSE(answered_parse, S_ANSWERED)
+SUBJ_PARSE(counter_subj_parse, S_COUNTER)
+
+static void subj_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct subj_arg *a = data;
+
+	print_if(f, t, &a->at);
+	if (a->kind == S_COUNTER)
+		counter_print(f, a->counter);
+	if (a->has_group)
+		print_addr(f, &a->group, -1);
+	print_pkey(f, &a->at);
+}
+
+static uint64_t counter_value(const struct imc_ipoib_stats *st, unsigned k)
+{
+	uint64_t sum = 0;
+
+	switch (k) {
+	case K_TX_PACKETS: return st->tx_packets;
+	case K_TX_BYTES: return st->tx_bytes;
+	case K_RX_PACKETS: return st->rx_packets;
+	case K_RX_BYTES: return st->rx_bytes;
+	case K_TX_MCAST: return st->tx_mcast;
+	case K_RX_MCAST: return st->rx_mcast;
+	case K_ARP_TX: return st->arp_tx;
+	case K_ARP_RX: return st->arp_rx;
+	case K_ND_TX: return st->nd_tx;
+	case K_ND_RX: return st->nd_rx;
+	case K_RESOLVED: return st->resolved;
+	case K_RESOLVE_RETRIES: return st->resolve_retries;
+	case K_RESOLVE_FAILURES: return st->resolve_failures;
+	case K_EXPIRED: return st->expired;
+	case K_ENDPOINTS_FROM_RX: return st->endpoints_from_rx;
+	case K_AVS_FABRICATED: return st->avs_fabricated;
+	case K_DEFERRED: return st->deferred;
+	case K_JOINS: return st->joins;
+	case K_JOIN_ERRORS: return st->join_errors;
+	case K_SENDONLY_JOINS: return st->sendonly_joins;
+	case K_SENDONLY_LEAVES: return st->sendonly_leaves;
+	case K_CARRIER_CHANGES: return st->carrier_changes;
+	case K_ENDPOINTS: return st->endpoints;
+	case K_NEIGHBOURS: return st->neighbours;
+	case K_GROUPS: return st->groups;
+	case K_QUEUED: return st->queued;
+	case K_QUEUED_MAX: return st->queued_max;
+	case K_DROPS:
+		for (unsigned d = 0; d < IMC_IPOIB_DROP__COUNT; d++)
+			sum += st->drops[d];
+		return sum;
+	default:
+		return st->drops[k - K_DROP_FIRST];
+	}
+}
+
+static int subj_observe(struct imc_scn_ctx *c, const void *data,
+			uint64_t *value)
+{
+	const struct subj_arg *a = data;
+	struct ipr *r = imc_scn_data(c, &run_key);
+	struct iface *i = r ? iface_find(r, &a->at) : NULL;
+	const struct imc_ipoib *ifc;
+	struct imc_ipoib_stats st;
+
+	*value = 0;
+	if (!i) {
+		/* No interface: down, nothing counted. */
+		return 0;
+	}
+	ifc = imc_ipoib_fabric_ipoib(i->x);
+	switch (a->kind) {
+	case S_CARRIER:
+		*value = imc_ipoib_carrier(ifc);
+		break;
+	case S_STATE:
+		*value = imc_ipoib_state(ifc);
+		break;
+	case S_RECEIVED:
+		if (a->has_group) {
+			struct gcount *g = gc_get(i, &a->group, false);
+
+			*value = g ? g->n : 0;
+		} else {
+			*value = i->received;
+		}
+		break;
+	case S_REPLIES:
+		*value = i->ping_replies;
+		break;
+	case S_ANSWERED:
+		*value = i->ping_answered;
+		break;
+	case S_COUNTER:
+		imc_ipoib_get_stats(ifc, &st);
+		*value = counter_value(&st, a->counter);
+		break;
+	}
+	return 0;
+}
+
+static int carrier_value_parse(const char *w, uint64_t *v)
+{
+	if (!strcmp(w, "up"))
+		*v = 1;
+	else if (!strcmp(w, "down"))
+		*v = 0;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static void carrier_value_format(uint64_t v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", v ? "up" : "down");
+}
+
+static int state_value_parse(const char *w, uint64_t *v)
+{
+	for (unsigned s = IMC_IPOIB_DOWN; s <= IMC_IPOIB_BACKOFF; s++)
+		if (!strcmp(w, imc_ipoib_state_str(s))) {
+			*v = s;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static void state_value_format(uint64_t v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", imc_ipoib_state_str((enum imc_ipoib_state)v));
+}
+
+static const struct imc_scn_subject subj_carrier = {
+	.name = "ipoib-carrier", .parse = carrier_parse, .print = subj_print,
+	.observe = subj_observe, .value_parse = carrier_value_parse,
+	.value_format = carrier_value_format, .free = free,
+};
+
+static const struct imc_scn_subject subj_state = {
+	.name = "ipoib-state", .parse = state_parse, .print = subj_print,
+	.observe = subj_observe, .value_parse = state_value_parse,
+	.value_format = state_value_format, .free = free,
+};
+
+static const struct imc_scn_subject subj_received = {
+	.name = "ipoib-received", .parse = received_parse,
+	.print = subj_print, .observe = subj_observe, .free = free,
+};
+
+static const struct imc_scn_subject subj_replies = {
+	.name = "ping-replies", .parse = replies_parse, .print = subj_print,
+	.observe = subj_observe, .free = free,
+};
+
+static const struct imc_scn_subject subj_answered = {
+	.name = "ping-answered", .parse = answered_parse, .print = subj_print,
+	.observe = subj_observe, .free = free,
+};
+
+static const struct imc_scn_subject subj_counter = {
+	.name = "ipoib-counter", .parse = counter_subj_parse,
+	.print = subj_print, .observe = subj_observe, .free = free,
+};
+
+/* ------------------------------------------------------------------ */
+
+int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
+{
+	static const struct imc_scn_verb *const verbs[] = {
+		&verb_ipoib, &verb_up, &verb_down, &verb_addr, &verb_listen,
+		&verb_unlisten, &verb_ping, &verb_send,
+	};
+	static const struct imc_scn_subject *const subjects[] = {
+		&subj_carrier, &subj_state, &subj_received, &subj_replies,
+		&subj_answered, &subj_counter,
+	};
+	int rc = 0;
+
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(verbs) && !rc; i++)
+		rc = imc_scn_lang_add_verb(l, verbs[i]);
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
+		rc = imc_scn_lang_add_subject(l, subjects[i]);
+	return rc;
+}
