@@ -10,6 +10,7 @@ static const struct imc_cmd *const cmds[] = {
 	&imc_cmd_run,
 	&imc_cmd_sa,
 	&imc_cmd_sa_serve,
+	&imc_cmd_up,
 };
 
 static void usage(FILE *f)

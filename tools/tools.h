@@ -22,5 +22,6 @@ extern const struct imc_cmd imc_cmd_decode;
 extern const struct imc_cmd imc_cmd_run;
 extern const struct imc_cmd imc_cmd_sa;
 extern const struct imc_cmd imc_cmd_sa_serve;
+extern const struct imc_cmd imc_cmd_up;
 
 #endif
