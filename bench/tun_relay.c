@@ -1,7 +1,7 @@
 /* tun_relay: the smallest TUN-to-TUN relay, the yardstick of
  * bench/bench_tun.sh.
  *
- *   tun_relay NETNS_A NETNS_B [MTU]
+ *   tun_relay [--batch] NETNS_A NETNS_B [MTU]
  *
  * Creates one TUN interface (IFF_TUN | IFF_NO_PI) in each of two existing
  * network namespaces, prints "ready A_IFNAME B_IFNAME" once both exist,
@@ -14,6 +14,13 @@
  * fd before looking again, as `ibmcast up` does. What ibmcast adds on top
  * (IPoIB encapsulation, address resolution, the simulated fabric and its
  * timers) is what bench_tun.sh measures against this.
+ *
+ * By default each packet is written as soon as it is read. A write into a
+ * TUN runs the receiving kernel's IP and TCP input inline, in the
+ * writer's system call, so the sending side's TUN queue waits meanwhile.
+ * --batch reads up to BATCH packets first and then writes them all,
+ * which drains that queue in bursts (as ibmcast does: its writes happen
+ * later, when the simulated fabric delivers).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +28,7 @@
 #include <net/if.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +38,9 @@
 #include <unistd.h>
 
 enum { BATCH = 64, BUF = 65536 };
+
+static unsigned char bufs[BATCH][BUF];
+static size_t lens[BATCH];
 
 static volatile sig_atomic_t stop;
 
@@ -87,15 +98,20 @@ static int tun_in(const char *netns, unsigned mtu, char name[IFNAMSIZ])
 int main(int argc, char **argv)
 {
 	struct epoll_event ev, evs[2];
-	static unsigned char buf[BUF];
 	unsigned long long packets = 0, drops = 0;
 	char na[IFNAMSIZ], nb[IFNAMSIZ];
 	struct sigaction sa;
 	unsigned mtu = 0;
+	bool batch = false;
 	int fd[2], ep;
 
+	if (argc > 1 && !strcmp(argv[1], "--batch")) {
+		batch = true;
+		argc--;
+		argv++;
+	}
 	if (argc < 3 || argc > 4) {
-		fprintf(stderr, "usage: tun_relay NETNS_A NETNS_B [MTU]\n");
+		fprintf(stderr, "usage: tun_relay [--batch] NETNS_A NETNS_B [MTU]\n");
 		return 2;
 	}
 	if (argc == 4)
@@ -128,12 +144,24 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n; i++) {
 			int from = (int)evs[i].data.u32, to = !from;
 
+			int got = 0;
+
 			for (int k = 0; k < BATCH; k++) {
-				ssize_t r = read(fd[from], buf, sizeof(buf));
+				ssize_t r = read(fd[from], bufs[got], BUF);
 
 				if (r <= 0)
 					break;
-				if (write(fd[to], buf, (size_t)r) < 0)
+				lens[got] = (size_t)r;
+				if (batch) {
+					got++;
+					continue;
+				}
+				if (write(fd[to], bufs[0], (size_t)r) < 0)
+					drops++;
+				packets++;
+			}
+			for (int k = 0; k < got; k++) {
+				if (write(fd[to], bufs[k], lens[k]) < 0)
 					drops++;
 				packets++;
 			}
