@@ -763,6 +763,13 @@ static int run(int argc, char **argv)
 	/* Sub-millisecond waits of the real-time loop would otherwise be
 	 * rounded up by the default 50 us timer slack. */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	/* Caught from before the first namespace exists: a signal during
+	 * the set-up ends the run at its first slice, through the teardown. */
+	rc = signals_catch();
+	if (rc) {
+		fprintf(stderr, "ibmcast up: signals: %s\n", strerror(-rc));
+		goto out_scenario;
+	}
 	rc = imc_netns_reap(NETNS_PREFIX, on_reaped, NULL);
 	if (rc < 0 && rc != -ENOENT)
 		fprintf(stderr, "ibmcast up: looking for namespaces left behind: %s\n",
@@ -787,15 +794,12 @@ static int run(int argc, char **argv)
 		goto out_pcap;
 	}
 	sig_loop = u->loop;
-	rc = signals_catch();
-	if (rc) {
-		fprintf(stderr, "ibmcast up: signals: %s\n", strerror(-rc));
-		goto out_loop;
-	}
+	if (sig_got)
+		imc_loop_wake(u->loop);
 	imc_timer_init(&u->until, on_until);
 	if (until_set && imc_timer_arm_in(u->loop, &u->until, until)) {
 		fprintf(stderr, "ibmcast up: out of memory\n");
-		goto out_signals;
+		goto out_loop;
 	}
 	/* The scenario's stop line does not apply: a signal or --until ends
 	 * the run (the timer, because under steady traffic the real-time
@@ -811,7 +815,7 @@ static int run(int argc, char **argv)
 	imc_timer_cancel(u->loop, &u->until);
 	if (rc) {
 		fprintf(stderr, "ibmcast up: %s\n", u->err);
-		goto out_signals;
+		goto out_loop;
 	}
 	why = sig_got == SIGINT ? "SIGINT" : sig_got == SIGTERM ? "SIGTERM" :
 	      sig_got == SIGHUP ? "SIGHUP" : u->until_reached ? "--until" :
@@ -824,9 +828,8 @@ static int run(int argc, char **argv)
 		code = IMC_EXIT_FAIL;
 	}
 	imc_scenario_result_free(&r);
-out_signals:
-	signals_restore();
 out_loop:
+	sig_loop = NULL;
 	imc_loop_destroy(u->loop);
 out_pcap:
 	if (pc && imc_pcap_close(pc) < 0 && code == IMC_EXIT_OK) {
@@ -835,6 +838,7 @@ out_pcap:
 	}
 out_netns:
 	netns_teardown(u);
+	signals_restore();
 out_scenario:
 	imc_scenario_destroy(u->s);
 	free(u);

@@ -135,12 +135,16 @@ int imc_tun_set_mtu(struct imc_tun *tun, unsigned mtu);
  * AF_INET6 (16 bytes), network byte order. The kernel adds the route to
  * the prefix through the interface. IPv6 addresses skip duplicate address
  * detection (IFA_F_NODAD): a TUN has no link layer to probe, and the
- * IPoIB side resolves neighbours itself. -EINVAL for a bad family or
+ * IPoIB side resolves neighbours itself. On an interface that is up with
+ * carrier the call returns once the kernel accepts packets for an IPv6
+ * address (its local route comes a moment after the request, even without
+ * DAD; waits up to 2 s, then -ETIMEDOUT). -EINVAL for a bad family or
  * prefix length, -EEXIST when the address is there already. */
 int imc_tun_addr_add(struct imc_tun *tun, int family, const void *addr,
 		     unsigned prefix_len);
 
-/* Administrative state (ip link set up/down). */
+/* Administrative state (ip link set up/down). Bringing it up with carrier
+ * waits, as imc_tun_addr_add() does, for its IPv6 addresses to work. */
 int imc_tun_set_up(struct imc_tun *tun, bool up);
 bool imc_tun_is_up(const struct imc_tun *tun);
 

@@ -16,6 +16,16 @@
  * namespace it is opened in), then comes back. The device never appears
  * in the caller's namespace, so its name cannot clash there.
  *
+ * IPv6 addresses: even without duplicate address detection the kernel
+ * adds the local route of a new address only when its address
+ * configuration work has run (addrconf's DAD work, from a workqueue, some
+ * time after the request was acknowledged), and until then drops packets
+ * to it as not for this host (Ip6InAddrErrors). On an interface that is
+ * up with carrier, imc_tun_addr_add() and imc_tun_set_up() therefore wait
+ * until the kernel routes each IPv6 address of the interface locally
+ * (RTM_GETROUTE answers RTN_LOCAL), so that an address works once the call
+ * returns. IPv4 local routes are added within the request itself.
+ *
  * Reads: level-triggered readiness on the non-blocking fd; each callback
  * reads up to read_batch packets (one read() each: a TUN fd gives one
  * packet per read) into one buffer with IMC_TUN_HEADROOM bytes in front,
@@ -48,6 +58,8 @@
 enum {
 	READ_BUF = 65536,     /* largest IP packet a TUN hands over */
 	NL_BUF = 8192,        /* MNL_SOCKET_BUFFER_SIZE is at least this */
+	SETTLE_MS = 2000,     /* longest wait for an IPv6 address to work */
+	V6_MAX = 16,          /* IPv6 addresses remembered for settle() */
 };
 
 enum state {
@@ -67,6 +79,9 @@ struct imc_tun {
 	unsigned batch;
 	unsigned ifindex;
 	unsigned mtu;
+	bool carrier;                /* as last set */
+	unsigned nv6;
+	uint8_t v6[V6_MAX][16];      /* IPv6 addresses added */
 	bool *alive;                 /* the dispatcher's flag, while it runs */
 	struct imc_tun_stats st;
 	char name[IMC_TUN_IFNAME_MAX];
@@ -84,16 +99,20 @@ static void move(struct imc_tun *t, enum state to)
 
 /* ---- rtnetlink ---- */
 
-/* Sends a request and waits for the kernel's acknowledgement. Returns 0
- * or the negative errno the kernel answered. */
-static int nl_talk(struct imc_tun *t, struct nlmsghdr *nlh)
+/* Sends a request and waits for the kernel's acknowledgement, or with
+ * dump for the end of the dump it asks for, handing each message of the
+ * answer to cb (may be NULL). (The flag bits alone cannot tell: a dump's
+ * NLM_F_MATCH is a NEW request's NLM_F_EXCL.) Returns 0 or the negative
+ * errno the kernel answered. */
+static int nl_run(struct imc_tun *t, struct nlmsghdr *nlh, bool dump,
+		  mnl_cb_t cb, void *data)
 {
 	char buf[NL_BUF];
 	unsigned portid = mnl_socket_get_portid(t->nl);
 	ssize_t n;
 	int rc;
 
-	nlh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_flags |= NLM_F_REQUEST | (dump ? NLM_F_DUMP : NLM_F_ACK);
 	nlh->nlmsg_seq = ++t->nl_seq;
 	if (mnl_socket_sendto(t->nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
@@ -104,14 +123,72 @@ static int nl_talk(struct imc_tun *t, struct nlmsghdr *nlh)
 				continue;
 			return -errno;
 		}
-		rc = mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, portid, NULL,
-				NULL);
+		rc = mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, portid, cb,
+				data);
 		if (rc == MNL_CB_ERROR)
 			return errno ? -errno : -EIO;
 		if (rc == MNL_CB_STOP)
 			return 0;
-		/* MNL_CB_OK: a message that was not the ACK; read on. */
+		/* MNL_CB_OK: more to come; read on. */
 	}
+}
+
+static int nl_talk(struct imc_tun *t, struct nlmsghdr *nlh)
+{
+	return nl_run(t, nlh, false, NULL, NULL);
+}
+
+static int route_type(const struct nlmsghdr *nlh, void *data)
+{
+	const struct rtmsg *rt = mnl_nlmsg_get_payload(nlh);
+
+	if (nlh->nlmsg_type == RTM_NEWROUTE)
+		*(unsigned char *)data = rt->rtm_type;
+	return MNL_CB_OK;
+}
+
+/* Waits (up to SETTLE_MS) until the kernel routes addr locally; see the
+ * top of the file. Returns 0, or -ETIMEDOUT. */
+static int settle_one(struct imc_tun *t, const uint8_t addr[16])
+{
+	struct timespec ms = { 0, 1000000 };
+
+	for (unsigned i = 0; i < SETTLE_MS; i++) {
+		char buf[NL_BUF];
+		struct nlmsghdr *nlh;
+		struct rtmsg *rt;
+		unsigned char type = RTN_UNSPEC;
+		int rc;
+
+		memset(buf, 0, sizeof(buf));
+		nlh = mnl_nlmsg_put_header(buf);
+		nlh->nlmsg_type = RTM_GETROUTE;
+		rt = mnl_nlmsg_put_extra_header(nlh, sizeof(*rt));
+		rt->rtm_family = AF_INET6;
+		rt->rtm_dst_len = 128;
+		mnl_attr_put(nlh, RTA_DST, 16, addr);
+		rc = nl_run(t, nlh, false, route_type, &type);
+		/* -ENETUNREACH: no route at all yet. */
+		if (rc && rc != -ENETUNREACH)
+			return rc;
+		if (type == RTN_LOCAL)
+			return 0;
+		nanosleep(&ms, NULL);
+	}
+	return -ETIMEDOUT;
+}
+
+static int settle(struct imc_tun *t)
+{
+	if (t->state != TUN_UP || !t->carrier)
+		return 0;
+	for (unsigned i = 0; i < t->nv6; i++) {
+		int rc = settle_one(t, t->v6[i]);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 static struct nlmsghdr *link_msg(char *buf, unsigned ifindex)
@@ -159,9 +236,10 @@ int imc_tun_set_up(struct imc_tun *t, bool up)
 	ifi->ifi_change = IFF_UP;
 	ifi->ifi_flags = up ? IFF_UP : 0;
 	rc = nl_talk(t, nlh);
-	if (!rc)
-		move(t, to);
-	return rc;
+	if (rc)
+		return rc;
+	move(t, to);
+	return settle(t);
 }
 
 bool imc_tun_is_up(const struct imc_tun *t)
@@ -176,6 +254,7 @@ int imc_tun_addr_add(struct imc_tun *t, int family, const void *addr,
 	struct nlmsghdr *nlh;
 	struct ifaddrmsg *ifa;
 	size_t alen;
+	int rc;
 
 	if (family == AF_INET)
 		alen = 4;
@@ -205,7 +284,14 @@ int imc_tun_addr_add(struct imc_tun *t, int family, const void *addr,
 	 * prefix route through the interface). */
 	mnl_attr_put(nlh, IFA_LOCAL, alen, addr);
 	mnl_attr_put(nlh, IFA_ADDRESS, alen, addr);
-	return nl_talk(t, nlh);
+	rc = nl_talk(t, nlh);
+	if (rc || family != AF_INET6)
+		return rc;
+	if (t->nv6 < V6_MAX)
+		memcpy(t->v6[t->nv6++], addr, 16);
+	if (t->state != TUN_UP || !t->carrier)
+		return 0;
+	return settle_one(t, addr);
 }
 
 int imc_tun_set_carrier(struct imc_tun *t, bool on)
@@ -215,6 +301,7 @@ int imc_tun_set_carrier(struct imc_tun *t, bool on)
 	if (ioctl(t->fd, TUNSETCARRIER, &v) < 0)
 		return errno == EINVAL || errno == ENOTTY ? -EOPNOTSUPP
 							  : -errno;
+	t->carrier = on;
 	return 0;
 }
 
@@ -328,6 +415,7 @@ int imc_tun_create(struct imc_loop *loop, const struct imc_tun_config *cfg,
 		return -ENOMEM;
 	t->loop = loop;
 	t->state = TUN_DOWN;
+	t->carrier = true;      /* a TUN with its fd attached has carrier */
 	t->fd = -1;
 	t->recv = recv;
 	t->ctx = ctx;
