@@ -1,11 +1,10 @@
 /* A simulated fabric with the SA served at the SM's port and IPoIB
  * interfaces on its hosts, for the IPoIB simulation tests and benchmark.
  *
- * Each host's port gets a join tracker whose SA client talks through the
- * port's QP1 (the SM's own host shares the SA's QP1 and hears its answers
- * through the SA's other_mad hook), a port watch that hands port events
- * to the tracker, and interfaces (one per P_Key) with a small host model
- * behind each: it answers echo requests to its addresses from the loop
+ * Each host's port gets a join tracker (mcast_fabric.h; on the SM's own
+ * host it shares the SA's QP1 through a GSI fed by the SA's other_mad
+ * hook) and interfaces (one per P_Key) with a small host model behind
+ * each: it answers echo requests to its addresses from the loop
  * and counts what arrives. Functions return 0 or a negative errno; no
  * cmocka here, so that bench/ can use it too. */
 #ifndef IMC_TESTS_IPOIB_WORLD_H
@@ -20,10 +19,10 @@
 #include "ibmcast/ipoib.h"
 #include "ibmcast/ipoib_fabric.h"
 #include "ibmcast/loop.h"
-#include "ibmcast/mad.h"
+#include "ibmcast/gsi.h"
 #include "ibmcast/mcast.h"
+#include "ibmcast/mcast_fabric.h"
 #include "ibmcast/packet.h"
-#include "ibmcast/sa_client.h"
 #include "ibmcast/sa_fabric.h"
 #include "ibmcast/topo.h"
 #include "ipoib/ipoib_int.h"
@@ -61,10 +60,8 @@ struct iw_host {
 	struct iw *w;
 	uint32_t node;
 	unsigned port;
-	struct imc_qp *qp1;         /* NULL on the SM's host: the SA's */
-	struct imc_sa_client *sac;
+	struct imc_mcast_fabric *mf;
 	struct imc_mcast *mc;
-	struct imc_port_watch watch;
 	struct iw_if ifs[IW_MAX_IFS];
 	unsigned nifs;
 };
@@ -74,6 +71,7 @@ struct iw {
 	struct imc_loop *loop;
 	struct imc_fabric *f;
 	struct imc_sa_fabric *sf;
+	struct imc_gsi *sm_gsi;     /* the SA's QP1, shared */
 	struct iw_host **host;      /* by node, NULL until used */
 	struct imc_ipoib_config cfg;  /* for interfaces made from now on */
 	uint32_t sm_node;
@@ -204,72 +202,6 @@ static inline void iw_carrier(void *ctx, bool up)
 
 /* ---- ports ---- */
 
-static inline int iw_sa_send(void *ctx, const uint8_t *mad, size_t len)
-{
-	struct iw_host *h = ctx;
-	struct imc_port_attr pa;
-	struct imc_ah ah;
-	struct imc_qp *qp = h->qp1 ? h->qp1 : imc_sa_fabric_qp(h->w->sf);
-
-	if (imc_fabric_port_attr(h->w->f, h->node, h->port, &pa) < 0 ||
-	    !pa.sm_lid)
-		return -ENETDOWN;
-	memset(&ah, 0, sizeof(ah));
-	ah.dlid = pa.sm_lid;
-	return imc_qp_send(qp, &ah, 1, IMC_QP1_QKEY, mad, len);
-}
-
-static inline void iw_qp1_recv(struct imc_qp *qp, const struct imc_ud_recv *r,
-			       void *ctx)
-{
-	struct iw_host *h = ctx;
-
-	(void)qp;
-	if (r->len >= IMC_SA_DATA_OFFSET && r->len <= IMC_MAD_SIZE)
-		imc_sa_client_recv(h->sac, r->data, r->len);
-}
-
-/* MADs at the SA's QP1 that are not the SA's: its own host's answers. */
-static inline void iw_other_mad(void *ctx, const struct imc_ud_recv *r)
-{
-	struct iw *w = ctx;
-	struct iw_host *h = w->host[w->sm_node];
-
-	if (h && r->len >= IMC_SA_DATA_OFFSET && r->len <= IMC_MAD_SIZE)
-		imc_sa_client_recv(h->sac, r->data, r->len);
-}
-
-static inline int iw_attach(void *ctx, void *qp, const struct imc_gid *mgid,
-			    uint16_t mlid)
-{
-	(void)ctx;
-	return imc_qp_attach(qp, mgid, mlid);
-}
-
-static inline int iw_detach(void *ctx, void *qp, const struct imc_gid *mgid,
-			    uint16_t mlid)
-{
-	(void)ctx;
-	return imc_qp_detach(qp, mgid, mlid);
-}
-
-static inline void iw_port_event(struct imc_port_watch *pw,
-				 enum imc_port_event ev)
-{
-	struct iw_host *h = imc_container_of(pw, struct iw_host, watch);
-	static const enum imc_mcast_port_event map[] = {
-		[IMC_PORT_EV_ACTIVE] = IMC_MCAST_PORT_ACTIVE,
-		[IMC_PORT_EV_DOWN] = IMC_MCAST_PORT_DOWN,
-		[IMC_PORT_EV_LID_CHANGE] = IMC_MCAST_PORT_LID_CHANGE,
-		[IMC_PORT_EV_SM_CHANGE] = IMC_MCAST_PORT_SM_CHANGE,
-		[IMC_PORT_EV_CLIENT_REREGISTER] = IMC_MCAST_PORT_REREGISTER,
-		[IMC_PORT_EV_PKEY_CHANGE] = IMC_MCAST_PORT_PKEY_CHANGE,
-	};
-
-	if ((unsigned)ev < IMC_ARRAY_SIZE(map))
-		imc_mcast_port_event(h->mc, map[ev]);
-}
-
 /* The fabric from spec, brought up, with the SA (sacfg NULL: defaults)
  * started on the SM's port. Every host of the topology may then get
  * interfaces. */
@@ -290,10 +222,12 @@ static inline int iw_create(struct iw *w, const char *spec,
 		sc = *sacfg;
 	else
 		imc_sa_fabric_config_init(&sc);
-	sc.other_mad = iw_other_mad;
-	sc.other_ctx = w;
 	imc_ipoib_config_init(&w->cfg);
-	rc = imc_topo_generate(spec, &w->t, NULL, 0);
+	rc = imc_gsi_create_shared(NULL, &w->sm_gsi);
+	sc.other_mad = imc_gsi_input;
+	sc.other_ctx = w->sm_gsi;
+	if (!rc)
+		rc = imc_topo_generate(spec, &w->t, NULL, 0);
 	if (!rc)
 		rc = imc_loop_create_virtual(0, &w->loop);
 	if (!rc)
@@ -306,6 +240,8 @@ static inline int iw_create(struct iw *w, const char *spec,
 		rc = imc_sa_fabric_create(w->f, &sc, &w->sf);
 	if (!rc)
 		rc = imc_fabric_sm_port(w->f, &w->sm_node, &w->sm_port);
+	if (!rc)
+		imc_gsi_set_qp(w->sm_gsi, imc_sa_fabric_qp(w->sf));
 	if (!rc) {
 		w->host = calloc(w->t->nnodes, sizeof(*w->host));
 		if (!w->host)
@@ -327,11 +263,7 @@ static inline int iw_host_get(struct iw *w, uint32_t node,
 			      struct iw_host **out)
 {
 	struct iw_host *h = w->host[node];
-	struct imc_port_attr pa;
-	struct imc_sa_transport tr;
-	struct imc_mcast_config mc;
-	struct imc_mcast_ops ops = { .attach = iw_attach,
-				     .detach = iw_detach };
+	struct imc_mcast_fabric_config mc;
 	int rc;
 
 	if (h) {
@@ -344,37 +276,17 @@ static inline int iw_host_get(struct iw *w, uint32_t node,
 	h->w = w;
 	h->node = node;
 	h->port = 1;
-	rc = imc_fabric_port_attr(w->f, node, 1, &pa);
-	if (!rc && !(node == w->sm_node && w->sm_port == 1)) {
-		uint16_t pk = pa.npkeys ? pa.pkeys[0] : IMC_PKEY_DEFAULT;
-
-		for (unsigned k = 0; k < pa.npkeys; k++)
-			if ((pa.pkeys[k] & 0x7FFF) == 0x7FFF)
-				pk = pa.pkeys[k];
-		rc = imc_qp_create(w->f, node, 1, 1, IMC_QP1_QKEY, pk,
-				   iw_qp1_recv, h, &h->qp1);
-	}
-	tr.send = iw_sa_send;
-	tr.ctx = h;
-	if (!rc)
-		rc = imc_sa_client_create(w->loop, &tr, NULL, &h->sac);
-	if (!rc) {
-		imc_mcast_config_init(&mc);
-		mc.port_gid = pa.gid;
-		mc.seed = node;
-		rc = imc_mcast_create(w->loop, h->sac, &mc, &ops, &h->mc);
-	}
-	if (!rc)
-		rc = imc_fabric_port_watch(w->f, node, 1, &h->watch,
-					   iw_port_event);
+	imc_mcast_fabric_config_init(&mc);
+	mc.mcast.seed = node;
+	rc = imc_mcast_fabric_create(w->f, node, 1,
+				     node == w->sm_node && w->sm_port == 1 ?
+					     w->sm_gsi : NULL,
+				     &mc, &h->mf);
 	if (rc) {
-		imc_mcast_destroy(h->mc);
-		imc_sa_client_destroy(h->sac);
-		if (h->qp1)
-			imc_qp_destroy(h->qp1);
 		free(h);
 		return rc;
 	}
+	h->mc = imc_mcast_fabric_tracker(h->mf);
 	w->host[node] = h;
 	*out = h;
 	return 0;
@@ -557,17 +469,14 @@ static inline size_t iw_destroy(struct iw *w)
 				free(p);
 			}
 		}
-		imc_mcast_destroy(h->mc);
+		imc_mcast_fabric_destroy(h->mf);
 		for (unsigned k = 0; k < h->nifs; k++)
 			imc_ipoib_fabric_destroy(h->ifs[k].x);
-		imc_sa_client_destroy(h->sac);
-		if (h->qp1)
-			imc_qp_destroy(h->qp1);
-		imc_fabric_port_unwatch(w->f, &h->watch);
 		free(h);
 	}
 	free(w->host);
 	imc_sa_fabric_destroy(w->sf);
+	imc_gsi_destroy(w->sm_gsi);
 	imc_fabric_destroy(w->f);
 	left = imc_loop_destroy(w->loop);
 	imc_topo_destroy(w->t);

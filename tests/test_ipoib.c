@@ -76,6 +76,9 @@ struct fx {
 	struct sa_req reqs[MAXREC];
 	unsigned nreqs;
 	bool hold;                 /* answer only when the test says */
+	unsigned subscriptions;    /* InformInfo Sets (trap 67) */
+	struct imc_sa_mad pending_inform[8];
+	unsigned npending_inform;
 	uint16_t status_for_next;  /* SA status of the next answer */
 	struct imc_timer answer_timer;
 	uint16_t next_mlid;
@@ -157,6 +160,14 @@ static void answer_fire(struct imc_timer *t)
 {
 	struct fx *f = imc_container_of(t, struct fx, answer_timer);
 
+	/* Subscriptions are always answered, joins unless held. */
+	while (f->npending_inform) {
+		uint8_t buf[IMC_MAD_SIZE];
+
+		imc_sa_mad_pack(&f->pending_inform[--f->npending_inform], buf,
+				sizeof(buf));
+		imc_sa_client_recv(f->sac, buf, sizeof(buf));
+	}
 	if (!f->hold)
 		answer_all(f);
 }
@@ -171,7 +182,23 @@ static int sa_send(void *ctx, const uint8_t *mad, size_t len)
 	r = &f->reqs[f->nreqs];
 	memset(r, 0, sizeof(*r));
 	assert_int_equal(imc_sa_mad_unpack(&r->mad, mad, len), IMC_MAD_SIZE);
-	/* Never a PathRecord: every request is an MCMemberRecord. */
+	/* Never a PathRecord: joins and leaves (MCMemberRecord), and the
+	 * tracker's trap 67 subscription (InformInfo) once it holds a
+	 * group without a full bit. */
+	assert_int_not_equal(r->mad.mad.attr_id, UMAD_SA_ATTR_PATH_REC);
+	if (r->mad.mad.attr_id == UMAD_ATTR_INFORM_INFO) {
+		struct imc_sa_mad a = r->mad;
+		uint8_t buf[IMC_MAD_SIZE];
+
+		f->subscriptions++;
+		a.mad.method = UMAD_METHOD_GET_RESP;
+		assert_int_equal(imc_sa_mad_pack(&a, buf, sizeof(buf)),
+				 IMC_MAD_SIZE);
+		f->pending_inform[f->npending_inform++] = a;
+		imc_timer_arm(f->loop, &f->answer_timer,
+			      imc_loop_now(f->loop) + MS);
+		return 0;
+	}
 	assert_int_equal(r->mad.mad.attr_id, UMAD_SA_ATTR_MCMEMBER_REC);
 	assert_true(imc_mcmr_unpack(&r->rec, r->mad.data,
 				    sizeof(r->mad.data)) > 0);
@@ -1091,6 +1118,9 @@ static void test_sendonly_without_sa_capability(void **state)
 	assert_true(has_req(f, r0, UMAD_METHOD_SET, &mgid,
 			    IMC_JOIN_SENDONLY_NON, 0));
 	assert_int_equal(f->nsent, 1);
+	/* The tracker subscribed to trap 67 for it: a SendOnlyNonMember
+	 * does not keep the group alive. */
+	assert_int_equal(f->subscriptions, 1);
 }
 
 static void test_join_error_drops_and_retries(void **state)

@@ -7,16 +7,19 @@
 
 static const struct imc_cmd *const cmds[] = {
 	&imc_cmd_decode,
+	&imc_cmd_join,
 	&imc_cmd_run,
 	&imc_cmd_sa,
 	&imc_cmd_sa_serve,
+	&imc_cmd_mcast,
+	&imc_cmd_bench,
 	&imc_cmd_up,
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: ibmcast [--version] [--help] COMMAND [ARGS]\n"
+		"usage: ibmcast [--version] [--help] [--man] COMMAND [ARGS]\n"
 		"       ibmcast COMMAND --help\n"
 		"\n"
 		"A userspace InfiniBand multicast stack.\n"
@@ -41,6 +44,9 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return IMC_EXIT_OK;
 	}
+	if (!strcmp(argv[1], "--man"))
+		return imc_man_print(stdout, cmds, IMC_ARRAY_SIZE(cmds), usage) ?
+		       IMC_EXIT_FAIL : IMC_EXIT_OK;
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
 		printf("ibmcast %s\n", imc_version());
 		return IMC_EXIT_OK;
@@ -48,7 +54,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < IMC_ARRAY_SIZE(cmds); i++) {
 		if (strcmp(argv[1], cmds[i]->name))
 			continue;
-		for (int a = 2; a < argc; a++) {
+		for (int a = 2; a < argc && !cmds[i]->own_help; a++) {
 			if (!strcmp(argv[a], "--"))
 				break;
 			if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {

@@ -3,6 +3,7 @@
 #ifndef IMC_TOOLS_H
 #define IMC_TOOLS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 enum {
@@ -16,12 +17,31 @@ struct imc_cmd {
 	const char *summary;
 	int (*run)(int argc, char **argv); /* argv[0] is the subcommand */
 	void (*help)(FILE *f);
+	/* run() answers --help itself (for its subcommands) */
+	bool own_help;
+	/* the manual's text when help() is only a list of subcommands */
+	void (*help_all)(FILE *f);
 };
 
+/* Writes ibmcast(1) from usage() and each command's help. 0 or -1. */
+int imc_man_print(FILE *out, const struct imc_cmd *const *cmds, size_t n,
+		  void (*usage)(FILE *f));
+
 extern const struct imc_cmd imc_cmd_decode;
+extern const struct imc_cmd imc_cmd_join;
 extern const struct imc_cmd imc_cmd_run;
 extern const struct imc_cmd imc_cmd_sa;
 extern const struct imc_cmd imc_cmd_sa_serve;
 extern const struct imc_cmd imc_cmd_up;
+extern const struct imc_cmd imc_cmd_mcast;
+extern const struct imc_cmd imc_cmd_bench;
+
+/* ibmcast mcast show */
+int imc_mcast_show_main(int argc, char **argv);
+void imc_mcast_show_help(FILE *f);
+
+/* ibmcast mcast tree */
+int imc_mcast_tree_main(int argc, char **argv);
+void imc_mcast_tree_help(FILE *f);
 
 #endif

@@ -24,6 +24,8 @@
 #ifndef IBMCAST_FABRIC_H
 #define IBMCAST_FABRIC_H
 
+#include <stdio.h>
+
 #include "ibmcast/common.h"
 #include "ibmcast/loop.h"
 #include "ibmcast/pcap.h"
@@ -230,6 +232,15 @@ int imc_fabric_mft_set(struct imc_fabric *f, uint32_t switch_node,
 		       uint16_t mlid, const struct imc_portmask *ports);
 int imc_fabric_mft_get(const struct imc_fabric *f, uint32_t switch_node,
 		       uint16_t mlid, struct imc_portmask *ports);
+
+/* Writes mlid's forwarding as programmed in the switches' MFTs as a
+ * Graphviz DOT graph: switches with an entry (boxes, with the entry's
+ * ports), tree edges between switches that forward to each other, edges
+ * forwarded over from one side only (dashed red), and the HCA ports the
+ * entries reach (ellipses). title (may be NULL) heads the drawing.
+ * Returns 0, -EINVAL (bad MLID, NULL f or out) or -EIO. */
+int imc_fabric_mft_dot(const struct imc_fabric *f, uint16_t mlid,
+		       const char *title, FILE *out);
 
 /* Programs mlid on every switch as one spanning tree over the HCA ports
  * nodes[i]:ports[i]: breadth first from the switch of the first member,

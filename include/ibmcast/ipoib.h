@@ -18,7 +18,7 @@
  *    finds its endpoint by GID and can create it from the packet. A
  *    receive from an unknown GID creates its endpoint. A multicast AV
  *    comes only from a join answer, never from fabrication.
- *  - Address resolution: ARP with hardware type 32 (RFC 4391 4.3 and 9,
+ *  - Address resolution: ARP with hardware type 32 (RFC 4391 9,
  *    RFC 826) for IPv4, neighbour discovery with the IPoIB link-layer
  *    address option (RFC 4861, RFC 4391 9.1.1) for IPv6; the interface
  *    answers requests for its own addresses and joins the all-nodes and

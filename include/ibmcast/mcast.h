@@ -17,6 +17,7 @@
  *   PENDING   SA status, -ETIMEDOUT, mismatch      FAILED
  *   PENDING   port down                            WAITING
  *   JOINED    reregister / SM / P_Key change       REJOINING
+ *   JOINED    trap 67: the SA deleted the group    REJOINING
  *   JOINED    port down                            WAITING
  *   REJOINING SA join answered with success        JOINED
  *   REJOINING SA status, -ETIMEDOUT, -ENETRESET    FAILED
@@ -59,6 +60,11 @@
  * unanswered is sent again until it is answered or the port goes down.
  * Re-joins name the group's whole record, so that an SA that lost the
  * group creates it again as it was.
+ *
+ * What the tracker cannot know: the MGID of a create whose answers were
+ * all lost (the SA may hold a group nobody knows of), a trap 67 whose
+ * Reports were all lost, or an old copy of a Set that the network
+ * delivers after a later Delete (a network that reorders duplicates).
  */
 #ifndef IBMCAST_MCAST_H
 #define IBMCAST_MCAST_H
@@ -117,14 +123,26 @@ struct imc_mcast_config {
 	imc_time_t rejoin_spread;       /* ns */
 	unsigned rejoin_window;         /* re-joins in flight per port */
 	uint64_t seed;                  /* jitter of re-joins */
+	/* Hear of groups the SA deletes (trap 67, IBA 15.2.5.17: when the
+	 * last full member of any port leaves). The port subscribes
+	 * (InformInfo, IBA 13.4.8.3) once it joins a group with no full
+	 * bit of its own, and again after a reregister, an SM change or
+	 * port up; the members of a group the SA deleted re-join (a
+	 * NonMember or SendOnlyNonMember alone is refused: ERROR). The
+	 * tracker installs the SA client's Report handler; a client whose
+	 * owner needs that handler may pass the Reports on with
+	 * imc_mcast_report() instead, with subscribe set. */
+	bool subscribe;
 };
 
-/* Paced re-joins over 100 ms, 16 in flight; port_gid zero (set it). */
+/* Paced re-joins over 100 ms, 16 in flight, subscribe; port_gid zero
+ * (set it). */
 void imc_mcast_config_init(struct imc_mcast_config *cfg);
 
 /* A tracker for one port, sending through sa (not owned; it must outlive
  * the tracker; the tracker's queries are its own, other users may share
- * the client). cfg and ops are copied; ops may be NULL (no QP is ever
+ * the client, but with cfg.subscribe the client's Report handler is the
+ * tracker's: one such tracker per client). cfg and ops are copied; ops may be NULL (no QP is ever
  * attached). The port starts ACTIVE: tell it otherwise with
  * imc_mcast_port_event(). Returns 0, -EINVAL or -ENOMEM. */
 int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
@@ -226,6 +244,11 @@ void imc_mcast_port_event(struct imc_mcast *t, enum imc_mcast_port_event ev);
 
 const char *imc_mcast_port_event_str(enum imc_mcast_port_event ev);
 
+/* A Report the SA client received (imc_sa_report_cb): trap 67 for a group
+ * of the port makes it re-join; anything else is ignored. For owners of
+ * the client's Report handler (see imc_mcast_config.subscribe). */
+void imc_mcast_report(struct imc_mcast *t, const struct imc_sa_mad *report);
+
 /* One group of the port, for listings (`ibmcast mcast show`). */
 struct imc_mcast_group_info {
 	struct imc_mcmr rec;        /* the SA's record (zero before answer) */
@@ -247,7 +270,8 @@ struct imc_mcast_stats {
 	uint64_t joins;             /* imc_mcast_join() calls accepted */
 	uint64_t leaves;
 	uint64_t joins_local;       /* completed without a MAD */
-	uint64_t mads_sent;         /* SA requests (joins and Deletes) */
+	uint64_t mads_sent;         /* SA requests (Sets, Deletes,
+				     * InformInfo subscriptions) */
 	uint64_t retries;
 	uint64_t timeouts;
 	uint64_t rejoins;           /* group re-joins after port events */
@@ -259,6 +283,8 @@ struct imc_mcast_stats {
 	size_t members;
 	size_t in_flight;           /* SA requests not answered */
 	uint64_t port_events[6];    /* by enum imc_mcast_port_event */
+	uint64_t traps;             /* trap 67 Reports, duplicates too */
+	uint64_t groups_lost;       /* groups re-joined after a trap 67 */
 };
 
 void imc_mcast_get_stats(const struct imc_mcast *t,

@@ -58,6 +58,16 @@ unsigned imc_scn_sa_show_count(const struct imc_scn_sa_show *sh);
 int imc_scn_sa_show_print(const struct imc_scn_sa_show *sh, FILE *f,
 			  bool json);
 
+/* Makes every snapshot also record the forwarding of the group mgid (if
+ * it exists then) as the switches' MFTs hold it, as Graphviz DOT
+ * (imc_fabric_mft_dot()). Returns 0 or -EINVAL. */
+int imc_scn_sa_show_tree(struct imc_scn_sa_show *sh,
+			 const struct imc_gid *mgid);
+
+/* Writes the DOT of the last snapshot. Returns 0, -ENOENT (no snapshot,
+ * or the group did not exist at the last one), -EINVAL or -EIO. */
+int imc_scn_sa_show_dot(const struct imc_scn_sa_show *sh, FILE *f);
+
 #ifdef __cplusplus
 }
 #endif

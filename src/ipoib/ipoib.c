@@ -1212,7 +1212,7 @@ static void neigh_set_state(struct neigh *nb,
 	nb->state = to;
 }
 
-/* Builds an ARP request or reply (RFC 826; RFC 4391 4.3: hardware type
+/* Builds an ARP request or reply (RFC 826; RFC 4391 9: hardware type
  * 32, 20-byte hardware addresses) into ifc->buf; returns its length. */
 static size_t arp_build(struct imc_ipoib *ifc, uint16_t op, uint32_t spa,
 			const struct imc_ipoib_hwaddr *tha, uint32_t tpa)

@@ -54,6 +54,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "ibmcast/gid.h"
 #include "ibmcast/mcast.h"
@@ -70,6 +71,9 @@
 		     CM(RATE_SEL) | CM(RATE) | CM(LIFE_TIME_SEL) | \
 		     CM(LIFE_TIME))
 #define RECV_BITS (IMC_JOIN_FULL | IMC_JOIN_NON)
+/* Bits that keep a group alive at the SA (as the SA engine counts full
+ * members: FullMember or SendOnlyFullMember). */
+#define FULL_BITS (IMC_JOIN_FULL | IMC_JOIN_SENDONLY_FULL)
 #define PKEY_FULL 0x8000
 
 /* ------------------------------------------------------------------ */
@@ -121,7 +125,8 @@ struct hnode {
 	uint64_t hash;
 };
 
-/* Chained, power-of-two buckets, grown at load 1: O(1) expected. */
+/* Chained, power-of-two buckets, grown at load 1 and shrunk below 1/8
+ * (not under 16 buckets): O(1) expected, memory that follows the load. */
 struct htab {
 	struct hnode **b;
 	size_t mask, n;
@@ -137,13 +142,31 @@ static int ht_init(struct htab *h)
 	return 0;
 }
 
-static void ht_grow(struct htab *h)
+/* Bucket arrays of 2 MiB and more are aligned to 2 MiB and offered to
+ * the kernel for huge pages: a probe of a large table then costs a cache
+ * miss but seldom a TLB miss as well. */
+#define HUGE_PAGE (2u << 20)
+
+static struct hnode **buckets_alloc(size_t n)
 {
-	size_t n = (h->mask + 1) * 2;
-	struct hnode **b = calloc(n, sizeof(*b));
+	size_t bytes = n * sizeof(struct hnode *);
+	void *p;
+
+	if (bytes < HUGE_PAGE)
+		return calloc(n, sizeof(struct hnode *));
+	if (posix_memalign(&p, HUGE_PAGE, bytes))
+		return NULL;
+	(void)madvise(p, bytes, MADV_HUGEPAGE);
+	memset(p, 0, bytes);
+	return p;
+}
+
+static void ht_resize(struct htab *h, size_t n)
+{
+	struct hnode **b = buckets_alloc(n);
 
 	if (!b)
-		return; /* longer chains, still correct */
+		return; /* longer chains or a larger table, still correct */
 	for (size_t i = 0; i <= h->mask; i++) {
 		struct hnode *e = h->b[i], *next;
 
@@ -163,7 +186,7 @@ static void ht_insert(struct htab *h, struct hnode *e, uint64_t hash)
 	struct hnode **head;
 
 	if (h->n > h->mask)
-		ht_grow(h);
+		ht_resize(h, (h->mask + 1) * 2);
 	e->hash = hash;
 	head = &h->b[hash & h->mask];
 	e->next = *head;
@@ -180,6 +203,8 @@ static void ht_remove(struct htab *h, struct hnode *e)
 	*p = e->next;
 	e->next = NULL;
 	h->n--;
+	if (h->mask > 15 && h->n < (h->mask + 1) / 8)
+		ht_resize(h, (h->mask + 1) / 2);
 }
 
 static uint64_t mix(uint64_t z)
@@ -208,6 +233,22 @@ enum pstate {
 	P_DOWN,
 };
 
+/* The port's subscription to trap 67 (group deleted), sub_move():
+ *
+ *   from      to        when
+ *   OFF       SENDING   a group's bits are all non-full (the SA deletes
+ *                       the group when its last full member leaves,
+ *                       IBA 15.2.5.17; o13-12.1.1 InformInfo Set)
+ *   SENDING   ON        answered with success
+ *   SENDING   OFF       refused or unanswered: again a second later
+ *   any       OFF       port down, reregister, SM change (the SA forgot
+ *                       it, IBA 14.4.11): sent again at once if needed */
+enum sstate {
+	S_OFF,
+	S_SENDING,
+	S_ON,
+};
+
 struct group;
 
 /* A QP attached to a group: once, whatever the number of members. */
@@ -220,32 +261,38 @@ struct att {
 	unsigned refs;              /* members using it */
 };
 
+/* The fields a local join and leave touch come first (a hash probe
+ * lands on the first cache line; the second holds the rest). */
 struct group {
 	struct hnode node;          /* t->groups by MGID, once keyed */
+	struct imc_gid mgid;        /* key; zero while a create is pending */
 	struct imc_mcast *t;
-	struct link all;            /* t->all: creation order */
-	struct link dirty;          /* t->dirty: to reconcile */
-	struct link wait;           /* t->window: waiting for a slot */
 	struct link pending;        /* PENDING and REJOINING members */
-	struct link members;        /* JOINED, WAITING and FAILED ones */
-	struct link atts;
-	struct imc_timer timer;     /* PACE delay; IDLE: retry reconcile */
-	struct imc_sa_query *q;
-	struct imc_mcast_member *trigger; /* whose template the Set carries */
-	uint64_t sent_gen;          /* members joined up to it are covered */
-	uint64_t epoch;             /* t->epoch when the request was sent */
 	enum gstate state;
-	bool rec_valid;             /* rec holds an SA answer */
-	bool rejoin_rec;            /* the REJOIN in flight names rec */
 	uint8_t held;               /* JoinState bits the SA may hold */
 	uint8_t doubt;              /* of held: not known to be held (a Set
 				     * unanswered, a Delete refused) */
 	uint8_t req_bits;           /* bits of the request in flight */
-	struct imc_gid mgid;        /* key; zero while a create is pending */
-	struct imc_mcmr rec;
+	bool rec_valid;             /* rec holds an SA answer */
+	struct link members;        /* JOINED, WAITING and FAILED ones */
+	struct link dirty;          /* t->dirty: to reconcile */
+	struct link atts;
+	struct att att0;            /* the first QP's, inside: most groups
+				     * have one (no allocation, no cache
+				     * line elsewhere) */
 	uint32_t cnt[4];            /* wanting members per JoinState bit */
 	uint32_t n_members;
 	uint32_t zero_atts;         /* attachments with no member left */
+	bool rejoin_rec;            /* the REJOIN in flight names rec */
+	struct link all;            /* t->all: creation order */
+	struct link wait;           /* t->window: waiting for a slot */
+	struct imc_sa_query *q;
+	struct imc_mcast_member *trigger; /* whose template the Set carries */
+	uint64_t sent_gen;          /* members joined up to it are covered */
+	uint64_t epoch;             /* t->epoch when the request was sent;
+				     * STALE: the group was lost meanwhile */
+	struct imc_mcmr rec;
+	struct imc_timer timer;     /* PACE delay; IDLE: retry reconcile */
 };
 
 struct imc_mcast_member {
@@ -286,10 +333,20 @@ struct imc_mcast {
 	uint64_t gen;
 	uint64_t epoch;             /* re-join events so far */
 	struct guard *guard;
+	enum sstate sub;
+	bool sub_needed;            /* a group was at the mercy of others */
+	struct imc_sa_query *sub_q;
+	struct imc_timer sub_timer; /* retry */
 	struct imc_mcast_stats st;
 };
 
+#define STALE UINT64_MAX
+
 static void reconcile(struct group *g, bool answered);
+static void sub_kick(struct imc_mcast *t);
+static void sub_reset(struct imc_mcast *t);
+static void on_sub_timer(struct imc_timer *tm);
+static void on_report(void *arg, const struct imc_sa_mad *report);
 static void on_group_timer(struct imc_timer *tm);
 static void pace(struct group *g);
 static void pump_window(struct imc_mcast *t);
@@ -485,8 +542,19 @@ static uint64_t att_hash(const struct group *g, const void *qp)
 static struct att *att_find(const struct imc_mcast *t, const struct group *g,
 			    const void *qp)
 {
-	uint64_t h = att_hash(g, qp);
-	struct hnode *e = t->atts.b[h & t->atts.mask];
+	uint64_t h;
+	struct hnode *e;
+
+	/* Most groups have one QP: try it before the table. */
+	if (!list_empty(&g->atts)) {
+		struct att *a = imc_container_of(g->atts.next, struct att,
+						 link);
+
+		if (a->qp == qp)
+			return a;
+	}
+	h = att_hash(g, qp);
+	e = t->atts.b[h & t->atts.mask];
 
 	for (; e; e = e->next) {
 		struct att *a = imc_container_of(e, struct att, node);
@@ -499,11 +567,14 @@ static struct att *att_find(const struct imc_mcast *t, const struct group *g,
 
 static void att_free(struct att *a)
 {
-	struct imc_mcast *t = a->g->t;
+	struct group *g = a->g;
 
-	ht_remove(&t->atts, &a->node);
+	ht_remove(&g->t->atts, &a->node);
 	list_del(&a->link);
-	free(a);
+	if (a == &g->att0)
+		a->g = NULL;
+	else
+		free(a);
 }
 
 static void att_detach(struct att *a)
@@ -533,15 +604,21 @@ static int att_get(struct imc_mcast_member *m)
 		m->att = a;
 		return 0;
 	}
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
+	if (!g->att0.g) {
+		a = &g->att0;
+		memset(a, 0, sizeof(*a));
+	} else {
+		a = calloc(1, sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+	}
 	if (t->ops.attach) {
 		rc = t->ops.attach(t->ops.ctx, m->req.qp, &g->mgid,
 				   g->rec.mlid);
 		if (rc < 0) {
 			t->st.attach_errors++;
-			free(a);
+			if (a != &g->att0)
+				free(a);
 			return rc;
 		}
 	}
@@ -819,6 +896,12 @@ static int send_set(struct group *g, bool rejoin)
 	}
 	rec.port_gid = t->cfg.port_gid;
 	rec.join_state = w;
+	if (!(w & FULL_BITS) && !t->sub_needed && t->cfg.subscribe) {
+		/* Subscribed before the join goes out: the SA serves in
+		 * order, so no deletion after the join goes unheard. */
+		t->sub_needed = true;
+		sub_kick(t);
+	}
 	g->rejoin_rec = rejoin && g->rec_valid;
 	g->req_bits = w;
 	g->sent_gen = t->gen;
@@ -873,6 +956,7 @@ static void remap_mlid(struct group *g, uint16_t mlid)
 	struct imc_mcast *t = g->t;
 	struct link *l, *next;
 
+	att_sweep(g); /* what nobody uses goes with the old MLID */
 	for (l = g->atts.next; l != &g->atts; l = next) {
 		struct att *a = imc_container_of(l, struct att, link);
 		struct link *lists[2] = { &g->members, &g->pending };
@@ -968,9 +1052,11 @@ static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
 	     (!imc_gid_is_zero(&g->mgid) &&
 	      !imc_gid_equal(&rec.mgid, &g->mgid))))
 		err = -EPROTO; /* not an answer to this Set */
-	if (err) {
+	if (err && !imc_gid_is_zero(&g->mgid)) {
 		/* The SA may have taken the Set and lost only the answers:
-		 * its bits are in doubt until a Delete settles them. */
+		 * its bits are in doubt until a Delete settles them. (A
+		 * create that went unanswered cannot be settled: its MGID
+		 * is the SA's secret.) */
 		g->doubt |= g->req_bits & (uint8_t)~sure(g);
 		g->held |= g->req_bits;
 	}
@@ -1022,11 +1108,13 @@ static void on_delete(void *arg, int err, const struct imc_sa_answer *ans)
 	 * hold those bits. A refused Delete of several bits may have named
 	 * one the SA did not have (an SA checks the port holds them all,
 	 * o15-0.1.14): they are deleted one by one. Unanswered: reconcile()
-	 * sends it again, until the port goes away. */
-	if (!err && ans->status &&
-	    (g->req_bits & (g->req_bits - 1)) != 0) {
+	 * sends it again (until the port goes away), or a Set if they are
+	 * wanted again meanwhile. */
+	if (err || (ans->status && (g->req_bits & (g->req_bits - 1)))) {
+		/* Unanswered, the SA may have taken it: a member that wants
+		 * those bits again must not count on them. */
 		g->doubt |= g->req_bits;
-	} else if (!err) {
+	} else {
 		g->held &= (uint8_t)~g->req_bits;
 		g->doubt &= (uint8_t)~g->req_bits;
 	}
@@ -1254,6 +1342,7 @@ void imc_mcast_config_init(struct imc_mcast_config *cfg)
 	cfg->rejoin = IMC_MCAST_REJOIN_PACED;
 	cfg->rejoin_spread = 100 * IMC_NSEC_PER_MSEC;
 	cfg->rejoin_window = 16;
+	cfg->subscribe = true;
 }
 
 int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
@@ -1293,6 +1382,9 @@ int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
 	list_init(&t->window);
 	list_init(&t->events);
 	imc_timer_init(&t->work, on_work);
+	imc_timer_init(&t->sub_timer, on_sub_timer);
+	if (cfg->subscribe)
+		imc_sa_client_set_report_handler(sa, on_report, t);
 	*out = t;
 	return 0;
 }
@@ -1330,6 +1422,11 @@ void imc_mcast_destroy(struct imc_mcast *t)
 		group_free(g);
 	}
 	imc_timer_cancel(t->loop, &t->work);
+	if (t->sub_q)
+		imc_sa_query_cancel(t->sub_q);
+	imc_timer_cancel(t->loop, &t->sub_timer);
+	if (t->cfg.subscribe)
+		imc_sa_client_set_report_handler(t->sa, NULL, NULL);
 	free(t->groups.b);
 	free(t->atts.b);
 	free(t);
@@ -1459,6 +1556,7 @@ static void port_down(struct imc_mcast *t)
 	struct link *l;
 
 	t->port = P_DOWN;
+	sub_reset(t);
 	for (l = t->all.next; l != &t->all; l = l->next) {
 		struct group *g = imc_container_of(l, struct group, all);
 
@@ -1479,6 +1577,7 @@ static void port_up(struct imc_mcast *t)
 	struct link *l;
 
 	t->port = P_ACTIVE;
+	sub_reset(t);
 	for (l = t->all.next; l != &t->all; l = l->next) {
 		struct group *g = imc_container_of(l, struct group, all);
 
@@ -1536,11 +1635,145 @@ void imc_mcast_port_event(struct imc_mcast *t, enum imc_mcast_port_event ev)
 		break;
 	case IMC_MCAST_PORT_SM_CHANGE:
 	case IMC_MCAST_PORT_REREGISTER:
+		if (t->port == P_ACTIVE)
+			sub_reset(t);
+		/* fall through */
 	case IMC_MCAST_PORT_PKEY_CHANGE:
 		if (t->port == P_ACTIVE)
 			port_rejoin(t);
 		break;
 	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Trap 67: the SA deleted a group (IBA 15.2.5.17: when its last full
+ * member left, whichever port that was). */
+
+static void sub_move(struct imc_mcast *t, enum sstate to)
+{
+	static const unsigned allowed[] = {
+		[S_OFF] = 1u << S_SENDING,
+		[S_SENDING] = 1u << S_ON | 1u << S_OFF,
+		[S_ON] = 1u << S_OFF,
+	};
+
+	if (!(allowed[t->sub] & 1u << to))
+		abort();
+	t->sub = to;
+}
+
+static void on_sub(void *arg, int err, const struct imc_sa_answer *ans)
+{
+	struct imc_mcast *t = arg;
+
+	t->sub_q = NULL;
+	count_answer(t, err, ans);
+	if (!err && !ans->status) {
+		sub_move(t, S_ON);
+		return;
+	}
+	sub_move(t, S_OFF);
+	(void)imc_timer_arm_in(t->loop, &t->sub_timer, IMC_NSEC_PER_SEC);
+}
+
+/* InformInfo Set (IBA 13.4.8.3): generic trap 67 from any issuer, to
+ * this port's QP1 (the SA takes the requester's address). */
+static void sub_kick(struct imc_mcast *t)
+{
+	struct imc_inform_info ii;
+	struct imc_sa_mad m;
+
+	if (!t->sub_needed || t->sub != S_OFF || t->port != P_ACTIVE)
+		return;
+	memset(&ii, 0, sizeof(ii));
+	ii.lid_range_begin = 0xffff;
+	ii.is_generic = 1;
+	ii.subscribe = 1;
+	ii.type = 0xffff;
+	ii.trap_number_or_device_id = IMC_TRAP_MCAST_GROUP_DELETED;
+	ii.qpn = 1;
+	ii.producer_type_or_vendor_id = 0xffffff;
+	memset(&m, 0, sizeof(m));
+	m.mad.method = UMAD_METHOD_SET;
+	m.mad.attr_id = UMAD_ATTR_INFORM_INFO;
+	if (imc_inform_info_pack(&ii, m.data, sizeof(m.data)) < 0 ||
+	    imc_sa_query_start(t->sa, &m, on_sub, t, &t->sub_q) < 0) {
+		(void)imc_timer_arm_in(t->loop, &t->sub_timer,
+				       IMC_NSEC_PER_SEC);
+		return;
+	}
+	imc_timer_cancel(t->loop, &t->sub_timer);
+	t->st.mads_sent++;
+	t->st.in_flight++;
+	sub_move(t, S_SENDING);
+}
+
+static void on_sub_timer(struct imc_timer *tm)
+{
+	sub_kick(imc_container_of(tm, struct imc_mcast, sub_timer));
+}
+
+/* The SA forgot the subscription, or will: subscribe again (from the
+ * loop) when the port is up. */
+static void sub_reset(struct imc_mcast *t)
+{
+	if (t->sub_q) {
+		imc_sa_query_cancel(t->sub_q);
+		t->sub_q = NULL;
+		t->st.in_flight--;
+	}
+	imc_timer_cancel(t->loop, &t->sub_timer);
+	if (t->sub != S_OFF)
+		sub_move(t, S_OFF);
+	if (t->sub_needed && t->port == P_ACTIVE)
+		(void)imc_timer_arm(t->loop, &t->sub_timer,
+				    imc_loop_now(t->loop));
+}
+
+void imc_mcast_report(struct imc_mcast *t, const struct imc_sa_mad *report)
+{
+	struct imc_notice n;
+	struct imc_gid mgid;
+	struct group *g;
+
+	if (!t || !report || report->mad.attr_id != UMAD_ATTR_NOTICE ||
+	    imc_notice_unpack(&n, report->data, sizeof(report->data)) < 0 ||
+	    imc_notice_mcast_mgid(&n, &mgid) < 0 ||
+	    n.trap_number_or_device_id != IMC_TRAP_MCAST_GROUP_DELETED)
+		return;
+	t->st.traps++;
+	g = group_find(t, &mgid);
+	if (t->port != P_ACTIVE || !g || (!g->held && g->state == G_IDLE))
+		return;
+	/* Whatever the port held there is gone: its members re-join (a
+	 * full member creates the group again; others are refused). A
+	 * request in flight may predate the deletion: after its answer,
+	 * the group re-joins. Duplicates of the Report cost a re-join. */
+	t->st.groups_lost++;
+	g->held = g->doubt = 0;
+	each_member(g, m_rejoin);
+	switch (g->state) {
+	case G_IDLE:
+		if (want(g))
+			pace(g);
+		else
+			mark_dirty(g);
+		break;
+	case G_SET:
+	case G_DELETE:
+	case G_REJOIN:
+		g->epoch = STALE;
+		break;
+	case G_PACE:
+	case G_WINDOW:
+	case G_DOWN:
+		break;
+	}
+}
+
+static void on_report(void *arg, const struct imc_sa_mad *report)
+{
+	imc_mcast_report(arg, report);
 }
 
 static int cmp_group(const void *a, const void *b)

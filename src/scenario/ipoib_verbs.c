@@ -15,10 +15,9 @@
  * of HOST [pkey=P].
  *
  * One run's state (struct ipr, found by run_key):
- *  - per HCA port used, a join tracker with its SA client, whose MADs go
- *    through the port's QP1 to the SM's LID (the SA of the `sa` line
- *    answers them; on the SM's own port the SA's QP1 is shared), and a
- *    port watch that hands port events to the tracker;
+ *  - per HCA port used, a join tracker (mcast_fabric.h), whose SA client
+ *    sends through the port's QP1 to the SM's LID (the SA of the `sa`
+ *    line answers); on the SM's own port it shares the SA's QP1;
  *  - per (port, P_Key), an interface (imc_ipoib_fabric) and the host
  *    model behind it: it answers ICMP and ICMPv6 echo requests to its
  *    addresses (from the loop: an interface op may not call back into
@@ -39,10 +38,10 @@
 #include "ibmcast/gid.h"
 #include "ibmcast/ipoib.h"
 #include "ibmcast/ipoib_fabric.h"
-#include "ibmcast/mad.h"
+#include "ibmcast/gsi.h"
 #include "ibmcast/mcast.h"
+#include "ibmcast/mcast_fabric.h"
 #include "ibmcast/packet.h"
-#include "ibmcast/sa_client.h"
 #include "ibmcast/scenario_ipoib.h"
 #include "ipoib/ipoib_int.h"
 #include "scenario/scn.h"
@@ -144,11 +143,9 @@ struct pstate {
 	struct ipr *r;
 	uint32_t node;
 	unsigned port;
-	struct imc_qp *qp1;          /* NULL on the SA's port: shared */
-	struct imc_qp *shared_qp1;
-	struct imc_sa_client *sac;
+	struct imc_gsi *gsi;         /* on the SA's port: a shared QP1 */
+	struct imc_mcast_fabric *mf;
 	struct imc_mcast *mc;
-	struct imc_port_watch watch;
 	struct iface *ifs;
 };
 
@@ -532,67 +529,7 @@ static void host_deliver(void *ctx, const struct imc_ipoib_packet *p)
 }
 
 /* ------------------------------------------------------------------ */
-/* Ports: join tracker, SA client, QP1 */
-
-static int sa_send(void *ctx, const uint8_t *mad, size_t len)
-{
-	struct pstate *ps = ctx;
-	struct imc_port_attr pa;
-	struct imc_ah ah;
-
-	if (imc_fabric_port_attr(ps->r->f, ps->node, ps->port, &pa) < 0 ||
-	    !pa.sm_lid)
-		return -ENETDOWN;
-	memset(&ah, 0, sizeof(ah));
-	ah.dlid = pa.sm_lid;
-	return imc_qp_send(ps->qp1 ? ps->qp1 : ps->shared_qp1, &ah, 1,
-			   IMC_QP1_QKEY, mad, len);
-}
-
-static void mad_in(void *ctx, const struct imc_ud_recv *rv)
-{
-	struct pstate *ps = ctx;
-
-	if (rv->len >= IMC_SA_DATA_OFFSET && rv->len <= IMC_MAD_SIZE)
-		imc_sa_client_recv(ps->sac, rv->data, rv->len);
-}
-
-static void qp1_recv(struct imc_qp *qp, const struct imc_ud_recv *rv,
-		     void *ctx)
-{
-	(void)qp;
-	mad_in(ctx, rv);
-}
-
-static int mc_attach(void *ctx, void *qp, const struct imc_gid *mgid,
-		     uint16_t mlid)
-{
-	(void)ctx;
-	return imc_qp_attach(qp, mgid, mlid);
-}
-
-static int mc_detach(void *ctx, void *qp, const struct imc_gid *mgid,
-		     uint16_t mlid)
-{
-	(void)ctx;
-	return imc_qp_detach(qp, mgid, mlid);
-}
-
-static void port_event(struct imc_port_watch *w, enum imc_port_event ev)
-{
-	struct pstate *ps = imc_container_of(w, struct pstate, watch);
-	static const enum imc_mcast_port_event map[] = {
-		[IMC_PORT_EV_ACTIVE] = IMC_MCAST_PORT_ACTIVE,
-		[IMC_PORT_EV_DOWN] = IMC_MCAST_PORT_DOWN,
-		[IMC_PORT_EV_LID_CHANGE] = IMC_MCAST_PORT_LID_CHANGE,
-		[IMC_PORT_EV_SM_CHANGE] = IMC_MCAST_PORT_SM_CHANGE,
-		[IMC_PORT_EV_CLIENT_REREGISTER] = IMC_MCAST_PORT_REREGISTER,
-		[IMC_PORT_EV_PKEY_CHANGE] = IMC_MCAST_PORT_PKEY_CHANGE,
-	};
-
-	if ((unsigned)ev < IMC_ARRAY_SIZE(map))
-		imc_mcast_port_event(ps->mc, map[ev]);
-}
+/* Ports: a join tracker each (mcast_fabric.h) */
 
 static void iface_stop(struct iface *i);
 static void iface_free(struct iface *i);
@@ -605,28 +542,15 @@ static void port_free(struct pstate *ps)
 		return;
 	for (struct iface *i = ps->ifs; i; i = i->next)
 		iface_stop(i);
-	imc_mcast_destroy(ps->mc);
+	imc_mcast_fabric_destroy(ps->mf);
 	while (ps->ifs) {
 		struct iface *i = ps->ifs;
 
 		ps->ifs = i->next;
 		iface_free(i);
 	}
-	imc_sa_client_destroy(ps->sac);
-	if (ps->qp1)
-		imc_qp_destroy(ps->qp1);
-	imc_fabric_port_unwatch(ps->r->f, &ps->watch);
+	imc_gsi_destroy(ps->gsi);
 	free(ps);
-}
-
-/* The default partition for QP1 (IBA 10.9.1.2), limited or full, else
- * the first P_Key of the port. */
-static uint16_t qp1_pkey(const struct imc_port_attr *pa)
-{
-	for (unsigned i = 0; i < pa->npkeys; i++)
-		if ((pa->pkeys[i] & 0x7FFF) == 0x7FFF)
-			return pa->pkeys[i];
-	return pa->npkeys ? pa->pkeys[0] : IMC_PKEY_DEFAULT;
 }
 
 static int port_get(struct ipr *r, uint32_t node, unsigned port,
@@ -634,58 +558,49 @@ static int port_get(struct ipr *r, uint32_t node, unsigned port,
 {
 	uint32_t slot = r->pbase[node] + port;
 	struct pstate *ps = r->ports[slot];
-	struct imc_port_attr pa;
-	struct imc_sa_transport tr;
-	struct imc_mcast_config mcfg;
-	struct imc_mcast_ops mops = { .attach = mc_attach,
-				      .detach = mc_detach };
+	struct imc_mcast_fabric_config mcfg;
+	struct imc_qp *qp1;
 	int rc;
 
 	if (ps) {
 		*out = ps;
 		return 0;
 	}
-	rc = imc_fabric_port_attr(r->f, node, port, &pa);
-	if (rc)
-		return rc;
 	ps = calloc(1, sizeof(*ps));
 	if (!ps)
 		return -ENOMEM;
 	ps->r = r;
 	ps->node = node;
 	ps->port = port;
-	/* The SM's own port: its QP1 is the SA's; share it. */
-	rc = scn_sa_qp1_share(r->c, node, port, mad_in, ps, &ps->shared_qp1);
-	if (rc == -ENOENT)
-		rc = imc_qp_create(r->f, node, port, 1, IMC_QP1_QKEY,
-				   qp1_pkey(&pa), qp1_recv, ps, &ps->qp1);
-	if (rc) {
-		free(ps);
-		return imc_scn_fail(r->c, rc,
-			"%s:%u: no QP1 for the join tracker (%s)",
-			r->t->node[node].name, port,
-			rc == -EBUSY ? "the port's QP1 is taken, e.g. by the SA"
-				     : strerror(-rc));
-	}
-	tr.send = sa_send;
-	tr.ctx = ps;
-	rc = imc_sa_client_create(r->loop, &tr, NULL, &ps->sac);
+	/* The SM's own port: its QP1 is the SA's; the tracker shares it. */
+	rc = imc_gsi_create_shared(NULL, &ps->gsi);
 	if (!rc) {
-		imc_mcast_config_init(&mcfg);
-		mcfg.port_gid = pa.gid;
-		mcfg.seed = imc_scn_config(r->c)->seed ^
-			    ((uint64_t)node << 8 | port);
-		rc = imc_mcast_create(r->loop, ps->sac, &mcfg, &mops, &ps->mc);
+		rc = scn_sa_qp1_share(r->c, node, port, imc_gsi_input,
+				      ps->gsi, &qp1);
+		if (!rc) {
+			imc_gsi_set_qp(ps->gsi, qp1);
+		} else {
+			imc_gsi_destroy(ps->gsi);
+			ps->gsi = NULL;
+			rc = rc == -ENOENT ? 0 : rc;
+		}
 	}
+	imc_mcast_fabric_config_init(&mcfg);
+	mcfg.mcast.seed = imc_scn_config(r->c)->seed ^
+			  ((uint64_t)node << 8 | port);
 	if (!rc)
-		rc = imc_fabric_port_watch(r->f, node, port, &ps->watch,
-					   port_event);
+		rc = imc_mcast_fabric_create(r->f, node, port, ps->gsi, &mcfg,
+					     &ps->mf);
 	if (rc) {
-		port_free(ps);
+		imc_gsi_destroy(ps->gsi);
+		free(ps);
+		if (rc == -EBUSY)
+			return imc_scn_fail(r->c, rc,
+				"%s:%u: the port's QP1 is taken (sa-join on the same host?)",
+				r->t->node[node].name, port);
 		return rc;
 	}
-	if (pa.state != IMC_PORT_ACTIVE)
-		imc_mcast_port_event(ps->mc, IMC_MCAST_PORT_DOWN);
+	ps->mc = imc_mcast_fabric_tracker(ps->mf);
 	r->ports[slot] = ps;
 	*out = ps;
 	return 0;

@@ -170,10 +170,13 @@ struct snap {
 	struct imc_sa_stats st;
 	struct snap_group *g;
 	size_t ng, cap;
+	char *dot;                  /* the tree asked for, as DOT; or NULL */
 };
 
 struct imc_scn_sa_show {
 	struct sa_cfg *cfg;         /* NULL once the scenario is gone */
+	bool want_tree;             /* record tree_mgid's MFTs as DOT */
+	struct imc_gid tree_mgid;
 	struct snap *s;
 	unsigned n, cap;
 };
@@ -794,6 +797,7 @@ static void snap_fini(struct snap *s)
 		free(s->g[i].m);
 	}
 	free(s->g);
+	free(s->dot);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -802,6 +806,32 @@ static void show_clear(struct imc_scn_sa_show *sh)
 	for (unsigned i = 0; i < sh->n; i++)
 		snap_fini(&sh->s[i]);
 	sh->n = 0;
+}
+
+/* The asked-for group's forwarding as the switches hold it now. */
+static int snap_tree(struct sa_run *r, const struct imc_scn_sa_show *sh,
+		     struct snap *s)
+{
+	char title[IMC_GID_STRLEN];
+	size_t len = 0;
+	FILE *f;
+	int rc;
+
+	for (size_t i = 0; i < s->ng; i++) {
+		const struct imc_mcmr *g = &s->g[i].g.rec;
+
+		if (!imc_gid_equal(&g->mgid, &sh->tree_mgid))
+			continue;
+		imc_gid_format(&g->mgid, title);
+		f = open_memstream(&s->dot, &len);
+		if (!f)
+			return -ENOMEM;
+		rc = imc_fabric_mft_dot(r->f, g->mlid, title, f);
+		if (fclose(f) && !rc)
+			rc = -ENOMEM;
+		return rc;
+	}
+	return 0;
 }
 
 static int snapshot(struct sa_run *r, unsigned line)
@@ -841,6 +871,8 @@ static int snapshot(struct sa_run *r, unsigned line)
 				rc = -ENOMEM;
 		}
 	}
+	if (!rc && sh->want_tree)
+		rc = snap_tree(r, sh, &s);
 	if (!rc && sh->n == sh->cap) {
 		unsigned n = sh->cap ? sh->cap * 2 : 4;
 		struct snap *ns = realloc(sh->s, n * sizeof(*ns));
@@ -2205,6 +2237,26 @@ int imc_scn_sa_show_create(struct imc_scenario *s,
 	cfg->show = sh;
 	*out = sh;
 	return 0;
+}
+
+int imc_scn_sa_show_tree(struct imc_scn_sa_show *sh,
+			 const struct imc_gid *mgid)
+{
+	if (!sh || !mgid)
+		return -EINVAL;
+	sh->want_tree = true;
+	sh->tree_mgid = *mgid;
+	return 0;
+}
+
+int imc_scn_sa_show_dot(const struct imc_scn_sa_show *sh, FILE *f)
+{
+	if (!sh || !f)
+		return -EINVAL;
+	if (!sh->n || !sh->s[sh->n - 1].dot)
+		return -ENOENT;
+	fputs(sh->s[sh->n - 1].dot, f);
+	return ferror(f) ? -EIO : 0;
 }
 
 void imc_scn_sa_show_destroy(struct imc_scn_sa_show *sh)

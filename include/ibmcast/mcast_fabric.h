@@ -1,0 +1,63 @@
+/* The join tracker (mcast.h) for one HCA port of the embedded fabric.
+ *
+ * The tracker's SA client sends through the port's QP1 (a GSI, gsi.h,
+ * shared with whoever else uses it) to QP1 of the port's current SM LID,
+ * read at every send, so a new SM or a new LID of the SM is followed (the
+ * client's retries go to where the SM is now). The port's events reach the
+ * tracker: ACTIVE, DOWN, LID change, SM change, client reregister and P_Key
+ * change map one to one onto imc_mcast_port_event(). QPs of members are
+ * fabric QPs (struct imc_qp *, the join request's qp): the tracker
+ * attaches them with imc_qp_attach() and detaches them with
+ * imc_qp_detach().
+ *
+ * Everything runs from the fabric's loop.
+ */
+#ifndef IBMCAST_MCAST_FABRIC_H
+#define IBMCAST_MCAST_FABRIC_H
+
+#include <stdint.h>
+
+#include "ibmcast/fabric.h"
+#include "ibmcast/gsi.h"
+#include "ibmcast/mcast.h"
+#include "ibmcast/sa_client.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct imc_mcast_fabric_config {
+	struct imc_mcast_config mcast;      /* port_gid: the port's own */
+	struct imc_sa_client_config client;
+};
+
+/* imc_mcast_config_init() and imc_sa_client_config_init() defaults. */
+void imc_mcast_fabric_config_init(struct imc_mcast_fabric_config *cfg);
+
+struct imc_mcast_fabric;
+
+/* A tracker on node:port (an HCA port; bring the fabric up first so
+ * that it has its GID). gsi is the port's shared QP1, or NULL to create
+ * one (the port's QP1 must then be free). cfg NULL means defaults; it is
+ * copied. The tracker starts DOWN unless the port is ACTIVE. Returns 0,
+ * -EINVAL, -EBUSY (QP1 taken, gsi NULL) or -ENOMEM. */
+int imc_mcast_fabric_create(struct imc_fabric *f, uint32_t node,
+			    unsigned port, struct imc_gsi *gsi,
+			    const struct imc_mcast_fabric_config *cfg,
+			    struct imc_mcast_fabric **out);
+
+/* Destroys the tracker (imc_mcast_destroy(): no callback, the SA not
+ * told), the client, the watch, and the GSI when it created it. Not from
+ * a callback of the tracker. NULL is a no-op. */
+void imc_mcast_fabric_destroy(struct imc_mcast_fabric *mf);
+
+/* The tracker (join and leave through it), its SA client, its GSI. */
+struct imc_mcast *imc_mcast_fabric_tracker(const struct imc_mcast_fabric *mf);
+struct imc_sa_client *imc_mcast_fabric_client(
+	const struct imc_mcast_fabric *mf);
+struct imc_gsi *imc_mcast_fabric_gsi(const struct imc_mcast_fabric *mf);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
