@@ -47,7 +47,8 @@ static void help(FILE *f)
 {
 	fprintf(f,
 		"usage: ibmcast up SCENARIO --tun HOST[=NETNS] [--tun ...] [--netns]\n"
-		"                  [--until TIME] [--seed N] [--pcap FILE] [--json]\n"
+		"                  [--pkey P] [--until TIME] [--seed N] [--pcap FILE]\n"
+		"                  [--json]\n"
 		"\n"
 		"Runs SCENARIO's fabric in real time and gives each HOST named by --tun\n"
 		"a Linux TUN interface bridged to the IPoIB interface the scenario\n"
@@ -63,6 +64,7 @@ static void help(FILE *f)
 		"  --netns          give each --tun without =NETNS a namespace of its\n"
 		"                   own, ibmcast-HOST-PID (`ip netns exec` reaches it);\n"
 		"                   without it, such TUNs are in the caller's namespace\n"
+		"  --pkey P         bridge the interfaces of partition P (default 0xffff)\n"
 		"  --until TIME     stop at scenario time TIME (e.g. 30s) instead of on a\n"
 		"                   signal; the scenario's stop line is ignored\n"
 		"  --seed N         seed of the run instead of the file's seed line\n"
