@@ -108,6 +108,11 @@ struct imc_scn_subject {
 	/* Text of a value; NULL: decimal. */
 	void (*value_format)(uint64_t value, char *buf, size_t len);
 	void (*free)(void *data);
+	/* The subject's own constant, for subjects that share their
+	 * functions (e.g. counters read at an offset): parse finds it in
+	 * *data and replaces it with what print, observe and free get.
+	 * NULL for most subjects. */
+	const void *arg;
 };
 
 /* A language with the built-in verbs and subjects. Verbs and subjects
