@@ -845,7 +845,7 @@ static int snapshot(struct sa_run *r, unsigned line)
 	if (!sh)
 		return 0;
 	memset(&s, 0, sizeof(s));
-	s.at = imc_loop_now(r->loop);
+	s.at = imc_scn_now(r->c);
 	s.line = line;
 	imc_sa_get_stats(sa, &s.st);
 	co.s = &s;
