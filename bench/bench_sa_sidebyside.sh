@@ -9,19 +9,23 @@
 #   ibmcast-coalesce  the same with receive coalescing (--coalesce
 #                     $COALESCE microseconds, default 500)
 #   ibmcast-umad      through libibumad and umad2sim, as OpenSM runs
-# Prints the throughput and the SA process's CPU time per 10,000
-# operations: the sum over its threads of the time on CPU from
+# CPU is the SA process's time on CPU, summed over its threads, from
 # /proc/PID/task/*/schedstat (nanoseconds), read before and at the last
 # answer of each phase and again after SETTLE seconds (OpenSM programs
-# the switches' multicast tables in a sweep after it answers), then the
-# ratios of OpenSM's CPU per operation to each of ibmcast's.
+# the switches' multicast tables in a sweep after it answers). The whole
+# is repeated ROUNDS times (default 3), each window of each round on a
+# fresh fabric; other processes on the machine only ever add CPU time
+# (cache misses, preemption), so the table gives per SA, operation and
+# window the median and the least CPU per operation over the rounds, the
+# median throughput, and the ratios of OpenSM's CPU per operation to each
+# of ibmcast's (of the medians, and of the least values).
 #
 #   bench_sa_sidebyside.sh BUILD_DIR [COUNT] [WINDOWS...]
-#   (defaults: 10000, windows 8 and 32)
+#   (defaults: 10000, windows 8 and 32; ROUNDS=3 COALESCE=500 SETTLE=2)
 #
-# Each window gets a fresh fabric (ibsim -M 16384: room for COUNT groups
-# in the switch's multicast table; OpenSM's MLID pool holds 16383, so one
-# fabric takes one run of COUNT <= 16000 groups per SA).
+# A fabric takes one run of COUNT creates per SA (ibsim -M 16384: room
+# for COUNT groups in the switch's multicast table; OpenSM's MLID pool
+# holds 16383, so COUNT <= 16000).
 set -u
 build=$(realpath "${1:?build directory}")
 count=${2:-10000}
@@ -31,6 +35,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 harness=$src/scripts/ibsim-harness.sh
 ibmcast=$build/ibmcast
 SETTLE=${SETTLE:-2}
+ROUNDS=${ROUNDS:-3}
 COALESCE=${COALESCE:-500}
 # name HCA sa-serve options
 SAS="ibmcast Hca3 --transport ibsim
@@ -81,6 +86,7 @@ stop_sas() {
 results=$(mktemp)
 trap 'rm -f "$net" "$results"' EXIT
 
+for round in $(seq "$ROUNDS"); do
 for w in $windows; do
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/sa-side.XXXXXX")
 	env=$("$harness" start --timeout 900 --ibsim-args "-M 16384" "$net" "$dir") || {
@@ -121,25 +127,62 @@ for w in $windows; do
 	cd / && "$harness" stop "$dir"
 	rm -rf "$dir"
 done
+done
 
-echo "| SA | op | window | ops/s | ok | CPU s / 10k ops (at last answer) | CPU s / 10k ops (+${SETTLE} s) | us CPU/op |"
-echo "|---|---|---|---|---|---|---|---|"
-awk -v n="$count" '{
-	a = ($7 - $6) / 1e9 * 10000 / n; b = ($8 - $6) / 1e9 * 10000 / n
-	printf "| %s | %s | %s | %s | %s | %.3f | %.3f | %.2f |\n", $1, $2, $3, $4, $5, a, b, b * 1e6 / 10000
-	key = $2 " " $3; cpu[$1, key] = b
+echo "$ROUNDS rounds of $count operations; CPU us per operation (at +${SETTLE} s): median, least"
+echo
+echo "| SA | op | window | ops/s (median) | failed | CPU us/op (median) | CPU us/op (least) |"
+echo "|---|---|---|---|---|---|---|"
+awk -v n="$count" '
+function median(list,   v, k, i, j, t) {
+	k = split(list, v, " ")
+	for (i = 2; i <= k; i++)
+		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
+			t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
+		}
+	return k % 2 ? v[(k + 1) / 2] : (v[k / 2] + v[k / 2 + 1]) / 2
+}
+function least(list,   v, k, i, m) {
+	k = split(list, v, " ")
+	m = v[1] + 0
+	for (i = 2; i <= k; i++)
+		if (v[i] + 0 < m)
+			m = v[i] + 0
+	return m
+}
+{
+	us = ($8 - $6) / 1e3 / n
+	c = $1 SUBSEP $2 SUBSEP $3
+	cpus[c] = cpus[c] " " us; rates[c] = rates[c] " " $4
+	failed[c] += n - $5
+	key = $2 " " $3
 	if (!(key in seen)) { seen[key] = 1; keys[++nk] = key }
 	if (!($1 in isside)) { isside[$1] = 1; sides[++ns] = $1 }
 } END {
+	for (j = 1; j <= ns; j++)
+		for (i = 1; i <= nk; i++) {
+			split(keys[i], p, " ")
+			c = sides[j] SUBSEP p[1] SUBSEP p[2]
+			med[c] = median(cpus[c]); low[c] = least(cpus[c])
+			printf "| %s | %s | %s | %d | %d | %.2f | %.2f |\n", sides[j],
+				p[1], p[2], median(rates[c]), failed[c], med[c], low[c]
+		}
 	print ""
 	head = "| op | window |"; rule = "|---|---|"
-	for (j = 2; j <= ns; j++) { head = head " OpenSM / " sides[j] " |"; rule = rule "---|" }
+	for (j = 2; j <= ns; j++) {
+		head = head " OpenSM / " sides[j] " (median, least) |"
+		rule = rule "---|"
+	}
 	print head; print rule
 	for (i = 1; i <= nk; i++) {
 		split(keys[i], p, " ")
 		line = "| " p[1] " | " p[2] " |"
-		for (j = 2; j <= ns; j++)
-			line = line sprintf(" %.1fx |", cpu[sides[1], keys[i]] / cpu[sides[j], keys[i]])
+		o = sides[1] SUBSEP p[1] SUBSEP p[2]
+		for (j = 2; j <= ns; j++) {
+			c = sides[j] SUBSEP p[1] SUBSEP p[2]
+			line = line sprintf(" %.1fx, %.1fx |", med[o] / med[c],
+					    low[o] / low[c])
+		}
 		print line
 	}
 }' "$results"

@@ -15,6 +15,8 @@
 #include "ibmcast/mad.h"
 #include "ibmcast/sa_attr.h"
 #include "ibmcast/sa_client.h"
+#include "ibmcast/scenario.h"
+#include "ibmcast/scenario_sa.h"
 #include "ibmcast/umad.h"
 #include "sa_tool.h"
 #include "tools.h"
@@ -22,7 +24,9 @@
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: ibmcast sa query [OPTIONS] MGID|all\n"
+		"usage: ibmcast sa show  [OPTIONS] [MGID|all]\n"
+		"       ibmcast sa show  --scenario FILE [--seed N] [--json]\n"
+		"       ibmcast sa query [OPTIONS] MGID|all\n"
 		"       ibmcast sa join  [OPTIONS] MGID [--state S] [--qkey Q] [--pkey P]\n"
 		"                        [--create] [--port-gid GID]\n"
 		"       ibmcast sa leave [OPTIONS] MGID [--state S] [--port-gid GID]\n"
@@ -34,6 +38,10 @@ static void help(FILE *f)
 		"\n"
 		"Talks to the SA of the port through libibumad (under umad2sim: ibsim).\n"
 		"\n"
+		"  show        the SA's groups and members (saquery -g / -m), all\n"
+		"              groups by default; with --scenario, those of the\n"
+		"              SA of a simulated run at its end (ibmcast run\n"
+		"              --sa-show)\n"
 		"  query       GetTable of MCMemberRecords (all, or those of MGID);\n"
 		"              prints groups and their members, as saquery -g / -m\n"
 		"  join        one Set of an MCMemberRecord for this port; MGID 0 (or\n"
@@ -95,6 +103,9 @@ struct opts {
 	struct { uint64_t mask; bool is_auto; } comp;
 	const char *record;
 	const char *data;
+	const char *scenario;
+	uint64_t seed;
+	bool seed_set;
 	uint16_t status;
 	unsigned count;
 	unsigned duration;
@@ -652,11 +663,52 @@ static const struct sa_opt options[] = {
 	  opt_comp_mask, -1 },
 	SA_OPT_S("record", struct opts, record),
 	SA_OPT_S("data", struct opts, data),
+	SA_OPT_S("scenario", struct opts, scenario),
+	{ "seed", SA_OPT_NUM, SA_OPT_FIELD(struct opts, seed), 0, UINT64_MAX,
+	  1, NULL, offsetof(struct opts, seed_set) },
 	O("status", status, 0, 0xffff),
 	O("count", count, 0, 1000000),
 	O("duration", duration, 0, 86400),
 };
 #undef O
+
+/* The SA of a simulated run, at its end: `ibmcast run --sa-show`'s last
+ * snapshot. */
+static int do_show_scenario(const struct opts *o)
+{
+	struct imc_scenario_run_opts ro = { 0 };
+	struct imc_scenario_result r;
+	struct imc_scenario *s = NULL;
+	struct imc_scn_sa_show *sh = NULL;
+	char err[1024];
+	int rc;
+
+	rc = imc_scenario_parse_file(o->scenario, NULL, &s, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return IMC_EXIT_USAGE;
+	}
+	rc = imc_scn_sa_show_create(s, &sh);
+	if (rc) {
+		fprintf(stderr, PROG ": %s: %s\n", o->scenario,
+			rc == -ENOENT ? "the scenario has no sa line" :
+			strerror(-rc));
+		imc_scenario_destroy(s);
+		return IMC_EXIT_USAGE;
+	}
+	ro.seed = o->seed;
+	ro.seed_set = o->seed_set;
+	rc = imc_scenario_run(s, &ro, &r, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, PROG ": %s\n", err);
+	} else {
+		rc = imc_scn_sa_show_print_last(sh, stdout, o->json);
+		imc_scenario_result_free(&r);
+	}
+	imc_scn_sa_show_destroy(sh);
+	imc_scenario_destroy(s);
+	return rc ? IMC_EXIT_FAIL : IMC_EXIT_OK;
+}
 
 static int run(int argc, char **argv)
 {
@@ -694,6 +746,18 @@ static int run(int argc, char **argv)
 		if (optind != argc)
 			return sa_tool_usage(PROG, "serve-echo takes no operands");
 		return do_serve(&o);
+	}
+	if (!strcmp(sub, "show")) {
+		if (o.scenario) {
+			if (optind != argc)
+				return sa_tool_usage(PROG, "show --scenario takes no MGID");
+			return do_show_scenario(&o);
+		}
+		if (optind == argc)
+			return do_query(&o, NULL);
+		sub = "query";
+	} else if (o.scenario) {
+		return sa_tool_usage(PROG, "--scenario is for show");
 	}
 	if (strcmp(sub, "query") && strcmp(sub, "join") && strcmp(sub, "leave"))
 		return sa_tool_usage(PROG, "unknown subcommand");

@@ -14,6 +14,7 @@ static const struct imc_cmd *const cmds[] = {
 	&imc_cmd_mcast,
 	&imc_cmd_storm,
 	&imc_cmd_bench,
+	&imc_cmd_up,
 };
 
 static void usage(FILE *f)

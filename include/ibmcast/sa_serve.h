@@ -7,8 +7,8 @@
  * (15.2.5.3; GidPrefix, MTUCap, link width and speed), its NodeRecord
  * (15.2.5.2; PortGUID, node type) and, with a trusted SM_Key, block 0 of
  * its P_KeyTableRecord (15.2.5.11). GID = GidPrefix + PortGUID. Gets per
- * LID rather than one GetTable: on ibsim answers are cut to 224 bytes and
- * carry no RMPP, so a table would come back truncated.
+ * LID rather than one GetTable: ibsim carries no RMPP (and umad2sim cuts
+ * every MAD to 224 bytes), so a table would come back truncated.
  *
  * At start the LIDs from 1 are scanned until cfg.scan_gap LIDs in a row
  * past the highest one found have no port; requests that arrive meanwhile

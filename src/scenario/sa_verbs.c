@@ -845,7 +845,7 @@ static int snapshot(struct sa_run *r, unsigned line)
 	if (!sh)
 		return 0;
 	memset(&s, 0, sizeof(s));
-	s.at = imc_loop_now(r->loop);
+	s.at = imc_scn_now(r->c);
 	s.line = line;
 	imc_sa_get_stats(sa, &s.st);
 	co.s = &s;
@@ -2455,6 +2455,22 @@ int imc_scn_sa_show_print(const struct imc_scn_sa_show *sh, FILE *f,
 	}
 	if (json)
 		fprintf(f, "%s]", sh->n ? "\n  " : "");
+	return ferror(f) ? -EIO : 0;
+}
+
+int imc_scn_sa_show_print_last(const struct imc_scn_sa_show *sh, FILE *f,
+			       bool json)
+{
+	if (!sh || !f)
+		return -EINVAL;
+	if (!sh->n)
+		return -ENOENT;
+	if (json) {
+		print_json(f, &sh->s[sh->n - 1]);
+		fputc('\n', f);
+	} else {
+		print_text(f, &sh->s[sh->n - 1]);
+	}
 	return ferror(f) ? -EIO : 0;
 }
 
