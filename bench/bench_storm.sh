@@ -46,8 +46,10 @@ run "rejoin" --ops rejoin --count "$count" --groups 1000 --tag 2 --inflight 32 -
 run "leave" --ops leave --count 1000 --tag 2 --inflight 32
 run "join,leave" --count "$count" --inflight 32 --rate 5000
 
-python3 - "$n" <<'EOF'
+left=$(SIM_HOST=Hca2 timeout 20 saquery -g | grep -c 'MGID\.\.\.')
+python3 - "$n" "$left" <<'EOF'
 import json, sys
+tot = {"sent": 0, "timeouts": 0, "retries": 0, "held": 0}
 print("| cycle | in flight | rate limit | op | requests/s | p50 us | p90 us "
       "| p99 us | max us | statuses |")
 print("|---|---|---|---|---|---|---|---|---|---|")
@@ -63,4 +65,13 @@ for i in range(1, int(sys.argv[1]) + 1):
         print("| %s | %d | %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f | %s |"
               % (label, d["inflight"], rate, op, t["per_sec"], l["p50"],
                  l["p90"], l["p99"], l["max"], st))
+    for k in ("sent", "timeouts", "retries"):
+        tot[k] += d["total"][k] + d["teardown"][k]
+    tot["held"] += d["held"] if not d["keep"] else 0
+print()
+print("requests %(sent)d, timed out %(timeouts)d, retries %(retries)d, "
+      "held at the end of a run without --keep %(held)d" % tot)
+# ibsim carries no RMPP: -g lists at most 3 groups, the broadcast group
+# first; 1 means no group of the runs is left.
+print("groups saquery -g lists afterwards: %s" % sys.argv[2])
 EOF
