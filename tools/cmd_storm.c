@@ -119,40 +119,23 @@ struct opts {
 	const char *transport;
 };
 
+/* A positive number of seconds (at most a year) or a rate (at most a
+ * billion a second). */
 static int opt_secs(const char *arg, void *f)
 {
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v > 0) || v > 366 * 86400.0)
-		return -EINVAL;
-	*(double *)f = v;
-	return 0;
+	return sa_tool_real(arg, 366 * 86400.0, f) < 0 || !(*(double *)f > 0) ?
+	       -EINVAL : 0;
 }
 
 static int opt_rate(const char *arg, void *f)
 {
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v > 0) || v > 1e9)
-		return -EINVAL;
-	*(double *)f = v;
-	return 0;
+	return sa_tool_real(arg, 1e9, f) < 0 || !(*(double *)f > 0) ?
+	       -EINVAL : 0;
 }
 
 static int opt_state(const char *arg, void *f)
 {
-	uint8_t v;
-
-	if (sa_tool_state(arg, &v) < 0 || !v)
-		return -EINVAL;
-	*(uint8_t *)f = v;
-	return 0;
+	return sa_tool_join_state(arg, f);
 }
 
 static int opt_ops(const char *arg, void *f)

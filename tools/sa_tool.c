@@ -117,6 +117,31 @@ int sa_tool_state(const char *s, uint8_t *out)
 	return 0;
 }
 
+int sa_tool_join_state(const char *s, uint8_t *out)
+{
+	uint8_t v;
+
+	if (sa_tool_state(s, &v) < 0 || !v)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int sa_tool_real(const char *s, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !(v >= 0) || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 int sa_tool_hex(const char *s, uint8_t *buf, size_t max)
 {
 	size_t n = strlen(s);

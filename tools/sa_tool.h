@@ -33,6 +33,12 @@ int sa_tool_attr(const char *s, uint16_t *out);
  * number up to 0xf. */
 int sa_tool_state(const char *s, uint8_t *out);
 
+/* As sa_tool_state(), without 0 (a join or leave of no bit). */
+int sa_tool_join_state(const char *s, uint8_t *out);
+
+/* A decimal number (fractions allowed) in [0, max]. 0 or -EINVAL. */
+int sa_tool_real(const char *s, double max, double *out);
+
 /* An even number of hex digits, at most max bytes, into buf. */
 int sa_tool_hex(const char *s, uint8_t *buf, size_t max);
 

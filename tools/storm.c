@@ -30,6 +30,9 @@
 #include "storm.h"
 #include "wire/bytes.h"
 
+/* Pacing lets requests catch up with a pump timer that fired late by up
+ * to this much (a burst of at most slack * rate), and starts afresh after
+ * a longer lull. */
 #define PACE_SLACK (10 * IMC_NSEC_PER_MSEC)
 
 enum state {

@@ -101,7 +101,8 @@ struct storm_tally {
 	uint64_t answered;          /* with an answer, any status */
 	uint64_t success;           /* answered SUCCESS */
 	uint64_t timeouts;          /* every attempt unanswered */
-	uint64_t errors;            /* other failures (send, RMPP abort) */
+	uint64_t errors;            /* other failures: no memory to send,
+				     * an RMPP abort, storm_abort() */
 	uint64_t retries;           /* sends after the first, answered ones */
 	struct storm_status statuses[STORM_MAX_STATUSES]; /* ascending */
 	unsigned n_statuses;
