@@ -13,9 +13,9 @@
  * [EVENT], mcast-groups [HOST], mcast-members HOST MGID|@NAME, mcast-held
  * HOST MGID|@NAME, mcast-joined [HOST], mcast-handles [HOST], and the
  * tracker counters mcast-joins, mcast-leaves, mcast-local, mcast-mads,
- * mcast-retries, mcast-timeouts, mcast-rejoins, mcast-errors,
- * mcast-unjoined [HOST], mcast-max-in-flight [HOST], and the comparison
- * of the SA's memberships with the trackers: mcast-consistent,
+ * mcast-retries, mcast-timeouts, mcast-rejoins, mcast-errors, mcast-traps,
+ * mcast-lost, mcast-unjoined [HOST], mcast-max-in-flight [HOST], and the
+ * comparison of the SA's memberships with the trackers: mcast-consistent,
  * mcast-orphans.
  *
  * One run's state (struct mc_run, found by run_key) is made by the first
@@ -409,9 +409,11 @@ static struct mc_port *port_find(const struct mc_run *r, uint32_t node,
 	return r ? r->port[r->pbase[node] + port] : NULL;
 }
 
-/* The tracker of node:port, made on first use on the port's GSI. */
+/* The tracker of node:port, made on first use on the port's GSI. Without
+ * an sa line that fails the run, unless sa_optional: the tracker then
+ * has a QP1 of its own (its joins go unanswered). */
 static int port_get(struct mc_run *r, uint32_t node, unsigned port,
-		    struct mc_port **out)
+		    bool sa_optional, struct mc_port **out)
 {
 	uint32_t idx = r->pbase[node] + port;
 	const struct mc_cfg *cfg = imc_scn_data(r->c, &cfg_key);
@@ -423,7 +425,12 @@ static int port_get(struct mc_run *r, uint32_t node, unsigned port,
 	*out = p;
 	if (p)
 		return 0;
-	rc = scn_sa_gsi(r->c, node, port, &gsi);
+	rc = sa_optional ? scn_sa_gsi_find(r->c, node, port, &gsi) :
+			   scn_sa_gsi(r->c, node, port, &gsi);
+	if (rc == -ENOENT && sa_optional) {
+		gsi = NULL;
+		rc = 0;
+	}
 	if (rc)
 		return rc;
 	imc_mcast_fabric_config_init(&fc);
@@ -488,7 +495,7 @@ int scn_mcast_tracker(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 	int rc = run_get(c, true, &r);
 
 	if (!rc)
-		rc = port_get(r, node, port, &p);
+		rc = port_get(r, node, port, true, &p);
 	if (!rc)
 		*out = imc_mcast_fabric_tracker(p->mf);
 	return rc;
@@ -783,7 +790,7 @@ static int join_run(struct imc_scn_ctx *c, void *data)
 
 	if (rc)
 		return rc;
-	rc = port_get(r, a->host.node, a->host.port, &p);
+	rc = port_get(r, a->host.node, a->host.port, false, &p);
 	if (rc)
 		return rc;
 	memset(&req, 0, sizeof(req));
@@ -1038,6 +1045,8 @@ enum counter {
 	K_TIMEOUTS,
 	K_REJOINS,
 	K_ERRORS,
+	K_TRAPS,
+	K_LOST,
 	K_GROUPS,
 	K_JOINED,      /* members JOINED now */
 	K_HANDLES,     /* members not left */
@@ -1328,6 +1337,10 @@ static uint64_t counter_of(const struct mc_run *r, const struct mc_port *p,
 		return st.rejoins;
 	case K_ERRORS:
 		return st.errors;
+	case K_TRAPS:
+		return st.traps;
+	case K_LOST:
+		return st.groups_lost;
 	case K_GROUPS:
 		return st.groups;
 	case K_UNJOINED:
@@ -1654,6 +1667,8 @@ COUNTER_SUBJECT(subj_retries, "mcast-retries", K_RETRIES);
 COUNTER_SUBJECT(subj_timeouts, "mcast-timeouts", K_TIMEOUTS);
 COUNTER_SUBJECT(subj_rejoins, "mcast-rejoins", K_REJOINS);
 COUNTER_SUBJECT(subj_errors, "mcast-errors", K_ERRORS);
+COUNTER_SUBJECT(subj_traps, "mcast-traps", K_TRAPS);
+COUNTER_SUBJECT(subj_lost, "mcast-lost", K_LOST);
 COUNTER_SUBJECT(subj_unjoined, "mcast-unjoined", K_UNJOINED);
 COUNTER_SUBJECT(subj_max_in_flight, "mcast-max-in-flight", K_MAX_IN_FLIGHT);
 
@@ -1728,7 +1743,7 @@ static void show_snapshot(struct mc_run *r, unsigned line)
 	struct snap s;
 
 	memset(&s, 0, sizeof(s));
-	s.at = imc_loop_now(imc_scn_loop(r->c));
+	s.at = imc_scn_now(r->c);
 	s.line = line;
 	for (size_t i = 0; i < nslots; i++)
 		np += r->port[i] != NULL;
@@ -1964,6 +1979,7 @@ int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 		&subj_members, &subj_held, &subj_joined, &subj_handles,
 		&subj_joins, &subj_leaves, &subj_local, &subj_mads,
 		&subj_retries, &subj_timeouts, &subj_rejoins, &subj_errors,
+		&subj_traps, &subj_lost,
 		&subj_unjoined, &subj_max_in_flight, &subj_consistent,
 		&subj_orphans,
 	};

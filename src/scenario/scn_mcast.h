@@ -14,7 +14,8 @@
 int scn_mcast_prepare(struct imc_scn_ctx *c);
 
 /* The join tracker of the HCA port node:port, made on first use (on the
- * port's GSI, scn_sa.h; the scenario's sa line is needed): ONE per port,
+ * port's GSI, scn_sa.h; without an sa line, on a QP1 of its own, and its
+ * joins go unanswered): ONE per port,
  * which mcast-* members and every other user of the port (IPoIB
  * interfaces) share, so the port holds one membership per group at the
  * SA, the union of all their members' bits. The run owns it; it is
