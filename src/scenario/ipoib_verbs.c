@@ -582,6 +582,11 @@ static int port_get(struct ipr *r, uint32_t node, unsigned port,
 		return rc;
 	}
 	ps->mc = imc_mcast_fabric_tracker(ps->mf);
+	rc = scn_joins_watch(r->c, ps->mc);
+	if (rc) {
+		port_free(ps);
+		return rc;
+	}
 	r->ports[slot] = ps;
 	*out = ps;
 	return 0;
@@ -749,6 +754,42 @@ static int run_get(struct imc_scn_ctx *c, struct ipr **out)
 	}
 	*out = r;
 	return 0;
+}
+
+void scn_ipoib_foreach(struct imc_scn_ctx *c,
+		       void (*fn)(void *arg, const struct scn_ipoib_if *i),
+		       void *arg)
+{
+	struct ipr *r = imc_scn_data(c, &run_key);
+	uint32_t n = r ? r->pbase[r->t->nnodes] : 0;
+
+	for (uint32_t s = 0; s < n; s++) {
+		const struct pstate *ps = r->ports[s];
+		const struct iface *prev = NULL, *next;
+
+		/* A port's interfaces (a few) by P_Key: each time the
+		 * smallest above the one before. */
+		for (; ps; prev = next) {
+			struct scn_ipoib_if x;
+
+			next = NULL;
+			for (const struct iface *i = ps->ifs; i; i = i->next)
+				if ((!prev || i->pkey > prev->pkey) &&
+				    (!next || i->pkey < next->pkey))
+					next = i;
+			if (!next)
+				break;
+			x.node = ps->node;
+			x.port = ps->port;
+			x.pkey = next->pkey;
+			x.ifc = imc_ipoib_fabric_ipoib(next->x);
+			x.received = next->received;
+			x.received_mcast = next->received_mcast;
+			x.ping_replies = next->ping_replies;
+			x.ping_answered = next->ping_answered;
+			fn(arg, &x);
+		}
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -1613,5 +1654,7 @@ int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
 		rc = imc_scn_lang_add_verb(l, verbs[i]);
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
 		rc = imc_scn_lang_add_subject(l, subjects[i]);
+	if (!rc)
+		rc = imc_scn_lang_add_section(l, &scn_section_ipoib);
 	return rc;
 }

@@ -1006,6 +1006,13 @@ int scn_sa_qp1_share(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 	return 0;
 }
 
+const struct imc_sa *scn_sa_engine(struct imc_scn_ctx *c)
+{
+	struct sa_run *r = imc_scn_data(c, &run_key);
+
+	return r && r->sf ? imc_sa_fabric_sa(r->sf) : NULL;
+}
+
 static bool pkey_in(const struct imc_port_attr *pa, uint16_t pkey)
 {
 	for (unsigned i = 0; i < pa->npkeys; i++)
@@ -2490,5 +2497,7 @@ int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 		rc = imc_scn_lang_add_verb(l, verbs[i]);
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
 		rc = imc_scn_lang_add_subject(l, subjects[i]);
+	if (!rc)
+		rc = imc_scn_lang_add_section(l, &scn_section_sa);
 	return rc;
 }
