@@ -150,6 +150,7 @@ static void test_lang(void **state)
 {
 	static const char *const verbs[] = {
 		"sa", "sa-join", "sa-leave", "sa-get", "sa-mcast", "sa-show",
+		"sa-restart",
 	};
 	static const char *const subjects[] = {
 		"sa-status", "sa-groups", "sa-members", "sa-mlid",

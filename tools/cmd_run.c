@@ -11,6 +11,7 @@
 
 #include "ibmcast/pcap.h"
 #include "ibmcast/scenario.h"
+#include "ibmcast/scenario_mcast.h"
 #include "ibmcast/scenario_sa.h"
 #include "tools.h"
 
@@ -21,7 +22,7 @@ static void help(FILE *f)
 {
 	fprintf(f,
 		"usage: ibmcast run [--seed N] [--pcap FILE] [--until TIME] [--json]\n"
-		"                   [--quiet] [--sa-show] SCENARIO\n"
+		"                   [--quiet] [--sa-show] [--mcast-show] SCENARIO\n"
 		"\n"
 		"Runs SCENARIO (docs/scenarios.md) on the embedded fabric in virtual\n"
 		"time, checks its expectations and reports what the run's parts did:\n"
@@ -37,6 +38,9 @@ static void help(FILE *f)
 		"  --sa-show      print the SA's groups and members (saquery -g, -m\n"
 		"                 style) at each sa-show line and at the end; needs\n"
 		"                 an sa line\n"
+		"  --mcast-show   print the groups of every port's join tracker (as\n"
+		"                 ibmcast mcast show lists them) at each mcast-show\n"
+		"                 line and at the end; needs an mcast-join line\n"
 		"\n"
 		"Exit: 0 every expectation held, 1 one failed or the run failed,\n"
 		"2 bad usage or a scenario that does not parse (FILE:LINE).\n");
@@ -104,7 +108,8 @@ static const char *state_str(enum imc_scn_check_state st)
 
 static void print_json(const char *path, const struct imc_scenario *s,
 		       const struct imc_scenario_result *r,
-		       const struct imc_scn_sa_show *sa_show)
+		       const struct imc_scn_sa_show *sa_show,
+		       const struct imc_scn_mcast_show *mc_show)
 {
 	const struct imc_fabric_totals *tot = &r->totals;
 	uint32_t hcas, sws, cables;
@@ -163,6 +168,11 @@ static void print_json(const char *path, const struct imc_scenario *s,
 	if (sa_show) {
 		printf("  \"sa\": ");
 		imc_scn_sa_show_print(sa_show, stdout, true);
+		printf(",\n");
+	}
+	if (mc_show) {
+		printf("  \"mcast\": ");
+		imc_scn_mcast_show_print(mc_show, stdout, true);
 		printf(",\n");
 	}
 	printf("  \"report\": ");
@@ -243,6 +253,7 @@ static int run(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "sa-show", no_argument, NULL, 'S' },
+		{ "mcast-show", no_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct imc_scenario_run_opts ro = { 0 };
@@ -252,7 +263,9 @@ static int run(int argc, char **argv)
 	const char *pcap_path = NULL, *path;
 	struct imc_pcap *pc = NULL;
 	struct imc_scn_sa_show *sa_show = NULL;
+	struct imc_scn_mcast_show *mc_show = NULL;
 	bool json = false, quiet = false, want_sa_show = false;
+	bool want_mc_show = false;
 	char err[1024];
 	int opt, rc, code;
 
@@ -288,6 +301,9 @@ static int run(int argc, char **argv)
 		case 'S':
 			want_sa_show = true;
 			break;
+		case 'M':
+			want_mc_show = true;
+			break;
 		default:
 			help(stderr);
 			return IMC_EXIT_USAGE;
@@ -313,11 +329,24 @@ static int run(int argc, char **argv)
 			return IMC_EXIT_USAGE;
 		}
 	}
+	if (want_mc_show) {
+		rc = imc_scn_mcast_show_create(s, &mc_show);
+		if (rc) {
+			fprintf(stderr, "ibmcast run: --mcast-show: %s\n",
+				rc == -ENOENT ?
+				"the scenario has no mcast-join line" :
+				strerror(-rc));
+			imc_scn_sa_show_destroy(sa_show);
+			imc_scenario_destroy(s);
+			return IMC_EXIT_USAGE;
+		}
+	}
 	if (pcap_path) {
 		rc = imc_pcap_open(pcap_path, &pc);
 		if (rc < 0) {
 			fprintf(stderr, "ibmcast run: %s: %s\n", pcap_path,
 				strerror(-rc));
+			imc_scn_mcast_show_destroy(mc_show);
 			imc_scn_sa_show_destroy(sa_show);
 			imc_scenario_destroy(s);
 			return IMC_EXIT_USAGE;
@@ -336,24 +365,31 @@ static int run(int argc, char **argv)
 	if (pc && imc_pcap_close(pc) < 0 && !rc) {
 		fprintf(stderr, "ibmcast run: cannot write %s\n", pcap_path);
 		imc_scenario_result_free(&r);
+		imc_scn_mcast_show_destroy(mc_show);
 		imc_scn_sa_show_destroy(sa_show);
 		imc_scenario_destroy(s);
 		return IMC_EXIT_FAIL;
 	}
 	if (rc) {
 		fprintf(stderr, "ibmcast run: %s\n", err);
+		imc_scn_mcast_show_destroy(mc_show);
 		imc_scn_sa_show_destroy(sa_show);
 		imc_scenario_destroy(s);
 		return IMC_EXIT_FAIL;
 	}
 	if (json)
-		print_json(path, s, &r, sa_show);
+		print_json(path, s, &r, sa_show, mc_show);
 	else if (!quiet)
 		print_text(path, s, &r);
 	if (sa_show && !json) {
 		if (!quiet)
 			printf("\n");
 		imc_scn_sa_show_print(sa_show, stdout, false);
+	}
+	if (mc_show && !json) {
+		if (!quiet || sa_show)
+			printf("\n");
+		imc_scn_mcast_show_print(mc_show, stdout, false);
 	}
 	for (unsigned i = 0; i < r.nchecks; i++) {
 		const struct imc_scenario_check *c = &r.checks[i];
@@ -370,6 +406,7 @@ static int run(int argc, char **argv)
 	}
 	code = r.nfailed ? IMC_EXIT_FAIL : IMC_EXIT_OK;
 	imc_scenario_result_free(&r);
+	imc_scn_mcast_show_destroy(mc_show);
 	imc_scn_sa_show_destroy(sa_show);
 	imc_scenario_destroy(s);
 	return code;

@@ -252,7 +252,10 @@ enum imc_mcast_port_event {
 };
 
 /* DOWN: members WAITING, requests in flight canceled, nothing sent until
- * ACTIVE, which re-joins every group (paced as the config says).
+ * ACTIVE, which re-joins every group (paced as the config says) and
+ * deletes what the SA may still hold of groups nobody wants any more (a
+ * flap shorter than the SM's sweep leaves the port's memberships at the
+ * SA).
  * REREGISTER, SM_CHANGE, PKEY_CHANGE: JOINED members REJOINING, every
  * group re-joined with its union of bits (paced); a request in flight
  * completes first. LID_CHANGE: counted only (the SA keys memberships by

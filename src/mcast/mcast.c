@@ -39,9 +39,10 @@
  *   PACE     WINDOW   its delay passed, the window is full
  *   WINDOW   REJOIN   a re-join of the port completed: room
  *   PACE|WINDOW IDLE  no member waits for the re-join any more
- *   any      DOWN     port down: requests canceled, nothing held
+ *   any      DOWN     port down: requests canceled, what was held
+ *                     in doubt (the SA may keep it: a short flap)
  *   DOWN     PACE     port up with wanted bits
- *   DOWN     IDLE     port up, nothing wanted
+ *   DOWN     IDLE     port up, nothing wanted: Delete the doubtful
  *   IDLE|DOWN freed   reconciled with no member and nothing held
  *
  * Everything that calls out (QP attach and detach, member callbacks,
@@ -1045,9 +1046,15 @@ static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
 		g->held |= g->req_bits;
 	}
 	if (!err && !status) {
-		/* IBA 15.2.5.17: the answer carries the port's JoinState. */
+		/* IBA 15.2.5.17: the answer carries the port's JoinState.
+		 * An answer to a Set sent before a reregister or an SM
+		 * change says nothing of the SA the port has now: its bits
+		 * stay in doubt until the re-join that follows. */
 		g->held |= g->req_bits | rec.join_state;
-		g->doubt &= (uint8_t)~(g->req_bits | rec.join_state);
+		if (stale)
+			g->doubt |= g->req_bits | rec.join_state;
+		else
+			g->doubt &= (uint8_t)~(g->req_bits | rec.join_state);
 		if (imc_gid_is_zero(&g->mgid))
 			g = key_created(g, &rec.mgid);
 		if (g->rec_valid && g->rec.mlid != rec.mlid)
@@ -1151,14 +1158,18 @@ static void reconcile(struct group *g, bool answered)
 	list_del(&g->dirty);
 	att_sweep(g);
 	if (g->state == G_DOWN) {
-		if (!g->n_members)
+		if (!g->n_members && !g->held)
 			group_free(g);
 		return;
 	}
 	if (g->state != G_IDLE)
 		return;
-	if (g->rec_valid)
+	if (g->rec_valid) {
 		complete(g, answered);
+		/* Members it failed let go of their QPs now: nothing else
+		 * may come to this group for a long time. */
+		att_sweep(g);
+	}
 	w = want(g);
 	if (!list_empty(&g->pending) && (w & ~sure(g) || !g->rec_valid)) {
 		if (send_set(g, false) == 0)
@@ -1564,15 +1575,23 @@ static void port_down(struct imc_mcast *t)
 	for (l = t->all.next; l != &t->all; l = l->next) {
 		struct group *g = imc_container_of(l, struct group, all);
 
+		/* The SA drops a port that goes away once the SM's sweep
+		 * finds it gone (IBA 15.2.5.17); a flap shorter than the
+		 * sweep leaves its memberships there, and a Set in flight
+		 * may have been taken. So what the SA may hold stays, in
+		 * doubt: at port up the wanted bits are joined again and
+		 * the others deleted one by one (o15-0.1.14 refuses the
+		 * Delete of a bit not held, which settles it too). Nothing
+		 * is sent until then. */
+		if ((g->state == G_SET || g->state == G_REJOIN) &&
+		    !imc_gid_is_zero(&g->mgid))
+			g->held |= g->req_bits;
+		g->doubt = g->held;
 		group_stop(g);
-		/* The SA drops a port that goes away (IBA 15.2.5.17: the
-		 * SM removes its memberships): nothing is held, nothing
-		 * is sent until the port is back. */
-		g->held = g->doubt = 0;
 		g->trigger = NULL;
 		gstate(g, G_DOWN);
 		each_member(g, m_down);
-		mark_dirty(g); /* frees groups nobody is in */
+		mark_dirty(g); /* frees groups with nobody and nothing */
 	}
 }
 
@@ -1609,6 +1628,11 @@ static void port_rejoin(struct imc_mcast *t)
 	for (l = t->all.next; l != &t->all; l = l->next) {
 		struct group *g = imc_container_of(l, struct group, all);
 
+		/* The SA may have lost anything: what is held is in doubt
+		 * until the re-join's answer names the port's JoinState
+		 * (a join that arrives meanwhile must not be answered
+		 * from a bit the SA no longer has). */
+		g->doubt = g->held;
 		g->trigger = NULL;
 		each_member(g, m_rejoin);
 		if (g->state != G_IDLE)

@@ -17,7 +17,8 @@
  * One run's state (struct ipr, found by run_key):
  *  - per HCA port used, a join tracker (mcast_fabric.h), whose SA client
  *    sends through the port's QP1 to the SM's LID (the SA of the `sa`
- *    line answers); on the SM's own port it shares the SA's QP1;
+ *    line answers); QP1 is the GSI the SA verbs share with every MAD
+ *    user of the port (scn_sa.h), on the SM's own port the SA's;
  *  - per (port, P_Key), an interface (imc_ipoib_fabric) and the host
  *    model behind it: it answers ICMP and ICMPv6 echo requests to its
  *    addresses (from the loop: an interface op may not call back into
@@ -40,6 +41,7 @@
 #include "ibmcast/scenario_ipoib.h"
 #include "ipoib/ipoib_int.h"
 #include "scenario/scn.h"
+#include "scenario/scn_sa.h"
 #include "wire/bytes.h"
 
 #define SIZE_MAX_BYTES 4096
@@ -136,7 +138,6 @@ struct pstate {
 	struct ipr *r;
 	uint32_t node;
 	unsigned port;
-	struct imc_gsi *gsi;         /* on the SA's port: a shared QP1 */
 	struct imc_mcast_fabric *mf;
 	struct imc_mcast *mc;
 	struct iface *ifs;
@@ -530,7 +531,6 @@ static void port_free(struct pstate *ps)
 		ps->ifs = i->next;
 		iface_free(i);
 	}
-	imc_gsi_destroy(ps->gsi);
 	free(ps);
 }
 
@@ -540,7 +540,7 @@ static int port_get(struct ipr *r, uint32_t node, unsigned port,
 	uint32_t slot = r->pbase[node] + port;
 	struct pstate *ps = r->ports[slot];
 	struct imc_mcast_fabric_config mcfg;
-	struct imc_qp *qp1;
+	struct imc_gsi *gsi;
 	int rc;
 
 	if (ps) {
@@ -553,32 +553,17 @@ static int port_get(struct ipr *r, uint32_t node, unsigned port,
 	ps->r = r;
 	ps->node = node;
 	ps->port = port;
-	/* The SM's own port: its QP1 is the SA's; the tracker shares it. */
-	rc = imc_gsi_create_shared(NULL, &ps->gsi);
-	if (!rc) {
-		rc = scn_sa_qp1_share(r->c, node, port, imc_gsi_input,
-				      ps->gsi, &qp1);
-		if (!rc) {
-			imc_gsi_set_qp(ps->gsi, qp1);
-		} else {
-			imc_gsi_destroy(ps->gsi);
-			ps->gsi = NULL;
-			rc = rc == -ENOENT ? 0 : rc;
-		}
-	}
+	/* The port's QP1 as a GSI the SA verbs own and share with every
+	 * MAD user of the port (on the SM's port, the SA's QP1). */
+	rc = scn_sa_gsi(r->c, node, port, &gsi);
 	imc_mcast_fabric_config_init(&mcfg);
 	mcfg.mcast.seed = imc_scn_config(r->c)->seed ^
 			  ((uint64_t)node << 8 | port);
 	if (!rc)
-		rc = imc_mcast_fabric_create(r->f, node, port, ps->gsi, &mcfg,
+		rc = imc_mcast_fabric_create(r->f, node, port, gsi, &mcfg,
 					     &ps->mf);
 	if (rc) {
-		imc_gsi_destroy(ps->gsi);
 		free(ps);
-		if (rc == -EBUSY)
-			return imc_scn_fail(r->c, rc,
-				"%s:%u: the port's QP1 is taken (sa-join on the same host?)",
-				r->t->node[node].name, port);
 		return rc;
 	}
 	ps->mc = imc_mcast_fabric_tracker(ps->mf);

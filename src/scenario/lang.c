@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ibmcast/scenario_ipoib.h"
+#include "ibmcast/scenario_mcast.h"
 #include "ibmcast/scenario_sa.h"
 #include "scenario/scn.h"
 
@@ -212,6 +213,8 @@ int imc_scn_lang_create(struct imc_scn_lang **out)
 		rc = imc_scn_lang_add_sa(l);
 	if (!rc)
 		rc = imc_scn_lang_add_ipoib(l);
+	if (!rc)
+		rc = imc_scn_lang_add_mcast(l);
 	if (rc) {
 		imc_scn_lang_destroy(l);
 		return rc;

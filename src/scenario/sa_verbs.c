@@ -10,6 +10,7 @@
  *   sa-get HOST MGID [retries= timeout=]              Get
  *   sa-mcast FROM MGID [count= size= interval= sl=]   traffic to a group
  *   sa-show                                           snapshot for --sa-show
+ *   sa-restart                                        the SA starts again
  *
  * Subjects: sa-status HOST MGID, sa-groups, sa-members MGID, sa-mlid MGID,
  * sa-requests [HOST], sa-answers [HOST], sa-dropped, sa-timeouts,
@@ -18,8 +19,10 @@
  * One run's SA state (struct sa_run, found by run_key):
  *  - the imc_sa_fabric, started by a timer at time 0, once the SM's first
  *    sweep has given the ports their LIDs (the setting runs before it);
- *  - client hosts with their QP1; the SM's own host shares the SA's QP1
- *    and hears its answers through the other_mad hook (one QP1 a port);
+ *  - client hosts, each with the port's QP1 as a GSI (gsi.h) that every
+ *    MAD user of the port shares (these requests, the join trackers of
+ *    mcast_verbs.c): a QP1 of the run's, or on the SA's port the SA's
+ *    own, which hands the GSI what is not for the SA (other_mad);
  *  - requests by TID: the high word is IMC_SCN_MAGIC, the low word the
  *    request's number + 1, so an answer finds its request in O(1);
  *  - per (host, MGID) entries in a hash table: the status of the last
@@ -41,6 +44,7 @@
 #include <string.h>
 
 #include "ibmcast/gid.h"
+#include "ibmcast/gsi.h"
 #include "ibmcast/mad.h"
 #include "ibmcast/packet.h"
 #include "ibmcast/sa.h"
@@ -48,6 +52,7 @@
 #include "ibmcast/sa_fabric.h"
 #include "ibmcast/scenario_sa.h"
 #include "scenario/scn.h"
+#include "scenario/scn_sa.h"
 #include "wire/bytes.h"
 
 #define CM(x) UMAD_SA_MCM_COMP_MASK_##x
@@ -191,8 +196,9 @@ struct sa_host {
 	uint32_t idx;               /* slot: pbase[node] + port */
 	uint32_t node;
 	unsigned port;
-	struct imc_qp *qp1;
-	bool shared;                /* the SA's QP1 (the SM's host) */
+	struct imc_gsi *gsi;        /* QP1, shared by the port's MAD users */
+	struct imc_qp *qp1;         /* the run's QP1; NULL on the SA's port */
+	struct imc_gsi_agent agent; /* takes the answers to these requests */
 	uint64_t requests, answers;
 };
 
@@ -261,11 +267,6 @@ struct sa_run {
 
 	uint64_t requests, answers, timeouts;
 	uint64_t errors;            /* sends refused, attaches failed */
-
-	/* Another client of the SM's port sharing the SA's QP1
-	 * (scn_sa_qp1_share()). */
-	void (*share_recv)(void *ctx, const struct imc_ud_recv *r);
-	void *share_ctx;
 };
 
 /* ------------------------------------------------------------------ */
@@ -359,7 +360,7 @@ static const struct {
 };
 
 /* NAME[+NAME...] or a number 0..15 (JoinState is 4 bits, IBA 15.2.5.17). */
-static int state_parse(struct imc_scn_parser *p, const char *v, uint8_t *out)
+int scn_sa_state_parse(struct imc_scn_parser *p, const char *v, uint8_t *out)
 {
 	uint64_t x;
 	int rc;
@@ -392,7 +393,7 @@ static int state_parse(struct imc_scn_parser *p, const char *v, uint8_t *out)
 	return 0;
 }
 
-static void state_print(FILE *f, uint8_t st)
+void scn_sa_state_print(FILE *f, uint8_t st)
 {
 	bool first = true;
 
@@ -895,30 +896,77 @@ static int snapshot(struct sa_run *r, unsigned line)
 /* ------------------------------------------------------------------ */
 /* The run: start, clients, answers */
 
-static void answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
+static bool answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
 		   size_t len);
 
-static void host_recv(struct imc_qp *qp, const struct imc_ud_recv *rv,
-		      void *ctx)
+/* The GSI's agent of these requests: takes the answers whose TID is
+ * ours, passes on the rest (a tracker's client takes those). */
+static int host_agent_recv(struct imc_gsi_agent *a,
+			   const struct imc_ud_recv *rv)
+{
+	struct sa_host *h = imc_container_of(a, struct sa_host, agent);
+
+	return answer(h->r, h, rv->data, rv->len) ? 0 : -ENOMSG;
+}
+
+static void qp1_recv(struct imc_qp *qp, const struct imc_ud_recv *rv,
+		     void *ctx)
 {
 	struct sa_host *h = ctx;
 
 	(void)qp;
-	answer(h->r, h, rv->data, rv->len);
+	imc_gsi_input(h->gsi, rv);
 }
 
-/* MADs at the SA's QP1 that are not the SA's: answers to the SM's own
- * host when it is a client. */
-static void other_mad(void *ctx, const struct imc_ud_recv *rv)
+static bool pkey_in(const struct imc_port_attr *pa, uint16_t pkey)
 {
-	struct sa_run *r = ctx;
-	struct sa_host *h = host_find(r, r->sa_node, r->sa_port);
+	for (unsigned i = 0; i < pa->npkeys; i++)
+		if (pa->pkeys[i] == pkey)
+			return true;
+	return false;
+}
 
-	if (h)
-		answer(r, h, rv->data, rv->len);
-	/* Each client ignores TIDs that are not its own. */
-	if (r->share_recv)
-		r->share_recv(r->share_ctx, rv);
+/* A QP1 of the run's for the GSI of h. The GSI sends with a P_Key of the
+ * port's table (IBA 13.5.3): the default partition's, full membership
+ * first, else the table's first. */
+static int own_qp1(struct sa_run *r, struct sa_host *h)
+{
+	struct imc_port_attr pa;
+	uint16_t pkey = IMC_PKEY_DEFAULT;
+	int rc;
+
+	if (!imc_fabric_port_attr(r->f, h->node, h->port, &pa) && pa.npkeys) {
+		pkey = local_pkey(r, h->node, h->port, IMC_PKEY_DEFAULT);
+		if ((pkey & 0x7fff) != 0x7fff || !pkey_in(&pa, pkey))
+			pkey = pa.pkeys[0];
+	}
+	rc = imc_qp_create(r->f, h->node, h->port, IMC_QP1, IMC_QP1_QKEY,
+			   pkey, qp1_recv, h, &h->qp1);
+	if (!rc)
+		imc_gsi_set_qp(h->gsi, h->qp1);
+	return rc;
+}
+
+static void drop_qp1(struct sa_host *h)
+{
+	imc_gsi_set_qp(h->gsi, NULL);
+	imc_qp_destroy(h->qp1);
+	h->qp1 = NULL;
+}
+
+/* h's GSI, with no QP yet; its agent takes our answers. */
+static int gsi_get(struct sa_host *h)
+{
+	int rc;
+
+	if (h->gsi)
+		return 0;
+	rc = imc_gsi_create_shared(NULL, &h->gsi);
+	if (rc)
+		return rc;
+	h->agent.recv = host_agent_recv;
+	imc_gsi_add(h->gsi, &h->agent);
+	return 0;
 }
 
 static int sa_start(struct sa_run *r)
@@ -926,6 +974,9 @@ static int sa_start(struct sa_run *r)
 	struct imc_sa_fabric_config fc;
 	const struct sa_cfg *a = r->cfg;
 	struct imc_sa_bcast bc[PARTITIONS_MAX + 1];
+	struct sa_host *h;
+	uint32_t node;
+	unsigned port;
 
 	imc_sa_fabric_config_init(&fc);
 	if (a->npart) {
@@ -950,13 +1001,36 @@ static int sa_start(struct sa_run *r)
 		fc.sa.mft_delay = a->mft_delay;
 	if (a->mask & SA_MLIDS)
 		fc.sa.mlid_last = (uint16_t)(fc.sa.mlid_first + a->mlids - 1);
-	fc.other_mad = other_mad;
-	fc.other_ctx = r;
+	r->start_err = imc_fabric_sm_port(r->f, &node, &port);
+	h = r->start_err ? NULL : host_get(r, node, port);
+	if (!r->start_err && (!h || gsi_get(h)))
+		r->start_err = -ENOMEM;
+	if (r->start_err)
+		return r->start_err;
+	/* The SA takes the port's QP1 and hands the GSI the rest. */
+	if (h->qp1)
+		drop_qp1(h);
+	fc.other_mad = imc_gsi_input;
+	fc.other_ctx = h->gsi;
 	r->start_err = imc_sa_fabric_create(r->f, &fc, &r->sf);
-	if (!r->start_err)
-		r->start_err = imc_fabric_sm_port(r->f, &r->sa_node,
-						  &r->sa_port);
-	return r->start_err;
+	if (r->start_err)
+		return r->start_err;
+	imc_gsi_set_qp(h->gsi, imc_sa_fabric_qp(r->sf));
+	r->sa_node = node;
+	r->sa_port = port;
+	return 0;
+}
+
+/* Stops the SA; its port's GSI gets a QP1 of the run's unless the SA
+ * comes back there (keep). */
+static int sa_stop(struct sa_run *r, bool keep)
+{
+	struct sa_host *h = host_find(r, r->sa_node, r->sa_port);
+
+	imc_gsi_set_qp(h->gsi, NULL);
+	imc_sa_fabric_destroy(r->sf);
+	r->sf = NULL;
+	return keep ? 0 : own_qp1(r, h);
 }
 
 static void start_fire(struct imc_timer *t)
@@ -984,28 +1058,6 @@ static int run_get(struct imc_scn_ctx *c, struct sa_run **out)
 	return 0;
 }
 
-int scn_sa_qp1_share(struct imc_scn_ctx *c, uint32_t node, unsigned port,
-		     void (*recv)(void *ctx, const struct imc_ud_recv *r),
-		     void *ctx, struct imc_qp **qp1)
-{
-	struct sa_run *r = imc_scn_data(c, &run_key);
-
-	if (!r)
-		return -ENOENT;
-	if (!r->sf && !r->start_err) {
-		imc_timer_cancel(r->loop, &r->start);
-		sa_start(r);
-	}
-	if (!r->sf || node != r->sa_node || port != r->sa_port)
-		return -ENOENT;
-	if (r->share_recv)
-		return -EBUSY;
-	r->share_recv = recv;
-	r->share_ctx = ctx;
-	*qp1 = imc_sa_fabric_qp(r->sf);
-	return 0;
-}
-
 const struct imc_sa *scn_sa_engine(struct imc_scn_ctx *c)
 {
 	struct sa_run *r = imc_scn_data(c, &run_key);
@@ -1013,36 +1065,40 @@ const struct imc_sa *scn_sa_engine(struct imc_scn_ctx *c)
 	return r && r->sf ? imc_sa_fabric_sa(r->sf) : NULL;
 }
 
-static bool pkey_in(const struct imc_port_attr *pa, uint16_t pkey)
-{
-	for (unsigned i = 0; i < pa->npkeys; i++)
-		if (pa->pkeys[i] == pkey)
-			return true;
-	return false;
-}
-
+/* h's GSI with a QP1: the run's, or the SA's on its port. */
 static int qp1_get(struct sa_run *r, struct sa_host *h)
 {
-	struct imc_port_attr pa;
-	uint16_t pkey = IMC_PKEY_DEFAULT;
+	int rc;
 
-	if (h->qp1)
+	if (h->gsi && (h->qp1 || (h->node == r->sa_node &&
+				  h->port == r->sa_port)))
 		return 0;
-	if (h->node == r->sa_node && h->port == r->sa_port) {
-		h->qp1 = imc_sa_fabric_qp(r->sf);
-		h->shared = true;
+	rc = gsi_get(h);
+	if (rc)
+		return rc;
+	if (h->node == r->sa_node && h->port == r->sa_port)
 		return 0;
-	}
-	/* The GSI sends with a P_Key of the port's table (IBA 13.5.3):
-	 * the default partition's, full membership first, else the
-	 * table's first. */
-	if (!imc_fabric_port_attr(r->f, h->node, h->port, &pa) && pa.npkeys) {
-		pkey = local_pkey(r, h->node, h->port, IMC_PKEY_DEFAULT);
-		if ((pkey & 0x7fff) != 0x7fff || !pkey_in(&pa, pkey))
-			pkey = pa.pkeys[0];
-	}
-	return imc_qp_create(r->f, h->node, h->port, IMC_QP1, IMC_QP1_QKEY,
-			     pkey, host_recv, h, &h->qp1);
+	return own_qp1(r, h);
+}
+
+int scn_sa_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+	       struct imc_gsi **out)
+{
+	struct sa_run *r;
+	struct sa_host *h;
+	int rc = run_get(c, &r);
+
+	if (rc)
+		return rc;
+	h = host_get(r, node, port);
+	if (!h)
+		return -ENOMEM;
+	rc = qp1_get(r, h);
+	if (rc)
+		return imc_scn_fail(c, rc, "%s has no QP1 for SA MADs: %s",
+				    r->t->node[node].name, strerror(-rc));
+	*out = h->gsi;
+	return 0;
 }
 
 static void req_free(struct req *q)
@@ -1064,8 +1120,8 @@ static void req_send(struct req *q)
 	/* To the SA's port as it is now: a LID change is followed. */
 	if (!imc_fabric_port_attr(r->f, r->sa_node, r->sa_port, &pa))
 		ah.dlid = pa.lid;
-	rc = ah.dlid ? imc_qp_send(h->qp1, &ah, IMC_QP1, IMC_QP1_QKEY, q->mad,
-				   IMC_MAD_SIZE) : -ENETDOWN;
+	rc = ah.dlid ? imc_gsi_send(h->gsi, ah.dlid, q->mad, IMC_MAD_SIZE) :
+		       -ENETDOWN;
 	if (rc) {
 		r->errors++;
 	} else {
@@ -1347,7 +1403,8 @@ static void done(struct sa_run *r, struct req *q, uint16_t status,
 	}
 }
 
-static void answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
+/* True when the MAD is an answer to one of our requests (taken). */
+static bool answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
 		   size_t len)
 {
 	struct imc_sa_mad m;
@@ -1360,20 +1417,21 @@ static void answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
 	    m.mad.mgmt_class != UMAD_CLASS_SUBN_ADM ||
 	    !(m.mad.method & UMAD_METHOD_RESP_MASK) ||
 	    m.mad.tid >> 32 != IMC_SCN_MAGIC)
-		return;
+		return false;
 	low = (uint32_t)m.mad.tid;
 	if (low == 0 || low > r->nreq)
-		return;
+		return true;
 	r->answers++;
 	h->answers++;
 	/* Done already: the answer to a retry of an answered request. */
 	q = r->req[low - 1];
 	if (!q || q->sender != h->idx)
-		return;
+		return true;
 	if (imc_mcmr_unpack(&rec, m.data, sizeof(m.data)) < 0)
 		memset(&rec, 0, sizeof(rec));
 	done(r, q, m.mad.status, &rec);
 	req_free(q);
+	return true;
 }
 
 static void run_free(void *data)
@@ -1402,8 +1460,9 @@ static void run_free(void *data)
 
 		if (!h)
 			continue;
-		if (h->qp1 && !h->shared)
+		if (h->qp1)
 			imc_qp_destroy(h->qp1);
+		imc_gsi_destroy(h->gsi);
 		free(h);
 	}
 	imc_sa_fabric_destroy(r->sf);
@@ -1477,9 +1536,11 @@ static void req_arg_free(void *data)
 	free(a);
 }
 
-/* The options only sa-join takes. Returns 1 when word is none of them. */
-static int join_opt(struct imc_scn_parser *p, struct req_arg *a,
-		    const char *word)
+/* A component of an MCMemberRecord template (qkey=, pkey=, tclass=, sl=,
+ * flow=, hop=, scope=, mtu=, rate=, life=, mlid=) into rec, with its
+ * ComponentMask bits into *mask. Returns 1 when word is none of them. */
+int scn_sa_comp_opt(struct imc_scn_parser *p, const char *word,
+		    struct imc_mcmr *rec, uint64_t *mask)
 {
 	const char *v;
 	uint64_t x = 0;
@@ -1487,48 +1548,89 @@ static int join_opt(struct imc_scn_parser *p, struct req_arg *a,
 
 	if (imc_scn_kv(word, "qkey", &v)) {
 		rc = imc_scn_parse_uint(p, "qkey", v, UINT32_MAX, &x);
-		a->rec.qkey = (uint32_t)x;
-		a->mask |= CM(QKEY);
+		rec->qkey = (uint32_t)x;
+		*mask |= CM(QKEY);
 	} else if (imc_scn_kv(word, "pkey", &v)) {
 		rc = imc_scn_parse_uint(p, "pkey", v, 0xFFFF, &x);
-		a->rec.pkey = (uint16_t)x;
-		a->mask |= CM(PKEY);
+		rec->pkey = (uint16_t)x;
+		*mask |= CM(PKEY);
 	} else if (imc_scn_kv(word, "tclass", &v)) {
 		rc = imc_scn_parse_uint(p, "tclass", v, 0xFF, &x);
-		a->rec.tclass = (uint8_t)x;
-		a->mask |= CM(TCLASS);
+		rec->tclass = (uint8_t)x;
+		*mask |= CM(TCLASS);
 	} else if (imc_scn_kv(word, "sl", &v)) {
 		rc = imc_scn_parse_uint(p, "sl", v, 15, &x);
-		a->rec.sl = (uint8_t)x;
-		a->mask |= CM(SL);
+		rec->sl = (uint8_t)x;
+		*mask |= CM(SL);
 	} else if (imc_scn_kv(word, "flow", &v)) {
 		rc = imc_scn_parse_uint(p, "flow", v, 0xFFFFF, &x);
-		a->rec.flow_label = (uint32_t)x;
-		a->mask |= CM(FLOW_LABEL);
+		rec->flow_label = (uint32_t)x;
+		*mask |= CM(FLOW_LABEL);
 	} else if (imc_scn_kv(word, "hop", &v)) {
 		rc = imc_scn_parse_uint(p, "hop", v, 0xFF, &x);
-		a->rec.hop_limit = (uint8_t)x;
-		a->mask |= CM(HOP_LIMIT);
+		rec->hop_limit = (uint8_t)x;
+		*mask |= CM(HOP_LIMIT);
 	} else if (imc_scn_kv(word, "scope", &v)) {
 		rc = imc_scn_parse_uint(p, "scope", v, 15, &x);
-		a->rec.scope = (uint8_t)x;
-		a->mask |= CM(SCOPE);
+		rec->scope = (uint8_t)x;
+		*mask |= CM(SCOPE);
 	} else if (imc_scn_kv(word, "mtu", &v)) {
-		rc = selcode_parse(p, "mtu", v, &a->rec.mtu_sel, &a->rec.mtu);
-		a->mask |= CM(MTU_SEL) | CM(MTU);
+		rc = selcode_parse(p, "mtu", v, &rec->mtu_sel, &rec->mtu);
+		*mask |= CM(MTU_SEL) | CM(MTU);
 	} else if (imc_scn_kv(word, "rate", &v)) {
-		rc = selcode_parse(p, "rate", v, &a->rec.rate_sel,
-				   &a->rec.rate);
-		a->mask |= CM(RATE_SEL) | CM(RATE);
+		rc = selcode_parse(p, "rate", v, &rec->rate_sel, &rec->rate);
+		*mask |= CM(RATE_SEL) | CM(RATE);
 	} else if (imc_scn_kv(word, "life", &v)) {
-		rc = selcode_parse(p, "life", v, &a->rec.life_sel,
-				   &a->rec.life);
-		a->mask |= CM(LIFE_TIME_SEL) | CM(LIFE_TIME);
+		rc = selcode_parse(p, "life", v, &rec->life_sel, &rec->life);
+		*mask |= CM(LIFE_TIME_SEL) | CM(LIFE_TIME);
 	} else if (imc_scn_kv(word, "mlid", &v)) {
 		rc = imc_scn_parse_uint(p, "mlid", v, 0xFFFF, &x);
-		a->rec.mlid = (uint16_t)x;
-		a->mask |= CM(MLID);
-	} else if (!strcmp(word, "create")) {
+		rec->mlid = (uint16_t)x;
+		*mask |= CM(MLID);
+	} else {
+		return 1;
+	}
+	return rc;
+}
+
+void scn_sa_comp_print(FILE *f, const struct imc_mcmr *r, uint64_t mask)
+{
+	if (mask & CM(QKEY))
+		fprintf(f, " qkey=0x%08" PRIx32, r->qkey);
+	if (mask & CM(PKEY))
+		fprintf(f, " pkey=0x%04x", r->pkey);
+	if (mask & CM(TCLASS))
+		fprintf(f, " tclass=%u", r->tclass);
+	if (mask & CM(SL))
+		fprintf(f, " sl=%u", r->sl);
+	if (mask & CM(FLOW_LABEL))
+		fprintf(f, " flow=0x%05" PRIx32, r->flow_label);
+	if (mask & CM(HOP_LIMIT))
+		fprintf(f, " hop=%u", r->hop_limit);
+	if (mask & CM(SCOPE))
+		fprintf(f, " scope=%u", r->scope);
+	if (mask & CM(MTU))
+		selcode_print(f, "mtu", r->mtu_sel, r->mtu, false);
+	if (mask & CM(RATE))
+		selcode_print(f, "rate", r->rate_sel, r->rate, false);
+	if (mask & CM(LIFE_TIME))
+		selcode_print(f, "life", r->life_sel, r->life, true);
+	if (mask & CM(MLID))
+		fprintf(f, " mlid=0x%04x", r->mlid);
+}
+
+/* The options only sa-join takes. Returns 1 when word is none of them. */
+static int join_opt(struct imc_scn_parser *p, struct req_arg *a,
+		    const char *word)
+{
+	const char *v;
+	uint64_t x = 0;
+	int rc = scn_sa_comp_opt(p, word, &a->rec, &a->mask);
+
+	if (rc != 1)
+		return rc;
+	rc = 0;
+	if (!strcmp(word, "create")) {
 		a->create = true;
 	} else if (imc_scn_kv(word, "as", &v)) {
 		if (!label_ok(v))
@@ -1608,7 +1710,7 @@ static int req_parse(struct imc_scn_parser *p, unsigned argc,
 		uint64_t x = 0;
 
 		if (kind != REQ_GET && imc_scn_kv(argv[i], "state", &v)) {
-			rc = state_parse(p, v, &a->state);
+			rc = scn_sa_state_parse(p, v, &a->state);
 			a->state_set = true;
 		} else if (kind != REQ_GET && imc_scn_kv(argv[i], "proxy", &v)) {
 			rc = imc_scn_parse_host(p, v, &a->member.node,
@@ -1669,34 +1771,13 @@ static void req_print(FILE *f, const struct imc_topo *t, const void *data)
 	mgid_print(f, &a->mgid);
 	if (a->state_set) {
 		fputs(" state=", f);
-		state_print(f, a->state);
+		scn_sa_state_print(f, a->state);
 	}
 	if (a->proxy) {
 		fputs(" proxy=", f);
 		imc_scn_print_port(f, t, a->member.node, a->member.port);
 	}
-	if (a->mask & CM(QKEY))
-		fprintf(f, " qkey=0x%08" PRIx32, r->qkey);
-	if (a->mask & CM(PKEY))
-		fprintf(f, " pkey=0x%04x", r->pkey);
-	if (a->mask & CM(TCLASS))
-		fprintf(f, " tclass=%u", r->tclass);
-	if (a->mask & CM(SL))
-		fprintf(f, " sl=%u", r->sl);
-	if (a->mask & CM(FLOW_LABEL))
-		fprintf(f, " flow=0x%05" PRIx32, r->flow_label);
-	if (a->mask & CM(HOP_LIMIT))
-		fprintf(f, " hop=%u", r->hop_limit);
-	if (a->mask & CM(SCOPE))
-		fprintf(f, " scope=%u", r->scope);
-	if (a->mask & CM(MTU))
-		selcode_print(f, "mtu", r->mtu_sel, r->mtu, false);
-	if (a->mask & CM(RATE))
-		selcode_print(f, "rate", r->rate_sel, r->rate, false);
-	if (a->mask & CM(LIFE_TIME))
-		selcode_print(f, "life", r->life_sel, r->life, true);
-	if (a->mask & CM(MLID))
-		fprintf(f, " mlid=0x%04x", r->mlid);
+	scn_sa_comp_print(f, r, a->mask);
 	if (a->create)
 		fputs(" create", f);
 	if (a->label)
@@ -1797,13 +1878,45 @@ static void mcast_print(FILE *f, const struct imc_topo *t, const void *data)
 	fprintf(f, " sl=%u", a->sl);
 }
 
+static int send_to_group(struct imc_scn_ctx *c, struct sa_run *r,
+			 uint32_t node, unsigned port,
+			 const struct imc_gid *mgid, uint32_t count,
+			 uint32_t size, imc_time_t interval, uint8_t sl)
+{
+	struct imc_sa_group_info gi;
+	char buf[IMC_GID_STRLEN];
+	int rc;
+
+	/* The sender learns MLID, Q_Key and P_Key from the SA's record. */
+	if (imc_sa_group_get(imc_sa_fabric_sa(r->sf), mgid, &gi)) {
+		imc_gid_format(mgid, buf);
+		return imc_scn_fail(c, -ENOENT, "the SA has no group %s", buf);
+	}
+	rc = flow_start(r, node, port, &gi.rec, count, size, interval, sl,
+			scn_flow_id(c));
+	if (rc == -EINVAL)
+		return imc_scn_fail(c, rc, "%s has no P_Key 0x%04x in its table",
+				    imc_scn_topo(c)->node[node].name,
+				    gi.rec.pkey);
+	return rc;
+}
+
+int scn_sa_send(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		const struct imc_gid *mgid, uint32_t count, uint32_t size,
+		imc_time_t interval, uint8_t sl)
+{
+	struct sa_run *r;
+	int rc = run_get(c, &r);
+
+	return rc ? rc : send_to_group(c, r, node, port, mgid, count, size,
+				       interval, sl);
+}
+
 static int mcast_run(struct imc_scn_ctx *c, void *data)
 {
 	const struct mcast_arg *a = data;
-	struct imc_sa_group_info gi;
 	struct sa_run *r;
 	struct imc_gid mgid;
-	char buf[IMC_GID_STRLEN];
 	int rc = run_get(c, &r);
 
 	if (rc)
@@ -1812,18 +1925,8 @@ static int mcast_run(struct imc_scn_ctx *c, void *data)
 		return imc_scn_fail(c, -ENOENT,
 			"@%s has no MGID yet: its sa-join has not succeeded",
 			a->mgid.label->label);
-	/* The sender learns MLID, Q_Key and P_Key from the SA's record. */
-	if (imc_sa_group_get(imc_sa_fabric_sa(r->sf), &mgid, &gi)) {
-		imc_gid_format(&mgid, buf);
-		return imc_scn_fail(c, -ENOENT, "the SA has no group %s", buf);
-	}
-	rc = flow_start(r, a->src.node, a->src.port, &gi.rec, a->count,
-			a->size, a->interval, a->sl, scn_flow_id(c));
-	if (rc == -EINVAL)
-		return imc_scn_fail(c, rc, "%s has no P_Key 0x%04x in its table",
-				    imc_scn_topo(c)->node[a->src.node].name,
-				    gi.rec.pkey);
-	return rc;
+	return send_to_group(c, r, a->src.node, a->src.port, &mgid, a->count,
+			     a->size, a->interval, a->sl);
 }
 
 static const struct imc_scn_verb verb_mcast = {
@@ -1871,6 +1974,47 @@ static int show_run(struct imc_scn_ctx *c, void *data)
 static const struct imc_scn_verb verb_show = {
 	.name = "sa-show", .kind = IMC_SCN_ACTION, .parse = show_parse,
 	.print = show_print, .run = show_run, .free = free,
+};
+
+/* ------------------------------------------------------------------ */
+/* sa-restart: the SA (an SM's) stops and starts again, empty, on the
+ * SM's port as it is now, as when an SM restarts or another takes over
+ * (after sm move). Clients hear of it only through port events: a new
+ * SM reregisters every port (IBA 14.4.11), which is `reregister all`. */
+
+static int restart_parse(struct imc_scn_parser *p, unsigned argc,
+			 const char *const *argv, void **data)
+{
+	(void)argv;
+	(void)data;
+	if (argc)
+		return imc_scn_parse_error(p, "expected 'sa-restart' alone");
+	return 0;
+}
+
+static int restart_run(struct imc_scn_ctx *c, void *data)
+{
+	struct sa_run *r;
+	uint32_t node;
+	unsigned port;
+	int rc = run_get(c, &r);
+
+	(void)data;
+	if (rc)
+		return rc;
+	imc_fabric_sm_port(r->f, &node, &port);
+	rc = sa_stop(r, node == r->sa_node && port == r->sa_port);
+	if (!rc)
+		rc = sa_start(r);
+	if (rc)
+		return imc_scn_fail(c, rc, "the SA cannot start again: %s",
+				    strerror(-rc));
+	return 0;
+}
+
+static const struct imc_scn_verb verb_restart = {
+	.name = "sa-restart", .kind = IMC_SCN_ACTION, .parse = restart_parse,
+	.print = show_print, .run = restart_run,
 };
 
 /* ------------------------------------------------------------------ */
@@ -1999,6 +2143,27 @@ static const struct {
 	{ "pending", ST_PENDING },
 	{ "timeout", ST_TIMEOUT },
 };
+
+int scn_sa_status_parse(const char *word, uint64_t *status)
+{
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(status_names); i++) {
+		if (status_names[i].value <= 0xFFFF &&
+		    !strcmp(word, status_names[i].name)) {
+			*status = status_names[i].value;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *scn_sa_status_name(uint64_t status)
+{
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(status_names); i++)
+		if (status_names[i].value <= 0xFFFF &&
+		    status_names[i].value == status)
+			return status_names[i].name;
+	return NULL;
+}
 
 static int status_value_parse(const char *word, uint64_t *v)
 {
@@ -2484,7 +2649,7 @@ int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
 		&verb_sa, &verb_join, &verb_leave, &verb_get, &verb_mcast,
-		&verb_show,
+		&verb_show, &verb_restart,
 	};
 	static const struct imc_scn_subject *const subjects[] = {
 		&subj_status, &subj_groups, &subj_members, &subj_mlid,

@@ -193,16 +193,6 @@ void scn_host_stats(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 /* The flow number of the action running now: its index. */
 uint32_t scn_flow_id(struct imc_scn_ctx *c);
 
-/* The SA's QP1 on the SM's port (sa_verbs.c), for another client of
- * that port: QP1 is one per port. MADs arriving there that are not the
- * SA's go to recv too, from the loop, for the rest of the run. 0 and
- * *qp1 set; -ENOENT when the run serves no SA or node:port is not its
- * port; -EBUSY when another client shares it already. */
-struct imc_ud_recv;
-int scn_sa_qp1_share(struct imc_scn_ctx *c, uint32_t node, unsigned port,
-		     void (*recv)(void *ctx, const struct imc_ud_recv *r),
-		     void *ctx, struct imc_qp **qp1);
-
 /* The SA engine the run serves (sa_verbs.c), or NULL when it serves
  * none (no sa line, or it did not start). The report's sa section
  * (sa_report.c) reads it. */
