@@ -141,8 +141,8 @@ struct imc_scn_report;
 
 struct imc_scn_section {
 	const char *name;   /* [a-z][a-z0-9-]*: the JSON key, the label */
-	/* Place in the report: lower first, then by name. The built-in
-	 * ones: sa 100, joins 200, packets 300, ipoib 400; the
+	/* Place in the report: lower first, then by name. The library's:
+	 * sa 100, mcast 150, joins 200, packets 300, ipoib 400; the
 	 * expectations come last. */
 	unsigned rank;
 	/* Writes the section with the imc_scn_report_*() functions (run

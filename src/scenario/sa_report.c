@@ -169,9 +169,15 @@ static void groups_text(struct imc_scn_report *rep, struct rgroups *gs)
 		label(&g->g.rec.mgid, what, sizeof(what));
 		snprintf(mix, sizeof(mix), "%" PRIu32 "/%" PRIu32 "/%" PRIu32,
 			 g->full, g->non, g->sendonly);
-		imc_scn_report_line(rep, "%4" PRIu32 " %-11s 0x%04x %-26s %s",
-				    g->g.members, mix, g->g.rec.mlid, gid,
-				    what);
+		if (what[0])
+			imc_scn_report_line(rep,
+					    "%4" PRIu32 " %-11s 0x%04x %-26s %s",
+					    g->g.members, mix, g->g.rec.mlid,
+					    gid, what);
+		else
+			imc_scn_report_line(rep, "%4" PRIu32 " %-11s 0x%04x %s",
+					    g->g.members, mix, g->g.rec.mlid,
+					    gid);
 	}
 	for (size_t i = shown; i < gs->n; i++)
 		rest += order[i]->g.members;
