@@ -193,6 +193,28 @@ int imc_scn_parse_port(struct imc_scn_parser *p, const char *word,
 int imc_scn_parse_host(struct imc_scn_parser *p, const char *word,
 		       uint32_t *node, unsigned *port);
 
+/* A set of hosts: "all" (every HCA with a cabled port), "FIRST..LAST"
+ * (the HCAs from FIRST to LAST, both included), or one host as
+ * imc_scn_parse_host() reads it. In node order (the topology's; H-000001,
+ * H-000002, ... for a generated one), each HCA as its first cabled port.
+ * Free with imc_scn_hosts_free(); print back with imc_scn_print_hosts(). */
+struct imc_scn_host {
+	uint32_t node;
+	unsigned port;
+};
+
+struct imc_scn_hosts {
+	uint32_t n;
+	struct imc_scn_host *h;
+	enum { IMC_SCN_HOSTS_ONE, IMC_SCN_HOSTS_ALL, IMC_SCN_HOSTS_RANGE } form;
+};
+
+int imc_scn_parse_hosts(struct imc_scn_parser *p, const char *word,
+			struct imc_scn_hosts *out);
+void imc_scn_print_hosts(FILE *f, const struct imc_topo *t,
+			 const struct imc_scn_hosts *hs);
+void imc_scn_hosts_free(struct imc_scn_hosts *hs);
+
 /* Values. Each reports a bad word through p when p is not NULL, and
  * returns 0, -EINVAL (bad syntax) or -ERANGE. what names the value in the
  * message ("count", "size", ...). */

@@ -1,7 +1,8 @@
 /* Built-in expectation subjects.
  *
- *   sent|delivered|dups|send-errors [HOST]   scenario traffic per host,
- *                                            or in total without HOST
+ *   sent|delivered|dups|send-errors [HOSTS]  scenario traffic of a host or
+ *                                            a set of hosts (summed), or
+ *                                            in total without HOSTS
  *   hops                                     cable traversals in total
  *   drops REASON|all [PORT]                  fabric drops, total or at a port
  *   lost|duplicated|reordered|packets PORT   the cable direction leaving PORT
@@ -22,6 +23,7 @@ struct subj_arg {
 	uint32_t node;     /* IMC_TOPO_NONE: in total */
 	unsigned port;
 	int drop;          /* enum imc_drop or DROP_ALL */
+	struct imc_scn_hosts set;   /* a host subject's set, else n 0 */
 };
 
 static struct subj_arg *new_arg(void **data)
@@ -49,15 +51,31 @@ static int host_parse(struct imc_scn_parser *p, unsigned argc,
 		      const char *const *argv, void **data)
 {
 	struct subj_arg *a;
+	int rc;
 
 	if (argc > 1)
 		return imc_scn_parse_error(p, "expected at most one host");
 	a = new_arg(data);
 	if (!a)
 		return -ENOMEM;
-	if (argc == 1)
-		return imc_scn_parse_host(p, argv[0], &a->node, &a->port);
-	return 0;
+	if (argc == 0)
+		return 0;
+	rc = imc_scn_parse_hosts(p, argv[0], &a->set);
+	if (!rc && a->set.form == IMC_SCN_HOSTS_ONE) {
+		a->node = a->set.h[0].node;
+		a->port = a->set.h[0].port;
+		imc_scn_hosts_free(&a->set);
+	}
+	return rc;
+}
+
+static void host_free(void *data)
+{
+	struct subj_arg *a = data;
+
+	if (a)
+		imc_scn_hosts_free(&a->set);
+	free(a);
 }
 
 static void port_print(FILE *f, const struct imc_topo *t, const void *data)
@@ -65,19 +83,54 @@ static void port_print(FILE *f, const struct imc_topo *t, const void *data)
 	print_arg_port(f, t, data);
 }
 
+static void host_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct subj_arg *a = data;
+
+	if (a->set.n)
+		imc_scn_print_hosts(f, t, &a->set);
+	else
+		print_arg_port(f, t, a);
+}
+
+/* The counters of a's host, or the sum over its set. */
+static void host_stats(struct imc_scn_ctx *c, const struct subj_arg *a,
+		       struct scn_host_stats *st)
+{
+	struct scn_host_stats one;
+
+	if (!a->set.n) {
+		scn_host_stats(c, a->node, a->port, st);
+		return;
+	}
+	memset(st, 0, sizeof(*st));
+	for (uint32_t i = 0; i < a->set.n; i++) {
+		scn_host_stats(c, a->set.h[i].node, a->set.h[i].port, &one);
+		st->sent += one.sent;
+		st->send_errors += one.send_errors;
+		st->delivered += one.delivered;
+		st->dups += one.dups;
+	}
+}
+
+static bool in_total(const struct subj_arg *a)
+{
+	return a->node == IMC_TOPO_NONE && !a->set.n;
+}
+
 static int sent_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
 {
 	const struct subj_arg *a = data;
 	struct scn_host_stats st;
 
-	if (a->node == IMC_TOPO_NONE) {
+	if (in_total(a)) {
 		struct imc_fabric_totals tot;
 
 		imc_fabric_totals(imc_scn_fabric(c), &tot);
 		*v = tot.sent;
 		return 0;
 	}
-	scn_host_stats(c, a->node, a->port, &st);
+	host_stats(c, a, &st);
 	*v = st.sent;
 	return 0;
 }
@@ -88,14 +141,14 @@ static int delivered_observe(struct imc_scn_ctx *c, const void *data,
 	const struct subj_arg *a = data;
 	struct scn_host_stats st;
 
-	if (a->node == IMC_TOPO_NONE) {
+	if (in_total(a)) {
 		struct imc_fabric_totals tot;
 
 		imc_fabric_totals(imc_scn_fabric(c), &tot);
 		*v = tot.delivered;
 		return 0;
 	}
-	scn_host_stats(c, a->node, a->port, &st);
+	host_stats(c, a, &st);
 	*v = st.delivered;
 	return 0;
 }
@@ -105,7 +158,7 @@ static int dups_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
 	const struct subj_arg *a = data;
 	struct scn_host_stats st;
 
-	scn_host_stats(c, a->node, a->port, &st);
+	host_stats(c, a, &st);
 	*v = st.dups;
 	return 0;
 }
@@ -116,26 +169,26 @@ static int errors_observe(struct imc_scn_ctx *c, const void *data,
 	const struct subj_arg *a = data;
 	struct scn_host_stats st;
 
-	scn_host_stats(c, a->node, a->port, &st);
+	host_stats(c, a, &st);
 	*v = st.send_errors;
 	return 0;
 }
 
 static const struct imc_scn_subject subj_sent = {
-	.name = "sent", .parse = host_parse, .print = port_print,
-	.observe = sent_observe, .free = free,
+	.name = "sent", .parse = host_parse, .print = host_print,
+	.observe = sent_observe, .free = host_free,
 };
 static const struct imc_scn_subject subj_delivered = {
-	.name = "delivered", .parse = host_parse, .print = port_print,
-	.observe = delivered_observe, .free = free,
+	.name = "delivered", .parse = host_parse, .print = host_print,
+	.observe = delivered_observe, .free = host_free,
 };
 static const struct imc_scn_subject subj_dups = {
-	.name = "dups", .parse = host_parse, .print = port_print,
-	.observe = dups_observe, .free = free,
+	.name = "dups", .parse = host_parse, .print = host_print,
+	.observe = dups_observe, .free = host_free,
 };
 static const struct imc_scn_subject subj_errors = {
-	.name = "send-errors", .parse = host_parse, .print = port_print,
-	.observe = errors_observe, .free = free,
+	.name = "send-errors", .parse = host_parse, .print = host_print,
+	.observe = errors_observe, .free = host_free,
 };
 
 /* ---- hops ---- */
