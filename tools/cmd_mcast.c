@@ -1,5 +1,5 @@
 /* ibmcast mcast: multicast groups of a port and trees of the fabric.
- * Subcommands: tree. */
+ * Subcommands: show, tree. */
 #include <stdio.h>
 #include <string.h>
 
@@ -13,6 +13,8 @@ struct sub {
 };
 
 static const struct sub subs[] = {
+	{ "show", "the groups a real port's join trackers hold (libibumad)",
+	  imc_mcast_show_main, imc_mcast_show_help },
 	{ "tree", "a group's multicast tree in the simulator, as Graphviz DOT",
 	  imc_mcast_tree_main, imc_mcast_tree_help },
 };
@@ -54,7 +56,7 @@ static int run(int argc, char **argv)
 
 const struct imc_cmd imc_cmd_mcast = {
 	.name = "mcast",
-	.summary = "multicast trees of the simulated fabric",
+	.summary = "a port's multicast groups; multicast trees of the simulator",
 	.run = run,
 	.help = help,
 	.own_help = true,

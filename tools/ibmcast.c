@@ -7,6 +7,7 @@
 
 static const struct imc_cmd *const cmds[] = {
 	&imc_cmd_decode,
+	&imc_cmd_join,
 	&imc_cmd_run,
 	&imc_cmd_sa,
 	&imc_cmd_sa_serve,

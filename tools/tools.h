@@ -28,11 +28,16 @@ int imc_man_print(FILE *out, const struct imc_cmd *const *cmds, size_t n,
 		  void (*usage)(FILE *f));
 
 extern const struct imc_cmd imc_cmd_decode;
+extern const struct imc_cmd imc_cmd_join;
 extern const struct imc_cmd imc_cmd_run;
 extern const struct imc_cmd imc_cmd_sa;
 extern const struct imc_cmd imc_cmd_sa_serve;
 extern const struct imc_cmd imc_cmd_mcast;
 extern const struct imc_cmd imc_cmd_bench;
+
+/* ibmcast mcast show */
+int imc_mcast_show_main(int argc, char **argv);
+void imc_mcast_show_help(FILE *f);
 
 /* ibmcast mcast tree */
 int imc_mcast_tree_main(int argc, char **argv);

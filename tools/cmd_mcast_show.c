@@ -1,0 +1,271 @@
+/* ibmcast mcast show: the multicast groups of a port, as the `ibmcast join`
+ * processes of the port hold them, read from their control sockets
+ * (mcast_ctl.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <infiniband/umad.h>
+
+#include "ibmcast/gid.h"
+#include "mcast_ctl.h"
+#include "tools.h"
+
+void imc_mcast_show_help(FILE *f)
+{
+	fprintf(f,
+"usage: ibmcast mcast show [--device D] [--port N] [--all] [--run-dir DIR]\n"
+"                          [--json]\n"
+"\n"
+"Lists the multicast groups of a port as the join trackers of the port's\n"
+"`ibmcast join` processes hold them: for each process, its port (device,\n"
+"port number, GID, LID, SM LID) and, in MGID order, each group's MLID,\n"
+"the JoinState held at the SA, the JoinState its members want, the\n"
+"number of members, whether the SA holds it now (joined) or a request\n"
+"is on its way, and the group's record (Q_Key, P_Key, MTU, rate, SL,\n"
+"TClass, FlowLabel, HopLimit, scope).\n"
+"\n"
+"How it learns them: every `ibmcast join` serves a unix socket\n"
+"RUN_DIR/<port GUID>-<pid>.sock; show opens the port through libibumad\n"
+"only to learn its GUID (no MAD is sent), connects to each socket of\n"
+"that GUID and reads the listing. The SA's own view of the port is\n"
+"`ibmcast sa query` (or saquery -m) with a trusted SM_Key; the two agree\n"
+"once every request of the trackers is answered.\n"
+"\n"
+"Options:\n"
+"  --device D, --port N  the port (default: libibumad's first active)\n"
+"  --all                 every port's processes in RUN_DIR; the port is\n"
+"                        not opened\n"
+"  --run-dir DIR         default $IBMCAST_RUN_DIR, $XDG_RUNTIME_DIR/ibmcast,\n"
+"                        /run/ibmcast for root, /tmp/ibmcast-UID\n"
+"  --json                {\"processes\":[{\"device\",\"port\",\"port_gid\",\n"
+"                        \"lid\",\"sm_lid\",\"pid\",\"watch\",\"groups\":[{\"mgid\",\n"
+"                        \"mlid\",\"join_state\",\"wanted\",\"members\",\n"
+"                        \"joined\",\"qkey\",\"pkey\",\"mtu\",\"rate\",\"sl\",\n"
+"                        \"tclass\",\"flow_label\",\"hop_limit\",\"scope\"}]}]}\n"
+"\n"
+"Sockets left by a process that died are removed.\n"
+"\n"
+"Exit: 0 listed (possibly nothing), 1 the port could not be read, 2 bad\n"
+"usage.\n");
+}
+
+static int usage_error(const char *what, const char *arg)
+{
+	if (arg)
+		fprintf(stderr, "ibmcast mcast: %s '%s' (try 'ibmcast mcast show "
+			"--help')\n", what, arg);
+	else
+		fprintf(stderr, "ibmcast mcast: %s (try 'ibmcast mcast show "
+			"--help')\n", what);
+	return IMC_EXIT_USAGE;
+}
+
+static int cmp_listing(const void *a, const void *b)
+{
+	const struct imc_ctl_listing *x = a, *y = b;
+	int c = imc_gid_cmp(&x->port_gid, &y->port_gid);
+
+	if (c)
+		return c;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static void print_text(const struct imc_ctl_listing *l, size_t n)
+{
+	char g[IMC_GID_STRLEN];
+
+	for (size_t i = 0; i < n; i++) {
+		imc_gid_format(&l[i].port_gid, g);
+		printf("port device=%s port=%u gid=%s lid=%u sm_lid=%u pid=%ld "
+		       "watch=%s groups=%zu\n", l[i].device, l[i].port, g,
+		       l[i].lid, l[i].sm_lid, l[i].pid, l[i].watch, l[i].n);
+		for (size_t j = 0; j < l[i].n; j++) {
+			const struct imc_ctl_group *x = &l[i].groups[j];
+			const struct imc_mcmr *r = &x->rec;
+
+			imc_gid_format(&r->mgid, g);
+			printf("  group %s mlid=0x%04x join_state=0x%x wanted=0x%x "
+			       "members=%u %s qkey=0x%08x pkey=0x%04x mtu=%u "
+			       "rate=%u sl=%u tclass=%u flow_label=0x%05x "
+			       "hop_limit=%u scope=%u\n", g, r->mlid,
+			       x->join_state, x->wanted, x->members,
+			       x->joined ? "joined" : "pending", r->qkey, r->pkey,
+			       r->mtu, r->rate, r->sl, r->tclass, r->flow_label,
+			       r->hop_limit, r->scope);
+		}
+	}
+}
+
+static void print_json(const struct imc_ctl_listing *l, size_t n)
+{
+	char g[IMC_GID_STRLEN];
+
+	printf("{\"processes\":[");
+	for (size_t i = 0; i < n; i++) {
+		imc_gid_format(&l[i].port_gid, g);
+		printf("%s{\"device\":\"%s\",\"port\":%u,\"port_gid\":\"%s\","
+		       "\"lid\":%u,\"sm_lid\":%u,\"pid\":%ld,\"watch\":\"%s\","
+		       "\"groups\":[", i ? "," : "", l[i].device, l[i].port, g,
+		       l[i].lid, l[i].sm_lid, l[i].pid, l[i].watch);
+		for (size_t j = 0; j < l[i].n; j++) {
+			const struct imc_ctl_group *x = &l[i].groups[j];
+			const struct imc_mcmr *r = &x->rec;
+
+			imc_gid_format(&r->mgid, g);
+			printf("%s{\"mgid\":\"%s\",\"mlid\":%u,\"join_state\":%u,"
+			       "\"wanted\":%u,\"members\":%u,\"joined\":%s,"
+			       "\"qkey\":%u,\"pkey\":%u,\"mtu\":%u,\"rate\":%u,"
+			       "\"sl\":%u,\"tclass\":%u,\"flow_label\":%u,"
+			       "\"hop_limit\":%u,\"scope\":%u}", j ? "," : "", g,
+			       r->mlid, x->join_state, x->wanted, x->members,
+			       x->joined ? "true" : "false", r->qkey, r->pkey,
+			       r->mtu, r->rate, r->sl, r->tclass, r->flow_label,
+			       r->hop_limit, r->scope);
+		}
+		printf("]}");
+	}
+	printf("]}\n");
+}
+
+static int is_sock(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return n > 5 && !strcmp(d->d_name + n - 5, ".sock");
+}
+
+static int do_show(const char *device, unsigned port, bool all,
+		   const char *run_dir, bool json)
+{
+	struct imc_ctl_listing *ls = NULL;
+	struct dirent **ents = NULL;
+	char dir[256], prefix[32] = "";
+	size_t n = 0;
+	int ne, rc = IMC_EXIT_OK;
+
+	if (imc_ctl_run_dir(run_dir, dir, sizeof(dir)) < 0)
+		return usage_error("run directory name too long", NULL);
+	if (!all) {
+		umad_port_t up;
+		uint64_t guid;
+
+		memset(&up, 0, sizeof(up));
+		if (umad_init() < 0 || umad_get_port(device, (int)port, &up) < 0) {
+			fprintf(stderr, "ibmcast mcast: cannot read %s port %u "
+				"through libibumad\n",
+				device ? device : "the default CA", port);
+			return IMC_EXIT_FAIL;
+		}
+		memcpy(&guid, &up.port_guid, sizeof(guid));
+		umad_release_port(&up);
+		snprintf(prefix, sizeof(prefix), "%016" PRIx64 "-",
+			 be64toh(guid));
+	}
+	ne = scandir(dir, &ents, is_sock, alphasort);
+	if (ne < 0) {
+		if (errno != ENOENT) {
+			fprintf(stderr, "ibmcast mcast: %s: %s\n", dir,
+				strerror(errno));
+			return IMC_EXIT_FAIL;
+		}
+		ne = 0;
+	}
+	ls = calloc((size_t)ne + 1, sizeof(*ls));
+	if (!ls)
+		rc = IMC_EXIT_FAIL;
+	for (int i = 0; i < ne; i++) {
+		char path[512];
+		int r;
+
+		if (rc == IMC_EXIT_OK &&
+		    !strncmp(ents[i]->d_name, prefix, strlen(prefix))) {
+			snprintf(path, sizeof(path), "%s/%s", dir,
+				 ents[i]->d_name);
+			r = imc_ctl_fetch(path, &ls[n]);
+			if (r == 0)
+				n++;
+			else if (r == -ECONNREFUSED)
+				(void)unlink(path);
+			else
+				fprintf(stderr, "ibmcast mcast: %s: %s\n", path,
+					strerror(-r));
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	if (rc == IMC_EXIT_OK) {
+		qsort(ls, n, sizeof(*ls), cmp_listing);
+		if (json)
+			print_json(ls, n);
+		else
+			print_text(ls, n);
+		if (!n && !json)
+			fprintf(stderr, "ibmcast mcast: no `ibmcast join` process "
+				"found in %s%s\n", dir,
+				all ? "" : " for this port");
+	}
+	for (size_t i = 0; i < n; i++)
+		imc_ctl_listing_free(&ls[i]);
+	free(ls);
+	return rc;
+}
+
+enum { OPT_DEVICE = 256, OPT_PORT, OPT_ALL, OPT_RUN_DIR, OPT_JSON };
+
+/* argv[0] is "show". */
+int imc_mcast_show_main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "device", required_argument, NULL, OPT_DEVICE },
+		{ "port", required_argument, NULL, OPT_PORT },
+		{ "all", no_argument, NULL, OPT_ALL },
+		{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *device = NULL, *run_dir = NULL;
+	unsigned port = 0;
+	bool all = false, json = false;
+	char *end;
+	int ch;
+
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			imc_mcast_show_help(stdout);
+			return IMC_EXIT_OK;
+		case OPT_DEVICE: device = optarg; break;
+		case OPT_PORT: {
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 0);
+			if (errno || !*optarg || *end || *optarg == '-' || v > 255)
+				return usage_error("bad port", optarg);
+			port = (unsigned)v;
+			break;
+		}
+		case OPT_ALL: all = true; break;
+		case OPT_RUN_DIR: run_dir = optarg; break;
+		case OPT_JSON: json = true; break;
+		default:
+			return usage_error("unknown option or missing value",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind != argc)
+		return usage_error("show takes no operands", argv[optind]);
+	if (all && (device || port))
+		return usage_error("--all lists every port: no --device/--port",
+				   NULL);
+	return do_show(device, port, all, run_dir, json);
+}
