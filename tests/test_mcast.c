@@ -1382,6 +1382,38 @@ static void test_rejoin_mismatch_detaches(void **state)
 	finish();
 }
 
+/* A re-join left unanswered after the retries fails nobody: it is paced
+ * again (the SA may only be too busy) until the SA answers; a join that
+ * comes meanwhile waits for it. */
+static void test_rejoin_unanswered_paced_again(void **state)
+{
+	struct node *n = node(2);
+	struct imc_gid g1 = fx_mgid(G1);
+	struct h *a, *b;
+
+	a = join(n, G1, IMC_JOIN_FULL, &QP1);
+	run();
+	W->drop_fn = drop_all;
+	port_event(n, IMC_MCAST_PORT_REREGISTER);
+	run_for(10000 * MS);
+	b = join(n, G1, IMC_JOIN_FULL, NULL);
+	run_for(10000 * MS);
+	assert_true(stats(n).timeouts >= 2);
+	assert_int_equal(stats(n).errors, 0);
+	assert_int_equal(a->ncb, 2);
+	assert_int_equal(a->ev[1], IMC_MCAST_EV_REJOINING);
+	assert_true(imc_mcast_member_state(a->m) == IMC_MCAST_REJOINING);
+	assert_int_equal(b->ncb, 0);
+	W->drop_fn = NULL;
+	run();
+	assert_int_equal(a->ev[2], IMC_MCAST_EV_JOINED);
+	assert_int_equal(b->ev[0], IMC_MCAST_EV_JOINED);
+	assert_int_equal(stats(n).errors, 0);
+	assert_int_equal(sa_js(2, &g1), 0x1);
+	check_union();
+	finish();
+}
+
 /* ------------------------------------------------------------------ */
 /* QP attach and detach order. */
 
@@ -2367,6 +2399,7 @@ int main(void)
 		T(test_rejoin_doubts_held_bits),
 		T(test_delete_unanswered_then_join),
 		T(test_rejoin_mismatch_detaches),
+		T(test_rejoin_unanswered_paced_again),
 		T(test_attach_detach_order),
 		T(test_attach_failure),
 		T(test_port_down_up),

@@ -20,7 +20,7 @@
  *   JOINED    trap 67: the SA deleted the group    REJOINING
  *   JOINED    port down                            WAITING
  *   REJOINING SA join answered with success        JOINED
- *   REJOINING SA status, -ETIMEDOUT, -ENETRESET    FAILED
+ *   REJOINING SA status, -ENETRESET                FAILED
  *   REJOINING port down                            WAITING
  *   WAITING   port up (ACTIVE)                     REJOINING (or PENDING
  *                                                  when never joined)
@@ -59,7 +59,12 @@
  * are asked for again (each gets its own status). A Delete that goes
  * unanswered is sent again until it is answered or the port goes down.
  * Re-joins name the group's whole record, so that an SA that lost the
- * group creates it again as it was.
+ * group creates it again as it was. A re-join left unanswered after the
+ * client's retries fails nobody (an SA whose queue overflows drops
+ * requests silently, and after a reregister of a whole subnet that is the
+ * rule): it is paced again over a spread doubled each time in a row (at
+ * most 32 times rejoin_spread), until the SA answers or the port goes
+ * down; joins that came meanwhile wait for it.
  *
  * What the tracker cannot know: the MGID of a create whose answers were
  * all lost (the SA may hold a group nobody knows of), a trap 67 whose
@@ -135,8 +140,8 @@ struct imc_mcast_config {
 	bool subscribe;
 };
 
-/* Paced re-joins over 100 ms, 16 in flight, subscribe; port_gid zero
- * (set it). */
+/* Paced re-joins over 1 s, one in flight per port (docs/performance.md,
+ * "Join storm"), subscribe; port_gid zero (set it). */
 void imc_mcast_config_init(struct imc_mcast_config *cfg);
 
 /* A tracker for one port, sending through sa (not owned; it must outlive
