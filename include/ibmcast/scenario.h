@@ -203,10 +203,16 @@ struct imc_scn_host {
 	unsigned port;
 };
 
+enum imc_scn_hosts_form {
+	IMC_SCN_HOSTS_ONE,       /* a host */
+	IMC_SCN_HOSTS_ALL,       /* "all" */
+	IMC_SCN_HOSTS_RANGE,     /* "FIRST..LAST" */
+};
+
 struct imc_scn_hosts {
 	uint32_t n;
-	struct imc_scn_host *h;
-	enum { IMC_SCN_HOSTS_ONE, IMC_SCN_HOSTS_ALL, IMC_SCN_HOSTS_RANGE } form;
+	struct imc_scn_host *h;  /* n of them */
+	enum imc_scn_hosts_form form;   /* as written, for printing */
 };
 
 int imc_scn_parse_hosts(struct imc_scn_parser *p, const char *word,
