@@ -118,7 +118,8 @@ static void latency(struct imc_scn_report *rep, const char *key,
 	static const unsigned ps[] = { 50, 90, 99 };
 	char name[16];
 
-	qsort(s->v, s->n, sizeof(*s->v), cmp_time);
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_time);
 	imc_scn_report_object(rep, key);
 	imc_scn_report_u64(rep, "joined", s->n);
 	imc_scn_report_u64(rep, "failed", failed);

@@ -146,10 +146,13 @@ static void group_json(struct imc_scn_report *rep, const struct rgroup *g)
 
 static void groups_text(struct imc_scn_report *rep, struct rgroups *gs)
 {
-	const struct rgroup **order = malloc(gs->n * sizeof(*order));
+	const struct rgroup **order;
 	uint64_t rest = 0;
 	size_t shown;
 
+	if (!gs->n)
+		return;
+	order = malloc(gs->n * sizeof(*order));
 	if (!order) {
 		imc_scn_report_line(rep, "(no memory to order the groups)");
 		return;
