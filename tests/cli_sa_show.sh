@@ -93,5 +93,22 @@ fi
 "$ib" run "$scn" --quiet --sa-show >"$tmp/quiet" 2>&1
 head -n 1 "$tmp/quiet" | grep -qF "SA at 200us" || { echo "FAIL: --quiet --sa-show"; head -n 3 "$tmp/quiet"; fail=1; }
 
+# ibmcast sa show --scenario: the end-of-run snapshot alone, the same
+# text as the last part of --sa-show; as JSON one object marked "end".
+"$ib" sa show --scenario "$scn" >"$tmp/show" 2>&1
+rc=$?
+[ $rc -eq 0 ] || { echo "FAIL: sa show --scenario: exit $rc"; fail=1; }
+sed -n '/^SA at the end of the run/,$p' "$tmp/quiet" >"$tmp/quiet_end"
+cmp -s "$tmp/show" "$tmp/quiet_end" || { echo "FAIL: sa show differs from the end of --sa-show"; diff "$tmp/show" "$tmp/quiet_end" | head; fail=1; }
+"$ib" sa show --scenario "$scn" --json >"$tmp/show.json" 2>&1
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["end"] is True and len(o["groups"]) == 2, o.keys()' "$tmp/show.json" ||
+	{ echo "FAIL: sa show --json"; head -c 300 "$tmp/show.json"; fail=1; }
+"$ib" sa show --scenario "$src/examples/unicast-basic.scn" >/dev/null 2>&1
+rc=$?
+[ $rc -eq 2 ] || { echo "FAIL: sa show on a scenario without sa: exit $rc, expected 2"; fail=1; }
+"$ib" sa query --scenario "$scn" all >/dev/null 2>&1
+rc=$?
+[ $rc -eq 2 ] || { echo "FAIL: --scenario outside show: exit $rc, expected 2"; fail=1; }
+
 [ $fail -eq 0 ] && echo "cli_sa_show: all ok"
 exit $fail

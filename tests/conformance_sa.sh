@@ -1,25 +1,23 @@
 #!/bin/bash
-# Conformance side by side: ibmcast's SA engine (`ibmcast sa-serve` on
-# Hca3, IsSM) beside OpenSM (on Hca1) on one ibsim fabric; the cases of
+# Conformance side by side: ibmcast's SA engine (`ibmcast sa-serve`,
+# IsSM) beside OpenSM (on Hca1) on one ibsim fabric; the cases of
 # tests/conformance/cases.txt go from one client (Hca2) to both SAs and
-# their answers are compared (`ibmcast sa-serve compare`). Every
-# expect-differs ID must be a row of docs/conformance.md section 8.
-# The directory the server learned is checked against the fabric too.
+# their answers are compared (`ibmcast sa-serve compare`). The SA runs
+# twice, on each of its transports: ibsim's socket directly (Hca3) and
+# libibumad through umad2sim (Hca4). Every expect-differs ID must be a
+# row of docs/conformance.md section 8. The directory each server
+# learned is checked against the fabric too.
 # Arguments: build directory, source directory.
 set -u
-build=$(realpath "${1:?build directory}")
-src=$(realpath "${2:?source directory}")
-harness=$src/scripts/ibsim-harness.sh
-ibmcast=$build/ibmcast
+. "$(dirname "$(realpath "$0")")/lib/ibsim_test.sh" "$@"
 cases=$src/tests/conformance/cases.txt
 doc=$src/docs/conformance.md
 
 if [ -z "${IBSIM_HARNESS_DIR:-}" ]; then
-	[ -x "$ibmcast" ] || { echo "no $ibmcast"; exit 1; }
-	fail=0
 	# Bad usage is found before any port is opened: exit 2.
 	for args in "frob" "compare" "compare --imc-lid 3" "compare --imc-lid 0 f" \
 		"load --op create" "load --dlid 3 --op frob" "load --dlid 3" \
+		"compare --imc-lid 3 --tag 256 f" "--transport frob" "--coalesce x" \
 		"--window 33" "--window 0" "serve extra" "--ttl x"; do
 		# shellcheck disable=SC2086
 		"$ibmcast" sa-serve $args > /dev/null 2>&1
@@ -42,49 +40,24 @@ if [ -z "${IBSIM_HARNESS_DIR:-}" ]; then
 		fi
 	done < <(sed -n 's/^expect-differs: *\([A-Z0-9]*\).*/\1/p' "$cases" | sort -u)
 	[ $fail -eq 0 ] || exit 1
-	net=$(mktemp) || exit 1
-	trap 'rm -f "$net"' EXIT
-	cat > "$net" <<-'NET'
-	Hca	1 "Hca1"
-	[1]	"Switch1"[1]
-
-	Switch	8 "Switch1"
-	[1]	"Hca1"[1]
-	[2]	"Hca2"[1]
-	[3]	"Hca3"[1]
-	[4]	"Hca4"[1]
-
-	Hca	1 "Hca2"
-	[1]	"Switch1"[2]
-
-	Hca	1 "Hca3"
-	[1]	"Switch1"[3]
-
-	Hca	1 "Hca4"
-	[1]	"Switch1"[4]
-	NET
-	"$harness" run --timeout 150 "$net" -- bash "$(realpath "$0")" "$build" "$src"
-	exit $?
 fi
+# OpenSM on Hca1, the client on Hca2, ibmcast's SA on Hca3 and Hca4.
+ibsim_rerun 150 4
 
-fail=0
-check() { # check DESCRIPTION SHELL-CONDITION
-	if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
-}
-
-out=$IBSIM_HARNESS_DIR/sa-serve.out
-SIM_HOST=Hca3 "$ibmcast" sa-serve --list --duration 140 > "$out" 2>&1 &
+# side TRANSPORT HCA TAG: one server, its directory, the cases (their
+# groups apart from the other side's by TAG), its end.
+side() {
+local transport=$1 hca=$2 tag=$3 out=$IBSIM_HARNESS_DIR/sa-serve-$1.out server lid rc
+echo "== sa-serve --transport $transport on $hca"
+SIM_HOST=$hca "$ibmcast" sa-serve --transport "$transport" --list \
+	--duration 140 > "$out" 2>&1 &
 server=$!
 trap 'kill -TERM $server 2>/dev/null; wait $server 2>/dev/null' EXIT
-for _ in $(seq 400); do
-	grep -q '^ready' "$out" && break
-	kill -0 $server 2>/dev/null || break
-	sleep 0.05
-done
+wait_ready "$out" $server
 cat "$out"
-lid=$(sed -n 's/^ready lid \([0-9]*\) .*/\1/p' "$out")
+lid=$(ready_lid "$out")
 check "ibmcast's SA is up with a LID" '[ -n "$lid" ] && [ "$lid" -gt 0 ]'
-[ -n "$lid" ] || exit 1
+[ -n "$lid" ] || return
 
 # The directory: every HCA and the switch, each with the GID, MTU, rate
 # and P_Key OpenSM has for it (saquery asks OpenSM the same records).
@@ -102,7 +75,7 @@ while read -r _ _ plid _ _ _ pguid _; do
 		'[ -n "$want" ] && [ $((want)) -eq $((pguid)) ]'
 done < <(grep '^port ' "$out")
 
-SIM_HOST=Hca2 "$ibmcast" sa-serve compare --imc-lid "$lid" "$cases"
+SIM_HOST=Hca2 "$ibmcast" sa-serve compare --imc-lid "$lid" --tag "$tag" "$cases"
 rc=$?
 check "every case agrees or differs as documented" '[ $rc -eq 0 ]'
 
@@ -121,4 +94,8 @@ tail -n 1 "$out"
 check "server stopped cleanly on SIGTERM" '[ $rc -eq 0 ] && grep -q "^stopped requests" "$out"'
 check "server answered every request it got" \
 	'awk "/^stopped/ { exit !(\$3 > 100 && \$5 >= \$3 - 10) }" "$out"'
+}
+
+side ibsim Hca3 0
+side umad Hca4 1
 exit $fail

@@ -6,41 +6,15 @@
 # Variables set below are read by the conditions that check() evaluates.
 # shellcheck disable=SC2034
 set -u
-build=$(realpath "${1:?build directory}")
-src=$(realpath "${2:?source directory}")
-harness=$src/scripts/ibsim-harness.sh
-ibmcast=$build/ibmcast
+. "$(dirname "$(realpath "$0")")/lib/ibsim_test.sh" "$@"
 
 if [ -z "${IBSIM_HARNESS_DIR:-}" ]; then
-	[ -x "$ibmcast" ] || { echo "no $ibmcast"; exit 1; }
 	command -v saquery >/dev/null 2>&1 ||
 		{ echo "SKIP: saquery (infiniband-diags) not installed"; exit 77; }
-	net=$(mktemp) || exit 1
-	trap 'rm -f "$net"' EXIT
-	# OpenSM on Hca1 (first in the file), clients on Hca2 and Hca3.
-	cat > "$net" <<-'EOF'
-	Hca	1 "Hca1"
-	[1]	"Switch1"[1]
-
-	Switch	8 "Switch1"
-	[1]	"Hca1"[1]
-	[2]	"Hca2"[1]
-	[3]	"Hca3"[1]
-
-	Hca	1 "Hca2"
-	[1]	"Switch1"[2]
-
-	Hca	1 "Hca3"
-	[1]	"Switch1"[3]
-	EOF
-	"$harness" run --timeout 60 "$net" -- bash "$(realpath "$0")" "$build" "$src"
-	exit $?
 fi
+# OpenSM on Hca1, clients on Hca2 and Hca3.
+ibsim_rerun 60 3
 
-fail=0
-check() { # check DESCRIPTION SHELL-CONDITION
-	if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
-}
 field() { # field NAME < "record k=v ..." lines: the values of NAME
 	sed -n "s/^record .*\<$1=\([^ ]*\).*/\1/p"
 }

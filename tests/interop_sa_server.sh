@@ -9,51 +9,17 @@
 # Variables set below are read by the conditions that check() evaluates.
 # shellcheck disable=SC2034
 set -u
-build=$(realpath "${1:?build directory}")
-src=$(realpath "${2:?source directory}")
-harness=$src/scripts/ibsim-harness.sh
-ibmcast=$build/ibmcast
-
-if [ -z "${IBSIM_HARNESS_DIR:-}" ]; then
-	[ -x "$ibmcast" ] || { echo "no $ibmcast"; exit 1; }
-	net=$(mktemp) || exit 1
-	trap 'rm -f "$net"' EXIT
-	cat > "$net" <<-'EOF'
-	Hca	1 "Hca1"
-	[1]	"Switch1"[1]
-
-	Switch	8 "Switch1"
-	[1]	"Hca1"[1]
-	[2]	"Hca2"[1]
-	[3]	"Hca3"[1]
-
-	Hca	1 "Hca2"
-	[1]	"Switch1"[2]
-
-	Hca	1 "Hca3"
-	[1]	"Switch1"[3]
-	EOF
-	"$harness" run --timeout 60 "$net" -- bash "$(realpath "$0")" "$build" "$src"
-	exit $?
-fi
-
-fail=0
-check() { # check DESCRIPTION SHELL-CONDITION
-	if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi
-}
+. "$(dirname "$(realpath "$0")")/lib/ibsim_test.sh" "$@"
+ibsim_rerun 60 3
 
 out=$IBSIM_HARNESS_DIR/echo.out
 SIM_HOST=Hca3 SIM_SET_ISSM=1 "$ibmcast" sa serve-echo --status 0x0300 \
 	--count 3 --duration 30 > "$out" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT
-for _ in $(seq 200); do
-	grep -q '^ready' "$out" && break
-	kill -0 $server 2>/dev/null || break
-	sleep 0.05
-done
+wait_ready "$out" $server
 cat "$out"
-lid=$(sed -n 's/^ready lid \([0-9]*\) .*/\1/p' "$out")
+lid=$(ready_lid "$out")
 check "server is up with a LID" '[ -n "$lid" ] && [ "$lid" -gt 0 ]'
 sm=$(sed -n 's/^ready lid [0-9]* sm_lid \([0-9]*\)$/\1/p' "$out")
 check "the SM is elsewhere (LID $sm)" '[ -n "$sm" ] && [ "$sm" != "$lid" ]'

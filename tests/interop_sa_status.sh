@@ -4,10 +4,7 @@
 # raw through `ibmcast sa send`, get the statuses, methods and records
 # OpenSM was seen to give. Arguments: build directory, source directory.
 set -u
-build=$(realpath "${1:?build directory}")
-src=$(realpath "${2:?source directory}")
-harness=$src/scripts/ibsim-harness.sh
-ibmcast=$build/ibmcast
+. "$(dirname "$(realpath "$0")")/lib/ibsim_test.sh" "$@"
 
 if [ -z "${IBSIM_HARNESS_DIR:-}" ]; then
 	[ -x "$ibmcast" ] || { echo "no $ibmcast"; exit 1; }
@@ -26,29 +23,10 @@ if [ -z "${IBSIM_HARNESS_DIR:-}" ]; then
 		fi
 	done
 	echo "ok   usage errors exit 2"
-	net=$(mktemp) || exit 1
-	trap 'rm -f "$net"' EXIT
-	# OpenSM on Hca1 (first in the file), clients on Hca2 and Hca3.
-	cat > "$net" <<-'EOF'
-	Hca	1 "Hca1"
-	[1]	"Switch1"[1]
-
-	Switch	8 "Switch1"
-	[1]	"Hca1"[1]
-	[2]	"Hca2"[1]
-	[3]	"Hca3"[1]
-
-	Hca	1 "Hca2"
-	[1]	"Switch1"[2]
-
-	Hca	1 "Hca3"
-	[1]	"Switch1"[3]
-	EOF
-	"$harness" run --timeout 90 "$net" -- bash "$(realpath "$0")" "$build" "$src"
-	exit $?
 fi
+# OpenSM on Hca1, clients on Hca2 and Hca3.
+ibsim_rerun 90 3
 
-fail=0
 n=0
 last=
 # expect HOST STATUS METHOD CHECKS -- ARGS...: runs `ibmcast sa send ARGS`

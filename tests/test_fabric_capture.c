@@ -18,6 +18,7 @@
 #include "ibmcast/fabric.h"
 #include "ibmcast/packet.h"
 #include "ibmcast/pcap.h"
+#include "fabric_world.h"
 
 #define TSHARK_DLT \
 	"-o 'uat:user_dlts:\"User 0 (DLT=147)\",\"infiniband\",\"0\",\"\",\"0\",\"\"'"
@@ -101,10 +102,8 @@ static void nop(struct imc_qp *qp, const struct imc_ud_recv *r, void *ctx)
 	(void)ctx;
 }
 
-struct world {
-	struct imc_topo *t;
-	struct imc_loop *loop;
-	struct imc_fabric *f;
+struct cap_world {
+	struct world base;
 	struct imc_qp *qp[4];
 	uint16_t lid[4];
 	struct imc_gid gid[4];
@@ -113,21 +112,15 @@ struct world {
 
 /* fat-tree:leaves=2,hosts=2,spines=1: HCAs 0..3, leaves 4 and 5, spine
  * 6. A multicast group over HCAs 0, 1 and 3. */
-static void world_up(struct world *w)
+static void cap_up(struct cap_world *w)
 {
-	struct imc_fabric_config c;
 	uint32_t nodes[3] = { 0, 1, 3 };
 	unsigned ports[3] = { 1, 1, 1 };
 
-	imc_fabric_config_default(&c);
-	assert_int_equal(imc_topo_generate("fat-tree:leaves=2,hosts=2,spines=1",
-					   &w->t, NULL, 0), 0);
-	assert_int_equal(imc_loop_create_virtual(1700000000ull *
-						 IMC_NSEC_PER_SEC, &w->loop),
-			 0);
-	assert_int_equal(imc_fabric_create(w->t, w->loop, &c, &w->f), 0);
-	assert_int_equal(imc_fabric_bring_up(w->f), 0);
-	assert_int_equal(imc_loop_run(w->loop), 0);
+	world_topo(&w->base, "fat-tree:leaves=2,hosts=2,spines=1");
+	/* A wall-clock-like start: the capture's timestamps. */
+	world_create(&w->base, NULL, 1700000000ull * IMC_NSEC_PER_SEC);
+	world_bring_up(&w->base);
 	memset(&w->mgid, 0, sizeof(w->mgid));
 	w->mgid.raw[0] = 0xff;
 	w->mgid.raw[1] = 0x12;
@@ -135,30 +128,28 @@ static void world_up(struct world *w)
 	for (uint32_t i = 0; i < 4; i++) {
 		struct imc_port_attr a;
 
-		assert_int_equal(imc_fabric_port_attr(w->f, i, 1, &a), 0);
+		assert_int_equal(imc_fabric_port_attr(w->base.f, i, 1, &a), 0);
 		w->lid[i] = a.lid;
 		w->gid[i] = a.gid;
-		assert_int_equal(imc_qp_create(w->f, i, 1, 0x40 + i, 0x777,
+		assert_int_equal(imc_qp_create(w->base.f, i, 1, 0x40 + i, 0x777,
 					       0xffff, nop, NULL, &w->qp[i]),
 				 0);
 		assert_int_equal(imc_qp_attach(w->qp[i], &w->mgid, 0xc005), 0);
 	}
-	assert_int_equal(imc_fabric_mft_program_tree(w->f, 0xc005, nodes,
+	assert_int_equal(imc_fabric_mft_program_tree(w->base.f, 0xc005, nodes,
 						     ports, 3), 3);
 }
 
-static void world_down(struct world *w)
+static void cap_down(struct cap_world *w)
 {
 	for (int i = 0; i < 4; i++)
 		imc_qp_destroy(w->qp[i]);
-	imc_fabric_destroy(w->f);
-	assert_int_equal(imc_loop_destroy(w->loop), 0);
-	imc_topo_destroy(w->t);
+	world_down(&w->base);
 }
 
 /* HCA 0 -> 3 without GRH (4 cables), 2 -> 1 with GRH (4 cables), 1 -> 0
  * (2 cables) and multicast from 0 to 1 and 3 (1 + 1 + 3 cables). */
-static void traffic(struct world *w)
+static void traffic(struct cap_world *w)
 {
 	static const char text[] = "captured datagram";
 	struct imc_ah ah;
@@ -167,7 +158,7 @@ static void traffic(struct world *w)
 	ah.dlid = w->lid[3];
 	ah.sl = 2;
 	assert_int_equal(imc_qp_send(w->qp[0], &ah, 0x43, 0x777, text, 17), 0);
-	assert_int_equal(imc_loop_run(w->loop), 0);
+	assert_int_equal(imc_loop_run(w->base.loop), 0);
 	ah.dlid = w->lid[1];
 	ah.has_grh = true;
 	ah.dgid = w->gid[1];
@@ -175,17 +166,17 @@ static void traffic(struct world *w)
 	ah.tclass = 0x40;
 	ah.flow_label = 0x54321;
 	assert_int_equal(imc_qp_send(w->qp[2], &ah, 0x41, 0x777, text, 5), 0);
-	assert_int_equal(imc_loop_run(w->loop), 0);
+	assert_int_equal(imc_loop_run(w->base.loop), 0);
 	memset(&ah, 0, sizeof(ah));
 	ah.dlid = w->lid[0];
 	assert_int_equal(imc_qp_send(w->qp[1], &ah, 0x40, 0x777, text, 0), 0);
-	assert_int_equal(imc_loop_run(w->loop), 0);
+	assert_int_equal(imc_loop_run(w->base.loop), 0);
 	ah.dlid = 0xc005;
 	ah.has_grh = true;
 	ah.dgid = w->mgid;
 	assert_int_equal(imc_qp_send(w->qp[0], &ah, IMC_MCAST_QPN, 0x777, text,
 				     16), 0);
-	assert_int_equal(imc_loop_run(w->loop), 0);
+	assert_int_equal(imc_loop_run(w->base.loop), 0);
 }
 
 static void test_capture_all(void **state)
@@ -193,7 +184,7 @@ static void test_capture_all(void **state)
 	const char *path = IMC_BINARY_DIR "/test_fabric_capture.pcap";
 	struct frame *fr = calloc(MAXF, sizeof(*fr));
 	struct imc_fabric_totals tot;
-	struct world w;
+	struct cap_world w;
 	struct imc_pcap *pc;
 	uint8_t *d;
 	size_t size, n;
@@ -201,19 +192,19 @@ static void test_capture_all(void **state)
 
 	(void)state;
 	assert_non_null(fr);
-	world_up(&w);
+	cap_up(&w);
 	assert_int_equal(imc_pcap_open(path, &pc), 0);
-	assert_int_equal(imc_fabric_capture(w.f, pc, IMC_TOPO_NONE, 0), 0);
-	assert_int_equal(imc_fabric_capture(w.f, pc, IMC_TOPO_NONE, 0), -EBUSY);
+	assert_int_equal(imc_fabric_capture(w.base.f, pc, IMC_TOPO_NONE, 0), 0);
+	assert_int_equal(imc_fabric_capture(w.base.f, pc, IMC_TOPO_NONE, 0), -EBUSY);
 	traffic(&w);
-	assert_int_equal(imc_fabric_capture(w.f, NULL, 0, 0), 0);
+	assert_int_equal(imc_fabric_capture(w.base.f, NULL, 0, 0), 0);
 	assert_int_equal(imc_pcap_close(pc), 0);
 	/* Stopped: more traffic leaves the file alone. */
 	traffic(&w);
 
 	slurp(path, &d, &size);
 	n = read_pcap(d, size, fr);
-	imc_fabric_totals(w.f, &tot);
+	imc_fabric_totals(w.base.f, &tot);
 	assert_int_equal(n, 4 + 4 + 2 + 5);
 	assert_int_equal(tot.hops, 2 * n);
 	for (size_t i = 0; i < n; i++) {
@@ -311,7 +302,7 @@ static void test_capture_all(void **state)
 	unlink(path);
 	free(d);
 	free(fr);
-	world_down(&w);
+	cap_down(&w);
 }
 
 /* Only what leaves leaf 5 by port 3 (to the spine): the datagram from
@@ -319,7 +310,7 @@ static void test_capture_all(void **state)
 static void test_capture_one_port(void **state)
 {
 	struct frame *fr = calloc(MAXF, sizeof(*fr));
-	struct world w;
+	struct cap_world w;
 	struct imc_pcap *pc;
 	char *mem = NULL;
 	size_t size = 0, n;
@@ -327,16 +318,16 @@ static void test_capture_one_port(void **state)
 
 	(void)state;
 	assert_non_null(fr);
-	world_up(&w);
+	cap_up(&w);
 	f = open_memstream(&mem, &size);
 	assert_non_null(f);
 	assert_int_equal(imc_pcap_open_stream(f, IMC_PCAP_LINKTYPE_USER0, &pc),
 			 0);
-	assert_int_equal(imc_fabric_capture(w.f, pc, 5, 0), -EINVAL);
-	assert_int_equal(imc_fabric_capture(w.f, pc, 99, 1), -EINVAL);
-	assert_int_equal(imc_fabric_capture(w.f, pc, 5, 3), 0);
+	assert_int_equal(imc_fabric_capture(w.base.f, pc, 5, 0), -EINVAL);
+	assert_int_equal(imc_fabric_capture(w.base.f, pc, 99, 1), -EINVAL);
+	assert_int_equal(imc_fabric_capture(w.base.f, pc, 5, 3), 0);
 	traffic(&w);
-	assert_int_equal(imc_fabric_capture(w.f, NULL, 0, 0), 0);
+	assert_int_equal(imc_fabric_capture(w.base.f, NULL, 0, 0), 0);
 	assert_int_equal(imc_pcap_close(pc), 0);
 	fclose(f);
 	n = read_pcap((const uint8_t *)mem, size, fr);
@@ -345,7 +336,7 @@ static void test_capture_one_port(void **state)
 	assert_int_equal(fr[0].p.lrh.dlid, w.lid[1]);
 	free(mem);
 	free(fr);
-	world_down(&w);
+	cap_down(&w);
 }
 
 int main(void)

@@ -266,7 +266,6 @@ static void test_routes(void **state)
 static void test_dlid(void **state)
 {
 	struct world w;
-	struct imc_fabric_config c;
 	struct imc_qp *tx, *rx;
 	uint32_t a, b;
 	unsigned got = 0;
@@ -280,10 +279,8 @@ static void test_dlid(void **state)
 	assert_int_equal(imc_topo_connect(w.t, a, 1, b, 1, 4), 0);
 	w.t->sm_node = a;
 	w.t->sm_port = 1;
-	assert_int_equal(imc_loop_create_virtual(0, &w.loop), 0);
-	imc_fabric_config_default(&c);
-	assert_int_equal(imc_fabric_create(w.t, w.loop, &c, &w.f), 0);
-	assert_int_equal(imc_fabric_bring_up(w.f), 0);
+	world_create(&w, NULL, 0);
+	world_bring_up(&w);
 	assert_int_equal(lid_of(&w, a, 1), 1);
 	assert_int_equal(lid_of(&w, b, 1), 2);
 	assert_int_equal(imc_qp_create(w.f, a, 1, 0, 1, 0xffff, count, NULL,

@@ -12,6 +12,7 @@
 
 #include "ibmcast/fabric.h"
 #include "ibmcast/packet.h"
+#include "fabric_world.h"
 
 #define NH 4   /* HCAs 0..3 on one switch, node 4 */
 
@@ -38,33 +39,27 @@ static void on_event(struct imc_port_watch *w, enum imc_port_event ev)
 		imc_fabric_port_unwatch(x->f, w);
 }
 
-struct world {
-	struct imc_topo *t;
-	struct imc_loop *loop;
-	struct imc_fabric *f;
+struct ev_world {
+	struct world base;
 	struct watcher wt[NH];
 };
 
 /* Watches on every HCA port, registered before bring-up. */
-static void world_up(struct world *w)
+static void ev_up(struct ev_world *w)
 {
-	struct imc_fabric_config c;
-
-	imc_fabric_config_default(&c);
-	assert_int_equal(imc_topo_generate("switch:hosts=4", &w->t, NULL, 0),
-			 0);
-	assert_int_equal(imc_loop_create_virtual(0, &w->loop), 0);
-	assert_int_equal(imc_fabric_create(w->t, w->loop, &c, &w->f), 0);
+	world_topo(&w->base, "switch:hosts=4");
+	world_create(&w->base, NULL, 0);
 	memset(w->wt, 0, sizeof(w->wt));
 	for (uint32_t i = 0; i < NH; i++) {
-		w->wt[i].f = w->f;
-		assert_int_equal(imc_fabric_port_watch(w->f, i, 1, &w->wt[i].w,
+		w->wt[i].f = w->base.f;
+		assert_int_equal(imc_fabric_port_watch(w->base.f, i, 1, &w->wt[i].w,
 						       on_event), 0);
 	}
-	assert_int_equal(imc_fabric_bring_up(w->f), 0);
+	assert_int_equal(imc_fabric_bring_up(w->base.f), 0);
+	/* No event inside the call. */
 	for (uint32_t i = 0; i < NH; i++)
 		assert_int_equal(w->wt[i].total, 0);
-	assert_int_equal(imc_loop_run(w->loop), 0);
+	assert_int_equal(imc_loop_run(w->base.loop), 0);
 	for (uint32_t i = 0; i < NH; i++) {
 		assert_int_equal(w->wt[i].total, 1);
 		assert_int_equal(w->wt[i].n[IMC_PORT_EV_ACTIVE], 1);
@@ -73,22 +68,20 @@ static void world_up(struct world *w)
 	}
 }
 
-static void world_down(struct world *w)
+static void ev_down(struct ev_world *w)
 {
 	for (uint32_t i = 0; i < NH; i++)
-		imc_fabric_port_unwatch(w->f, &w->wt[i].w);
-	imc_fabric_destroy(w->f);
-	assert_int_equal(imc_loop_destroy(w->loop), 0);
-	imc_topo_destroy(w->t);
+		imc_fabric_port_unwatch(w->base.f, &w->wt[i].w);
+	world_down(&w->base);
 }
 
 /* After the call: nothing yet; after the loop: ev once on the ports of
  * mask, nothing elsewhere. Counts are reset. */
-static void expect(struct world *w, enum imc_port_event ev, unsigned mask)
+static void expect(struct ev_world *w, enum imc_port_event ev, unsigned mask)
 {
 	for (uint32_t i = 0; i < NH; i++)
 		assert_int_equal(w->wt[i].total, 0);
-	assert_int_equal(imc_loop_run(w->loop), 0);
+	assert_int_equal(imc_loop_run(w->base.loop), 0);
 	for (uint32_t i = 0; i < NH; i++) {
 		unsigned want = (mask >> i) & 1;
 
@@ -99,11 +92,11 @@ static void expect(struct world *w, enum imc_port_event ev, unsigned mask)
 	}
 }
 
-static uint16_t lid_of(struct world *w, uint32_t node)
+static uint16_t lid_of(struct ev_world *w, uint32_t node)
 {
 	struct imc_port_attr a;
 
-	assert_int_equal(imc_fabric_port_attr(w->f, node, 1, &a), 0);
+	assert_int_equal(imc_fabric_port_attr(w->base.f, node, 1, &a), 0);
 	return a.lid;
 }
 
@@ -117,73 +110,73 @@ static void count(struct imc_qp *qp, const struct imc_ud_recv *r, void *ctx)
 
 static void test_sm_move(void **state)
 {
-	struct world w;
+	struct ev_world w;
 	struct imc_port_attr a;
 	uint32_t node;
 	unsigned port;
 
 	(void)state;
-	world_up(&w);
-	assert_int_equal(imc_fabric_sm_move(w.f, 2, 1), 0);
+	ev_up(&w);
+	assert_int_equal(imc_fabric_sm_move(w.base.f, 2, 1), 0);
 	expect(&w, IMC_PORT_EV_SM_CHANGE, 0xf);
 	for (uint32_t i = 0; i < NH; i++) {
-		assert_int_equal(imc_fabric_port_attr(w.f, i, 1, &a), 0);
+		assert_int_equal(imc_fabric_port_attr(w.base.f, i, 1, &a), 0);
 		assert_int_equal(a.sm_lid, lid_of(&w, 2));
 	}
-	assert_int_equal(imc_fabric_port_attr(w.f, 4, 1, &a), 0);
+	assert_int_equal(imc_fabric_port_attr(w.base.f, 4, 1, &a), 0);
 	assert_int_equal(a.sm_lid, lid_of(&w, 2));
-	assert_int_equal(imc_fabric_sm_port(w.f, &node, &port), 0);
+	assert_int_equal(imc_fabric_sm_port(w.base.f, &node, &port), 0);
 	assert_int_equal(node, 2);
 	assert_int_equal(port, 1);
 	/* To where it is: no change, no event. */
-	assert_int_equal(imc_fabric_sm_move(w.f, 2, 1), 0);
+	assert_int_equal(imc_fabric_sm_move(w.base.f, 2, 1), 0);
 	expect(&w, IMC_PORT_EV_SM_CHANGE, 0);
 	/* Not an HCA port. */
-	assert_int_equal(imc_fabric_sm_move(w.f, 4, 0), -EINVAL);
-	assert_int_equal(imc_fabric_sm_move(w.f, 4, 1), -EINVAL);
+	assert_int_equal(imc_fabric_sm_move(w.base.f, 4, 0), -EINVAL);
+	assert_int_equal(imc_fabric_sm_move(w.base.f, 4, 1), -EINVAL);
 	/* A port that is down does not hear it. */
-	assert_int_equal(imc_fabric_link_set(w.f, 3, 1, false), 0);
+	assert_int_equal(imc_fabric_link_set(w.base.f, 3, 1, false), 0);
 	expect(&w, IMC_PORT_EV_DOWN, 0x8);
-	assert_int_equal(imc_fabric_sm_move(w.f, 0, 1), 0);
+	assert_int_equal(imc_fabric_sm_move(w.base.f, 0, 1), 0);
 	expect(&w, IMC_PORT_EV_SM_CHANGE, 0x7);
-	world_down(&w);
+	ev_down(&w);
 }
 
 static void test_client_reregister(void **state)
 {
-	struct world w;
+	struct ev_world w;
 
 	(void)state;
-	world_up(&w);
-	assert_int_equal(imc_fabric_client_reregister(w.f, 1, 1), 0);
+	ev_up(&w);
+	assert_int_equal(imc_fabric_client_reregister(w.base.f, 1, 1), 0);
 	expect(&w, IMC_PORT_EV_CLIENT_REREGISTER, 0x2);
-	assert_int_equal(imc_fabric_client_reregister(w.f, IMC_TOPO_NONE, 0),
+	assert_int_equal(imc_fabric_client_reregister(w.base.f, IMC_TOPO_NONE, 0),
 			 0);
 	expect(&w, IMC_PORT_EV_CLIENT_REREGISTER, 0xf);
-	assert_int_equal(imc_fabric_client_reregister(w.f, 4, 1), -EINVAL);
-	assert_int_equal(imc_fabric_client_reregister(w.f, 1, 2), -EINVAL);
-	world_down(&w);
+	assert_int_equal(imc_fabric_client_reregister(w.base.f, 4, 1), -EINVAL);
+	assert_int_equal(imc_fabric_client_reregister(w.base.f, 1, 2), -EINVAL);
+	ev_down(&w);
 }
 
 static void test_lid_change(void **state)
 {
-	struct world w;
+	struct ev_world w;
 	uint16_t taken, old;
 	uint32_t node;
 	unsigned port;
 
 	(void)state;
-	world_up(&w);
+	ev_up(&w);
 	taken = lid_of(&w, 3);
 	old = lid_of(&w, 1);
-	assert_int_equal(imc_fabric_lid_change(w.f, 1, 1, taken), -EBUSY);
-	assert_int_equal(imc_fabric_lid_change(w.f, 1, 1, 0xc000), -EINVAL);
-	assert_int_equal(imc_fabric_lid_change(w.f, 1, 1, 0), -EINVAL);
+	assert_int_equal(imc_fabric_lid_change(w.base.f, 1, 1, taken), -EBUSY);
+	assert_int_equal(imc_fabric_lid_change(w.base.f, 1, 1, 0xc000), -EINVAL);
+	assert_int_equal(imc_fabric_lid_change(w.base.f, 1, 1, 0), -EINVAL);
 	expect(&w, IMC_PORT_EV_LID_CHANGE, 0);
-	assert_int_equal(imc_fabric_lid_change(w.f, 1, 1, 0x100), 0);
+	assert_int_equal(imc_fabric_lid_change(w.base.f, 1, 1, 0x100), 0);
 	expect(&w, IMC_PORT_EV_LID_CHANGE, 0x2);
 	assert_int_equal(lid_of(&w, 1), 0x100);
-	assert_int_equal(imc_fabric_port_by_lid(w.f, 0x100, &node, &port), 0);
+	assert_int_equal(imc_fabric_port_by_lid(w.base.f, 0x100, &node, &port), 0);
 	assert_int_equal(node, 1);
 	/* Rerouted: a datagram to the new LID arrives; the old one has no
 	 * route any more. */
@@ -194,90 +187,90 @@ static void test_lid_change(void **state)
 		unsigned got = 0;
 		uint32_t x = 1;
 
-		assert_int_equal(imc_qp_create(w.f, 0, 1, 0, 1, 0xffff, count,
+		assert_int_equal(imc_qp_create(w.base.f, 0, 1, 0, 1, 0xffff, count,
 					       NULL, &tx), 0);
-		assert_int_equal(imc_qp_create(w.f, 1, 1, 0, 1, 0xffff, count,
+		assert_int_equal(imc_qp_create(w.base.f, 1, 1, 0, 1, 0xffff, count,
 					       &got, &rx), 0);
 		memset(&ah, 0, sizeof(ah));
 		ah.dlid = 0x100;
 		assert_int_equal(imc_qp_send(tx, &ah, 2, 1, &x, 4), 0);
 		ah.dlid = old;
 		assert_int_equal(imc_qp_send(tx, &ah, 2, 1, &x, 4), 0);
-		assert_int_equal(imc_loop_run(w.loop), 0);
+		assert_int_equal(imc_loop_run(w.base.loop), 0);
 		assert_int_equal(got, 1);
-		imc_fabric_totals(w.f, &tot);
+		imc_fabric_totals(w.base.f, &tot);
 		assert_int_equal(tot.drops[IMC_DROP_NO_ROUTE], 1);
 		imc_qp_destroy(tx);
 		imc_qp_destroy(rx);
 	}
 	/* The SM's own port: its LID is the SM LID, so every port hears
 	 * SM_CHANGE as well. */
-	assert_int_equal(imc_fabric_lid_change(w.f, 0, 1, 0x200), 0);
-	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_int_equal(imc_fabric_lid_change(w.base.f, 0, 1, 0x200), 0);
+	assert_int_equal(imc_loop_run(w.base.loop), 0);
 	assert_int_equal(w.wt[0].n[IMC_PORT_EV_LID_CHANGE], 1);
 	for (uint32_t i = 0; i < NH; i++) {
 		struct imc_port_attr a;
 
 		assert_int_equal(w.wt[i].n[IMC_PORT_EV_SM_CHANGE], 1);
 		assert_int_equal(w.wt[i].total, i == 0 ? 2 : 1);
-		assert_int_equal(imc_fabric_port_attr(w.f, i, 1, &a), 0);
+		assert_int_equal(imc_fabric_port_attr(w.base.f, i, 1, &a), 0);
 		assert_int_equal(a.sm_lid, 0x200);
 	}
-	world_down(&w);
+	ev_down(&w);
 }
 
 static void test_pkey_change(void **state)
 {
-	struct world w;
+	struct ev_world w;
 	struct imc_port_attr a;
 	const uint16_t tbl[3] = { 0xffff, 0x8001, 0x0002 };
 
 	(void)state;
-	world_up(&w);
-	assert_int_equal(imc_fabric_pkey_set(w.f, 2, 1, tbl, 3), 0);
+	ev_up(&w);
+	assert_int_equal(imc_fabric_pkey_set(w.base.f, 2, 1, tbl, 3), 0);
 	expect(&w, IMC_PORT_EV_PKEY_CHANGE, 0x4);
-	assert_int_equal(imc_fabric_port_attr(w.f, 2, 1, &a), 0);
+	assert_int_equal(imc_fabric_port_attr(w.base.f, 2, 1, &a), 0);
 	assert_int_equal(a.npkeys, 3);
 	assert_int_equal(a.pkeys[1], 0x8001);
 	assert_int_equal(a.pkeys[2], 0x0002);
-	assert_int_equal(imc_fabric_pkey_set(w.f, 2, 1, tbl, 33), -EINVAL);
-	assert_int_equal(imc_fabric_pkey_set(w.f, 4, 1, tbl, 1), -EINVAL);
+	assert_int_equal(imc_fabric_pkey_set(w.base.f, 2, 1, tbl, 33), -EINVAL);
+	assert_int_equal(imc_fabric_pkey_set(w.base.f, 4, 1, tbl, 1), -EINVAL);
 	expect(&w, IMC_PORT_EV_PKEY_CHANGE, 0);
-	world_down(&w);
+	ev_down(&w);
 }
 
 static void test_unwatch(void **state)
 {
-	struct world w;
+	struct ev_world w;
 	struct watcher extra[3];
 
 	(void)state;
-	world_up(&w);
+	ev_up(&w);
 	/* Plain unwatch: no event, even one posted before. */
-	assert_int_equal(imc_fabric_client_reregister(w.f, 0, 1), 0);
-	imc_fabric_port_unwatch(w.f, &w.wt[0].w);
-	imc_fabric_port_unwatch(w.f, &w.wt[0].w);   /* twice is harmless */
+	assert_int_equal(imc_fabric_client_reregister(w.base.f, 0, 1), 0);
+	imc_fabric_port_unwatch(w.base.f, &w.wt[0].w);
+	imc_fabric_port_unwatch(w.base.f, &w.wt[0].w);   /* twice is harmless */
 	expect(&w, IMC_PORT_EV_CLIENT_REREGISTER, 0);
 
 	/* Three more on port 1 (its first watch gone): the first unwatches
 	 * the second from its callback, the third unwatches itself. */
-	imc_fabric_port_unwatch(w.f, &w.wt[1].w);
+	imc_fabric_port_unwatch(w.base.f, &w.wt[1].w);
 	memset(extra, 0, sizeof(extra));
 	for (int i = 0; i < 3; i++) {
-		extra[i].f = w.f;
-		assert_int_equal(imc_fabric_port_watch(w.f, 1, 1, &extra[i].w,
+		extra[i].f = w.base.f;
+		assert_int_equal(imc_fabric_port_watch(w.base.f, 1, 1, &extra[i].w,
 						       on_event), 0);
 	}
 	extra[0].victim = &extra[1];
 	extra[2].unwatch_self = true;
-	assert_int_equal(imc_fabric_client_reregister(w.f, 1, 1), 0);
-	assert_int_equal(imc_fabric_client_reregister(w.f, 1, 1), 0);
+	assert_int_equal(imc_fabric_client_reregister(w.base.f, 1, 1), 0);
+	assert_int_equal(imc_fabric_client_reregister(w.base.f, 1, 1), 0);
 	expect(&w, IMC_PORT_EV_CLIENT_REREGISTER, 0);
 	assert_int_equal(extra[0].total, 2);
 	assert_int_equal(extra[1].total, 0);
 	assert_int_equal(extra[2].total, 1);
-	imc_fabric_port_unwatch(w.f, &extra[0].w);
-	world_down(&w);
+	imc_fabric_port_unwatch(w.base.f, &extra[0].w);
+	ev_down(&w);
 }
 
 /* A watch hears only what is posted after it was registered, also when
@@ -301,39 +294,39 @@ static void register_second(struct imc_port_watch *w, enum imc_port_event ev)
 
 static void test_watch_later(void **state)
 {
-	struct world w;
+	struct ev_world w;
 	struct late l;
 
 	(void)state;
-	world_up(&w);
+	ev_up(&w);
 	memset(&l, 0, sizeof(l));
-	l.first.f = w.f;
-	l.second.f = w.f;
-	assert_int_equal(imc_fabric_client_reregister(w.f, 2, 1), 0);
+	l.first.f = w.base.f;
+	l.second.f = w.base.f;
+	assert_int_equal(imc_fabric_client_reregister(w.base.f, 2, 1), 0);
 	/* Registered after the post: does not hear it. */
-	assert_int_equal(imc_fabric_port_watch(w.f, 2, 1, &l.first.w,
+	assert_int_equal(imc_fabric_port_watch(w.base.f, 2, 1, &l.first.w,
 					       register_second), 0);
-	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_int_equal(imc_loop_run(w.base.loop), 0);
 	assert_int_equal(l.first.total, 0);
 	assert_int_equal(w.wt[2].total, 1);
 	/* Two events queued; the second watch, registered while the first
 	 * is dispatched, hears neither. */
-	assert_int_equal(imc_fabric_client_reregister(w.f, 2, 1), 0);
-	assert_int_equal(imc_fabric_pkey_set(w.f, 2, 1, (uint16_t[]){ 0xffff },
+	assert_int_equal(imc_fabric_client_reregister(w.base.f, 2, 1), 0);
+	assert_int_equal(imc_fabric_pkey_set(w.base.f, 2, 1, (uint16_t[]){ 0xffff },
 					     1), 0);
-	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_int_equal(imc_loop_run(w.base.loop), 0);
 	assert_int_equal(l.first.total, 2);
 	assert_int_equal(l.first.last, IMC_PORT_EV_PKEY_CHANGE);
 	assert_int_equal(l.second.total, 0);
 	assert_int_equal(w.wt[2].total, 3);
 	/* It hears the next one. */
-	assert_int_equal(imc_fabric_client_reregister(w.f, 2, 1), 0);
-	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_int_equal(imc_fabric_client_reregister(w.base.f, 2, 1), 0);
+	assert_int_equal(imc_loop_run(w.base.loop), 0);
 	assert_int_equal(l.second.total, 1);
 	assert_int_equal(l.second.last, IMC_PORT_EV_CLIENT_REREGISTER);
-	imc_fabric_port_unwatch(w.f, &l.first.w);
-	imc_fabric_port_unwatch(w.f, &l.second.w);
-	world_down(&w);
+	imc_fabric_port_unwatch(w.base.f, &l.first.w);
+	imc_fabric_port_unwatch(w.base.f, &l.second.w);
+	ev_down(&w);
 }
 
 int main(void)

@@ -13,35 +13,9 @@
 
 #include "ibmcast/fabric.h"
 #include "ibmcast/packet.h"
+#include "fabric_world.h"
 
 #define MLID 0xc012
-
-struct world {
-	struct imc_topo *t;
-	struct imc_loop *loop;
-	struct imc_fabric *f;
-	uint32_t nhcas;
-};
-
-static void world_up(struct world *w, const char *spec)
-{
-	struct imc_fabric_config c;
-
-	imc_fabric_config_default(&c);
-	assert_int_equal(imc_topo_generate(spec, &w->t, NULL, 0), 0);
-	imc_topo_counts(w->t, &w->nhcas, NULL, NULL);
-	assert_int_equal(imc_loop_create_virtual(0, &w->loop), 0);
-	assert_int_equal(imc_fabric_create(w->t, w->loop, &c, &w->f), 0);
-	assert_int_equal(imc_fabric_bring_up(w->f), 0);
-	assert_int_equal(imc_loop_run(w->loop), 0);
-}
-
-static void world_down(struct world *w)
-{
-	imc_fabric_destroy(w->f);
-	assert_int_equal(imc_loop_destroy(w->loop), 0);
-	imc_topo_destroy(w->t);
-}
 
 static void mgid_make(struct imc_gid *g, uint8_t last)
 {
@@ -123,7 +97,7 @@ static void run_tree(const char *spec, const uint32_t *members, size_t m,
 	struct imc_fabric_totals tot;
 	bool member[64] = { false };
 
-	world_up(&w, spec);
+	world_up(&w, spec, NULL);
 	assert_true(w.nhcas <= 64);
 	memset(hosts, 0, sizeof(hosts));
 	mgid_make(&mgid, 1);
@@ -241,7 +215,7 @@ static void test_attachments(void **state)
 	uint32_t x = 0;
 
 	(void)state;
-	world_up(&w, "switch:hosts=2");
+	world_up(&w, "switch:hosts=2", NULL);
 	mgid_make(&g1, 1);
 	mgid_make(&g2, 2);
 	assert_int_equal(imc_qp_create(w.f, 0, 1, 0, 5, 0xffff, bump, &ca, &a),
@@ -316,7 +290,7 @@ static void test_mft_entries(void **state)
 	uint32_t sw = 6;   /* leaf 1 */
 
 	(void)state;
-	world_up(&w, "fat-tree:leaves=2,hosts=3,spines=2");
+	world_up(&w, "fat-tree:leaves=2,hosts=3,spines=2", NULL);
 	memset(&m, 0, sizeof(m));
 	imc_portmask_set(&m, 1);
 	imc_portmask_set(&m, 200);
@@ -360,7 +334,7 @@ static void test_tree_shrinks(void **state)
 	uint32_t leaf1 = 6, leaf2 = 7, spine1 = 8, spine2 = 9;
 
 	(void)state;
-	world_up(&w, "fat-tree:leaves=2,hosts=3,spines=2");
+	world_up(&w, "fat-tree:leaves=2,hosts=3,spines=2", NULL);
 	assert_int_equal(imc_fabric_mft_program_tree(w.f, MLID, nodes, ports,
 						     3), 3);
 	assert_int_equal(imc_fabric_mft_get(w.f, leaf1, MLID, &m), 0);

@@ -14,39 +14,7 @@
 
 #include "ibmcast/fabric.h"
 #include "ibmcast/packet.h"
-
-struct world {
-	struct imc_topo *t;
-	struct imc_loop *loop;
-	struct imc_fabric *f;
-	uint32_t nhcas;
-};
-
-static void world_up(struct world *w, const char *spec,
-		     const struct imc_fabric_config *cfg)
-{
-	struct imc_fabric_config def;
-	char err[256];
-
-	if (!cfg) {
-		imc_fabric_config_default(&def);
-		cfg = &def;
-	}
-	assert_int_equal(imc_topo_generate(spec, &w->t, err, sizeof(err)), 0);
-	imc_topo_counts(w->t, &w->nhcas, NULL, NULL);
-	assert_int_equal(imc_loop_create_virtual(0, &w->loop), 0);
-	assert_int_equal(imc_fabric_create(w->t, w->loop, cfg, &w->f), 0);
-	assert_int_equal(imc_fabric_bring_up(w->f), 0);
-	assert_int_equal(imc_loop_run(w->loop), 0);
-}
-
-/* Every object gone: the loop holds no timer of the fabric. */
-static void world_down(struct world *w)
-{
-	imc_fabric_destroy(w->f);
-	assert_int_equal(imc_loop_destroy(w->loop), 0);
-	imc_topo_destroy(w->t);
-}
+#include "fabric_world.h"
 
 static uint16_t lid_of(struct world *w, uint32_t node)
 {

@@ -100,7 +100,7 @@ static void test_addr_from_raw(void **state)
 
 static void test_open_errors(void **state)
 {
-	struct imc_umad_config cfg = { NULL, 0, IMC_UMAD_CLIENT, false };
+	struct imc_umad_config cfg = { .mode = IMC_UMAD_CLIENT };
 	struct imc_loop *vl;
 	struct imc_umad *u = NULL;
 

@@ -112,7 +112,7 @@ static void make_client(unsigned window, imc_time_t timeout,
 
 static int group_setup(void **state)
 {
-	struct imc_umad_config cfg = { NULL, 0, IMC_UMAD_CLIENT, true };
+	struct imc_umad_config cfg = { .mode = IMC_UMAD_CLIENT, .issm = true };
 	int r;
 
 	if (imc_loop_create_realtime(&loop) < 0)

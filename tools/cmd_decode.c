@@ -15,6 +15,7 @@
 #include "ibmcast/pcap.h"
 #include "ibmcast/sa_attr.h"
 #include "ibmcast/vectors.h"
+#include "sa_tool.h"
 #include "tools.h"
 
 #define TSHARK_DLT_OPT \
@@ -49,18 +50,9 @@ static void help(FILE *f)
 
 static const char *method_str(unsigned m)
 {
-	switch (m) {
-	case UMAD_METHOD_GET: return "Get";
-	case UMAD_METHOD_SET: return "Set";
-	case UMAD_METHOD_GET_RESP: return "GetResp";
-	case UMAD_METHOD_REPORT: return "Report";
-	case UMAD_METHOD_REPORT_RESP: return "ReportResp";
-	case UMAD_SA_METHOD_GET_TABLE: return "GetTable";
-	case UMAD_SA_METHOD_GET_TABLE_RESP: return "GetTableResp";
-	case UMAD_SA_METHOD_DELETE: return "Delete";
-	case UMAD_SA_METHOD_DELETE_RESP: return "DeleteResp";
-	default: return "?";
-	}
+	const char *n = sa_tool_method_name(m);
+
+	return n ? n : "?";
 }
 
 static void print_mcmr(const struct imc_mcmr *r, const char *indent)

@@ -19,6 +19,7 @@
 #include "ibmcast/mcast_umad.h"
 #include "ibmcast/sa_attr.h"
 #include "mcast_ctl.h"
+#include "sa_tool.h"
 #include "tools.h"
 
 static void help(FILE *f)
@@ -115,21 +116,6 @@ struct opts {
 	bool no_ctl;
 };
 
-static int parse_u64(const char *s, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 static int parse_secs(const char *s, double *out)
 {
 	char *end;
@@ -145,24 +131,14 @@ static int parse_secs(const char *s, double *out)
 	return 0;
 }
 
+/* A JoinState as the SA tools name them (sa_tool_state); 0 is no join. */
 static int parse_state(const char *s, uint8_t *out)
 {
-	static const struct { const char *name; uint8_t v; } names[] = {
-		{ "full", IMC_JOIN_FULL },
-		{ "nonmember", IMC_JOIN_NON },
-		{ "sendonly", IMC_JOIN_SENDONLY_NON },
-		{ "sendonly-full", IMC_JOIN_SENDONLY_FULL },
-	};
-	uint64_t v;
+	uint8_t v;
 
-	for (size_t i = 0; i < IMC_ARRAY_SIZE(names); i++)
-		if (!strcmp(s, names[i].name)) {
-			*out = names[i].v;
-			return 0;
-		}
-	if (parse_u64(s, 0xf, &v) < 0 || !v)
+	if (sa_tool_state(s, &v) < 0 || !v)
 		return -EINVAL;
-	*out = (uint8_t)v;
+	*out = v;
 	return 0;
 }
 
@@ -193,7 +169,7 @@ static int parse_mtu(const char *s, uint8_t *sel, uint8_t *mtu)
 		*mtu = 0;
 		return 0;
 	}
-	if (parse_u64(s, 4096, &v) < 0)
+	if (sa_tool_num(s, 4096, &v) < 0)
 		return -EINVAL;
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(bytes); i++)
 		if (v == bytes[i] || v == i + 1) {
@@ -211,7 +187,7 @@ static int parse_rate(const char *s, uint8_t *sel, uint8_t *rate)
 		*rate = 0;
 		return 0;
 	}
-	if (parse_u64(s, 0x3f, &v) < 0 || v < 2)
+	if (sa_tool_num(s, 0x3f, &v) < 0 || v < 2)
 		return -EINVAL;
 	*rate = (uint8_t)v;
 	return 0;
@@ -643,38 +619,38 @@ static int run(int argc, char **argv)
 		switch (ch) {
 		case OPT_DEVICE: o.device = optarg; break;
 		case OPT_PORT:
-			bad = parse_u64(optarg, 255, &v);
+			bad = sa_tool_num(optarg, 255, &v);
 			o.port = (unsigned)v;
 			break;
 		case OPT_STATE: bad = parse_state(optarg, &o.state); break;
 		case OPT_CREATE: o.create = true; break;
 		case OPT_QKEY:
-			bad = parse_u64(optarg, UINT32_MAX, &v);
+			bad = sa_tool_num(optarg, UINT32_MAX, &v);
 			o.rec.qkey = (uint32_t)v;
 			o.mask |= UMAD_SA_MCM_COMP_MASK_QKEY;
 			break;
 		case OPT_PKEY:
-			bad = parse_u64(optarg, 0xffff, &v);
+			bad = sa_tool_num(optarg, 0xffff, &v);
 			o.rec.pkey = (uint16_t)v;
 			o.mask |= UMAD_SA_MCM_COMP_MASK_PKEY;
 			break;
 		case OPT_SL:
-			bad = parse_u64(optarg, 0xf, &v);
+			bad = sa_tool_num(optarg, 0xf, &v);
 			o.rec.sl = (uint8_t)v;
 			o.mask |= UMAD_SA_MCM_COMP_MASK_SL;
 			break;
 		case OPT_TCLASS:
-			bad = parse_u64(optarg, 0xff, &v);
+			bad = sa_tool_num(optarg, 0xff, &v);
 			o.rec.tclass = (uint8_t)v;
 			o.mask |= UMAD_SA_MCM_COMP_MASK_TCLASS;
 			break;
 		case OPT_FLOW:
-			bad = parse_u64(optarg, 0xfffff, &v);
+			bad = sa_tool_num(optarg, 0xfffff, &v);
 			o.rec.flow_label = (uint32_t)v;
 			o.mask |= UMAD_SA_MCM_COMP_MASK_FLOW_LABEL;
 			break;
 		case OPT_HOP:
-			bad = parse_u64(optarg, 0xff, &v);
+			bad = sa_tool_num(optarg, 0xff, &v);
 			o.rec.hop_limit = (uint8_t)v;
 			o.mask |= UMAD_SA_MCM_COMP_MASK_HOP_LIMIT;
 			break;
@@ -705,15 +681,15 @@ static int run(int argc, char **argv)
 				bad = 1;
 			break;
 		case OPT_TIMEOUT:
-			bad = parse_u64(optarg, 3600000, &v) || !v;
+			bad = sa_tool_num(optarg, 3600000, &v) || !v;
 			o.timeout = v * IMC_NSEC_PER_MSEC;
 			break;
 		case OPT_RETRIES:
-			bad = parse_u64(optarg, 100, &v);
+			bad = sa_tool_num(optarg, 100, &v);
 			o.retries = (unsigned)v;
 			break;
 		case OPT_DLID:
-			bad = parse_u64(optarg, 0xbfff, &v) || !v;
+			bad = sa_tool_num(optarg, 0xbfff, &v) || !v;
 			o.dlid = (uint16_t)v;
 			break;
 		case OPT_RUN_DIR: o.run_dir = optarg; break;

@@ -3,7 +3,6 @@
  * send raw SA requests and print the answers in a stable text or JSON
  * form, and answer SA requests as a test server (IsSM port). */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,13 +15,18 @@
 #include "ibmcast/mad.h"
 #include "ibmcast/sa_attr.h"
 #include "ibmcast/sa_client.h"
+#include "ibmcast/scenario.h"
+#include "ibmcast/scenario_sa.h"
 #include "ibmcast/umad.h"
+#include "sa_tool.h"
 #include "tools.h"
 
 static void help(FILE *f)
 {
 	fprintf(f,
-		"usage: ibmcast sa query [OPTIONS] MGID|all\n"
+		"usage: ibmcast sa show  [OPTIONS] [MGID|all]\n"
+		"       ibmcast sa show  --scenario FILE [--seed N] [--json]\n"
+		"       ibmcast sa query [OPTIONS] MGID|all\n"
 		"       ibmcast sa join  [OPTIONS] MGID [--state S] [--qkey Q] [--pkey P]\n"
 		"                        [--create] [--port-gid GID]\n"
 		"       ibmcast sa leave [OPTIONS] MGID [--state S] [--port-gid GID]\n"
@@ -34,6 +38,10 @@ static void help(FILE *f)
 		"\n"
 		"Talks to the SA of the port through libibumad (under umad2sim: ibsim).\n"
 		"\n"
+		"  show        the SA's groups and members (saquery -g / -m), all\n"
+		"              groups by default; with --scenario, those of the\n"
+		"              SA of a simulated run at its end (ibmcast run\n"
+		"              --sa-show)\n"
 		"  query       GetTable of MCMemberRecords (all, or those of MGID);\n"
 		"              prints groups and their members, as saquery -g / -m\n"
 		"  join        one Set of an MCMemberRecord for this port; MGID 0 (or\n"
@@ -92,274 +100,60 @@ struct opts {
 	int method;
 	uint16_t attr;
 	uint32_t attr_mod;
-	uint64_t comp_mask;
-	bool comp_auto;
+	struct { uint64_t mask; bool is_auto; } comp;
 	const char *record;
 	const char *data;
+	const char *scenario;
+	uint64_t seed;
+	bool seed_set;
 	uint16_t status;
 	unsigned count;
 	unsigned duration;
 };
 
-static int parse_u64(const char *s, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int parse_mgid(const char *s, struct imc_gid *g)
-{
-	if (!strcmp(s, "0")) {
-		memset(g, 0, sizeof(*g));
-		return 0;
-	}
-	return imc_gid_parse(s, g);
-}
-
-static int parse_state(const char *s, uint8_t *out)
-{
-	static const struct { const char *name; uint8_t v; } names[] = {
-		{ "full", UMAD_SA_MCM_JOIN_STATE_FULL_MEMBER },
-		{ "nonmember", UMAD_SA_MCM_JOIN_STATE_NON_MEMBER },
-		{ "sendonly", UMAD_SA_MCM_JOIN_STATE_SEND_ONLY_NON_MEMBER },
-		{ "sendonly-full", UMAD_SA_MCM_JOIN_STATE_SEND_ONLY_FULL_MEMBER },
-	};
-	uint64_t v;
-
-	for (size_t i = 0; i < IMC_ARRAY_SIZE(names); i++)
-		if (!strcmp(s, names[i].name)) {
-			*out = names[i].v;
-			return 0;
-		}
-	if (parse_u64(s, 0xf, &v) < 0)
-		return -EINVAL;
-	*out = (uint8_t)v;
-	return 0;
-}
-
-static const struct { const char *name; uint8_t method; } methods[] = {
-	{ "get", UMAD_METHOD_GET },
-	{ "set", UMAD_METHOD_SET },
-	{ "gettable", UMAD_SA_METHOD_GET_TABLE },
-	{ "delete", UMAD_SA_METHOD_DELETE },
-	{ "getmulti", UMAD_SA_METHOD_GET_MULTI },
-	{ "gettracetable", UMAD_SA_METHOD_GET_TRACE_TABLE },
-};
-
-static int parse_method(const char *s)
-{
-	uint64_t v;
-
-	for (size_t i = 0; i < IMC_ARRAY_SIZE(methods); i++)
-		if (!strcmp(s, methods[i].name))
-			return methods[i].method;
-	if (parse_u64(s, 0x7f, &v) < 0)
-		return -EINVAL;
-	return (int)v;
-}
-
-static int parse_attr(const char *s, uint16_t *out)
-{
-	uint64_t v;
-
-	if (!strcmp(s, "mcmr"))
-		*out = UMAD_SA_ATTR_MCMEMBER_REC;
-	else if (!strcmp(s, "cpi"))
-		*out = UMAD_ATTR_CLASS_PORT_INFO;
-	else if (!strcmp(s, "path"))
-		*out = UMAD_SA_ATTR_PATH_REC;
-	else if (!strcmp(s, "inform"))
-		*out = UMAD_ATTR_INFORM_INFO;
-	else if (parse_u64(s, 0xffff, &v) == 0)
-		*out = (uint16_t)v;
-	else
-		return -EINVAL;
-	return 0;
-}
+#define PROG "ibmcast sa"
 
 static const char *method_name(unsigned m)
 {
-	switch (m) {
-	case UMAD_METHOD_GET: return "Get";
-	case UMAD_METHOD_SET: return "Set";
-	case UMAD_METHOD_GET_RESP: return "GetResp";
-	case UMAD_METHOD_REPORT: return "Report";
-	case UMAD_METHOD_REPORT_RESP: return "ReportResp";
-	case UMAD_SA_METHOD_GET_TABLE: return "GetTable";
-	case UMAD_SA_METHOD_GET_TABLE_RESP: return "GetTableResp";
-	case UMAD_SA_METHOD_GET_TRACE_TABLE: return "GetTraceTable";
-	case UMAD_SA_METHOD_GET_MULTI: return "GetMulti";
-	case UMAD_SA_METHOD_GET_MULTI_RESP: return "GetMultiResp";
-	case UMAD_SA_METHOD_DELETE: return "Delete";
-	case UMAD_SA_METHOD_DELETE_RESP: return "DeleteResp";
-	default: return "Unknown";
-	}
-}
+	const char *n = sa_tool_method_name(m);
 
-/* ---- MCMemberRecord fields by name ---- */
-
-struct field {
-	const char *name;
-	uint64_t bit;
-	uint64_t max;  /* 0: a GID */
-};
-
-static const struct field fields[] = {
-	{ "mgid", UMAD_SA_MCM_COMP_MASK_MGID, 0 },
-	{ "port_gid", UMAD_SA_MCM_COMP_MASK_PORT_GID, 0 },
-	{ "qkey", UMAD_SA_MCM_COMP_MASK_QKEY, 0xffffffff },
-	{ "mlid", UMAD_SA_MCM_COMP_MASK_MLID, 0xffff },
-	{ "mtu_sel", UMAD_SA_MCM_COMP_MASK_MTU_SEL, 3 },
-	{ "mtu", UMAD_SA_MCM_COMP_MASK_MTU, 0x3f },
-	{ "tclass", UMAD_SA_MCM_COMP_MASK_TCLASS, 0xff },
-	{ "pkey", UMAD_SA_MCM_COMP_MASK_PKEY, 0xffff },
-	{ "rate_sel", UMAD_SA_MCM_COMP_MASK_RATE_SEL, 3 },
-	{ "rate", UMAD_SA_MCM_COMP_MASK_RATE, 0x3f },
-	{ "life_sel", UMAD_SA_MCM_COMP_MASK_LIFE_TIME_SEL, 3 },
-	{ "life", UMAD_SA_MCM_COMP_MASK_LIFE_TIME, 0x3f },
-	{ "sl", UMAD_SA_MCM_COMP_MASK_SL, 0xf },
-	{ "flow_label", UMAD_SA_MCM_COMP_MASK_FLOW_LABEL, 0xfffff },
-	{ "hop_limit", UMAD_SA_MCM_COMP_MASK_HOP_LIMIT, 0xff },
-	{ "scope", UMAD_SA_MCM_COMP_MASK_SCOPE, 0xf },
-	{ "join_state", UMAD_SA_MCM_COMP_MASK_JOIN_STATE, 0xf },
-	{ "proxy_join", UMAD_SA_MCM_COMP_MASK_PROXY_JOIN, 1 },
-};
-
-static void set_field(struct imc_mcmr *r, size_t i, uint64_t v,
-		      const struct imc_gid *g)
-{
-	switch (i) {
-	case 0: r->mgid = *g; break;
-	case 1: r->port_gid = *g; break;
-	case 2: r->qkey = (uint32_t)v; break;
-	case 3: r->mlid = (uint16_t)v; break;
-	case 4: r->mtu_sel = (uint8_t)v; break;
-	case 5: r->mtu = (uint8_t)v; break;
-	case 6: r->tclass = (uint8_t)v; break;
-	case 7: r->pkey = (uint16_t)v; break;
-	case 8: r->rate_sel = (uint8_t)v; break;
-	case 9: r->rate = (uint8_t)v; break;
-	case 10: r->life_sel = (uint8_t)v; break;
-	case 11: r->life = (uint8_t)v; break;
-	case 12: r->sl = (uint8_t)v; break;
-	case 13: r->flow_label = (uint32_t)v; break;
-	case 14: r->hop_limit = (uint8_t)v; break;
-	case 15: r->scope = (uint8_t)v; break;
-	case 16: r->join_state = (uint8_t)v; break;
-	case 17: r->proxy_join = v != 0; break;
-	}
-}
-
-/* "f=v,f=v" into r; *mask gets the bits of the fields named. */
-static int parse_record(const char *spec, const struct imc_gid *self,
-			struct imc_mcmr *r, uint64_t *mask)
-{
-	char *copy = strdup(spec), *save = NULL, *tok;
-	int rc = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok && !rc;
-	     tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
-		struct imc_gid g;
-		uint64_t v = 0;
-		size_t i;
-
-		if (!eq) {
-			rc = -EINVAL;
-			break;
-		}
-		*eq = '\0';
-		for (i = 0; i < IMC_ARRAY_SIZE(fields); i++)
-			if (!strcmp(tok, fields[i].name))
-				break;
-		if (i == IMC_ARRAY_SIZE(fields)) {
-			fprintf(stderr, "ibmcast sa: unknown field '%s'\n", tok);
-			rc = -EINVAL;
-			break;
-		}
-		if (!fields[i].max) {
-			if (i == 1 && !strcmp(eq + 1, "self"))
-				g = *self;
-			else if (parse_mgid(eq + 1, &g) < 0)
-				rc = -EINVAL;
-		} else if (parse_u64(eq + 1, fields[i].max, &v) < 0) {
-			rc = -EINVAL;
-		}
-		if (rc) {
-			fprintf(stderr, "ibmcast sa: bad value for %s: '%s'\n",
-				tok, eq + 1);
-			break;
-		}
-		set_field(r, i, v, &g);
-		*mask |= fields[i].bit;
-	}
-	free(copy);
-	return rc;
-}
-
-/* Hex digits (an even number, at most the data area) into buf. */
-static int parse_hex(const char *s, uint8_t *buf, size_t max)
-{
-	size_t n = strlen(s);
-
-	if (n % 2 || n / 2 > max)
-		return -EINVAL;
-	for (size_t i = 0; i < n / 2; i++) {
-		unsigned v;
-
-		if (sscanf(s + 2 * i, "%2x", &v) != 1 ||
-		    !strchr("0123456789abcdefABCDEF", s[2 * i]) ||
-		    !strchr("0123456789abcdefABCDEF", s[2 * i + 1]))
-			return -EINVAL;
-		buf[i] = (uint8_t)v;
-	}
-	return 0;
+	return n ? n : "Unknown";
 }
 
 /* ---- output ---- */
 
-static void print_mcmr_text(const struct imc_mcmr *r)
+/* One MCMemberRecord, as "record f=v ..." or a JSON object: the fields
+ * in wire order, each with its text form (hex digits, 0: decimal). */
+static void print_mcmr(const struct imc_mcmr *r, bool json)
 {
+	const struct { const char *name; uint64_t v; int hex; } f[] = {
+		{ "qkey", r->qkey, 8 }, { "mlid", r->mlid, 4 },
+		{ "mtu_sel", r->mtu_sel, 0 }, { "mtu", r->mtu, 0 },
+		{ "tclass", r->tclass, 0 }, { "pkey", r->pkey, 4 },
+		{ "rate_sel", r->rate_sel, 0 }, { "rate", r->rate, 0 },
+		{ "life_sel", r->life_sel, 0 }, { "life", r->life, 0 },
+		{ "sl", r->sl, 0 }, { "flow_label", r->flow_label, 5 },
+		{ "hop_limit", r->hop_limit, 0 }, { "scope", r->scope, 0 },
+		{ "join_state", r->join_state, 1 },
+	};
 	char m[IMC_GID_STRLEN], p[IMC_GID_STRLEN];
 
 	imc_gid_format(&r->mgid, m);
 	imc_gid_format(&r->port_gid, p);
-	printf("record mgid=%s port_gid=%s qkey=0x%08x mlid=0x%04x "
-	       "mtu_sel=%u mtu=%u tclass=%u pkey=0x%04x rate_sel=%u rate=%u "
-	       "life_sel=%u life=%u sl=%u flow_label=0x%05x hop_limit=%u "
-	       "scope=%u join_state=0x%x proxy_join=%u\n",
-	       m, p, r->qkey, r->mlid, r->mtu_sel, r->mtu, r->tclass, r->pkey,
-	       r->rate_sel, r->rate, r->life_sel, r->life, r->sl,
-	       r->flow_label, r->hop_limit, r->scope, r->join_state,
-	       r->proxy_join);
-}
-
-static void print_mcmr_json(const struct imc_mcmr *r)
-{
-	char m[IMC_GID_STRLEN], p[IMC_GID_STRLEN];
-
-	imc_gid_format(&r->mgid, m);
-	imc_gid_format(&r->port_gid, p);
-	printf("{\"mgid\":\"%s\",\"port_gid\":\"%s\",\"qkey\":%u,\"mlid\":%u,"
-	       "\"mtu_sel\":%u,\"mtu\":%u,\"tclass\":%u,\"pkey\":%u,"
-	       "\"rate_sel\":%u,\"rate\":%u,\"life_sel\":%u,\"life\":%u,"
-	       "\"sl\":%u,\"flow_label\":%u,\"hop_limit\":%u,\"scope\":%u,"
-	       "\"join_state\":%u,\"proxy_join\":%s}",
-	       m, p, r->qkey, r->mlid, r->mtu_sel, r->mtu, r->tclass, r->pkey,
-	       r->rate_sel, r->rate, r->life_sel, r->life, r->sl,
-	       r->flow_label, r->hop_limit, r->scope, r->join_state,
-	       r->proxy_join ? "true" : "false");
+	printf(json ? "{\"mgid\":\"%s\",\"port_gid\":\"%s\""
+		    : "record mgid=%s port_gid=%s", m, p);
+	for (size_t i = 0; i < IMC_ARRAY_SIZE(f); i++) {
+		if (json)
+			printf(",\"%s\":%" PRIu64, f[i].name, f[i].v);
+		else if (f[i].hex)
+			printf(" %s=0x%0*" PRIx64, f[i].name, f[i].hex, f[i].v);
+		else
+			printf(" %s=%" PRIu64, f[i].name, f[i].v);
+	}
+	if (json)
+		printf(",\"proxy_join\":%s}", r->proxy_join ? "true" : "false");
+	else
+		printf(" proxy_join=%u\n", r->proxy_join);
 }
 
 static void print_hex(const uint8_t *p, size_t n)
@@ -425,8 +219,10 @@ static void session_close(struct session *s)
 static int session_open(struct session *s, const struct opts *o,
 			enum imc_umad_mode mode)
 {
-	struct imc_umad_config uc = { o->device, o->port, mode,
-				      mode == IMC_UMAD_SERVER };
+	struct imc_umad_config uc = {
+		.device = o->device, .port = o->port, .mode = mode,
+		.issm = mode == IMC_UMAD_SERVER,
+	};
 	struct imc_sa_client_config cc;
 	struct imc_sa_transport tr;
 	int r;
@@ -549,10 +345,7 @@ static void print_answer(const struct session *s, bool json)
 		if (json && i)
 			printf(",");
 		if (mcmr && imc_mcmr_unpack(&r, p, n) == IMC_MCMR_SIZE) {
-			if (json)
-				print_mcmr_json(&r);
-			else
-				print_mcmr_text(&r);
+			print_mcmr(&r, json);
 		} else if (cpi && imc_class_port_info_unpack(&c, p, n) ==
 					  IMC_CLASS_PORT_INFO_SIZE) {
 			print_cpi(&c, json);
@@ -582,7 +375,7 @@ static int do_send(struct opts *o)
 
 	memset(&s, 0, sizeof(s));
 	mcmr_mad(&m, (uint8_t)o->method, o->smkey, 0, NULL);
-	if (o->data && parse_hex(o->data, m.data, sizeof(m.data)) < 0) {
+	if (o->data && sa_tool_hex(o->data, m.data, sizeof(m.data)) < 0) {
 		fprintf(stderr, "ibmcast sa: bad --data (hex, at most %d bytes)\n",
 			IMC_SA_DATA_SIZE);
 		return IMC_EXIT_USAGE;
@@ -590,14 +383,14 @@ static int do_send(struct opts *o)
 	if (session_open(&s, o, IMC_UMAD_CLIENT) < 0)
 		goto out;
 	memset(&r, 0, sizeof(r));
-	if (o->record && parse_record(o->record, &imc_umad_port(s.u)->gid, &r,
-				      &mask) < 0) {
+	if (o->record && sa_tool_record(PROG, o->record,
+					&imc_umad_port(s.u)->gid, &r, &mask) < 0) {
 		rc = IMC_EXIT_USAGE;
 		goto out;
 	}
 	if (o->record)
 		imc_mcmr_pack(&r, m.data, sizeof(m.data));
-	m.sa.comp_mask = o->comp_auto ? mask : o->comp_mask;
+	m.sa.comp_mask = o->comp.is_auto ? mask : o->comp.mask;
 	m.mad.attr_id = o->attr;
 	m.mad.attr_mod = o->attr_mod;
 	if (session_query(&s, &m) == 0) {
@@ -818,50 +611,115 @@ out:
 
 /* ---- entry ---- */
 
-enum {
-	OPT_DEVICE = 256, OPT_PORT, OPT_JSON, OPT_DLID, OPT_SMKEY, OPT_TIMEOUT,
-	OPT_RETRIES, OPT_STATE, OPT_QKEY, OPT_PKEY, OPT_CREATE, OPT_PORT_GID,
-	OPT_METHOD, OPT_ATTR, OPT_ATTR_MOD, OPT_COMP_MASK, OPT_RECORD,
-	OPT_STATUS, OPT_COUNT, OPT_DURATION, OPT_DATA,
-};
-
-static int usage_error(const char *what)
+static int opt_state(const char *arg, void *f)
 {
-	fprintf(stderr, "ibmcast sa: %s (try 'ibmcast sa --help')\n", what);
-	return IMC_EXIT_USAGE;
+	return sa_tool_state(arg, f);
+}
+
+static int opt_method(const char *arg, void *f)
+{
+	int m = sa_tool_method(arg, 0x7f);
+
+	if (m < 0)
+		return m;
+	*(int *)f = m;
+	return 0;
+}
+
+static int opt_attr(const char *arg, void *f)
+{
+	return sa_tool_attr(arg, f);
+}
+
+static int opt_comp_mask(const char *arg, void *f)
+{
+	struct opts *o = imc_container_of(f, struct opts, comp);
+
+	o->comp.is_auto = !strcmp(arg, "auto");
+	return o->comp.is_auto ? 0 : sa_tool_num(arg, UINT64_MAX, &o->comp.mask);
+}
+
+#define O(name, f, lo, hi) SA_OPT_N(name, struct opts, f, lo, hi)
+static const struct sa_opt options[] = {
+	SA_OPT_S("device", struct opts, device),
+	O("port", port, 0, 255),
+	SA_OPT_F("json", struct opts, json),
+	O("dlid", dlid, 0, 0xbfff),
+	O("smkey", smkey, 0, UINT64_MAX),
+	{ "timeout", SA_OPT_NUM, SA_OPT_FIELD(struct opts, timeout), 1,
+	  3600000, IMC_NSEC_PER_MSEC, NULL, -1 },
+	O("retries", retries, 0, 100),
+	{ "state", SA_OPT_FN, offsetof(struct opts, state), 0, 0, 0, 0,
+	  opt_state, -1 },
+	{ "qkey", SA_OPT_NUM, SA_OPT_FIELD(struct opts, qkey), 0, UINT32_MAX,
+	  1, NULL, offsetof(struct opts, qkey_set) },
+	{ "pkey", SA_OPT_NUM, SA_OPT_FIELD(struct opts, pkey), 0, 0xffff, 1,
+	  NULL, offsetof(struct opts, pkey_set) },
+	SA_OPT_F("create", struct opts, create),
+	{ "port-gid", SA_OPT_GID, offsetof(struct opts, port_gid), 0, 0, 0, 0,
+	  NULL, offsetof(struct opts, port_gid_set) },
+	{ "method", SA_OPT_FN, offsetof(struct opts, method), 0, 0, 0, 0,
+	  opt_method, -1 },
+	{ "attr", SA_OPT_FN, offsetof(struct opts, attr), 0, 0, 0, 0,
+	  opt_attr, -1 },
+	O("attr-mod", attr_mod, 0, UINT32_MAX),
+	{ "comp-mask", SA_OPT_FN, offsetof(struct opts, comp), 0, 0, 0, 0,
+	  opt_comp_mask, -1 },
+	SA_OPT_S("record", struct opts, record),
+	SA_OPT_S("data", struct opts, data),
+	SA_OPT_S("scenario", struct opts, scenario),
+	{ "seed", SA_OPT_NUM, SA_OPT_FIELD(struct opts, seed), 0, UINT64_MAX,
+	  1, NULL, offsetof(struct opts, seed_set) },
+	O("status", status, 0, 0xffff),
+	O("count", count, 0, 1000000),
+	O("duration", duration, 0, 86400),
+};
+#undef O
+
+/* The SA of a simulated run, at its end: `ibmcast run --sa-show`'s last
+ * snapshot. */
+static int do_show_scenario(const struct opts *o)
+{
+	struct imc_scenario_run_opts ro = { 0 };
+	struct imc_scenario_result r;
+	struct imc_scenario *s = NULL;
+	struct imc_scn_sa_show *sh = NULL;
+	char err[1024];
+	int rc;
+
+	rc = imc_scenario_parse_file(o->scenario, NULL, &s, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return IMC_EXIT_USAGE;
+	}
+	rc = imc_scn_sa_show_create(s, &sh);
+	if (rc) {
+		fprintf(stderr, PROG ": %s: %s\n", o->scenario,
+			rc == -ENOENT ? "the scenario has no sa line" :
+			strerror(-rc));
+		imc_scenario_destroy(s);
+		return IMC_EXIT_USAGE;
+	}
+	ro.seed = o->seed;
+	ro.seed_set = o->seed_set;
+	rc = imc_scenario_run(s, &ro, &r, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, PROG ": %s\n", err);
+	} else {
+		rc = imc_scn_sa_show_print_last(sh, stdout, o->json);
+		imc_scenario_result_free(&r);
+	}
+	imc_scn_sa_show_destroy(sh);
+	imc_scenario_destroy(s);
+	return rc ? IMC_EXIT_FAIL : IMC_EXIT_OK;
 }
 
 static int run(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "device", required_argument, NULL, OPT_DEVICE },
-		{ "port", required_argument, NULL, OPT_PORT },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "dlid", required_argument, NULL, OPT_DLID },
-		{ "smkey", required_argument, NULL, OPT_SMKEY },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "retries", required_argument, NULL, OPT_RETRIES },
-		{ "state", required_argument, NULL, OPT_STATE },
-		{ "qkey", required_argument, NULL, OPT_QKEY },
-		{ "pkey", required_argument, NULL, OPT_PKEY },
-		{ "create", no_argument, NULL, OPT_CREATE },
-		{ "port-gid", required_argument, NULL, OPT_PORT_GID },
-		{ "method", required_argument, NULL, OPT_METHOD },
-		{ "attr", required_argument, NULL, OPT_ATTR },
-		{ "attr-mod", required_argument, NULL, OPT_ATTR_MOD },
-		{ "comp-mask", required_argument, NULL, OPT_COMP_MASK },
-		{ "record", required_argument, NULL, OPT_RECORD },
-		{ "data", required_argument, NULL, OPT_DATA },
-		{ "status", required_argument, NULL, OPT_STATUS },
-		{ "count", required_argument, NULL, OPT_COUNT },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct opts o;
 	struct imc_gid mgid;
 	const char *sub;
-	uint64_t v;
-	int ch;
+	int rc;
 
 	memset(&o, 0, sizeof(o));
 	o.timeout = IMC_SA_DEFAULT_TIMEOUT;
@@ -870,113 +728,49 @@ static int run(int argc, char **argv)
 	o.pkey = 0xffff;
 	o.method = -1;
 	o.attr = UMAD_SA_ATTR_MCMEMBER_REC;
-	o.comp_auto = true;
+	o.comp.is_auto = true;
 	o.duration = 30;
 	if (argc < 2)
-		return usage_error("missing subcommand");
+		return sa_tool_usage(PROG, "missing subcommand");
 	sub = argv[1];
 	optind = 2;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		int bad = 0;
-
-		switch (ch) {
-		case OPT_DEVICE: o.device = optarg; break;
-		case OPT_PORT:
-			bad = parse_u64(optarg, 255, &v);
-			o.port = (unsigned)v;
-			break;
-		case OPT_JSON: o.json = true; break;
-		case OPT_DLID:
-			bad = parse_u64(optarg, 0xbfff, &v);
-			o.dlid = (uint16_t)v;
-			break;
-		case OPT_SMKEY: bad = parse_u64(optarg, UINT64_MAX, &o.smkey); break;
-		case OPT_TIMEOUT:
-			bad = parse_u64(optarg, 3600000, &v);
-			o.timeout = v * IMC_NSEC_PER_MSEC;
-			bad |= !v;
-			break;
-		case OPT_RETRIES:
-			bad = parse_u64(optarg, 100, &v);
-			o.retries = (unsigned)v;
-			break;
-		case OPT_STATE: bad = parse_state(optarg, &o.state); break;
-		case OPT_QKEY:
-			bad = parse_u64(optarg, UINT32_MAX, &v);
-			o.qkey = (uint32_t)v;
-			o.qkey_set = true;
-			break;
-		case OPT_PKEY:
-			bad = parse_u64(optarg, 0xffff, &v);
-			o.pkey = (uint16_t)v;
-			o.pkey_set = true;
-			break;
-		case OPT_CREATE: o.create = true; break;
-		case OPT_PORT_GID:
-			bad = imc_gid_parse(optarg, &o.port_gid);
-			o.port_gid_set = true;
-			break;
-		case OPT_METHOD:
-			o.method = parse_method(optarg);
-			bad = o.method < 0;
-			break;
-		case OPT_ATTR: bad = parse_attr(optarg, &o.attr); break;
-		case OPT_ATTR_MOD:
-			bad = parse_u64(optarg, UINT32_MAX, &v);
-			o.attr_mod = (uint32_t)v;
-			break;
-		case OPT_COMP_MASK:
-			if (!strcmp(optarg, "auto")) {
-				o.comp_auto = true;
-			} else {
-				o.comp_auto = false;
-				bad = parse_u64(optarg, UINT64_MAX, &o.comp_mask);
-			}
-			break;
-		case OPT_RECORD: o.record = optarg; break;
-		case OPT_DATA: o.data = optarg; break;
-		case OPT_STATUS:
-			bad = parse_u64(optarg, 0xffff, &v);
-			o.status = (uint16_t)v;
-			break;
-		case OPT_COUNT:
-			bad = parse_u64(optarg, 1000000, &v);
-			o.count = (unsigned)v;
-			break;
-		case OPT_DURATION:
-			bad = parse_u64(optarg, 86400, &v);
-			o.duration = (unsigned)v;
-			break;
-		default:
-			return usage_error("unknown option");
-		}
-		if (bad) {
-			fprintf(stderr, "ibmcast sa: bad value '%s'\n", optarg);
-			return IMC_EXIT_USAGE;
-		}
-	}
+	rc = sa_tool_getopt(PROG, argc, argv, options,
+			    IMC_ARRAY_SIZE(options), &o);
+	if (rc)
+		return rc;
 
 	if (!strcmp(sub, "send")) {
 		if (optind != argc)
-			return usage_error("send takes no operands");
+			return sa_tool_usage(PROG, "send takes no operands");
 		if (o.method < 0)
-			return usage_error("send needs --method");
+			return sa_tool_usage(PROG, "send needs --method");
 		return do_send(&o);
 	}
 	if (!strcmp(sub, "serve-echo")) {
 		if (optind != argc)
-			return usage_error("serve-echo takes no operands");
+			return sa_tool_usage(PROG, "serve-echo takes no operands");
 		return do_serve(&o);
 	}
+	if (!strcmp(sub, "show")) {
+		if (o.scenario) {
+			if (optind != argc)
+				return sa_tool_usage(PROG, "show --scenario takes no MGID");
+			return do_show_scenario(&o);
+		}
+		if (optind == argc)
+			return do_query(&o, NULL);
+		sub = "query";
+	} else if (o.scenario) {
+		return sa_tool_usage(PROG, "--scenario is for show");
+	}
 	if (strcmp(sub, "query") && strcmp(sub, "join") && strcmp(sub, "leave"))
-		return usage_error("unknown subcommand");
+		return sa_tool_usage(PROG, "unknown subcommand");
 	if (optind + 1 != argc)
-		return usage_error("expected one MGID");
+		return sa_tool_usage(PROG, "expected one MGID");
 	if (!strcmp(sub, "query") && !strcmp(argv[optind], "all"))
 		return do_query(&o, NULL);
-	if (parse_mgid(argv[optind], &mgid) < 0)
-		return usage_error("bad MGID");
+	if (sa_tool_gid(argv[optind], &mgid) < 0)
+		return sa_tool_usage(PROG, "bad MGID");
 	if (!strcmp(sub, "query"))
 		return do_query(&o, &mgid);
 	return do_join_leave(&o, &mgid, !strcmp(sub, "join"));

@@ -4,7 +4,6 @@
  * requests to both SAs and compares the answers, and a load generator. */
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include "ibmcast/sa_records.h"
 #include "ibmcast/sa_serve.h"
 #include "ibmcast/umad.h"
+#include "sa_tool.h"
 #include "tools.h"
 #include "wire/bytes.h"
 
@@ -31,8 +31,9 @@ static void help(FILE *f)
 	fprintf(f,
 		"usage: ibmcast sa-serve [serve] [--device D] [--port P] [--smkey K]\n"
 		"                        [--ttl MS] [--window N] [--duration SECS] [--list]\n"
-		"       ibmcast sa-serve compare --imc-lid LID [--osm-lid LID] [--device D]\n"
-		"                        [--port P] CASEFILE\n"
+		"                        [--transport auto|umad|ibsim]\n"
+		"       ibmcast sa-serve compare --imc-lid LID [--osm-lid LID] [--tag T]\n"
+		"                        [--device D] [--port P] CASEFILE\n"
 		"       ibmcast sa-serve load --dlid LID --op create|rejoin [--count N]\n"
 		"                        [--window N] [--tag T] [--device D] [--port P]\n"
 		"\n"
@@ -45,16 +46,23 @@ static void help(FILE *f)
 		"         --duration). --smkey: SM_Key of the P_KeyTableRecord queries\n"
 		"         (default 1; 0: assume P_Key 0xFFFF); --ttl: how long a port found\n"
 		"         absent stays absent (default 1000 ms); --window: queries in\n"
-		"         flight at the SM (default 32).\n"
+		"         flight at the SM (default 32). --transport: umad goes through\n"
+		"         libibumad (on ibsim: umad2sim), ibsim speaks ibsim's socket\n"
+		"         directly, auto (the default) picks ibsim when umad2sim is\n"
+		"         preloaded. compare and load take it too (default umad).\n"
 		"compare  runs the cases of CASEFILE against the SA at --osm-lid (default\n"
 		"         the SM's LID) and the one at --imc-lid, from this one client, and\n"
 		"         prints per case the statuses of both and whether they agree.\n"
 		"         Exit 1 when a case differs without an expect-differs line, or has\n"
-		"         one and agrees.\n"
+		"         one and agrees. --tag (0-255, default 0) shifts the case\n"
+		"         numbers ($C) by TAG * 256, so that runs against the same\n"
+		"         OpenSM use distinct groups.\n"
 		"load     --count Sets of MCMemberRecords (default 10000) with --window in\n"
 		"         flight (default 8, at most 32): 'create' makes groups\n"
 		"         ff15:1234:TAG::N, 'rejoin' joins them again; prints the rate.\n");
 }
+
+#define PROG "ibmcast sa-serve"
 
 /* ------------------------------------------------------------------ */
 /* Options. */
@@ -73,21 +81,22 @@ struct opts {
 	const char *op;
 	unsigned count;
 	unsigned tag;
+	const char *transport;      /* NULL: the verb's default */
+	unsigned coalesce_us;
+	bool window_set, tag_set;
 };
 
-static int parse_num(const char *s, uint64_t max, uint64_t *out)
+/* --transport: serve defaults to auto, the clients to umad (the path a
+ * real client takes, as OpenSM's clients do). */
+static enum imc_umad_backend backend_of(const struct opts *o, bool server)
 {
-	char *end;
-	unsigned long long v;
+	const char *t = o->transport ? o->transport : server ? "auto" : "umad";
 
-	if (!s || !*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
+	if (!strcmp(t, "ibsim"))
+		return IMC_UMAD_IBSIM;
+	if (!strcmp(t, "auto"))
+		return imc_umad_backend_auto();
+	return IMC_UMAD_LIBIBUMAD;
 }
 
 /* SIGINT/SIGTERM through a signalfd watched by the loop: the loop stops
@@ -167,6 +176,8 @@ static int do_serve(const struct opts *o)
 	imc_sa_serve_config_init(&cfg);
 	cfg.device = o->device;
 	cfg.port = o->port;
+	cfg.backend = backend_of(o, true);
+	cfg.coalesce = (imc_time_t)o->coalesce_us * IMC_NSEC_PER_USEC;
 	cfg.query_sm_key = o->smkey;
 	cfg.miss_ttl = (imc_time_t)o->ttl_ms * IMC_NSEC_PER_MSEC;
 	cfg.window = o->window;
@@ -212,9 +223,10 @@ static int do_serve(const struct opts *o)
 	printf("stopped requests %" PRIu64 " answers %" PRIu64 " parked %"
 	       PRIu64 " lookups %" PRIu64 " absent %" PRIu64 " queries %"
 	       PRIu64 " query_errors %" PRIu64 " groups %u created %" PRIu64
-	       "\n", st.requests, st.answers, st.parked, st.lookups,
-	       st.lookups_absent, st.queries, st.query_errors, ss.groups,
-	       ss.groups_created);
+	       " mads_in %" PRIu64 " rx_batches %" PRIu64 "\n", st.requests,
+	       st.answers, st.parked, st.lookups, st.lookups_absent,
+	       st.queries, st.query_errors, ss.groups, ss.groups_created,
+	       st.port.received, st.port.rx_batches);
 	rc = IMC_EXIT_OK;
 out:
 	fflush(stdout);
@@ -300,8 +312,10 @@ static int raw_call(struct raw *w, uint16_t dlid, uint8_t *mad, size_t len)
 
 static int raw_open(struct raw *w, const struct opts *o)
 {
-	struct imc_umad_config uc = { o->device, o->port, IMC_UMAD_CLIENT,
-				      false };
+	struct imc_umad_config uc = {
+		.device = o->device, .port = o->port, .mode = IMC_UMAD_CLIENT,
+		.backend = backend_of(o, false),
+	};
 	int r;
 
 	memset(w, 0, sizeof(*w));
@@ -393,36 +407,6 @@ struct side_result {
 	char *text[MAX_REQS];       /* normalized answer */
 };
 
-static const struct { const char *name; uint8_t method; } methods[] = {
-	{ "get", UMAD_METHOD_GET },
-	{ "set", UMAD_METHOD_SET },
-	{ "gettable", UMAD_SA_METHOD_GET_TABLE },
-	{ "delete", UMAD_SA_METHOD_DELETE },
-	{ "getmulti", UMAD_SA_METHOD_GET_MULTI },
-	{ "report", UMAD_METHOD_REPORT },
-};
-
-static const struct { const char *name; uint64_t bit; } fields[] = {
-	{ "mgid", UMAD_SA_MCM_COMP_MASK_MGID },
-	{ "port_gid", UMAD_SA_MCM_COMP_MASK_PORT_GID },
-	{ "qkey", UMAD_SA_MCM_COMP_MASK_QKEY },
-	{ "mlid", UMAD_SA_MCM_COMP_MASK_MLID },
-	{ "mtu_sel", UMAD_SA_MCM_COMP_MASK_MTU_SEL },
-	{ "mtu", UMAD_SA_MCM_COMP_MASK_MTU },
-	{ "tclass", UMAD_SA_MCM_COMP_MASK_TCLASS },
-	{ "pkey", UMAD_SA_MCM_COMP_MASK_PKEY },
-	{ "rate_sel", UMAD_SA_MCM_COMP_MASK_RATE_SEL },
-	{ "rate", UMAD_SA_MCM_COMP_MASK_RATE },
-	{ "life_sel", UMAD_SA_MCM_COMP_MASK_LIFE_TIME_SEL },
-	{ "life", UMAD_SA_MCM_COMP_MASK_LIFE_TIME },
-	{ "sl", UMAD_SA_MCM_COMP_MASK_SL },
-	{ "flow_label", UMAD_SA_MCM_COMP_MASK_FLOW_LABEL },
-	{ "hop_limit", UMAD_SA_MCM_COMP_MASK_HOP_LIMIT },
-	{ "scope", UMAD_SA_MCM_COMP_MASK_SCOPE },
-	{ "join_state", UMAD_SA_MCM_COMP_MASK_JOIN_STATE },
-	{ "proxy_join", UMAD_SA_MCM_COMP_MASK_PROXY_JOIN },
-};
-
 struct ctx {
 	struct raw w;
 	uint16_t lid[2];            /* 0 OpenSM, 1 ibmcast */
@@ -431,6 +415,7 @@ struct ctx {
 	struct var vars[MAX_VARS];
 	unsigned nvars;
 	unsigned case_no;
+	unsigned case_base;         /* --tag << 8: keeps runs apart */
 };
 
 /* Expands $NAME references of s for side into out. */
@@ -465,7 +450,8 @@ static int expand(const struct ctx *c, int side, const char *s, char *out,
 		else if (!strcmp(name, "BADPREFIX"))
 			v = c->badprefix;
 		else if (!strcmp(name, "C")) {
-			snprintf(num, sizeof(num), "%x", c->case_no);
+			snprintf(num, sizeof(num), "%x",
+				 c->case_base + c->case_no);
 			v = num;
 		} else {
 			for (unsigned i = 0; i < c->nvars; i++)
@@ -483,70 +469,6 @@ static int expand(const struct ctx *c, int side, const char *s, char *out,
 		o += strlen(v);
 	}
 	out[o] = '\0';
-	return 0;
-}
-
-static int parse_hex(const char *s, uint8_t *buf, size_t max)
-{
-	size_t n = strlen(s);
-
-	if (n % 2 || n / 2 > max)
-		return -EINVAL;
-	for (size_t i = 0; i < n; i += 2) {
-		if (!isxdigit((unsigned char)s[i]) ||
-		    !isxdigit((unsigned char)s[i + 1]))
-			return -EINVAL;
-		buf[i / 2] = (uint8_t)strtoul((char[]){ s[i], s[i + 1], 0 },
-					       NULL, 16);
-	}
-	return 0;
-}
-
-static int set_rec_field(struct imc_mcmr *r, const char *f, const char *v,
-			 uint64_t *mask)
-{
-	uint64_t x = 0;
-	size_t i;
-
-	for (i = 0; i < IMC_ARRAY_SIZE(fields); i++)
-		if (!strcmp(f, fields[i].name))
-			break;
-	if (i == IMC_ARRAY_SIZE(fields))
-		return -EINVAL;
-	*mask |= fields[i].bit;
-	if (i <= 1) {
-		struct imc_gid g;
-
-		if (!strcmp(v, "0"))
-			memset(&g, 0, sizeof(g));
-		else if (imc_gid_parse(v, &g) < 0)
-			return -EINVAL;
-		if (i == 0)
-			r->mgid = g;
-		else
-			r->port_gid = g;
-		return 0;
-	}
-	if (parse_num(v, UINT32_MAX, &x) < 0)
-		return -EINVAL;
-	switch (i) {
-	case 2: r->qkey = (uint32_t)x; break;
-	case 3: r->mlid = (uint16_t)x; break;
-	case 4: r->mtu_sel = (uint8_t)x; break;
-	case 5: r->mtu = (uint8_t)x; break;
-	case 6: r->tclass = (uint8_t)x; break;
-	case 7: r->pkey = (uint16_t)x; break;
-	case 8: r->rate_sel = (uint8_t)x; break;
-	case 9: r->rate = (uint8_t)x; break;
-	case 10: r->life_sel = (uint8_t)x; break;
-	case 11: r->life = (uint8_t)x; break;
-	case 12: r->sl = (uint8_t)x; break;
-	case 13: r->flow_label = (uint32_t)x; break;
-	case 14: r->hop_limit = (uint8_t)x; break;
-	case 15: r->scope = (uint8_t)x; break;
-	case 16: r->join_state = (uint8_t)x; break;
-	case 17: r->proxy_join = x != 0; break;
-	}
 	return 0;
 }
 
@@ -571,17 +493,11 @@ static int build(const char *line, uint8_t *mad, size_t *len, char *save,
 	*len = IMC_MAD_SIZE;
 	save[0] = '\0';
 	tok = strtok_r(copy, " \t", &sp);
-	for (i = 0; tok && i < IMC_ARRAY_SIZE(methods); i++)
-		if (!strcmp(tok, methods[i].name))
-			break;
-	if (!tok)
-		rc = -EINVAL;
-	else if (i < IMC_ARRAY_SIZE(methods))
-		m.mad.method = methods[i].method;
-	else if (parse_num(tok, 0xff, &v) == 0)
-		m.mad.method = (uint8_t)v;
-	else
-		rc = -EINVAL;
+	rc = tok ? sa_tool_method(tok, 0xff) : -EINVAL;
+	if (rc >= 0) {
+		m.mad.method = (uint8_t)rc;
+		rc = 0;
+	}
 	while (!rc && (tok = strtok_r(NULL, " \t", &sp))) {
 		char *eq = strchr(tok, '=');
 
@@ -591,44 +507,25 @@ static int build(const char *line, uint8_t *mad, size_t *len, char *save,
 		}
 		*eq++ = '\0';
 		if (!strcmp(tok, "attr")) {
-			if (!strcmp(eq, "mcmr"))
-				v = UMAD_SA_ATTR_MCMEMBER_REC;
-			else if (!strcmp(eq, "cpi"))
-				v = UMAD_ATTR_CLASS_PORT_INFO;
-			else if (!strcmp(eq, "inform"))
-				v = UMAD_ATTR_INFORM_INFO;
-			else if (parse_num(eq, 0xffff, &v) < 0)
-				rc = -EINVAL;
-			m.mad.attr_id = (uint16_t)v;
+			rc = sa_tool_attr(eq, &m.mad.attr_id);
 		} else if (!strcmp(tok, "smkey")) {
-			rc = parse_num(eq, UINT64_MAX, &m.sa.sm_key);
+			rc = sa_tool_num(eq, UINT64_MAX, &m.sa.sm_key);
 		} else if (!strcmp(tok, "mask")) {
-			rc = parse_num(eq, UINT64_MAX, &mask);
+			rc = sa_tool_num(eq, UINT64_MAX, &mask);
 			mask_set = true;
 		} else if (!strcmp(tok, "rec")) {
-			char *f, *fp = NULL;
+			uint64_t mm = 0;
 
 			have_rec = true;
-			for (f = strtok_r(eq, ",", &fp); f && !rc;
-			     f = strtok_r(NULL, ",", &fp)) {
-				char *e = strchr(f, '=');
-				uint64_t mm = 0;
-
-				if (!e) {
-					rc = -EINVAL;
-					break;
-				}
-				*e++ = '\0';
-				rc = set_rec_field(&r, f, e, &mm);
-				if (!mask_set)
-					mask |= mm;
-			}
+			rc = sa_tool_record(PROG, eq, NULL, &r, &mm);
+			if (!mask_set)
+				mask |= mm;
 		} else if (!strcmp(tok, "data")) {
-			rc = parse_hex(eq, m.data, sizeof(m.data));
+			rc = sa_tool_hex(eq, m.data, sizeof(m.data));
 		} else if (!strcmp(tok, "bv") || !strcmp(tok, "cv") ||
 			   !strcmp(tok, "attroff") || !strcmp(tok, "attrmod") ||
 			   !strcmp(tok, "len")) {
-			rc = parse_num(eq, UINT32_MAX, &v);
+			rc = sa_tool_num(eq, UINT32_MAX, &v);
 			if (!strcmp(tok, "bv"))
 				bv = (int)(v & 0xff);
 			else if (!strcmp(tok, "cv"))
@@ -650,14 +547,14 @@ static int build(const char *line, uint8_t *mad, size_t *len, char *save,
 				break;
 			}
 			*colon = '\0';
-			rc = parse_num(eq, IMC_SA_DATA_SIZE - 1, &v);
+			rc = sa_tool_num(eq, IMC_SA_DATA_SIZE - 1, &v);
 			raws[nraw].off = (size_t)v;
 			raws[nraw].n = strlen(colon + 1) / 2;
 			if (!rc && raws[nraw].off + raws[nraw].n >
 					   IMC_SA_DATA_SIZE)
 				rc = -EINVAL;
 			if (!rc)
-				rc = parse_hex(colon + 1, raws[nraw].b,
+				rc = sa_tool_hex(colon + 1, raws[nraw].b,
 					       sizeof(raws[nraw].b));
 			nraw++;
 		} else if (!strcmp(tok, "save")) {
@@ -932,6 +829,7 @@ static int do_compare(const struct opts *o, const char *file)
 	int rc = IMC_EXIT_FAIL;
 
 	memset(&c, 0, sizeof(c));
+	c.case_base = o->tag << 8;
 	memset(&k, 0, sizeof(k));
 	if (!f) {
 		fprintf(stderr, "ibmcast sa-serve: %s: %s\n", file,
@@ -1102,8 +1000,10 @@ static void load_one(struct load *l)
 
 static int do_load(const struct opts *o)
 {
-	struct imc_umad_config uc = { o->device, o->port, IMC_UMAD_CLIENT,
-				      false };
+	struct imc_umad_config uc = {
+		.device = o->device, .port = o->port, .mode = IMC_UMAD_CLIENT,
+		.backend = backend_of(o, false),
+	};
 	struct imc_sa_client_config cc;
 	struct imc_sa_transport tr;
 	struct imc_umad *u = NULL;
@@ -1167,42 +1067,47 @@ out:
 
 /* ------------------------------------------------------------------ */
 
-enum {
-	OPT_DEVICE = 256, OPT_PORT, OPT_SMKEY, OPT_TTL, OPT_WINDOW,
-	OPT_DURATION, OPT_LIST, OPT_OSM_LID, OPT_IMC_LID, OPT_DLID, OPT_OP,
-	OPT_COUNT, OPT_TAG,
-};
-
-static int usage_error(const char *what)
+static int opt_op(const char *arg, void *f)
 {
-	fprintf(stderr, "ibmcast sa-serve: %s (try 'ibmcast sa-serve --help')\n",
-		what);
-	return IMC_EXIT_USAGE;
+	*(const char **)f = arg;
+	return strcmp(arg, "create") && strcmp(arg, "rejoin") ? -EINVAL : 0;
 }
+
+static int opt_transport(const char *arg, void *f)
+{
+	*(const char **)f = arg;
+	return strcmp(arg, "auto") && strcmp(arg, "umad") &&
+	       strcmp(arg, "ibsim") ? -EINVAL : 0;
+}
+
+#define O(name, f, lo, hi) SA_OPT_N(name, struct opts, f, lo, hi)
+static const struct sa_opt options[] = {
+	SA_OPT_S("device", struct opts, device),
+	O("port", port, 0, 255),
+	O("smkey", smkey, 0, UINT64_MAX),
+	O("ttl", ttl_ms, 0, 3600000),
+	{ "window", SA_OPT_NUM, SA_OPT_FIELD(struct opts, window), 1, 32, 1,
+	  NULL, offsetof(struct opts, window_set) },
+	O("duration", duration, 0, 86400),
+	SA_OPT_F("list", struct opts, list),
+	O("osm-lid", osm_lid, 1, 0xbfff),
+	O("imc-lid", imc_lid, 1, 0xbfff),
+	O("dlid", dlid, 1, 0xbfff),
+	{ "op", SA_OPT_FN, offsetof(struct opts, op), 0, 0, 0, 0, opt_op, -1 },
+	O("count", count, 1, 0xfffffff),
+	{ "tag", SA_OPT_NUM, SA_OPT_FIELD(struct opts, tag), 0, 0xffff, 1,
+	  NULL, offsetof(struct opts, tag_set) },
+	{ "transport", SA_OPT_FN, offsetof(struct opts, transport), 0, 0, 0,
+	  0, opt_transport, -1 },
+	O("coalesce", coalesce_us, 0, 1000000),
+};
+#undef O
 
 static int run(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "device", required_argument, NULL, OPT_DEVICE },
-		{ "port", required_argument, NULL, OPT_PORT },
-		{ "smkey", required_argument, NULL, OPT_SMKEY },
-		{ "ttl", required_argument, NULL, OPT_TTL },
-		{ "window", required_argument, NULL, OPT_WINDOW },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "list", no_argument, NULL, OPT_LIST },
-		{ "osm-lid", required_argument, NULL, OPT_OSM_LID },
-		{ "imc-lid", required_argument, NULL, OPT_IMC_LID },
-		{ "dlid", required_argument, NULL, OPT_DLID },
-		{ "op", required_argument, NULL, OPT_OP },
-		{ "count", required_argument, NULL, OPT_COUNT },
-		{ "tag", required_argument, NULL, OPT_TAG },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct opts o;
 	const char *verb = "serve";
-	bool window_set = false;
-	uint64_t v;
-	int ch;
+	int rc;
 
 	memset(&o, 0, sizeof(o));
 	o.smkey = 1;
@@ -1215,85 +1120,36 @@ static int run(int argc, char **argv)
 		verb = argv[1];
 		optind = 2;
 	}
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		int bad = 0;
-
-		switch (ch) {
-		case OPT_DEVICE: o.device = optarg; break;
-		case OPT_PORT:
-			bad = parse_num(optarg, 255, &v);
-			o.port = (unsigned)v;
-			break;
-		case OPT_SMKEY: bad = parse_num(optarg, UINT64_MAX, &o.smkey); break;
-		case OPT_TTL:
-			bad = parse_num(optarg, 3600000, &v);
-			o.ttl_ms = (unsigned)v;
-			break;
-		case OPT_WINDOW:
-			bad = parse_num(optarg, 32, &v) || !v;
-			o.window = (unsigned)v;
-			window_set = true;
-			break;
-		case OPT_DURATION:
-			bad = parse_num(optarg, 86400, &v);
-			o.duration = (unsigned)v;
-			break;
-		case OPT_LIST: o.list = true; break;
-		case OPT_OSM_LID:
-		case OPT_IMC_LID:
-		case OPT_DLID:
-			bad = parse_num(optarg, 0xbfff, &v) || !v;
-			if (ch == OPT_OSM_LID)
-				o.osm_lid = (uint16_t)v;
-			else if (ch == OPT_IMC_LID)
-				o.imc_lid = (uint16_t)v;
-			else
-				o.dlid = (uint16_t)v;
-			break;
-		case OPT_OP:
-			o.op = optarg;
-			bad = strcmp(optarg, "create") && strcmp(optarg, "rejoin");
-			break;
-		case OPT_COUNT:
-			bad = parse_num(optarg, 0xfffffff, &v) || !v;
-			o.count = (unsigned)v;
-			break;
-		case OPT_TAG:
-			bad = parse_num(optarg, 0xffff, &v);
-			o.tag = (unsigned)v;
-			break;
-		default:
-			return usage_error("unknown option");
-		}
-		if (bad) {
-			fprintf(stderr, "ibmcast sa-serve: bad value '%s'\n",
-				optarg);
-			return IMC_EXIT_USAGE;
-		}
-	}
+	rc = sa_tool_getopt(PROG, argc, argv, options,
+			    IMC_ARRAY_SIZE(options), &o);
+	if (rc)
+		return rc;
 	if (!strcmp(verb, "serve")) {
 		if (optind != argc)
-			return usage_error("serve takes no operands");
+			return sa_tool_usage(PROG, "serve takes no operands");
 		return do_serve(&o);
 	}
 	if (!strcmp(verb, "compare")) {
 		if (optind + 1 != argc)
-			return usage_error("compare takes one case file");
+			return sa_tool_usage(PROG, "compare takes one case file");
 		if (!o.imc_lid)
-			return usage_error("compare needs --imc-lid");
+			return sa_tool_usage(PROG, "compare needs --imc-lid");
+		if (!o.tag_set)
+			o.tag = 0;
+		if (o.tag > 0xff)
+			return sa_tool_usage(PROG, "compare takes --tag 0-255");
 		return do_compare(&o, argv[optind]);
 	}
 	if (!strcmp(verb, "load")) {
 		if (optind != argc)
-			return usage_error("load takes no operands");
+			return sa_tool_usage(PROG, "load takes no operands");
 		if (!o.dlid || !o.op)
-			return usage_error("load needs --dlid and --op");
-		if (!window_set)
+			return sa_tool_usage(PROG, "load needs --dlid and --op");
+		if (!o.window_set)
 			o.window = 8;
 		return do_load(&o);
 	}
-	return usage_error("unknown verb");
+	return sa_tool_usage(PROG, "unknown verb");
 }
 
 const struct imc_cmd imc_cmd_sa_serve = {

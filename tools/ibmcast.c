@@ -13,6 +13,7 @@ static const struct imc_cmd *const cmds[] = {
 	&imc_cmd_sa_serve,
 	&imc_cmd_mcast,
 	&imc_cmd_bench,
+	&imc_cmd_up,
 };
 
 static void usage(FILE *f)

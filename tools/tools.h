@@ -32,6 +32,7 @@ extern const struct imc_cmd imc_cmd_join;
 extern const struct imc_cmd imc_cmd_run;
 extern const struct imc_cmd imc_cmd_sa;
 extern const struct imc_cmd imc_cmd_sa_serve;
+extern const struct imc_cmd imc_cmd_up;
 extern const struct imc_cmd imc_cmd_mcast;
 extern const struct imc_cmd imc_cmd_bench;
 

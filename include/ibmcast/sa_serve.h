@@ -7,8 +7,8 @@
  * (15.2.5.3; GidPrefix, MTUCap, link width and speed), its NodeRecord
  * (15.2.5.2; PortGUID, node type) and, with a trusted SM_Key, block 0 of
  * its P_KeyTableRecord (15.2.5.11). GID = GidPrefix + PortGUID. Gets per
- * LID rather than one GetTable: on ibsim answers are cut to 224 bytes and
- * carry no RMPP, so a table would come back truncated.
+ * LID rather than one GetTable: ibsim carries no RMPP (and umad2sim cuts
+ * every MAD to 224 bytes), so a table would come back truncated.
  *
  * At start the LIDs from 1 are scanned until cfg.scan_gap LIDs in a row
  * past the highest one found have no port; requests that arrive meanwhile
@@ -43,6 +43,8 @@ extern "C" {
 struct imc_sa_serve_config {
 	const char *device;         /* CA name; NULL: libibumad's default */
 	unsigned port;              /* 0: the first active port */
+	enum imc_umad_backend backend; /* how the port is reached */
+	imc_time_t coalesce;        /* receive coalescing (imc_umad_config) */
 	/* The engine's settings. subnet_prefix, sa_lid and sa_gid are
 	 * taken from the port. */
 	struct imc_sa_config sa;
@@ -58,9 +60,9 @@ struct imc_sa_serve_config {
 	uint32_t park_max;          /* requests waiting for lookups */
 };
 
-/* Defaults: imc_sa_config_init() for the engine, SM_Key 1, window 32,
- * 200 ms timeout with 3 retries, miss TTL 1 s, scan gap 64, 4096 parked
- * requests. */
+/* Defaults: libibumad, imc_sa_config_init() for the engine, SM_Key 1,
+ * window 32, 200 ms timeout with 3 retries, miss TTL 1 s, scan gap 64,
+ * 4096 parked requests. */
 void imc_sa_serve_config_init(struct imc_sa_serve_config *cfg);
 
 struct imc_sa_serve;
@@ -108,6 +110,7 @@ struct imc_sa_serve_stats {
 	uint64_t answers;           /* MADs the engine sent */
 	uint64_t send_errors;
 	imc_time_t scan_time;       /* start to ready, ns */
+	struct imc_umad_stats port; /* the transport's counters */
 };
 
 void imc_sa_serve_get_stats(const struct imc_sa_serve *s,

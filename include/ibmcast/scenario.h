@@ -108,6 +108,11 @@ struct imc_scn_subject {
 	/* Text of a value; NULL: decimal. */
 	void (*value_format)(uint64_t value, char *buf, size_t len);
 	void (*free)(void *data);
+	/* The subject's own constant, for subjects that share their
+	 * functions (e.g. counters read at an offset): parse finds it in
+	 * *data and replaces it with what print, observe and free get.
+	 * NULL for most subjects. */
+	const void *arg;
 };
 
 /* A language with the built-in verbs and subjects. Verbs and subjects
@@ -260,6 +265,9 @@ struct imc_loop *imc_scn_loop(struct imc_scn_ctx *c);
 const struct imc_topo *imc_scn_topo(struct imc_scn_ctx *c);
 /* The fabric configuration of this run (seed override applied). */
 const struct imc_fabric_config *imc_scn_config(struct imc_scn_ctx *c);
+/* Scenario time: the loop's time since the run started (the loop's own
+ * time on the run's virtual loop; on a caller's loop, time since t0). */
+imc_time_t imc_scn_now(struct imc_scn_ctx *c);
 
 /* The scenario's UD QP on an HCA port for a P_Key and Q_Key, created on
  * first use; QPNs follow the order of first use, so they are the same in
@@ -346,6 +354,25 @@ struct imc_scenario_run_opts {
 	/* Wall clock in ns for result.wall_ns; NULL leaves it 0. The
 	 * library never reads a clock itself. */
 	uint64_t (*wall_clock)(void *ctx);
+	/* Not NULL: run on this loop instead of a virtual loop of the
+	 * run's own, e.g. a real-time loop (`ibmcast up`). The caller keeps
+	 * it; scenario time 0 is the loop's time when the run starts, and
+	 * result.leftover counts what is still armed or watched on it once
+	 * the run has freed everything. */
+	struct imc_loop *loop;
+	/* Not NULL: called once the SM's first sweep is done and every
+	 * action of time 0 has run, with the running context, so that the
+	 * caller can attach its own objects to the fabric; a negative
+	 * return ends the run with that error. ending (required with
+	 * started) is then called when the run ends, however it ends,
+	 * before the run frees anything. */
+	int (*started)(void *ctx, struct imc_scn_ctx *c);
+	void (*ending)(void *ctx, struct imc_scn_ctx *c);
+	/* Not NULL: asked between slices of the run; true ends the run
+	 * there, as if --until had been reached (expectations after it are
+	 * skipped). With a real-time loop, imc_loop_wake() from a signal
+	 * handler cuts the current slice short. */
+	bool (*interrupted)(void *ctx);
 	void *ctx;
 };
 

@@ -59,6 +59,11 @@ unsigned imc_scn_sa_show_count(const struct imc_scn_sa_show *sh);
 int imc_scn_sa_show_print(const struct imc_scn_sa_show *sh, FILE *f,
 			  bool json);
 
+/* Writes the last snapshot only (the end of the run), as text or as one
+ * JSON object. Returns 0, -ENOENT (none recorded), -EINVAL or -EIO. */
+int imc_scn_sa_show_print_last(const struct imc_scn_sa_show *sh, FILE *f,
+			       bool json);
+
 /* Makes every snapshot also record the forwarding of the group mgid (if
  * it exists then) as the switches' MFTs hold it, as Graphviz DOT
  * (imc_fabric_mft_dot()). Returns 0 or -EINVAL. */

@@ -24,8 +24,17 @@
  * Received MADs are read in the loop thread when the umad fd can be
  * watched (the kernel's /dev/infiniband/umadN). umad2sim's fds are fake
  * (numbers from 1024 that only its own poll()/read() understand), so there
- * a helper thread waits in umad_recv() and hands each MAD to the loop
- * through an eventfd; callbacks always run in the loop thread.
+ * a helper thread waits in umad_recv() and hands the MADs to the loop
+ * through an eventfd, as many per wake-up as have arrived; callbacks
+ * always run in the loop thread.
+ *
+ * Backend IMC_UMAD_IBSIM leaves libibumad (and umad2sim) out and speaks
+ * ibsim's own client protocol on its AF_UNIX socket (IBSIM_SOCKNAME, node
+ * SIM_HOST; cfg->device and cfg->port are not used): one descriptor in
+ * the loop's epoll, every MAD waiting read with one recvmmsg() and the
+ * answers written while they are handled sent with one sendmmsg(), whole
+ * 256-byte MADs both ways. It hands over what umad2sim would (every SA
+ * class MAD), for a process that runs on ibsim only.
  */
 #ifndef IBMCAST_UMAD_H
 #define IBMCAST_UMAD_H
@@ -57,12 +66,30 @@ enum {
 
 #define IMC_UMAD_GSI_QKEY 0x80010000u /* IBA 9.6.1.1.2 well-known Q_Key */
 
+enum imc_umad_backend {
+	IMC_UMAD_LIBIBUMAD,           /* the kernel, or umad2sim over ibsim */
+	IMC_UMAD_IBSIM,               /* ibsim's socket, directly */
+};
+
 struct imc_umad_config {
 	const char *device;           /* CA name; NULL: libibumad's default */
 	unsigned port;                /* 0: the first active port */
 	enum imc_umad_mode mode;
 	bool issm;                    /* set IsSM through the issm device */
+	enum imc_umad_backend backend;
+	/* Receive coalescing, where the loop watches the port's descriptor
+	 * (the kernel's umad, ibsim's socket; not umad2sim): 0 wakes the
+	 * loop for every MAD; > 0, once MADs arrive, reads the port every
+	 * coalesce ns until a read finds none, trading up to that much
+	 * latency for one wake-up per batch (as a NIC's interrupt
+	 * moderation does). */
+	imc_time_t coalesce;
 };
+
+/* The backend "auto" means: IMC_UMAD_IBSIM when umad2sim is loaded in
+ * this process (the process was started to run on ibsim), else
+ * IMC_UMAD_LIBIBUMAD. */
+enum imc_umad_backend imc_umad_backend_auto(void);
 
 /* The port as libibumad reported it when opened (umad2sim reads it once,
  * when the process starts). */
@@ -88,15 +115,16 @@ struct imc_umad_addr {
 
 /* A received MAD: len bytes (at most 256; under umad2sim at most 224,
  * the part of each MAD it really carries), sent from *from. Called in the
- * loop thread. */
+ * loop thread. From ibsim's socket, from carries the LID and QPN only. */
 typedef void (*imc_umad_recv_cb)(void *arg, const uint8_t *mad, size_t len,
 				 const struct imc_umad_addr *from);
 
 /* Opens the port and registers the agent(s) of cfg->mode, and starts
  * receiving on loop (a real-time loop). Returns 0, -ENODEV (no such
- * device or port), -EINVAL (bad arguments, a virtual loop), -EIO
- * (libibumad could not open or register), or -ENOMEM. Free with
- * imc_umad_close(). */
+ * device or port; ibsim: no simulator, unknown node, no free client
+ * slot, or another SM on the node), -EINVAL (bad arguments, a virtual
+ * loop), -EIO (libibumad could not open or register), or -ENOMEM. Free
+ * with imc_umad_close(). */
 int imc_umad_open(struct imc_loop *loop, const struct imc_umad_config *cfg,
 		  struct imc_umad **out);
 
@@ -150,6 +178,8 @@ struct imc_umad_stats {
 	uint64_t dropped;    /* received with no one to take them, or past
 			      * the helper thread's queue */
 	uint64_t recv_errors;
+	uint64_t rx_batches; /* reads that found MADs (wake-ups or polls);
+			      * received / rx_batches: MADs per batch */
 	bool helper_thread;  /* umad2sim: received through the helper */
 };
 

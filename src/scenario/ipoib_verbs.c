@@ -24,6 +24,11 @@
  *    addresses (from the loop: an interface op may not call back into
  *    the interface) and counts what it receives;
  *  - flows of ping and ipoib-send lines.
+ *
+ * A caller of the run (ibmcast up) may tap an interface
+ * (imc_scn_ipoib_tap): its deliveries and carrier changes then go to the
+ * tap instead of the host model, so that a real IP stack stands behind
+ * the interface.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -129,6 +134,8 @@ struct iface {
 	struct imc_ip_addr addr[ADDRS_MAX];
 	unsigned plen[ADDRS_MAX];
 	unsigned naddrs;
+	/* the caller's tap (deliver NULL: none, the host model hears) */
+	struct imc_ipoib_host_ops tap;
 	/* host model */
 	struct hpkt *rq_head, *rq_tail;  /* echo replies to send */
 	struct imc_timer reply;
@@ -477,6 +484,14 @@ static void echo_answer(struct iface *i, const struct ipo_iphdr *ip,
 			      imc_loop_now(i->ps->r->loop));
 }
 
+static void host_carrier(void *ctx, bool up)
+{
+	struct iface *i = ctx;
+
+	if (i->tap.deliver && i->tap.carrier)
+		i->tap.carrier(i->tap.ctx, up);
+}
+
 static void host_deliver(void *ctx, const struct imc_ipoib_packet *p)
 {
 	struct iface *i = ctx;
@@ -484,6 +499,10 @@ static void host_deliver(void *ctx, const struct imc_ipoib_packet *p)
 	size_t off;
 
 	i->received++;
+	if (i->tap.deliver) {
+		i->tap.deliver(i->tap.ctx, p);
+		return;
+	}
 	if (ipo_ip_parse(p->data, p->len, &ip) < 0)
 		return;
 	if (imc_ip_addr_is_multicast(&ip.dst)) {
@@ -653,7 +672,7 @@ static int iface_get(struct ipr *r, const struct if_arg *a,
 	cfg.pkey = a->pkey;
 	cfg.hash_seed = imc_scn_config(r->c)->seed;
 	host.deliver = host_deliver;
-	host.carrier = NULL;
+	host.carrier = host_carrier;
 	host.ctx = i;
 	rc = imc_ipoib_fabric_create(r->f, a->node, a->port, ps->mc, &cfg,
 				     IMC_IPOIB_FABRIC_QKEY, &host, &i->x);
@@ -1717,6 +1736,33 @@ static const struct imc_scn_subject subj_counter = {
 };
 
 /* ------------------------------------------------------------------ */
+
+int imc_scn_ipoib_tap(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		      uint16_t pkey, const struct imc_ipoib_host_ops *tap,
+		      struct imc_scn_ipoib_iface *out)
+{
+	struct if_arg a = { .node = node, .port = port, .pkey = pkey };
+	struct ipr *r = imc_scn_data(c, &run_key);
+	struct iface *i;
+
+	if (tap && !tap->deliver)
+		return -EINVAL;
+	i = r && node < r->t->nnodes &&
+		    port <= r->t->node[node].nports ? iface_find(r, &a) : NULL;
+	if (!i)
+		return -ENOENT;
+	if (tap)
+		i->tap = *tap;
+	else
+		memset(&i->tap, 0, sizeof(i->tap));
+	if (out) {
+		out->ifc = imc_ipoib_fabric_ipoib(i->x);
+		out->naddrs = i->naddrs;
+		out->addr = i->addr;
+		out->plen = i->plen;
+	}
+	return 0;
+}
 
 int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
 {

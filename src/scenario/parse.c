@@ -457,9 +457,12 @@ static int operand(struct imc_scn_parser *p, unsigned argc,
 	if (!o->subj)
 		return scn_error(p, "unknown subject '%s'", argv[0]);
 	p->verb = o->subj->name;
-	o->data = NULL;
+	o->data = (void *)o->subj->arg;
 	rc = o->subj->parse(p, argc - 1, argv + 1, &o->data);
 	p->verb = NULL;
+	/* Never the subject's constant: nothing to free. */
+	if (o->data == o->subj->arg)
+		o->data = NULL;
 	if (rc && o->subj->free)
 		o->subj->free(o->data);
 	if (rc)

@@ -8,6 +8,12 @@
  * decide when progress is reported: timers fire by (deadline, arming
  * order) whatever the slicing, so the result does not depend on it.
  *
+ * A run may also go on a loop the caller owns (imc_scenario_run_opts
+ * loop), a real-time one for `ibmcast up`: scenario time then counts from
+ * the loop's time when the run starts (t0), every action is armed at t0
+ * plus its time, and the caller's hooks see the running fabric once the
+ * actions of time 0 have run and again before anything is freed.
+ *
  * Hosts (HCA ports) get state when first used: their QPs (one per P_Key,
  * numbered in order of first use) and counters, found by a hash of
  * node:port. Receivers recognise scenario datagrams by their header and
@@ -59,6 +65,8 @@ struct act {
 struct imc_scn_ctx {
 	const struct imc_scenario *s;
 	struct imc_loop *loop;
+	bool own_loop;            /* created by the run, destroyed with it */
+	imc_time_t t0;            /* loop time of scenario time 0 */
 	struct imc_fabric *fab;
 	struct imc_fabric_config cfg;
 
@@ -108,6 +116,16 @@ const struct imc_topo *imc_scn_topo(struct imc_scn_ctx *c)
 const struct imc_fabric_config *imc_scn_config(struct imc_scn_ctx *c)
 {
 	return &c->cfg;
+}
+
+imc_time_t imc_scn_now(struct imc_scn_ctx *c)
+{
+	return imc_loop_now(c->loop) - c->t0;
+}
+
+static imc_time_t at_loop(const struct imc_scn_ctx *c, imc_time_t t)
+{
+	return t > IMC_TIME_MAX - c->t0 ? IMC_TIME_MAX : c->t0 + t;
 }
 
 uint32_t scn_flow_id(struct imc_scn_ctx *c)
@@ -434,7 +452,7 @@ static int check(struct imc_scn_ctx *c, const struct scn_expect *e,
 	bool ok;
 	int rc;
 
-	out->at = imc_loop_now(c->loop);
+	out->at = imc_scn_now(c);
 	rc = e->lhs.subj->observe(c, e->lhs.data, &v);
 	if (rc)
 		return rc;
@@ -487,10 +505,13 @@ struct slicer {
 	const struct imc_scenario_run_opts *o;
 };
 
+/* Runs the loop to scenario time to. Returns 0, 1 when the caller's
+ * interrupted() hook ended the run early, or a negative errno. */
 static int advance(struct imc_scn_ctx *c, struct slicer *sl, imc_time_t to)
 {
 	struct imc_loop_stats st;
 
+	to = at_loop(c, to);
 	do {
 		imc_time_t now = imc_loop_now(c->loop);
 		imc_time_t next = now + sl->slice;
@@ -514,8 +535,10 @@ static int advance(struct imc_scn_ctx *c, struct slicer *sl, imc_time_t to)
 			 sl->slice > SLICE_MIN)
 			sl->slice /= 2;
 		if (sl->o->progress)
-			sl->o->progress(sl->o->ctx, imc_loop_now(c->loop),
+			sl->o->progress(sl->o->ctx, imc_scn_now(c),
 					st.timers_fired + st.fd_events);
+		if (sl->o->interrupted && sl->o->interrupted(sl->o->ctx))
+			return 1;
 	} while (imc_loop_now(c->loop) < to);
 	return 0;
 }
@@ -633,8 +656,14 @@ static size_t ctx_free(struct imc_scn_ctx *c)
 	free(c->hslot);
 	if (c->fab)
 		imc_fabric_destroy(c->fab);
-	if (c->loop)
+	if (c->loop && c->own_loop) {
 		left = imc_loop_destroy(c->loop);
+	} else if (c->loop) {
+		struct imc_loop_stats st;
+
+		imc_loop_get_stats(c->loop, &st);
+		left = st.timers_armed + st.fds_watched;
+	}
 	return left;
 }
 
@@ -667,6 +696,7 @@ int imc_scenario_run(const struct imc_scenario *s,
 	uint64_t wall0 = 0;
 	imc_time_t end;
 	unsigned ie = 0;
+	bool started = false;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -674,6 +704,8 @@ int imc_scenario_run(const struct imc_scenario *s,
 		err[0] = '\0';
 	if (!opts)
 		opts = &none;
+	if (opts->started && !opts->ending)
+		return -EINVAL;
 	if (opts->wall_clock)
 		wall0 = opts->wall_clock(opts->ctx);
 	memset(&c, 0, sizeof(c));
@@ -696,10 +728,16 @@ int imc_scenario_run(const struct imc_scenario *s,
 		r->checks[i].state = IMC_SCN_CHECK_SKIPPED;
 	}
 
-	rc = imc_loop_create_virtual(0, &c.loop);
-	if (rc) {
-		error_out(&c, NULL, 0, "loop", rc, err, errlen);
-		goto fail;
+	if (opts->loop) {
+		c.loop = opts->loop;
+		c.t0 = imc_loop_now(c.loop);
+	} else {
+		rc = imc_loop_create_virtual(0, &c.loop);
+		if (rc) {
+			error_out(&c, NULL, 0, "loop", rc, err, errlen);
+			goto fail;
+		}
+		c.own_loop = true;
 	}
 	rc = imc_fabric_create(s->topo, c.loop, &c.cfg, &c.fab);
 	if (rc) {
@@ -745,13 +783,34 @@ int imc_scenario_run(const struct imc_scenario *s,
 		imc_timer_init(&c.acts[i].timer, act_fire);
 		if (s->actions[i].at > end)
 			continue;
-		rc = imc_timer_arm(c.loop, &c.acts[i].timer, s->actions[i].at);
+		rc = imc_timer_arm(c.loop, &c.acts[i].timer,
+				   at_loop(&c, s->actions[i].at));
 		if (rc)
 			goto fail;
 	}
+	if (opts->started) {
+		rc = advance(&c, &sl, 0);
+		if (rc < 0) {
+			if (c.cur)
+				error_out(&c, c.cur, 0, NULL, rc, err, errlen);
+			else
+				error_out(&c, NULL, 0, "run", rc, err, errlen);
+			goto fail;
+		}
+		if (rc == 0) {
+			c.msg_set = false;
+			rc = opts->started(opts->ctx, &c);
+			if (rc < 0) {
+				error_out(&c, NULL, 0, "start", rc, err,
+					  errlen);
+				goto fail;
+			}
+			started = true;
+		}
+	}
 
 	/* Timed expectations are in time order (the parser saw to it). */
-	for (;;) {
+	while (!rc) {
 		imc_time_t t;
 
 		while (ie < s->nexpects && s->expects[ie].at_end)
@@ -779,6 +838,8 @@ int imc_scenario_run(const struct imc_scenario *s,
 	}
 	if (!rc)
 		rc = advance(&c, &sl, end);
+	if (rc == 1)
+		rc = 0;     /* interrupted: the run ends here */
 	if (rc) {
 		if (c.cur)
 			error_out(&c, c.cur, 0, NULL, rc, err, errlen);
@@ -805,7 +866,7 @@ int imc_scenario_run(const struct imc_scenario *s,
 			r->nskipped++;
 	}
 	r->seed = c.cfg.seed;
-	r->end = imc_loop_now(c.loop);
+	r->end = imc_scn_now(&c);
 	imc_loop_get_stats(c.loop, &st);
 	r->events = st.timers_fired + st.fd_events;
 	r->trace_hash = imc_fabric_trace_hash(c.fab);
@@ -817,6 +878,8 @@ int imc_scenario_run(const struct imc_scenario *s,
 		error_out(&c, NULL, 0, "report", rc, err, errlen);
 		goto fail;
 	}
+	if (started)
+		opts->ending(opts->ctx, &c);
 	r->leftover = ctx_free(&c);
 	if (opts->wall_clock)
 		r->wall_ns = opts->wall_clock(opts->ctx) - wall0;
@@ -825,6 +888,8 @@ int imc_scenario_run(const struct imc_scenario *s,
 fail:
 	if (rc == -ENOMEM && err && errlen && !err[0])
 		snprintf(err, errlen, "%s: out of memory", s->name);
+	if (started)
+		opts->ending(opts->ctx, &c);
 	ctx_free(&c);
 	imc_scenario_result_free(r);
 	return rc < 0 ? rc : -EIO;

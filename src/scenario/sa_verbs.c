@@ -846,7 +846,7 @@ static int snapshot(struct sa_run *r, unsigned line)
 	if (!sh)
 		return 0;
 	memset(&s, 0, sizeof(s));
-	s.at = imc_loop_now(r->loop);
+	s.at = imc_scn_now(r->c);
 	s.line = line;
 	imc_sa_get_stats(sa, &s.st);
 	co.s = &s;
@@ -1536,6 +1536,50 @@ static void req_arg_free(void *data)
 	free(a);
 }
 
+/* The components scn_sa_comp_opt() reads: KEY=N sets a field of the
+ * MCMemberRecord (N at most max) and its ComponentMask bit; mtu=, rate=
+ * and life= take a selector and a code (selcode_parse) into two
+ * fields. */
+static const struct {
+	const char *key;
+	uint64_t max;       /* 0: a selector and a code */
+	size_t off, size;   /* the field (the code for a selector option) */
+	size_t sel_off;
+	uint64_t mask;
+} comp_fields[] = {
+	{ "qkey", UINT32_MAX, SCN_FIELD(struct imc_mcmr, qkey), 0, CM(QKEY) },
+	{ "pkey", 0xFFFF, SCN_FIELD(struct imc_mcmr, pkey), 0, CM(PKEY) },
+	{ "tclass", 0xFF, SCN_FIELD(struct imc_mcmr, tclass), 0, CM(TCLASS) },
+	{ "sl", 15, SCN_FIELD(struct imc_mcmr, sl), 0, CM(SL) },
+	{ "flow", 0xFFFFF, SCN_FIELD(struct imc_mcmr, flow_label), 0,
+	  CM(FLOW_LABEL) },
+	{ "hop", 0xFF, SCN_FIELD(struct imc_mcmr, hop_limit), 0,
+	  CM(HOP_LIMIT) },
+	{ "scope", 15, SCN_FIELD(struct imc_mcmr, scope), 0, CM(SCOPE) },
+	{ "mtu", 0, SCN_FIELD(struct imc_mcmr, mtu),
+	  offsetof(struct imc_mcmr, mtu_sel), CM(MTU_SEL) | CM(MTU) },
+	{ "rate", 0, SCN_FIELD(struct imc_mcmr, rate),
+	  offsetof(struct imc_mcmr, rate_sel), CM(RATE_SEL) | CM(RATE) },
+	{ "life", 0, SCN_FIELD(struct imc_mcmr, life),
+	  offsetof(struct imc_mcmr, life_sel),
+	  CM(LIFE_TIME_SEL) | CM(LIFE_TIME) },
+	{ "mlid", 0xFFFF, SCN_FIELD(struct imc_mcmr, mlid), 0, CM(MLID) },
+};
+
+static void field_set(void *base, size_t off, size_t size, uint64_t v)
+{
+	uint8_t *p = (uint8_t *)base + off;
+	uint16_t u16 = (uint16_t)v;
+	uint32_t u32 = (uint32_t)v;
+
+	if (size == 1)
+		*p = (uint8_t)v;
+	else if (size == 2)
+		memcpy(p, &u16, 2);
+	else
+		memcpy(p, &u32, 4);
+}
+
 /* A component of an MCMemberRecord template (qkey=, pkey=, tclass=, sl=,
  * flow=, hop=, scope=, mtu=, rate=, life=, mlid=) into rec, with its
  * ComponentMask bits into *mask. Returns 1 when word is none of them. */
@@ -1546,51 +1590,25 @@ int scn_sa_comp_opt(struct imc_scn_parser *p, const char *word,
 	uint64_t x = 0;
 	int rc = 0;
 
-	if (imc_scn_kv(word, "qkey", &v)) {
-		rc = imc_scn_parse_uint(p, "qkey", v, UINT32_MAX, &x);
-		rec->qkey = (uint32_t)x;
-		*mask |= CM(QKEY);
-	} else if (imc_scn_kv(word, "pkey", &v)) {
-		rc = imc_scn_parse_uint(p, "pkey", v, 0xFFFF, &x);
-		rec->pkey = (uint16_t)x;
-		*mask |= CM(PKEY);
-	} else if (imc_scn_kv(word, "tclass", &v)) {
-		rc = imc_scn_parse_uint(p, "tclass", v, 0xFF, &x);
-		rec->tclass = (uint8_t)x;
-		*mask |= CM(TCLASS);
-	} else if (imc_scn_kv(word, "sl", &v)) {
-		rc = imc_scn_parse_uint(p, "sl", v, 15, &x);
-		rec->sl = (uint8_t)x;
-		*mask |= CM(SL);
-	} else if (imc_scn_kv(word, "flow", &v)) {
-		rc = imc_scn_parse_uint(p, "flow", v, 0xFFFFF, &x);
-		rec->flow_label = (uint32_t)x;
-		*mask |= CM(FLOW_LABEL);
-	} else if (imc_scn_kv(word, "hop", &v)) {
-		rc = imc_scn_parse_uint(p, "hop", v, 0xFF, &x);
-		rec->hop_limit = (uint8_t)x;
-		*mask |= CM(HOP_LIMIT);
-	} else if (imc_scn_kv(word, "scope", &v)) {
-		rc = imc_scn_parse_uint(p, "scope", v, 15, &x);
-		rec->scope = (uint8_t)x;
-		*mask |= CM(SCOPE);
-	} else if (imc_scn_kv(word, "mtu", &v)) {
-		rc = selcode_parse(p, "mtu", v, &rec->mtu_sel, &rec->mtu);
-		*mask |= CM(MTU_SEL) | CM(MTU);
-	} else if (imc_scn_kv(word, "rate", &v)) {
-		rc = selcode_parse(p, "rate", v, &rec->rate_sel, &rec->rate);
-		*mask |= CM(RATE_SEL) | CM(RATE);
-	} else if (imc_scn_kv(word, "life", &v)) {
-		rc = selcode_parse(p, "life", v, &rec->life_sel, &rec->life);
-		*mask |= CM(LIFE_TIME_SEL) | CM(LIFE_TIME);
-	} else if (imc_scn_kv(word, "mlid", &v)) {
-		rc = imc_scn_parse_uint(p, "mlid", v, 0xFFFF, &x);
-		rec->mlid = (uint16_t)x;
-		*mask |= CM(MLID);
-	} else {
-		return 1;
+	for (size_t i = 0; i < IMC_ARRAY_SIZE(comp_fields); i++) {
+		uint8_t *r = (uint8_t *)rec;
+
+		if (!imc_scn_kv(word, comp_fields[i].key, &v))
+			continue;
+		if (comp_fields[i].max) {
+			rc = imc_scn_parse_uint(p, comp_fields[i].key, v,
+						comp_fields[i].max, &x);
+			field_set(r, comp_fields[i].off, comp_fields[i].size,
+				  x);
+		} else {
+			rc = selcode_parse(p, comp_fields[i].key, v,
+					   r + comp_fields[i].sel_off,
+					   r + comp_fields[i].off);
+		}
+		*mask |= comp_fields[i].mask;
+		return rc;
 	}
-	return rc;
+	return 1;
 }
 
 void scn_sa_comp_print(FILE *f, const struct imc_mcmr *r, uint64_t mask)
@@ -2020,10 +2038,13 @@ static const struct imc_scn_verb verb_restart = {
 /* ------------------------------------------------------------------ */
 /* Subjects */
 
+struct sa_counter;
+
 struct subj_arg {
 	bool has_host;
 	struct port_arg host;
 	struct mgid_arg mgid;
+	const struct sa_counter *k;
 };
 
 static int subj_new(void **data, struct subj_arg **out)
@@ -2248,90 +2269,56 @@ static int mlid_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
 	return rc;
 }
 
-static int stats_of(struct imc_scn_ctx *c, struct imc_sa_stats *st,
-		    struct sa_run **out)
-{
-	int rc = run_get(c, out);
+/* Counter subjects: a field of the SA's statistics or of the run's
+ * counters, optionally per host (the subject's .arg; see subjects.c). */
+enum sa_src { SA_STATS, SA_RUN };
 
-	if (!rc)
-		imc_sa_get_stats(imc_sa_fabric_sa((*out)->sf), st);
+struct sa_counter {
+	enum sa_src src;
+	size_t off, size;   /* in struct imc_sa_stats or struct sa_run */
+	long host_off;      /* in struct sa_host for "SUBJECT HOST", or -1:
+			     * the subject takes no argument */
+};
+
+static int sa_counter_parse(struct imc_scn_parser *p, unsigned argc,
+			    const char *const *argv, void **data)
+{
+	const struct sa_counter *k = *data;
+	int rc;
+
+	*data = NULL;
+	rc = k->host_off >= 0 ? host_opt_parse(p, argc, argv, data)
+			      : none_parse(p, argc, argv, data);
+	if (*data)
+		((struct subj_arg *)*data)->k = k;
 	return rc;
 }
 
-static int groups_observe(struct imc_scn_ctx *c, const void *data,
-			  uint64_t *v)
+static int sa_counter_observe(struct imc_scn_ctx *c, const void *data,
+			      uint64_t *v)
 {
-	struct imc_sa_stats st;
-	struct sa_run *r;
-	int rc = stats_of(c, &st, &r);
-
-	(void)data;
-	*v = rc ? 0 : st.groups;
-	return rc;
-}
-
-static int dropped_observe(struct imc_scn_ctx *c, const void *data,
-			   uint64_t *v)
-{
-	struct imc_sa_stats st;
-	struct sa_run *r;
-	int rc = stats_of(c, &st, &r);
-
-	(void)data;
-	*v = rc ? 0 : st.drop_queue_full;
-	return rc;
-}
-
-static int count_observe(struct imc_scn_ctx *c, const struct subj_arg *a,
-			 bool answers, uint64_t *v)
-{
+	const struct subj_arg *a = data;
+	const struct sa_counter *k = a->k;
 	const struct sa_host *h;
+	struct imc_sa_stats st;
 	struct sa_run *r;
 	int rc = run_get(c, &r);
 
+	*v = 0;
 	if (rc)
 		return rc;
-	if (!a->has_host) {
-		*v = answers ? r->answers : r->requests;
-		return 0;
+	if (a->has_host) {
+		h = host_find(r, a->host.node, a->host.port);
+		if (h)
+			*v = scn_field_at(h, (size_t)k->host_off,
+					  sizeof(uint64_t));
+	} else if (k->src == SA_STATS) {
+		imc_sa_get_stats(imc_sa_fabric_sa(r->sf), &st);
+		*v = scn_field_at(&st, k->off, k->size);
+	} else {
+		*v = scn_field_at(r, k->off, k->size);
 	}
-	h = host_find(r, a->host.node, a->host.port);
-	*v = !h ? 0 : answers ? h->answers : h->requests;
 	return 0;
-}
-
-static int requests_observe(struct imc_scn_ctx *c, const void *data,
-			    uint64_t *v)
-{
-	return count_observe(c, data, false, v);
-}
-
-static int answers_observe(struct imc_scn_ctx *c, const void *data,
-			   uint64_t *v)
-{
-	return count_observe(c, data, true, v);
-}
-
-static int timeouts_observe(struct imc_scn_ctx *c, const void *data,
-			    uint64_t *v)
-{
-	struct sa_run *r;
-	int rc = run_get(c, &r);
-
-	(void)data;
-	*v = rc ? 0 : r->timeouts;
-	return rc;
-}
-
-static int errors_observe(struct imc_scn_ctx *c, const void *data,
-			  uint64_t *v)
-{
-	struct sa_run *r;
-	int rc = run_get(c, &r);
-
-	(void)data;
-	*v = rc ? 0 : r->errors;
-	return rc;
 }
 
 static const struct imc_scn_subject subj_status = {
@@ -2340,10 +2327,6 @@ static const struct imc_scn_subject subj_status = {
 	.value_format = status_value_format, .free = free,
 };
 
-static const struct imc_scn_subject subj_groups = {
-	.name = "sa-groups", .parse = none_parse, .print = none_print,
-	.observe = groups_observe, .free = free,
-};
 
 static const struct imc_scn_subject subj_members = {
 	.name = "sa-members", .parse = mgid_subj_parse,
@@ -2356,29 +2339,33 @@ static const struct imc_scn_subject subj_mlid = {
 	.free = free,
 };
 
-static const struct imc_scn_subject subj_requests = {
-	.name = "sa-requests", .parse = host_opt_parse, .print = host_print,
-	.observe = requests_observe, .free = free,
-};
 
-static const struct imc_scn_subject subj_answers = {
-	.name = "sa-answers", .parse = host_opt_parse, .print = host_print,
-	.observe = answers_observe, .free = free,
-};
 
-static const struct imc_scn_subject subj_dropped = {
-	.name = "sa-dropped", .parse = none_parse, .print = none_print,
-	.observe = dropped_observe, .free = free,
-};
 
-static const struct imc_scn_subject subj_timeouts = {
-	.name = "sa-timeouts", .parse = none_parse, .print = none_print,
-	.observe = timeouts_observe, .free = free,
-};
 
-static const struct imc_scn_subject subj_errors = {
-	.name = "sa-errors", .parse = none_parse, .print = none_print,
-	.observe = errors_observe, .free = free,
+
+#define SA_COUNTER(src, type, f, host) \
+	.parse = sa_counter_parse, .observe = sa_counter_observe, \
+	.free = free, \
+	.arg = &(const struct sa_counter){ src, SCN_FIELD(type, f), host }
+#define NO_HOST .print = none_print
+#define BY_HOST .print = host_print
+
+static const struct imc_scn_subject sa_counters[] = {
+	{ .name = "sa-groups", NO_HOST,
+	  SA_COUNTER(SA_STATS, struct imc_sa_stats, groups, -1) },
+	{ .name = "sa-requests", BY_HOST,
+	  SA_COUNTER(SA_RUN, struct sa_run, requests,
+		     (long)offsetof(struct sa_host, requests)) },
+	{ .name = "sa-answers", BY_HOST,
+	  SA_COUNTER(SA_RUN, struct sa_run, answers,
+		     (long)offsetof(struct sa_host, answers)) },
+	{ .name = "sa-dropped", NO_HOST,
+	  SA_COUNTER(SA_STATS, struct imc_sa_stats, drop_queue_full, -1) },
+	{ .name = "sa-timeouts", NO_HOST,
+	  SA_COUNTER(SA_RUN, struct sa_run, timeouts, -1) },
+	{ .name = "sa-errors", NO_HOST,
+	  SA_COUNTER(SA_RUN, struct sa_run, errors, -1) },
 };
 
 /* ------------------------------------------------------------------ */
@@ -2643,6 +2630,22 @@ int imc_scn_sa_show_print(const struct imc_scn_sa_show *sh, FILE *f,
 	return ferror(f) ? -EIO : 0;
 }
 
+int imc_scn_sa_show_print_last(const struct imc_scn_sa_show *sh, FILE *f,
+			       bool json)
+{
+	if (!sh || !f)
+		return -EINVAL;
+	if (!sh->n)
+		return -ENOENT;
+	if (json) {
+		print_json(f, &sh->s[sh->n - 1]);
+		fputc('\n', f);
+	} else {
+		print_text(f, &sh->s[sh->n - 1]);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
 /* ------------------------------------------------------------------ */
 
 int imc_scn_lang_add_sa(struct imc_scn_lang *l)
@@ -2652,9 +2655,9 @@ int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 		&verb_show, &verb_restart,
 	};
 	static const struct imc_scn_subject *const subjects[] = {
-		&subj_status, &subj_groups, &subj_members, &subj_mlid,
-		&subj_requests, &subj_answers, &subj_dropped, &subj_timeouts,
-		&subj_errors,
+		&subj_status, &sa_counters[0], &subj_members, &subj_mlid,
+		&sa_counters[1], &sa_counters[2], &sa_counters[3],
+		&sa_counters[4], &sa_counters[5],
 	};
 	int rc = 0;
 

@@ -4,6 +4,10 @@
 #ifndef IMC_SCENARIO_SCN_H
 #define IMC_SCENARIO_SCN_H
 
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
 #include "ibmcast/gid.h"
 #include "ibmcast/scenario.h"
 
@@ -180,6 +184,25 @@ void scn_link_params_print(FILE *f, const struct imc_link_params *lp,
 /* Records a parse error with the line number; returns -EINVAL. */
 int scn_error(struct imc_scn_parser *p, const char *fmt, ...)
 	IMC_SCN_PRINTF(2, 3);
+
+/* The unsigned field of size bytes (1, 2, 4 or 8) at off in base: how
+ * counter subjects read the struct they name by offset. */
+static inline uint64_t scn_field_at(const void *base, size_t off, size_t size)
+{
+	const uint8_t *p = (const uint8_t *)base + off;
+	uint64_t u64;
+	uint32_t u32;
+	uint16_t u16;
+
+	switch (size) {
+	case 1: return *p;
+	case 2: memcpy(&u16, p, 2); return u16;
+	case 4: memcpy(&u32, p, 4); return u32;
+	default: memcpy(&u64, p, 8); return u64;
+	}
+}
+
+#define SCN_FIELD(type, f) offsetof(type, f), sizeof(((type *)0)->f)
 
 /* Runner hooks used by the built-in subjects. */
 struct scn_host_stats {

@@ -19,11 +19,14 @@
 
 #define DROP_ALL (-1)
 
+struct counter;
+
 struct subj_arg {
 	uint32_t node;     /* IMC_TOPO_NONE: in total */
 	unsigned port;
 	int drop;          /* enum imc_drop or DROP_ALL */
-	struct imc_scn_hosts set;   /* a host subject's set, else n 0 */
+	const struct counter *k;
+	struct imc_scn_hosts set;   /* a host counter's set, else n 0 */
 };
 
 static struct subj_arg *new_arg(void **data)
@@ -36,10 +39,21 @@ static struct subj_arg *new_arg(void **data)
 	return a;
 }
 
+static void arg_free(void *data)
+{
+	struct subj_arg *a = data;
+
+	if (a)
+		imc_scn_hosts_free(&a->set);
+	free(a);
+}
+
 static void print_arg_port(FILE *f, const struct imc_topo *t,
 			   const struct subj_arg *a)
 {
-	if (a->node != IMC_TOPO_NONE) {
+	if (a->set.n) {
+		imc_scn_print_hosts(f, t, &a->set);
+	} else if (a->node != IMC_TOPO_NONE) {
 		fputc(' ', f);
 		imc_scn_print_port(f, t, a->node, a->port);
 	}
@@ -69,127 +83,10 @@ static int host_parse(struct imc_scn_parser *p, unsigned argc,
 	return rc;
 }
 
-static void host_free(void *data)
-{
-	struct subj_arg *a = data;
-
-	if (a)
-		imc_scn_hosts_free(&a->set);
-	free(a);
-}
-
 static void port_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	print_arg_port(f, t, data);
 }
-
-static void host_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct subj_arg *a = data;
-
-	if (a->set.n)
-		imc_scn_print_hosts(f, t, &a->set);
-	else
-		print_arg_port(f, t, a);
-}
-
-/* The counters of a's host, or the sum over its set. */
-static void host_stats(struct imc_scn_ctx *c, const struct subj_arg *a,
-		       struct scn_host_stats *st)
-{
-	struct scn_host_stats one;
-
-	if (!a->set.n) {
-		scn_host_stats(c, a->node, a->port, st);
-		return;
-	}
-	memset(st, 0, sizeof(*st));
-	for (uint32_t i = 0; i < a->set.n; i++) {
-		scn_host_stats(c, a->set.h[i].node, a->set.h[i].port, &one);
-		st->sent += one.sent;
-		st->send_errors += one.send_errors;
-		st->delivered += one.delivered;
-		st->dups += one.dups;
-	}
-}
-
-static bool in_total(const struct subj_arg *a)
-{
-	return a->node == IMC_TOPO_NONE && !a->set.n;
-}
-
-static int sent_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
-{
-	const struct subj_arg *a = data;
-	struct scn_host_stats st;
-
-	if (in_total(a)) {
-		struct imc_fabric_totals tot;
-
-		imc_fabric_totals(imc_scn_fabric(c), &tot);
-		*v = tot.sent;
-		return 0;
-	}
-	host_stats(c, a, &st);
-	*v = st.sent;
-	return 0;
-}
-
-static int delivered_observe(struct imc_scn_ctx *c, const void *data,
-			     uint64_t *v)
-{
-	const struct subj_arg *a = data;
-	struct scn_host_stats st;
-
-	if (in_total(a)) {
-		struct imc_fabric_totals tot;
-
-		imc_fabric_totals(imc_scn_fabric(c), &tot);
-		*v = tot.delivered;
-		return 0;
-	}
-	host_stats(c, a, &st);
-	*v = st.delivered;
-	return 0;
-}
-
-static int dups_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
-{
-	const struct subj_arg *a = data;
-	struct scn_host_stats st;
-
-	host_stats(c, a, &st);
-	*v = st.dups;
-	return 0;
-}
-
-static int errors_observe(struct imc_scn_ctx *c, const void *data,
-			  uint64_t *v)
-{
-	const struct subj_arg *a = data;
-	struct scn_host_stats st;
-
-	host_stats(c, a, &st);
-	*v = st.send_errors;
-	return 0;
-}
-
-static const struct imc_scn_subject subj_sent = {
-	.name = "sent", .parse = host_parse, .print = host_print,
-	.observe = sent_observe, .free = host_free,
-};
-static const struct imc_scn_subject subj_delivered = {
-	.name = "delivered", .parse = host_parse, .print = host_print,
-	.observe = delivered_observe, .free = host_free,
-};
-static const struct imc_scn_subject subj_dups = {
-	.name = "dups", .parse = host_parse, .print = host_print,
-	.observe = dups_observe, .free = host_free,
-};
-static const struct imc_scn_subject subj_errors = {
-	.name = "send-errors", .parse = host_parse, .print = host_print,
-	.observe = errors_observe, .free = host_free,
-};
 
 /* ---- hops ---- */
 
@@ -321,157 +218,6 @@ static int port_parse_common(struct imc_scn_parser *p, unsigned argc,
 	return imc_scn_parse_port(p, argv[0], cabled, &a->node, &a->port);
 }
 
-static int cable_parse(struct imc_scn_parser *p, unsigned argc,
-		       const char *const *argv, void **data)
-{
-	return port_parse_common(p, argc, argv, data, true);
-}
-
-static int port_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
-{
-	return port_parse_common(p, argc, argv, data, false);
-}
-
-static int link_counters(struct imc_scn_ctx *c, const void *data,
-			 struct imc_link_counters *lc)
-{
-	const struct subj_arg *a = data;
-
-	return imc_fabric_link_counters(imc_scn_fabric(c), a->node, a->port,
-					lc);
-}
-
-static int lost_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
-{
-	struct imc_link_counters lc;
-	int rc = link_counters(c, data, &lc);
-
-	*v = lc.lost;
-	return rc;
-}
-
-static int duplicated_observe(struct imc_scn_ctx *c, const void *data,
-			      uint64_t *v)
-{
-	struct imc_link_counters lc;
-	int rc = link_counters(c, data, &lc);
-
-	*v = lc.duplicated;
-	return rc;
-}
-
-static int reordered_observe(struct imc_scn_ctx *c, const void *data,
-			     uint64_t *v)
-{
-	struct imc_link_counters lc;
-	int rc = link_counters(c, data, &lc);
-
-	*v = lc.reordered;
-	return rc;
-}
-
-static int packets_observe(struct imc_scn_ctx *c, const void *data,
-			   uint64_t *v)
-{
-	struct imc_link_counters lc;
-	int rc = link_counters(c, data, &lc);
-
-	*v = lc.packets;
-	return rc;
-}
-
-static int port_counters(struct imc_scn_ctx *c, const void *data,
-			 struct imc_port_counters *pc)
-{
-	const struct subj_arg *a = data;
-
-	memset(pc, 0, sizeof(*pc));
-	return imc_fabric_port_counters(imc_scn_fabric(c), a->node, a->port,
-					pc);
-}
-
-static int tx_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
-{
-	struct imc_port_counters pc;
-	int rc = port_counters(c, data, &pc);
-
-	*v = pc.tx_packets;
-	return rc;
-}
-
-static int rx_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
-{
-	struct imc_port_counters pc;
-	int rc = port_counters(c, data, &pc);
-
-	*v = pc.rx_packets;
-	return rc;
-}
-
-static const struct imc_scn_subject subj_lost = {
-	.name = "lost", .parse = cable_parse, .print = port_print,
-	.observe = lost_observe, .free = free,
-};
-static const struct imc_scn_subject subj_duplicated = {
-	.name = "duplicated", .parse = cable_parse, .print = port_print,
-	.observe = duplicated_observe, .free = free,
-};
-static const struct imc_scn_subject subj_reordered = {
-	.name = "reordered", .parse = cable_parse, .print = port_print,
-	.observe = reordered_observe, .free = free,
-};
-static const struct imc_scn_subject subj_packets = {
-	.name = "packets", .parse = cable_parse, .print = port_print,
-	.observe = packets_observe, .free = free,
-};
-static const struct imc_scn_subject subj_tx = {
-	.name = "tx", .parse = port_parse, .print = port_print,
-	.observe = tx_observe, .free = free,
-};
-static const struct imc_scn_subject subj_rx = {
-	.name = "rx", .parse = port_parse, .print = port_print,
-	.observe = rx_observe, .free = free,
-};
-
-/* ---- PortInfo ---- */
-
-static int attr(struct imc_scn_ctx *c, const void *data,
-		struct imc_port_attr *pa)
-{
-	const struct subj_arg *a = data;
-
-	memset(pa, 0, sizeof(*pa));
-	return imc_fabric_port_attr(imc_scn_fabric(c), a->node, a->port, pa);
-}
-
-static int state_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
-{
-	struct imc_port_attr pa;
-	int rc = attr(c, data, &pa);
-
-	*v = (uint64_t)pa.state;
-	return rc;
-}
-
-static int lid_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
-{
-	struct imc_port_attr pa;
-	int rc = attr(c, data, &pa);
-
-	*v = pa.lid;
-	return rc;
-}
-
-static int smlid_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
-{
-	struct imc_port_attr pa;
-	int rc = attr(c, data, &pa);
-
-	*v = pa.sm_lid;
-	return rc;
-}
-
 /* IBA 14.2.5.6 PortState values, any case. */
 static const char *const state_names[] = {
 	[IMC_PORT_DOWN] = "down", [IMC_PORT_INIT] = "init",
@@ -502,26 +248,133 @@ static void lid_value_format(uint64_t v, char *buf, size_t len)
 	snprintf(buf, len, "0x%04" PRIx64, v);
 }
 
-static const struct imc_scn_subject subj_state = {
-	.name = "state", .parse = port_parse, .print = port_print,
-	.observe = state_observe, .value_parse = state_value_parse,
-	.value_format = state_value_format, .free = free,
+/* ---- counters read at an offset ---- */
+
+/* Where a counter subject's value lives: the struct read for its host or
+ * port, and the field in it (offset, width). The subject carries it in
+ * .arg and its parsed argument keeps it for observe. */
+enum src {
+	SRC_HOST,          /* struct scn_host_stats of HOST (optional) */
+	SRC_LINK,          /* struct imc_link_counters of a cabled PORT */
+	SRC_PORT,          /* struct imc_port_counters of PORT */
+	SRC_ATTR,          /* struct imc_port_attr of PORT */
 };
-static const struct imc_scn_subject subj_lid = {
-	.name = "lid", .parse = port_parse, .print = port_print,
-	.observe = lid_observe, .value_format = lid_value_format,
-	.free = free,
+
+struct counter {
+	enum src src;
+	size_t off, size;
+	/* SRC_HOST without a host: the field in struct imc_fabric_totals,
+	 * or -1 for the sum over the hosts. */
+	long total;
 };
-static const struct imc_scn_subject subj_smlid = {
-	.name = "smlid", .parse = port_parse, .print = port_print,
-	.observe = smlid_observe, .value_format = lid_value_format,
-	.free = free,
+
+static int counter_parse(struct imc_scn_parser *p, unsigned argc,
+			 const char *const *argv, void **data)
+{
+	const struct counter *k = *data;
+	int rc;
+
+	*data = NULL;
+	if (k->src == SRC_HOST)
+		rc = host_parse(p, argc, argv, data);
+	else
+		rc = port_parse_common(p, argc, argv, data,
+				       k->src == SRC_LINK);
+	if (*data)
+		((struct subj_arg *)*data)->k = k;
+	return rc;
+}
+
+static int counter_observe(struct imc_scn_ctx *c, const void *data,
+			   uint64_t *v)
+{
+	const struct subj_arg *a = data;
+	const struct counter *k = a->k;
+	struct imc_fabric *f = imc_scn_fabric(c);
+	union {
+		struct scn_host_stats host;
+		struct imc_fabric_totals tot;
+		struct imc_link_counters link;
+		struct imc_port_counters port;
+		struct imc_port_attr attr;
+	} u;
+	size_t off = k->off, size = k->size;
+	int rc = 0;
+
+	memset(&u, 0, sizeof(u));
+	switch (k->src) {
+	case SRC_HOST:
+		if (a->set.n) {
+			/* A set: the field summed over its hosts. */
+			uint64_t sum = 0;
+
+			for (uint32_t i = 0; i < a->set.n; i++) {
+				scn_host_stats(c, a->set.h[i].node,
+					       a->set.h[i].port, &u.host);
+				sum += scn_field_at(&u, off, size);
+			}
+			*v = sum;
+			return 0;
+		}
+		if (a->node == IMC_TOPO_NONE && k->total >= 0) {
+			imc_fabric_totals(f, &u.tot);
+			off = (size_t)k->total;
+			size = sizeof(uint64_t);
+		} else {
+			scn_host_stats(c, a->node, a->port, &u.host);
+		}
+		break;
+	case SRC_LINK:
+		rc = imc_fabric_link_counters(f, a->node, a->port, &u.link);
+		break;
+	case SRC_PORT:
+		rc = imc_fabric_port_counters(f, a->node, a->port, &u.port);
+		break;
+	case SRC_ATTR:
+		rc = imc_fabric_port_attr(f, a->node, a->port, &u.attr);
+		break;
+	}
+	*v = scn_field_at(&u, off, size);
+	return rc;
+}
+
+#define COUNTER(src, type, f, total) \
+	.parse = counter_parse, .print = port_print, \
+	.observe = counter_observe, .free = arg_free, \
+	.arg = &(const struct counter){ src, SCN_FIELD(type, f), total }
+#define HOST(f, total) COUNTER(SRC_HOST, struct scn_host_stats, f, total)
+#define TOTAL(f) (long)offsetof(struct imc_fabric_totals, f)
+
+static const struct imc_scn_subject counters[] = {
+	{ .name = "sent", HOST(sent, TOTAL(sent)) },
+	{ .name = "delivered", HOST(delivered, TOTAL(delivered)) },
+	{ .name = "dups", HOST(dups, -1) },
+	{ .name = "send-errors", HOST(send_errors, -1) },
+	{ .name = "lost",
+	  COUNTER(SRC_LINK, struct imc_link_counters, lost, -1) },
+	{ .name = "duplicated",
+	  COUNTER(SRC_LINK, struct imc_link_counters, duplicated, -1) },
+	{ .name = "reordered",
+	  COUNTER(SRC_LINK, struct imc_link_counters, reordered, -1) },
+	{ .name = "packets",
+	  COUNTER(SRC_LINK, struct imc_link_counters, packets, -1) },
+	{ .name = "tx",
+	  COUNTER(SRC_PORT, struct imc_port_counters, tx_packets, -1) },
+	{ .name = "rx",
+	  COUNTER(SRC_PORT, struct imc_port_counters, rx_packets, -1) },
+	{ .name = "state", .value_parse = state_value_parse,
+	  .value_format = state_value_format,
+	  COUNTER(SRC_ATTR, struct imc_port_attr, state, -1) },
+	{ .name = "lid", .value_format = lid_value_format,
+	  COUNTER(SRC_ATTR, struct imc_port_attr, lid, -1) },
+	{ .name = "smlid", .value_format = lid_value_format,
+	  COUNTER(SRC_ATTR, struct imc_port_attr, sm_lid, -1) },
 };
 
 const struct imc_scn_subject *const scn_builtin_subjects[] = {
-	&subj_sent, &subj_delivered, &subj_dups, &subj_errors, &subj_hops,
-	&subj_drops, &subj_lost, &subj_duplicated, &subj_reordered,
-	&subj_packets, &subj_tx, &subj_rx, &subj_state, &subj_lid,
-	&subj_smlid,
+	&counters[0], &counters[1], &counters[2], &counters[3], &subj_hops,
+	&subj_drops, &counters[4], &counters[5], &counters[6], &counters[7],
+	&counters[8], &counters[9], &counters[10], &counters[11],
+	&counters[12],
 };
 const unsigned scn_builtin_nsubjects = IMC_ARRAY_SIZE(scn_builtin_subjects);

@@ -616,36 +616,39 @@ static bool gid_known(struct imc_sa_serve *s, const struct imc_gid *g)
 	return lookup_start(s, true, guid, 0, false) < 0;
 }
 
-/* Does the directory know what the engine will ask about this request:
- * the requester's LID and, for an MCMemberRecord, its PortGID? */
-static bool resolved(struct imc_sa_serve *s, const struct parked *p)
+/* Does the directory know what the engine will ask about this request
+ * (a whole 256-byte MAD): the requester's LID and, for an
+ * MCMemberRecord, its PortGID? */
+static bool resolved(struct imc_sa_serve *s, const uint8_t *mad,
+		     const struct imc_umad_addr *from)
 {
-	bool ok = lid_known(s, p->from.lid);
-	uint64_t mask = imc_get64(p->mad + IMC_MAD_HDR_SIZE +
+	bool ok = lid_known(s, from->lid);
+	uint64_t mask = imc_get64(mad + IMC_MAD_HDR_SIZE +
 				  IMC_RMPP_HDR_SIZE + 12);
 
-	if (imc_get16(p->mad + 16) == UMAD_SA_ATTR_MCMEMBER_REC &&
+	if (imc_get16(mad + 16) == UMAD_SA_ATTR_MCMEMBER_REC &&
 	    (mask & UMAD_SA_MCM_COMP_MASK_PORT_GID)) {
 		struct imc_gid g;
 
-		memcpy(g.raw, p->mad + IMC_SA_DATA_OFFSET + 16, 16);
+		memcpy(g.raw, mad + IMC_SA_DATA_OFFSET + 16, 16);
 		ok = gid_known(s, &g) && ok;
 	}
 	return ok;
 }
 
-static void feed(struct imc_sa_serve *s, const struct parked *p)
+static void feed(struct imc_sa_serve *s, const uint8_t *mad,
+		 const struct imc_umad_addr *from)
 {
 	struct imc_sa_src src;
 
 	memset(&src, 0, sizeof(src));
-	src.slid = p->from.lid;
-	src.sqpn = p->from.qpn;
+	src.slid = from->lid;
+	src.sqpn = from->qpn;
 	/* The MAD layer gives a P_Key index only; ours is the default
 	 * partition's entry. */
 	src.pkey = PKEY_DEFAULT;
-	src.sl = p->from.sl;
-	(void)imc_sa_recv(s->sa, &src, p->mad, IMC_MAD_SIZE);
+	src.sl = from->sl;
+	(void)imc_sa_recv(s->sa, &src, mad, IMC_MAD_SIZE);
 }
 
 static void drain(struct imc_sa_serve *s)
@@ -656,14 +659,14 @@ static void drain(struct imc_sa_serve *s)
 		return;
 	s->park_tail = NULL;
 	while ((p = *pp)) {
-		if (!resolved(s, p)) {
+		if (!resolved(s, p->mad, &p->from)) {
 			s->park_tail = p;
 			pp = &p->next;
 			continue;
 		}
 		*pp = p->next;
 		s->st.parked_now--;
-		feed(s, p);
+		feed(s, p->mad, &p->from);
 		free(p);
 	}
 }
@@ -671,28 +674,32 @@ static void drain(struct imc_sa_serve *s)
 static void on_request(struct imc_sa_serve *s, const uint8_t *mad, size_t len,
 		       const struct imc_umad_addr *from)
 {
-	struct parked *p = calloc(1, sizeof(*p));
+	uint8_t whole[IMC_MAD_SIZE];
+	struct parked *p;
 
 	s->st.requests++;
-	if (!p)
-		return;
 	/* Every MAD is 256 bytes (IBA 13.4.2); umad2sim hands over only
 	 * the first 224 valid: the rest reads as zero. */
-	memcpy(p->mad, mad, len < IMC_MAD_SIZE ? len : IMC_MAD_SIZE);
-	p->from = *from;
+	if (len < IMC_MAD_SIZE) {
+		memcpy(whole, mad, len);
+		memset(whole + len, 0, IMC_MAD_SIZE - len);
+		mad = whole;
+	}
 	/* A full waiting list takes no more lookups either: the engine
 	 * serves the request with what the directory has. */
-	if (s->st.parked_now >= s->cfg.park_max) {
-		s->st.park_overflow++;
-		feed(s, p);
-		free(p);
+	if (s->st.parked_now >= s->cfg.park_max ||
+	    (s->state == READY && resolved(s, mad, from))) {
+		if (s->st.parked_now >= s->cfg.park_max)
+			s->st.park_overflow++;
+		feed(s, mad, from);
 		return;
 	}
-	if (s->state == READY && resolved(s, p)) {
-		feed(s, p);
-		free(p);
+	p = malloc(sizeof(*p));
+	if (!p)
 		return;
-	}
+	p->next = NULL;
+	memcpy(p->mad, mad, IMC_MAD_SIZE);
+	p->from = *from;
 	s->st.parked++;
 	s->st.parked_now++;
 	if (s->park_tail)
@@ -787,6 +794,8 @@ int imc_sa_serve_open(struct imc_loop *loop,
 	uc.port = cfg->port;
 	uc.mode = IMC_UMAD_SERVER;
 	uc.issm = true;
+	uc.backend = cfg->backend;
+	uc.coalesce = cfg->coalesce;
 	rc = imc_umad_open(loop, &uc, &s->u);
 	if (rc < 0)
 		goto fail;
@@ -904,4 +913,5 @@ void imc_sa_serve_get_stats(const struct imc_sa_serve *s,
 {
 	*st = s->st;
 	st->ports = s->nports;
+	imc_umad_get_stats(s->u, &st->port);
 }

@@ -1,4 +1,5 @@
-/* libibumad transport (see ibmcast/umad.h).
+/* libibumad transport (see ibmcast/umad.h), and the same interface over
+ * ibsim's own socket (IMC_UMAD_IBSIM, ibsim.c).
  *
  * States of the transport: open() either returns a fully registered,
  * receiving transport or nothing; close() tears it all down. The helper
@@ -21,10 +22,16 @@
 #include "ibmcast/mad.h"
 #include "ibmcast/rmpp.h"
 #include "ibmcast/umad.h"
+#include "umad/ibsim_int.h"
 #include "umad/umad_int.h"
 
 enum {
 	RECV_BATCH = 64,         /* MADs read per fd callback */
+	SIM_BATCH = 64,          /* ibsim datagrams per recvmmsg/sendmmsg,
+				  * more than the 32 requests a client may
+				  * keep in flight at ibsim */
+	SIM_ROUNDS = 4,          /* full batches per callback, then the
+				  * loop's timers get their turn */
 	QUEUE_MAX = 4096,        /* MADs the helper thread may hold */
 	HELPER_POLL_MS = 50,     /* how soon the helper sees stop */
 	/* The kernel matches an answer to its agent only while the request
@@ -41,6 +48,18 @@ enum {
 };
 
 _Static_assert(IMC_UMAD_NAME_LEN == UMAD_CA_NAME_LEN, "CA name length");
+
+/* Receive modes of a descriptor the loop can watch:
+ *
+ *   from \ event     MADs read            none read on a poll tick
+ *   WATCHING         POLLING (coalesce)   -
+ *   POLLING          POLLING (re-armed)   WATCHING
+ *
+ * WATCHING: the loop wakes when a MAD arrives. POLLING (cfg->coalesce >
+ * 0): the descriptor is not watched and a timer reads whatever arrived
+ * every coalesce ns, so that a busy port costs one wake-up per batch
+ * instead of one per MAD; the first empty tick goes back to WATCHING. */
+enum rx_state { RX_WATCHING, RX_POLLING };
 
 struct rx {
 	struct rx *next;
@@ -61,10 +80,24 @@ struct imc_umad {
 	bool reports;
 	uint16_t sa_lid;       /* 0: the SM's */
 	struct imc_fd_watch watch;
+	/* fd-driven receive (kernel umad, ibsim's socket) */
+	enum rx_state rx;
+	imc_time_t coalesce;
+	struct imc_timer poll_timer;
 	imc_umad_recv_cb recv_cb;
 	void *recv_arg;
 	struct imc_sa_client *client;
 	struct imc_umad_stats st;
+	/* ibsim's socket: MADs sent during a loop round wait in txb and
+	 * leave together, with one sendmmsg(), from flush_timer (armed at
+	 * now, so it runs after the round's other callbacks: the SA
+	 * engine answers a whole batch of requests in one of them). */
+	struct imc_ibsim *sim;
+	struct imc_timer flush_timer;
+	unsigned ntx;
+	uint8_t (*rxb)[IMC_IBSIM_REQ_SIZE];
+	uint8_t (*txb)[IMC_IBSIM_REQ_SIZE];
+	size_t rxlen[SIM_BATCH];
 	/* helper thread (umad2sim) */
 	bool threaded;
 	pthread_t thread;
@@ -182,67 +215,115 @@ static int read_one(int portid, int timeout_ms, struct rx *out)
 	return 1;
 }
 
-static void on_fd(struct imc_fd_watch *w, unsigned int events)
+/* Reads what the kernel has ready, RECV_BATCH MADs at most; returns how
+ * many. */
+static int fd_drain(struct imc_umad *u)
 {
-	struct imc_umad *u = imc_container_of(w, struct imc_umad, watch);
 	struct rx m;
+	int n = 0;
 
 	for (int i = 0; i < RECV_BATCH; i++) {
 		int r = read_one(u->portid, 0, &m);
 
 		if (r == 0)
-			return;
+			break;
 		if (r < 0) {
 			u->st.recv_errors++;
-			return;
+			break;
 		}
+		n++;
 		deliver(u, m.mad, m.len, m.status, &m.from);
 	}
+	return n;
 }
 
+/* Reads one MAD into a new node: 1, 0 (none within timeout_ms), or a
+ * negative errno. */
+static int helper_read(struct imc_umad *u, int timeout_ms, struct rx **out)
+{
+	struct rx *m = malloc(sizeof(*m));
+	int r;
+
+	if (!m)
+		return -ENOMEM;
+	r = read_one(u->portid, timeout_ms, m);
+	if (r <= 0) {
+		free(m);
+		return r;
+	}
+	m->next = NULL;
+	*out = m;
+	return 1;
+}
+
+/* The helper waits for a MAD, then takes every other one umad2sim
+ * already holds (timeout 0), and queues them all at once. The loop is
+ * woken only when the queue goes from empty to not empty: while it has
+ * not taken the queue, it is already due to. */
 static void *helper(void *arg)
 {
 	struct imc_umad *u = arg;
 	const struct timespec pause = { 0, 1000000 };
 
 	while (!atomic_load(&u->stop)) {
-		struct rx *m = malloc(sizeof(*m));
+		struct rx *head = NULL, **tail = &head, *m;
+		size_t n = 0, dropped = 0;
 		uint64_t one = 1;
+		bool wake;
 		int r;
 
-		if (!m) {
-			nanosleep(&pause, NULL);
-			continue;
+		r = helper_read(u, HELPER_POLL_MS, &m);
+		while (r > 0) {
+			*tail = m;
+			tail = &m->next;
+			n++;
+			if (n == RECV_BATCH)
+				break;
+			r = helper_read(u, 0, &m);
 		}
-		r = read_one(u->portid, HELPER_POLL_MS, m);
-		if (r <= 0) {
-			free(m);
-			if (r < 0) {
-				pthread_mutex_lock(&u->lock);
-				u->q_errors++;
-				pthread_mutex_unlock(&u->lock);
-				nanosleep(&pause, NULL);
+		if (r < 0) {
+			pthread_mutex_lock(&u->lock);
+			u->q_errors++;
+			pthread_mutex_unlock(&u->lock);
+		}
+		if (n) {
+			struct rx *last = NULL, *cut = head;
+			size_t keep;
+
+			pthread_mutex_lock(&u->lock);
+			wake = !u->head;
+			/* Past QUEUE_MAX the newest are dropped. */
+			keep = QUEUE_MAX - u->queued;
+			if (keep > n)
+				keep = n;
+			if (keep) {
+				last = head;
+				for (size_t i = 1; i < keep; i++)
+					last = last->next;
+				cut = last->next;
+				last->next = NULL;
+				if (u->tail)
+					u->tail->next = head;
+				else
+					u->head = head;
+				u->tail = last;
+				u->queued += keep;
 			}
-			continue;
+			while ((m = cut)) {
+				cut = m->next;
+				free(m);
+				dropped++;
+			}
+			u->q_dropped += dropped;
+			wake = wake && last;
+			pthread_mutex_unlock(&u->lock);
+			if (wake && write(u->efd, &one, sizeof(one)) < 0) {
+				/* The counter is full: the loop is already
+				 * woken. */
+			}
 		}
-		m->next = NULL;
-		pthread_mutex_lock(&u->lock);
-		if (u->queued >= QUEUE_MAX) {
-			u->q_dropped++;
-			free(m);
-			m = NULL;
-		} else {
-			if (u->tail)
-				u->tail->next = m;
-			else
-				u->head = m;
-			u->tail = m;
-			u->queued++;
-		}
-		pthread_mutex_unlock(&u->lock);
-		if (m && write(u->efd, &one, sizeof(one)) < 0) {
-			/* The counter is full: the loop is already woken. */
-		}
+		if (r < 0)
+			nanosleep(&pause, NULL);
 	}
 	return NULL;
 }
@@ -261,11 +342,199 @@ static void on_event(struct imc_fd_watch *w, unsigned int events)
 	u->head = u->tail = NULL;
 	u->queued = 0;
 	pthread_mutex_unlock(&u->lock);
+	if (list)
+		u->st.rx_batches++;
 	while ((m = list)) {
 		list = m->next;
 		deliver(u, m->mad, m->len, m->status, &m->from);
 		free(m);
 	}
+}
+
+/* ---- ibsim's socket ---- */
+
+static void sim_flush(struct imc_umad *u)
+{
+	int r;
+
+	imc_timer_cancel(u->loop, &u->flush_timer);
+	if (!u->ntx)
+		return;
+	r = imc_ibsim_send(u->sim, (const uint8_t (*)[IMC_IBSIM_REQ_SIZE])u->txb,
+			   u->ntx);
+	if (r < 0)
+		r = 0;
+	u->st.sent += (unsigned)r;
+	u->st.send_errors += u->ntx - (unsigned)r;
+	u->ntx = 0;
+}
+
+static void on_flush(struct imc_timer *t)
+{
+	sim_flush(imc_container_of(t, struct imc_umad, flush_timer));
+}
+
+/* Queues one MAD for the next flush. */
+static int sim_queue(struct imc_umad *u, const struct imc_umad_addr *to,
+		     const uint8_t *mad, size_t len)
+{
+	if (u->ntx == SIM_BATCH)
+		sim_flush(u);
+	if (!u->ntx && imc_timer_arm(u->loop, &u->flush_timer,
+				     imc_loop_now(u->loop)) < 0) {
+		uint8_t one[1][IMC_IBSIM_REQ_SIZE];
+		int r;
+
+		/* No timer: the MAD leaves now. */
+		imc_ibsim_pkt_pack(one[0], to->lid, to->qpn, mad, len);
+		r = imc_ibsim_send(u->sim,
+				   (const uint8_t (*)[IMC_IBSIM_REQ_SIZE])one, 1);
+		if (r < 1) {
+			u->st.send_errors++;
+			return r < 0 ? r : -EIO;
+		}
+		u->st.sent++;
+		return 0;
+	}
+	imc_ibsim_pkt_pack(u->txb[u->ntx++], to->lid, to->qpn, mad, len);
+	return 0;
+}
+
+/* What umad2sim would hand an agent of the SA class: every SA class
+ * MAD, whatever its method (an SA answers a method it does not support,
+ * IBA 13.4.7). ibsim gives an IsSM client every MAD for QP0/QP1 of its
+ * node, SMInfo probes included: those are not ours. */
+static bool sim_wanted(const uint8_t *mad, size_t len)
+{
+	return len >= IMC_MAD_HDR_SIZE && mad[1] == UMAD_CLASS_SUBN_ADM;
+}
+
+/* Reads every datagram waiting (SIM_ROUNDS batches at most); returns
+ * how many. */
+static int sim_drain(struct imc_umad *u)
+{
+	int total = 0;
+
+	for (int round = 0; round < SIM_ROUNDS; round++) {
+		int n = imc_ibsim_recv(u->sim, u->rxb, u->rxlen, SIM_BATCH);
+
+		if (n < 0)
+			u->st.recv_errors++;
+		for (int i = 0; i < n; i++) {
+			struct imc_ibsim_pkt p;
+			struct imc_umad_addr from;
+
+			if (imc_ibsim_pkt_unpack(&p, u->rxb[i],
+						 u->rxlen[i]) < 0) {
+				u->st.recv_errors++;
+				continue;
+			}
+			if (!p.status && !sim_wanted(p.mad, p.len)) {
+				u->st.dropped++;
+				continue;
+			}
+			memset(&from, 0, sizeof(from));
+			from.lid = p.slid;
+			from.qpn = p.sqp;
+			deliver(u, p.mad, p.len, (int)p.status, &from);
+		}
+		if (n <= 0)
+			break;
+		total += n;
+		if (n < SIM_BATCH)
+			break;
+	}
+	return total;
+}
+
+/* ---- receive modes of a watched descriptor ---- */
+
+static int drain(struct imc_umad *u)
+{
+	int n = u->sim ? sim_drain(u) : fd_drain(u);
+
+	if (n > 0)
+		u->st.rx_batches++;
+	return n;
+}
+
+/* The one place rx changes (see the table at the top). */
+static void set_rx(struct imc_umad *u, enum rx_state to)
+{
+	if (to == RX_WATCHING && u->rx == RX_POLLING &&
+	    imc_loop_watch_fd(u->loop, &u->watch, IMC_EV_READ) == 0) {
+		u->rx = RX_WATCHING;
+		return;
+	}
+	if (to == RX_POLLING && u->rx == RX_WATCHING) {
+		imc_loop_unwatch_fd(u->loop, &u->watch);
+		u->rx = RX_POLLING;
+	}
+	/* Polling (or the watch could not be restored): the next tick;
+	 * without a timer, back to the watch. */
+	if (u->rx == RX_POLLING &&
+	    imc_timer_arm_in(u->loop, &u->poll_timer, u->coalesce) < 0 &&
+	    imc_loop_watch_fd(u->loop, &u->watch, IMC_EV_READ) == 0)
+		u->rx = RX_WATCHING;
+}
+
+static void on_readable(struct imc_fd_watch *w, unsigned int events)
+{
+	struct imc_umad *u = imc_container_of(w, struct imc_umad, watch);
+
+	if (drain(u) > 0 && u->coalesce)
+		set_rx(u, RX_POLLING);
+}
+
+static void on_poll(struct imc_timer *t)
+{
+	struct imc_umad *u = imc_container_of(t, struct imc_umad, poll_timer);
+
+	set_rx(u, drain(u) > 0 ? RX_POLLING : RX_WATCHING);
+}
+
+static int watch_rx(struct imc_umad *u, int fd)
+{
+	u->rx = RX_WATCHING;
+	imc_timer_init(&u->poll_timer, on_poll);
+	imc_fd_watch_init(&u->watch, fd, on_readable);
+	return imc_loop_watch_fd(u->loop, &u->watch, IMC_EV_READ);
+}
+
+static void unwatch_rx(struct imc_umad *u)
+{
+	imc_timer_cancel(u->loop, &u->poll_timer);
+	imc_loop_unwatch_fd(u->loop, &u->watch);
+}
+
+static int open_sim(struct imc_umad *u, bool issm)
+{
+	struct imc_ibsim_config sc;
+	int r;
+
+	memset(&sc, 0, sizeof(sc));
+	sc.issm = issm;
+	r = imc_ibsim_open(&sc, &u->port, &u->sim);
+	if (r < 0)
+		return r;
+	u->rxb = calloc(SIM_BATCH, sizeof(*u->rxb));
+	u->txb = calloc(SIM_BATCH, sizeof(*u->txb));
+	if (!u->rxb || !u->txb) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	imc_timer_init(&u->flush_timer, on_flush);
+	r = watch_rx(u, imc_ibsim_fd(u->sim));
+	if (r < 0)
+		goto fail;
+	u->reports = u->mode == IMC_UMAD_CLIENT;
+	return 0;
+fail:
+	imc_ibsim_close(u->sim);
+	u->sim = NULL;
+	free(u->rxb);
+	free(u->txb);
+	return r;
 }
 
 /* umad2sim replaces open/read/write/poll/ioctl and hands out fds from
@@ -277,6 +546,12 @@ static bool fd_needs_helper(int fd)
 	if (dlsym(RTLD_DEFAULT, "sim_client_init"))
 		return true;
 	return fstat(fd, &sb) < 0 || !S_ISCHR(sb.st_mode);
+}
+
+enum imc_umad_backend imc_umad_backend_auto(void)
+{
+	return dlsym(RTLD_DEFAULT, "sim_client_init") ? IMC_UMAD_IBSIM
+						       : IMC_UMAD_LIBIBUMAD;
 }
 
 /* ---- open / close ---- */
@@ -377,9 +652,32 @@ int imc_umad_open(struct imc_loop *loop, const struct imc_umad_config *cfg,
 	int r;
 
 	if (!loop || !cfg || !out || imc_loop_is_virtual(loop) ||
-	    (cfg->mode != IMC_UMAD_CLIENT && cfg->mode != IMC_UMAD_SERVER))
+	    (cfg->mode != IMC_UMAD_CLIENT && cfg->mode != IMC_UMAD_SERVER) ||
+	    (cfg->backend != IMC_UMAD_LIBIBUMAD &&
+	     cfg->backend != IMC_UMAD_IBSIM))
 		return -EINVAL;
 	issm = cfg->issm;
+	if (cfg->backend == IMC_UMAD_IBSIM) {
+		/* umad2sim's variable, honoured alike; libibumad (and so
+		 * umad2sim) is never called on this path. */
+		if (getenv("SIM_SET_ISSM"))
+			issm = true;
+		u = calloc(1, sizeof(*u));
+		if (!u)
+			return -ENOMEM;
+		u->loop = loop;
+		u->mode = cfg->mode;
+		u->coalesce = cfg->coalesce;
+		u->efd = -1;
+		u->issm_fd = -1;
+		r = open_sim(u, issm);
+		if (r < 0) {
+			free(u);
+			return r;
+		}
+		*out = u;
+		return 0;
+	}
 	if (getenv("SIM_SET_ISSM") && dlsym(RTLD_DEFAULT, "sim_client_init")) {
 		/* umad2sim would set IsSM the moment it attaches, before
 		 * any agent of ours exists (see umad.h): attach without it
@@ -401,6 +699,7 @@ int imc_umad_open(struct imc_loop *loop, const struct imc_umad_config *cfg,
 	}
 	u->loop = loop;
 	u->mode = cfg->mode;
+	u->coalesce = cfg->coalesce;
 	u->efd = -1;
 	u->smi_agents[0] = u->smi_agents[1] = -1;
 	u->issm_fd = -1;
@@ -442,13 +741,12 @@ int imc_umad_open(struct imc_loop *loop, const struct imc_umad_config *cfg,
 		r = start_helper(u);
 		u->st.helper_thread = true;
 	} else {
-		imc_fd_watch_init(&u->watch, umad_get_fd(u->portid), on_fd);
-		r = imc_loop_watch_fd(loop, &u->watch, IMC_EV_READ);
+		r = watch_rx(u, umad_get_fd(u->portid));
 	}
 	if (r == 0 && issm)
 		r = open_issm(u);
 	if (r < 0) {
-		imc_loop_unwatch_fd(loop, &u->watch);
+		unwatch_rx(u);
 		if (u->threaded)
 			stop_helper(u);
 		for (int i = 0; i < 2; i++)
@@ -467,9 +765,20 @@ void imc_umad_close(struct imc_umad *u)
 {
 	if (!u)
 		return;
+	if (u->sim) {
+		unwatch_rx(u);
+		/* What is queued still leaves: an answer already counted
+		 * as given. */
+		sim_flush(u);
+		imc_ibsim_close(u->sim);
+		free(u->rxb);
+		free(u->txb);
+		free(u);
+		return;
+	}
 	if (u->issm_fd >= 0)
 		close(u->issm_fd);
-	imc_loop_unwatch_fd(u->loop, &u->watch);
+	unwatch_rx(u);
 	if (u->threaded) {
 		stop_helper(u);
 		/* umad2sim's receiver thread dereferences NULL for a MAD of
@@ -492,8 +801,11 @@ int imc_umad_send(struct imc_umad *u, const struct imc_umad_addr *to,
 	uint8_t buf[UMAD_BUF] __attribute__((aligned(8)));
 	int r;
 
-	if (!u || !to || !mad || !len || len > IMC_MAD_SIZE ||
-	    umad_size() + IMC_MAD_SIZE > sizeof(buf))
+	if (!u || !to || !mad || !len || len > IMC_MAD_SIZE)
+		return -EINVAL;
+	if (u->sim)
+		return sim_queue(u, to, mad, len);
+	if (umad_size() + IMC_MAD_SIZE > sizeof(buf))
 		return -EINVAL;
 	memset(buf, 0, umad_size() + len);
 	memcpy(umad_get_mad(buf), mad, len);

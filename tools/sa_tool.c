@@ -1,0 +1,328 @@
+/* The shared parts of the SA tools (see sa_tool.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ibmcast/mad.h"
+#include "sa_tool.h"
+#include "tools.h"
+
+int sa_tool_num(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int sa_tool_gid(const char *s, struct imc_gid *g)
+{
+	if (!strcmp(s, "0")) {
+		memset(g, 0, sizeof(*g));
+		return 0;
+	}
+	return imc_gid_parse(s, g);
+}
+
+static const struct { const char *name; uint8_t method; } methods[] = {
+	{ "get", UMAD_METHOD_GET },
+	{ "set", UMAD_METHOD_SET },
+	{ "gettable", UMAD_SA_METHOD_GET_TABLE },
+	{ "delete", UMAD_SA_METHOD_DELETE },
+	{ "getmulti", UMAD_SA_METHOD_GET_MULTI },
+	{ "gettracetable", UMAD_SA_METHOD_GET_TRACE_TABLE },
+	{ "report", UMAD_METHOD_REPORT },
+};
+
+int sa_tool_method(const char *s, unsigned max)
+{
+	uint64_t v;
+
+	for (size_t i = 0; i < IMC_ARRAY_SIZE(methods); i++)
+		if (!strcmp(s, methods[i].name))
+			return methods[i].method;
+	if (sa_tool_num(s, max, &v) < 0)
+		return -EINVAL;
+	return (int)v;
+}
+
+const char *sa_tool_method_name(unsigned m)
+{
+	switch (m) {
+	case UMAD_METHOD_GET: return "Get";
+	case UMAD_METHOD_SET: return "Set";
+	case UMAD_METHOD_GET_RESP: return "GetResp";
+	case UMAD_METHOD_REPORT: return "Report";
+	case UMAD_METHOD_REPORT_RESP: return "ReportResp";
+	case UMAD_SA_METHOD_GET_TABLE: return "GetTable";
+	case UMAD_SA_METHOD_GET_TABLE_RESP: return "GetTableResp";
+	case UMAD_SA_METHOD_GET_TRACE_TABLE: return "GetTraceTable";
+	case UMAD_SA_METHOD_GET_MULTI: return "GetMulti";
+	case UMAD_SA_METHOD_GET_MULTI_RESP: return "GetMultiResp";
+	case UMAD_SA_METHOD_DELETE: return "Delete";
+	case UMAD_SA_METHOD_DELETE_RESP: return "DeleteResp";
+	default: return NULL;
+	}
+}
+
+int sa_tool_attr(const char *s, uint16_t *out)
+{
+	static const struct { const char *name; uint16_t id; } attrs[] = {
+		{ "mcmr", UMAD_SA_ATTR_MCMEMBER_REC },
+		{ "cpi", UMAD_ATTR_CLASS_PORT_INFO },
+		{ "path", UMAD_SA_ATTR_PATH_REC },
+		{ "inform", UMAD_ATTR_INFORM_INFO },
+	};
+	uint64_t v;
+
+	for (size_t i = 0; i < IMC_ARRAY_SIZE(attrs); i++)
+		if (!strcmp(s, attrs[i].name)) {
+			*out = attrs[i].id;
+			return 0;
+		}
+	if (sa_tool_num(s, 0xffff, &v) < 0)
+		return -EINVAL;
+	*out = (uint16_t)v;
+	return 0;
+}
+
+int sa_tool_state(const char *s, uint8_t *out)
+{
+	static const struct { const char *name; uint8_t v; } names[] = {
+		{ "full", UMAD_SA_MCM_JOIN_STATE_FULL_MEMBER },
+		{ "nonmember", UMAD_SA_MCM_JOIN_STATE_NON_MEMBER },
+		{ "sendonly", UMAD_SA_MCM_JOIN_STATE_SEND_ONLY_NON_MEMBER },
+		{ "sendonly-full", UMAD_SA_MCM_JOIN_STATE_SEND_ONLY_FULL_MEMBER },
+	};
+	uint64_t v;
+
+	for (size_t i = 0; i < IMC_ARRAY_SIZE(names); i++)
+		if (!strcmp(s, names[i].name)) {
+			*out = names[i].v;
+			return 0;
+		}
+	if (sa_tool_num(s, 0xf, &v) < 0)
+		return -EINVAL;
+	*out = (uint8_t)v;
+	return 0;
+}
+
+int sa_tool_hex(const char *s, uint8_t *buf, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (n % 2 || n / 2 > max)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i += 2) {
+		if (!isxdigit((unsigned char)s[i]) ||
+		    !isxdigit((unsigned char)s[i + 1]))
+			return -EINVAL;
+		buf[i / 2] = (uint8_t)strtoul((char[]){ s[i], s[i + 1], 0 },
+					       NULL, 16);
+	}
+	return 0;
+}
+
+/* ---- MCMemberRecord fields ---- */
+
+enum fkind { F_GID, F_U8, F_U16, F_U32, F_BOOL };
+
+/* Each field: its name, ComponentMask bit, where it lives in struct
+ * imc_mcmr and how wide it is on the wire (IBA 15.2.5.17 Table 224). */
+static const struct field {
+	const char *name;
+	uint64_t bit;
+	size_t off;
+	enum fkind kind;
+	uint64_t max;
+} fields[] = {
+	{ "mgid", UMAD_SA_MCM_COMP_MASK_MGID,
+	  offsetof(struct imc_mcmr, mgid), F_GID, 0 },
+	{ "port_gid", UMAD_SA_MCM_COMP_MASK_PORT_GID,
+	  offsetof(struct imc_mcmr, port_gid), F_GID, 0 },
+	{ "qkey", UMAD_SA_MCM_COMP_MASK_QKEY,
+	  offsetof(struct imc_mcmr, qkey), F_U32, 0xffffffff },
+	{ "mlid", UMAD_SA_MCM_COMP_MASK_MLID,
+	  offsetof(struct imc_mcmr, mlid), F_U16, 0xffff },
+	{ "mtu_sel", UMAD_SA_MCM_COMP_MASK_MTU_SEL,
+	  offsetof(struct imc_mcmr, mtu_sel), F_U8, 3 },
+	{ "mtu", UMAD_SA_MCM_COMP_MASK_MTU,
+	  offsetof(struct imc_mcmr, mtu), F_U8, 0x3f },
+	{ "tclass", UMAD_SA_MCM_COMP_MASK_TCLASS,
+	  offsetof(struct imc_mcmr, tclass), F_U8, 0xff },
+	{ "pkey", UMAD_SA_MCM_COMP_MASK_PKEY,
+	  offsetof(struct imc_mcmr, pkey), F_U16, 0xffff },
+	{ "rate_sel", UMAD_SA_MCM_COMP_MASK_RATE_SEL,
+	  offsetof(struct imc_mcmr, rate_sel), F_U8, 3 },
+	{ "rate", UMAD_SA_MCM_COMP_MASK_RATE,
+	  offsetof(struct imc_mcmr, rate), F_U8, 0x3f },
+	{ "life_sel", UMAD_SA_MCM_COMP_MASK_LIFE_TIME_SEL,
+	  offsetof(struct imc_mcmr, life_sel), F_U8, 3 },
+	{ "life", UMAD_SA_MCM_COMP_MASK_LIFE_TIME,
+	  offsetof(struct imc_mcmr, life), F_U8, 0x3f },
+	{ "sl", UMAD_SA_MCM_COMP_MASK_SL,
+	  offsetof(struct imc_mcmr, sl), F_U8, 0xf },
+	{ "flow_label", UMAD_SA_MCM_COMP_MASK_FLOW_LABEL,
+	  offsetof(struct imc_mcmr, flow_label), F_U32, 0xfffff },
+	{ "hop_limit", UMAD_SA_MCM_COMP_MASK_HOP_LIMIT,
+	  offsetof(struct imc_mcmr, hop_limit), F_U8, 0xff },
+	{ "scope", UMAD_SA_MCM_COMP_MASK_SCOPE,
+	  offsetof(struct imc_mcmr, scope), F_U8, 0xf },
+	{ "join_state", UMAD_SA_MCM_COMP_MASK_JOIN_STATE,
+	  offsetof(struct imc_mcmr, join_state), F_U8, 0xf },
+	{ "proxy_join", UMAD_SA_MCM_COMP_MASK_PROXY_JOIN,
+	  offsetof(struct imc_mcmr, proxy_join), F_BOOL, 1 },
+};
+
+static int set_field(const struct field *f, const char *v,
+		     const struct imc_gid *self, struct imc_mcmr *r)
+{
+	uint8_t *p = (uint8_t *)r + f->off;
+	uint64_t x;
+
+	if (f->kind == F_GID) {
+		struct imc_gid g;
+
+		if (self && f->bit == UMAD_SA_MCM_COMP_MASK_PORT_GID &&
+		    !strcmp(v, "self"))
+			g = *self;
+		else if (sa_tool_gid(v, &g) < 0)
+			return -EINVAL;
+		memcpy(p, &g, sizeof(g));
+		return 0;
+	}
+	if (sa_tool_num(v, f->max, &x) < 0)
+		return -EINVAL;
+	switch (f->kind) {
+	case F_U8: *p = (uint8_t)x; break;
+	case F_U16: { uint16_t y = (uint16_t)x; memcpy(p, &y, 2); break; }
+	case F_U32: { uint32_t y = (uint32_t)x; memcpy(p, &y, 4); break; }
+	case F_BOOL: { bool y = x != 0; memcpy(p, &y, sizeof(y)); break; }
+	case F_GID: break;
+	}
+	return 0;
+}
+
+int sa_tool_record(const char *prog, const char *spec,
+		   const struct imc_gid *self, struct imc_mcmr *r,
+		   uint64_t *mask)
+{
+	char *copy = strdup(spec), *save = NULL, *tok;
+	int rc = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok && !rc;
+	     tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		size_t i;
+
+		if (!eq) {
+			fprintf(stderr, "%s: expected FIELD=VALUE: '%s'\n",
+				prog, tok);
+			rc = -EINVAL;
+			break;
+		}
+		*eq = '\0';
+		for (i = 0; i < IMC_ARRAY_SIZE(fields); i++)
+			if (!strcmp(tok, fields[i].name))
+				break;
+		if (i == IMC_ARRAY_SIZE(fields)) {
+			fprintf(stderr, "%s: unknown field '%s'\n", prog, tok);
+			rc = -EINVAL;
+			break;
+		}
+		rc = set_field(&fields[i], eq + 1, self, r);
+		if (rc) {
+			fprintf(stderr, "%s: bad value for %s: '%s'\n", prog,
+				tok, eq + 1);
+			break;
+		}
+		*mask |= fields[i].bit;
+	}
+	free(copy);
+	return rc;
+}
+
+/* ---- options ---- */
+
+enum { MAX_OPTS = 32 };
+
+static int store(const struct sa_opt *t, const char *arg, void *opts)
+{
+	uint8_t *p = (uint8_t *)opts + t->off;
+	uint64_t v;
+
+	switch (t->kind) {
+	case SA_OPT_FLAG:
+		*(bool *)p = true;
+		return 0;
+	case SA_OPT_STR:
+		*(const char **)p = arg;
+		return 0;
+	case SA_OPT_GID:
+		return imc_gid_parse(arg, (struct imc_gid *)p);
+	case SA_OPT_FN:
+		return t->fn(arg, p);
+	case SA_OPT_NUM:
+		if (sa_tool_num(arg, t->max, &v) < 0 || v < t->min)
+			return -EINVAL;
+		v *= t->scale ? t->scale : 1;
+		switch (t->size) {
+		case 1: *p = (uint8_t)v; break;
+		case 2: { uint16_t y = (uint16_t)v; memcpy(p, &y, 2); break; }
+		case 4: { uint32_t y = (uint32_t)v; memcpy(p, &y, 4); break; }
+		default: memcpy(p, &v, 8); break;
+		}
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int sa_tool_usage(const char *prog, const char *what)
+{
+	fprintf(stderr, "%s: %s (try '%s --help')\n", prog, what, prog);
+	return IMC_EXIT_USAGE;
+}
+
+int sa_tool_getopt(const char *prog, int argc, char **argv,
+		   const struct sa_opt *table, size_t n, void *opts)
+{
+	struct option lo[MAX_OPTS + 1];
+	int ch, idx;
+
+	if (n > MAX_OPTS)
+		return sa_tool_usage(prog, "too many options");
+	memset(lo, 0, sizeof(lo));
+	for (size_t i = 0; i < n; i++) {
+		lo[i].name = table[i].name;
+		lo[i].has_arg = table[i].kind == SA_OPT_FLAG ? no_argument
+							     : required_argument;
+		lo[i].val = 256 + (int)i;
+	}
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "", lo, &idx)) != -1) {
+		const struct sa_opt *t;
+
+		if (ch < 256 || ch >= 256 + (int)n)
+			return sa_tool_usage(prog, "unknown option");
+		t = &table[ch - 256];
+		if (store(t, optarg, opts) < 0) {
+			fprintf(stderr, "%s: bad value '%s'\n", prog, optarg);
+			return IMC_EXIT_USAGE;
+		}
+		if (t->set_off >= 0)
+			*(bool *)((uint8_t *)opts + t->set_off) = true;
+	}
+	return 0;
+}
