@@ -1699,6 +1699,135 @@ static void test_group_deleted_trap67(void **state)
 	finish();
 }
 
+/* A trap 67 Report can come late (sent again after a lost ReportResp,
+ * IBA 13.4.8.2) and tell of a deletion older than the port's last join:
+ * the tracker gives up nothing the SA may still hold. Here it comes while
+ * the Delete of one member's bit is on its way and the other member has
+ * left too: its bit is deleted after (it used to stay at the SA). */
+static void test_trap67_late(void **state)
+{
+	struct node *n = node(2);
+	struct imc_gid g1 = fx_mgid(G1), sa_gid = fx_gid(1);
+	struct imc_sa_mad rep;
+	struct imc_notice no;
+	struct h *a, *b;
+	size_t mark;
+
+	a = join(n, G1, IMC_JOIN_FULL, NULL);
+	b = join(n, G1, IMC_JOIN_SENDONLY_FULL, NULL);
+	run();
+	assert_int_equal(sa_js(2, &g1), 0x9);
+	mark = W->nlog;
+	leave(a);
+	run_now();
+	assert_int_equal(sent(2, UMAD_SA_METHOD_DELETE, mark), 1);
+	leave(b);
+	memset(&rep, 0, sizeof(rep));
+	rep.mad.method = UMAD_METHOD_REPORT;
+	rep.mad.attr_id = UMAD_ATTR_NOTICE;
+	assert_int_equal(imc_notice_mcast_init(&no, IMC_TRAP_MCAST_GROUP_DELETED,
+					       &g1, 1, &sa_gid), 0);
+	assert_true(imc_notice_pack(&no, rep.data, sizeof(rep.data)) > 0);
+	W->in_api = true;
+	imc_mcast_report(n->t, &rep);
+	W->in_api = false;
+	run();
+	assert_int_equal(stats(n).groups_lost, 1);
+	assert_int_equal(sent(2, UMAD_SA_METHOD_DELETE, mark), 2);
+	assert_int_equal(sa_js(2, &g1), 0);
+	assert_int_equal(stats(n).groups, 0);
+	finish();
+}
+
+/* The port's own Delete of its last full bit deletes the group, with the
+ * port's other bits (no other port is a full member): the Delete's answer
+ * says what is left (nothing), and the member that stays is told, as by
+ * trap 67: it re-joins and is refused. */
+static void test_delete_takes_group(void **state)
+{
+	struct node *n = node(2);
+	struct imc_gid g1 = fx_mgid(G1);
+	struct h *a, *b;
+
+	a = join(n, G1, IMC_JOIN_FULL, NULL);
+	b = join(n, G1, IMC_JOIN_SENDONLY_NON, &QP1);
+	run();
+	assert_int_equal(sa_js(2, &g1), 0x5);
+	leave(a);
+	run();
+	assert_int_equal(stats(n).groups_lost, 1);
+	assert_int_equal(b->ev[1], IMC_MCAST_EV_REJOINING);
+	assert_int_equal(b->ev[2], IMC_MCAST_EV_ERROR);
+	assert_int_equal(b->st[2], ST_REQ_INVALID);
+	assert_int_equal(sa_js(2, &g1), 0);
+	check_union();
+	finish();
+}
+
+/* A Delete that leaves the port without a full bit subscribes to trap 67
+ * first, as a join without one does: when another port's full member
+ * leaves later, the port hears that the group is gone. */
+static void test_delete_subscribes(void **state)
+{
+	struct node *n = node(2), *n3 = node(3);
+	struct imc_gid g1 = fx_mgid(G1);
+	struct h *a, *b, *other;
+	size_t mark;
+
+	other = join(n3, G1, IMC_JOIN_FULL, NULL);
+	a = join(n, G1, IMC_JOIN_FULL, NULL);
+	b = join(n, G1, IMC_JOIN_NON, NULL);
+	run();
+	assert_int_equal(subscriptions(2, 0), 0);
+	mark = W->nlog;
+	leave(a);
+	run();
+	assert_int_equal(subscriptions(2, mark), 1);
+	assert_int_equal(sa_js(2, &g1), 0x2);
+	leave(other);
+	run();
+	assert_int_equal(stats(n).traps, 1);
+	assert_int_equal(b->ev[1], IMC_MCAST_EV_REJOINING);
+	assert_int_equal(b->ev[2], IMC_MCAST_EV_ERROR);
+	assert_int_equal(sa_js(2, &g1), 0);
+	check_union();
+	finish();
+}
+
+/* The SA holds a bit of the port that the tracker never knew of (a
+ * create of the port whose answers were all lost leaves such bits): the
+ * Delete's answer names the port's JoinState left, and the tracker gives
+ * that bit up too. */
+static void test_delete_answer_names_what_is_left(void **state)
+{
+	struct node *n = node(2), *n3 = node(3);
+	struct imc_gid g1 = fx_mgid(G1);
+	uint8_t mad[IMC_MAD_SIZE];
+	struct imc_mcmr r;
+	struct h *a;
+	size_t mark;
+
+	join(n3, G1, IMC_JOIN_FULL, NULL); /* keeps G1 for the NonMember */
+	a = join(n, G1, IMC_JOIN_FULL, NULL);
+	run();
+	/* NonMember for port 2, from port 2 with a TID of nobody's */
+	memset(&r, 0, sizeof(r));
+	r.mgid = g1;
+	r.port_gid = fx_gid(2);
+	r.join_state = IMC_JOIN_NON;
+	fx_mcmr_mad(mad, UMAD_METHOD_SET, 0x7e57, 0, JOIN_MASK, &r);
+	assert_int_equal(fx_recv(&W->f, 2, mad, sizeof(mad)), 0);
+	run();
+	assert_int_equal(sa_js(2, &g1), 0x3);
+	mark = W->nlog;
+	leave(a);
+	run();
+	assert_int_equal(sent(2, UMAD_SA_METHOD_DELETE, mark), 2);
+	assert_int_equal(sa_js(2, &g1), 0);
+	assert_int_equal(stats(n).groups, 0);
+	finish();
+}
+
 /* LID change: nothing at the SA. */
 static void test_lid_change(void **state)
 {
@@ -2408,6 +2537,10 @@ int main(void)
 		T(test_rejoin_new_mlid),
 		T(test_rejoin_failure_fails_group),
 		T(test_group_deleted_trap67),
+		T(test_trap67_late),
+		T(test_delete_takes_group),
+		T(test_delete_subscribes),
+		T(test_delete_answer_names_what_is_left),
 		T(test_lid_change),
 		T(test_rejoin_paced_window),
 		T(test_rejoin_paced_spread),

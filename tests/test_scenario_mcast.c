@@ -151,7 +151,7 @@ static void test_lang(void **state)
 		"mcast-groups", "mcast-members", "mcast-held", "mcast-joined",
 		"mcast-handles", "mcast-joins", "mcast-leaves", "mcast-local",
 		"mcast-mads", "mcast-retries", "mcast-timeouts",
-		"mcast-rejoins", "mcast-errors",
+		"mcast-rejoins", "mcast-errors", "mcast-traps", "mcast-lost",
 	};
 	static const char *const actions[] = {
 		"mcast-join", "mcast-leave", "mcast-send", "mcast-show",
@@ -363,10 +363,11 @@ static void test_run_basic(void **state)
 		 "at 100us expect delivered H-000004 == 0\n"
 		 "at 100us expect delivered H-000001 == 0\n"
 		 "at 100us expect drops no-qp == 7\n"
-		 /* a and a2 leave: a3 keeps NonMember; one Delete of Full */
+		 /* a and a2 leave: a3 keeps NonMember; one Delete of Full,
+		  * after a subscription to trap 67 (no full bit left) */
 		 "at 200us mcast-leave a\n"
 		 "mcast-leave a2\n"
-		 "at 300us expect mcast-mads H-000002 == 3\n"
+		 "at 300us expect mcast-mads H-000002 == 4\n"
 		 "at 300us expect mcast-held H-000002 ff15::1 == 0x2\n"
 		 "at 300us expect mcast-state a == left\n"
 		 "at 400us mcast-leave a3\n"
@@ -379,7 +380,12 @@ static void test_run_basic(void **state)
 		 "expect mcast-leaves == 6\n"
 		 "expect mcast-joins == 6\n"
 		 "expect mcast-timeouts == 0\n"
-		 "expect mcast-errors == 0\n", 24);
+		 "expect mcast-errors == 0\n"
+		 /* the last full member (c) leaving deletes the group: the
+		  * two ports that subscribed (d's, a3's) hear it, after their
+		  * members left (nothing lost) */
+		 "expect mcast-traps == 2\n"
+		 "expect mcast-lost == 0\n", 26);
 }
 
 /* The SA restarts in place, then on a new SM's port; a flap. Members see

@@ -73,11 +73,11 @@
 		     CM(RATE_SEL) | CM(RATE) | CM(LIFE_TIME_SEL) | \
 		     CM(LIFE_TIME))
 #define RECV_BITS (IMC_JOIN_FULL | IMC_JOIN_NON)
+/* A re-join left unanswered is paced again over at most 32 spreads. */
+#define REJOIN_BACKOFF_MAX 5
 /* Bits that keep a group alive at the SA (as the SA engine counts full
  * members: FullMember or SendOnlyFullMember). */
 #define FULL_BITS (IMC_JOIN_FULL | IMC_JOIN_SENDONLY_FULL)
-/* A re-join left unanswered is paced again over at most 32 spreads. */
-#define REJOIN_BACKOFF_MAX 5
 #define PKEY_FULL 0x8000
 
 /* ------------------------------------------------------------------ */
@@ -354,6 +354,10 @@ static void sub_kick(struct imc_mcast *t);
 static void sub_reset(struct imc_mcast *t);
 static void on_sub_timer(struct imc_timer *tm);
 static void on_report(void *arg, const struct imc_sa_mad *report);
+static void group_lost(struct group *g);
+static void each_member(struct group *g,
+			void (*fn)(struct imc_mcast_member *m));
+static void m_rejoin(struct imc_mcast_member *m);
 static void on_group_timer(struct imc_timer *tm);
 static void pace(struct group *g);
 static void pump_window(struct imc_mcast *t);
@@ -870,6 +874,19 @@ static void retry_later(struct group *g)
 	(void)imc_timer_arm_in(g->t->loop, &g->timer, IMC_NSEC_PER_SEC);
 }
 
+/* A port that holds a group with no full bit hears of the group's
+ * deletion only through trap 67 (the SA deletes a group with its last
+ * full member, IBA 15.2.5.17): subscribed before the request that leaves
+ * it so goes out, as the SA serves in order, no deletion after it goes
+ * unheard. */
+static void need_sub(struct imc_mcast *t, uint8_t bits)
+{
+	if (!(bits & FULL_BITS) && !t->sub_needed && t->cfg.subscribe) {
+		t->sub_needed = true;
+		sub_kick(t);
+	}
+}
+
 /* The Set that asks for every wanted bit: with the trigger member's
  * template (a first join, a create, new bits), or with the group's record
  * (a re-join). */
@@ -905,12 +922,7 @@ static int send_set(struct group *g, bool rejoin)
 	}
 	rec.port_gid = t->cfg.port_gid;
 	rec.join_state = w;
-	if (!(w & FULL_BITS) && !t->sub_needed && t->cfg.subscribe) {
-		/* Subscribed before the join goes out: the SA serves in
-		 * order, so no deletion after the join goes unheard. */
-		t->sub_needed = true;
-		sub_kick(t);
-	}
+	need_sub(t, w);
 	g->rejoin_rec = rejoin && g->rec_valid;
 	g->req_bits = w;
 	g->sent_gen = t->gen;
@@ -923,7 +935,12 @@ static int send_set(struct group *g, bool rejoin)
 static int send_delete(struct group *g, uint8_t bits)
 {
 	struct imc_mcmr rec;
+	uint8_t left = g->held & (uint8_t)~bits;
 
+	/* Giving up the port's last full bit leaves the others at the
+	 * mercy of other ports' full members, as a join without one. */
+	if (left)
+		need_sub(g->t, left);
 	memset(&rec, 0, sizeof(rec));
 	rec.mgid = g->mgid;
 	rec.port_gid = g->t->cfg.port_gid;
@@ -1128,6 +1145,9 @@ static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
 static void on_delete(void *arg, int err, const struct imc_sa_answer *ans)
 {
 	struct group *g = arg;
+	bool stale = g->epoch != g->t->epoch;
+	struct imc_mcmr rec;
+	uint8_t gone = 0;
 
 	g->q = NULL;
 	count_answer(g->t, err, ans);
@@ -1142,14 +1162,31 @@ static void on_delete(void *arg, int err, const struct imc_sa_answer *ans)
 		/* Unanswered, the SA may have taken it: a member that wants
 		 * those bits again must not count on them. */
 		g->doubt |= g->req_bits;
+	} else if (!ans->status && !stale &&
+		   imc_mcmr_unpack(&rec, ans->data, ans->len) >= 0 &&
+		   imc_gid_equal(&rec.mgid, &g->mgid)) {
+		/* The answer carries the port's JoinState left (o15-0.1.14,
+		 * as OpenSM answers): that is what the SA holds. Bits held
+		 * that it lacks went with the group, which the SA deletes
+		 * with its last full member, this port's or not; bits it
+		 * has that were not known (a create whose answers were
+		 * lost left them) are given up like any unwanted. */
+		gone = sure(g) & (uint8_t)~g->req_bits &
+		       (uint8_t)~rec.join_state;
+		g->held = rec.join_state & 0xf;
+		g->doubt = 0;
 	} else {
 		g->held &= (uint8_t)~g->req_bits;
 		g->doubt &= (uint8_t)~g->req_bits;
 	}
-	if (g->epoch != g->t->epoch && want(g))
+	if (gone) {
+		g->t->st.groups_lost++;
+		group_lost(g);
+	} else if (stale && want(g)) {
 		pace(g);
-	else
+	} else {
 		reconcile(g, true);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -1819,12 +1856,24 @@ void imc_mcast_report(struct imc_mcast *t, const struct imc_sa_mad *report)
 	g = group_find(t, &mgid);
 	if (t->port != P_ACTIVE || !g || (!g->held && g->state == G_IDLE))
 		return;
-	/* Whatever the port held there is gone: its members re-join (a
-	 * full member creates the group again; others are refused). A
-	 * request in flight may predate the deletion: after its answer,
-	 * the group re-joins. Duplicates of the Report cost a re-join. */
+	/* What the port held there may be gone: its members re-join (a
+	 * full member creates the group again; others are refused). The
+	 * bits are in doubt, not dropped: a Report may come late (sent
+	 * again after a lost ReportResp, IBA 13.4.8.2) and tell of a
+	 * deletion older than the port's last join; the re-join's answer,
+	 * or a refused Delete, tells what the SA holds. A request in
+	 * flight may predate the deletion: after its answer, the group
+	 * re-joins. Duplicates of the Report cost a re-join. */
 	t->st.groups_lost++;
-	g->held = g->doubt = 0;
+	group_lost(g);
+}
+
+/* The SA may have deleted g with what the port held there: its members
+ * re-join (a full member creates the group again; others are refused);
+ * what is held is in doubt until the answers tell. */
+static void group_lost(struct group *g)
+{
+	g->doubt = g->held;
 	each_member(g, m_rejoin);
 	switch (g->state) {
 	case G_IDLE:

@@ -148,6 +148,7 @@ struct pstate {
 	struct ipr *r;
 	uint32_t node;
 	unsigned port;
+	struct imc_gsi *gsi;         /* the port's QP1, the SA run's */
 	struct imc_mcast_fabric *mf;
 	struct imc_mcast *mc;
 	struct iface *ifs;
@@ -562,7 +563,6 @@ static int port_get(struct ipr *r, uint32_t node, unsigned port,
 	uint32_t slot = r->pbase[node] + port;
 	struct pstate *ps = r->ports[slot];
 	struct imc_mcast_fabric_config mcfg;
-	struct imc_gsi *gsi;
 	int rc;
 
 	if (ps) {
@@ -575,17 +575,26 @@ static int port_get(struct ipr *r, uint32_t node, unsigned port,
 	ps->r = r;
 	ps->node = node;
 	ps->port = port;
-	/* The port's QP1 as a GSI the SA verbs own and share with every
-	 * MAD user of the port (on the SM's port, the SA's QP1). */
-	rc = scn_sa_gsi(r->c, node, port, &gsi);
+	/* The port's QP1 as the SA run shares it among the port's MAD
+	 * users (sa-* lines, mcast-* trackers; on the SM's port the SA's
+	 * own QP1). No sa line: the tracker makes its own. */
+	rc = scn_sa_gsi_find(r->c, node, port, &ps->gsi);
+	if (rc == -ENOENT) {
+		ps->gsi = NULL;
+		rc = 0;
+	}
 	imc_mcast_fabric_config_init(&mcfg);
 	mcfg.mcast.seed = imc_scn_config(r->c)->seed ^
 			  ((uint64_t)node << 8 | port);
 	if (!rc)
-		rc = imc_mcast_fabric_create(r->f, node, port, gsi, &mcfg,
+		rc = imc_mcast_fabric_create(r->f, node, port, ps->gsi, &mcfg,
 					     &ps->mf);
 	if (rc) {
 		free(ps);
+		if (rc == -EBUSY)
+			return imc_scn_fail(r->c, rc,
+				"%s:%u: the port's QP1 is taken (sa-join on the same host?)",
+				r->t->node[node].name, port);
 		return rc;
 	}
 	ps->mc = imc_mcast_fabric_tracker(ps->mf);

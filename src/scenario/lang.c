@@ -212,9 +212,9 @@ int imc_scn_lang_create(struct imc_scn_lang **out)
 	if (!rc)
 		rc = imc_scn_lang_add_sa(l);
 	if (!rc)
-		rc = imc_scn_lang_add_ipoib(l);
-	if (!rc)
 		rc = imc_scn_lang_add_mcast(l);
+	if (!rc)
+		rc = imc_scn_lang_add_ipoib(l);
 	if (rc) {
 		imc_scn_lang_destroy(l);
 		return rc;

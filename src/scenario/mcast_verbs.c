@@ -13,7 +13,8 @@
  * [EVENT], mcast-groups [HOST], mcast-members HOST MGID|@NAME, mcast-held
  * HOST MGID|@NAME, mcast-joined [HOST], mcast-handles [HOST], and the
  * tracker counters mcast-joins, mcast-leaves, mcast-local, mcast-mads,
- * mcast-retries, mcast-timeouts, mcast-rejoins, mcast-errors [HOST].
+ * mcast-retries, mcast-timeouts, mcast-rejoins, mcast-errors, mcast-traps,
+ * mcast-lost [HOST].
  *
  * One run's state (struct mc_run, found by run_key) is made by the first
  * mcast-* line that runs:
@@ -960,6 +961,8 @@ enum counter {
 	K_TIMEOUTS,
 	K_REJOINS,
 	K_ERRORS,
+	K_TRAPS,
+	K_LOST,
 	K_GROUPS,
 	K_JOINED,      /* members JOINED now */
 	K_HANDLES,     /* members not left */
@@ -1248,6 +1251,10 @@ static uint64_t counter_of(const struct mc_run *r, const struct mc_port *p,
 		return st.rejoins;
 	case K_ERRORS:
 		return st.errors;
+	case K_TRAPS:
+		return st.traps;
+	case K_LOST:
+		return st.groups_lost;
 	case K_GROUPS:
 		return st.groups;
 	default:
@@ -1393,6 +1400,8 @@ COUNTER_SUBJECT(subj_retries, "mcast-retries", K_RETRIES);
 COUNTER_SUBJECT(subj_timeouts, "mcast-timeouts", K_TIMEOUTS);
 COUNTER_SUBJECT(subj_rejoins, "mcast-rejoins", K_REJOINS);
 COUNTER_SUBJECT(subj_errors, "mcast-errors", K_ERRORS);
+COUNTER_SUBJECT(subj_traps, "mcast-traps", K_TRAPS);
+COUNTER_SUBJECT(subj_lost, "mcast-lost", K_LOST);
 
 /* ------------------------------------------------------------------ */
 /* The recorder */
@@ -1755,6 +1764,7 @@ int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 		&subj_members, &subj_held, &subj_joined, &subj_handles,
 		&subj_joins, &subj_leaves, &subj_local, &subj_mads,
 		&subj_retries, &subj_timeouts, &subj_rejoins, &subj_errors,
+		&subj_traps, &subj_lost,
 	};
 	int rc = 0;
 

@@ -1081,6 +1081,14 @@ static int qp1_get(struct sa_run *r, struct sa_host *h)
 	return own_qp1(r, h);
 }
 
+int scn_sa_gsi_find(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		    struct imc_gsi **out)
+{
+	if (!imc_scn_data(c, &run_key))
+		return -ENOENT;
+	return scn_sa_gsi(c, node, port, out);
+}
+
 int scn_sa_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 	       struct imc_gsi **out)
 {

@@ -23,6 +23,11 @@
 int scn_sa_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 	       struct imc_gsi **out);
 
+/* As scn_sa_gsi(), but -ENOENT, the run going on, when the scenario has
+ * no sa line (the caller then makes a QP1 of its own). */
+int scn_sa_gsi_find(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		    struct imc_gsi **out);
+
 /* count datagrams of size bytes from node:port to group mgid, interval
  * apart, with the MLID, Q_Key and P_Key the SA has for the group now (as
  * sa-mcast). Fails the run when the SA has no such group or the host no
