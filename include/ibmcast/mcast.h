@@ -58,6 +58,11 @@
  * member whose template was sent fails with the SA status and the others
  * are asked for again (each gets its own status). A Delete that goes
  * unanswered is sent again until it is answered or the port goes down.
+ * The answer to a Delete names the port's JoinState left: bits it names
+ * that the tracker did not know of are deleted too, and when the group
+ * went with the port's last full bit the members that stay are told as
+ * for trap 67. A Delete that leaves the port without a full bit
+ * subscribes to trap 67 first, as a join without one does.
  * Re-joins name the group's whole record, so that an SA that lost the
  * group creates it again as it was. A re-join left unanswered after the
  * client's retries fails nobody (an SA whose queue overflows drops

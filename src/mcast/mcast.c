@@ -1162,22 +1162,28 @@ static void on_delete(void *arg, int err, const struct imc_sa_answer *ans)
 		/* Unanswered, the SA may have taken it: a member that wants
 		 * those bits again must not count on them. */
 		g->doubt |= g->req_bits;
-	} else if (!ans->status && !stale &&
-		   imc_mcmr_unpack(&rec, ans->data, ans->len) >= 0 &&
-		   imc_gid_equal(&rec.mgid, &g->mgid)) {
-		/* The answer carries the port's JoinState left (o15-0.1.14,
-		 * as OpenSM answers): that is what the SA holds. Bits held
-		 * that it lacks went with the group, which the SA deletes
-		 * with its last full member, this port's or not; bits it
-		 * has that were not known (a create whose answers were
-		 * lost left them) are given up like any unwanted. */
-		gone = sure(g) & (uint8_t)~g->req_bits &
-		       (uint8_t)~rec.join_state;
-		g->held = rec.join_state & 0xf;
-		g->doubt = 0;
 	} else {
-		g->held &= (uint8_t)~g->req_bits;
-		g->doubt &= (uint8_t)~g->req_bits;
+		uint8_t js = g->req_bits;
+
+		/* The answer carries the port's JoinState left when some is
+		 * left (o15-0.1.14; OpenSM answers the old one when none
+		 * is, and some SAs echo the request): bits it names that
+		 * were not known (a create whose answers were lost left
+		 * them) are given up like any unwanted one; when it names
+		 * none of the bits kept, they went with the group, which
+		 * the SA deletes with its last full member. */
+		if (!ans->status && !stale &&
+		    imc_mcmr_unpack(&rec, ans->data, ans->len) >= 0 &&
+		    imc_gid_equal(&rec.mgid, &g->mgid))
+			js = rec.join_state & 0xf;
+		if (js != g->req_bits)
+			gone = sure(g) & (uint8_t)~g->req_bits &
+			       (uint8_t)~js;
+		g->held &= (uint8_t)~(g->req_bits | gone);
+		g->doubt &= (uint8_t)~(g->req_bits | gone);
+		js &= (uint8_t)~(g->req_bits | g->held);
+		g->held |= js;
+		g->doubt |= js;
 	}
 	if (gone) {
 		g->t->st.groups_lost++;
