@@ -84,9 +84,6 @@ struct fx {
 	uint16_t next_mlid;
 	struct { struct imc_gid mgid; uint16_t mlid; } mlids[64];
 	unsigned nmlids;
-	/* the port's JoinState in each group, for the answers to Deletes */
-	struct { struct imc_gid mgid; uint8_t js; } held[64];
-	unsigned nheld;
 	/* recorded ops */
 	struct sent sent[MAXREC];
 	unsigned nsent;
@@ -121,17 +118,6 @@ static uint16_t mlid_of(struct fx *f, const struct imc_gid *mgid)
 	return f->mlids[f->nmlids++].mlid;
 }
 
-static uint8_t *held_of(struct fx *f, const struct imc_gid *mgid)
-{
-	for (unsigned i = 0; i < f->nheld; i++)
-		if (imc_gid_equal(&f->held[i].mgid, mgid))
-			return &f->held[i].js;
-	assert_true(f->nheld < 64);
-	f->held[f->nheld].mgid = *mgid;
-	f->held[f->nheld].js = 0;
-	return &f->held[f->nheld++].js;
-}
-
 static void answer(struct fx *f, unsigned i)
 {
 	struct sa_req *r = &f->reqs[i];
@@ -145,17 +131,6 @@ static void answer(struct fx *f, unsigned i)
 		       UMAD_SA_METHOD_DELETE_RESP;
 	a.mad.status = f->status_for_next;
 	f->status_for_next = 0;
-	/* A Set's answer names the port's JoinState with the new bits; a
-	 * Delete's what is left of it (o15-0.1.14, as OpenSM answers). */
-	if (!a.mad.status) {
-		uint8_t *js = held_of(f, &rec.mgid);
-
-		if (r->mad.mad.method == UMAD_METHOD_SET)
-			*js |= rec.join_state;
-		else
-			*js &= (uint8_t)~rec.join_state;
-		rec.join_state = *js;
-	}
 	rec.qkey = QKEY;
 	rec.mlid = mlid_of(f, &rec.mgid);
 	rec.mtu_sel = UMAD_SA_SELECTOR_EXACTLY;
