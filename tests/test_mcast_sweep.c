@@ -42,9 +42,11 @@
  *    bits there may leave part of the orphan's.
  *  - Trap 67 Reports all lost. The SA deletes a group with its last full
  *    member (IBA 15.2.5.17, o15-0.1.9); the other members' trackers hear
- *    of it from trap 67 only. So NonMember and SendOnlyNonMember joins go
- *    to groups that can lose their last full member only in runs where
- *    no MAD is lost; otherwise to the SA's persistent groups.
+ *    of it from trap 67 only, once subscribed. So NonMember and
+ *    SendOnlyNonMember joins go to groups that can lose their last full
+ *    member only in runs where no MAD is lost and the SA drops nothing
+ *    (a subscription it drops while it takes the join after it leaves a
+ *    deletion unheard); otherwise to the SA's persistent groups.
  *  - Reordering past a round trip. A copy of a Delete that reaches the SA
  *    after its answer and after the next Set would undo that Set; no
  *    client can prevent it against an SA that does not deduplicate
@@ -442,9 +444,10 @@ static void do_join(void)
 			r.comp_mask |= CREATE_COMPS;
 	}
 	/* Non-full members of groups that may lose their last full member
-	 * count on trap 67, whose Reports must not all be lost. */
-	h->js = draw_state(S.mad_loss > 0 && h->kind != K_CREATE ? h->kind :
-			   K_PERSIST);
+	 * count on trap 67: no Report may be lost, and no subscription
+	 * dropped by a full SA queue while the join after it goes through. */
+	h->js = draw_state((S.mad_loss > 0 || S.sa_rate) &&
+			   h->kind != K_CREATE ? h->kind : K_PERSIST);
 	if (h->kind == K_CREATE && !(h->js & FULL_BITS))
 		h->js |= IMC_JOIN_FULL;
 	r.join_state = h->js;

@@ -1449,7 +1449,7 @@ static void show_snapshot(struct mc_run *r, unsigned line)
 	struct snap s;
 
 	memset(&s, 0, sizeof(s));
-	s.at = imc_loop_now(imc_scn_loop(r->c));
+	s.at = imc_scn_now(r->c);
 	s.line = line;
 	for (size_t i = 0; i < nslots; i++)
 		np += r->port[i] != NULL;

@@ -973,10 +973,10 @@ static int sa_start(struct sa_run *r)
 {
 	struct imc_sa_fabric_config fc;
 	const struct sa_cfg *a = r->cfg;
-	struct imc_sa_bcast bc[PARTITIONS_MAX + 1];
 	struct sa_host *h;
 	uint32_t node;
 	unsigned port;
+	struct imc_sa_bcast bc[PARTITIONS_MAX + 1];
 
 	imc_sa_fabric_config_init(&fc);
 	if (a->npart) {
@@ -1544,17 +1544,16 @@ static void req_arg_free(void *data)
 	free(a);
 }
 
-/* The components scn_sa_comp_opt() reads: KEY=N sets a field of the
- * MCMemberRecord (N at most max) and its ComponentMask bit; mtu=, rate=
- * and life= take a selector and a code (selcode_parse) into two
- * fields. */
+/* sa-join's record options: KEY=N sets a field of the MCMemberRecord
+ * (N at most max) and its ComponentMask bit; mtu=, rate= and life= take
+ * a selector and a code (selcode_parse) into two fields. */
 static const struct {
 	const char *key;
 	uint64_t max;       /* 0: a selector and a code */
 	size_t off, size;   /* the field (the code for a selector option) */
 	size_t sel_off;
 	uint64_t mask;
-} comp_fields[] = {
+} join_fields[] = {
 	{ "qkey", UINT32_MAX, SCN_FIELD(struct imc_mcmr, qkey), 0, CM(QKEY) },
 	{ "pkey", 0xFFFF, SCN_FIELD(struct imc_mcmr, pkey), 0, CM(PKEY) },
 	{ "tclass", 0xFF, SCN_FIELD(struct imc_mcmr, tclass), 0, CM(TCLASS) },
@@ -1588,32 +1587,31 @@ static void field_set(void *base, size_t off, size_t size, uint64_t v)
 		memcpy(p, &u32, 4);
 }
 
-/* A component of an MCMemberRecord template (qkey=, pkey=, tclass=, sl=,
- * flow=, hop=, scope=, mtu=, rate=, life=, mlid=) into rec, with its
- * ComponentMask bits into *mask. Returns 1 when word is none of them. */
+/* A component of an MCMemberRecord template, from join_fields, into
+ * rec, with its ComponentMask bits into *mask. Returns 1 when word is none
+ * of them. */
 int scn_sa_comp_opt(struct imc_scn_parser *p, const char *word,
 		    struct imc_mcmr *rec, uint64_t *mask)
 {
+	uint8_t *base = (uint8_t *)rec;
 	const char *v;
 	uint64_t x = 0;
-	int rc = 0;
+	int rc;
 
-	for (size_t i = 0; i < IMC_ARRAY_SIZE(comp_fields); i++) {
-		uint8_t *r = (uint8_t *)rec;
-
-		if (!imc_scn_kv(word, comp_fields[i].key, &v))
+	for (size_t i = 0; i < IMC_ARRAY_SIZE(join_fields); i++) {
+		if (!imc_scn_kv(word, join_fields[i].key, &v))
 			continue;
-		if (comp_fields[i].max) {
-			rc = imc_scn_parse_uint(p, comp_fields[i].key, v,
-						comp_fields[i].max, &x);
-			field_set(r, comp_fields[i].off, comp_fields[i].size,
-				  x);
+		if (join_fields[i].max) {
+			rc = imc_scn_parse_uint(p, join_fields[i].key, v,
+						join_fields[i].max, &x);
+			field_set(base, join_fields[i].off,
+				  join_fields[i].size, x);
 		} else {
-			rc = selcode_parse(p, comp_fields[i].key, v,
-					   r + comp_fields[i].sel_off,
-					   r + comp_fields[i].off);
+			rc = selcode_parse(p, join_fields[i].key, v,
+					   base + join_fields[i].sel_off,
+					   base + join_fields[i].off);
 		}
-		*mask |= comp_fields[i].mask;
+		*mask |= join_fields[i].mask;
 		return rc;
 	}
 	return 1;
