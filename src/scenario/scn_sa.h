@@ -28,10 +28,6 @@ int scn_sa_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
  * cables between switches too. */
 void scn_sa_links_changed(struct imc_scn_ctx *c);
 
-/* The SA running now, or NULL (no sa line, not started, stopped). */
-struct imc_sa;
-const struct imc_sa *scn_sa_engine(struct imc_scn_ctx *c);
-
 /* As scn_sa_gsi(), but -ENOENT, the run going on, when the scenario has
  * no sa line (the caller then makes a QP1 of its own). */
 int scn_sa_gsi_find(struct imc_scn_ctx *c, uint32_t node, unsigned port,
