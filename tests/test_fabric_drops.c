@@ -1,7 +1,7 @@
 /* Each delivery check of the fabric drops what it should, counted under
  * its reason at the port where the check failed, and nothing else is
- * delivered: P_Key (IBA 10.9.3), Q_Key (IBA 10.2.5), QPN, receive queue,
- * MTU, DLID, routes. */
+ * delivered: P_Key (IBA 10.9.3), Q_Key (IBA 10.2.5) as the QP has it at
+ * arrival, QPN, receive queue, MTU, DLID, routes. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -165,6 +165,55 @@ static void test_qkey_and_qpn(void **state)
 	world_down(&w);
 }
 
+/* Modify QP's Q_Key: the check at arrival uses the Q_Key the QP has
+ * then. A datagram queued before the change is delivered; later ones
+ * must carry the new Q_Key. QP1's Q_Key cannot change (IBA 13.5). */
+static void test_qkey_modify(void **state)
+{
+	struct world w;
+	struct imc_qp *tx, *rx, *qp1;
+	unsigned got = 0;
+	uint16_t dlid;
+	struct imc_ah ah;
+	uint8_t buf[16] = { 0 };
+
+	(void)state;
+	world_up(&w, "switch:hosts=2", NULL);
+	dlid = lid_of(&w, 1, 1);
+	assert_int_equal(imc_qp_create(w.f, 0, 1, 0, 1, 0xffff, count, NULL,
+				       &tx), 0);
+	assert_int_equal(imc_qp_create(w.f, 1, 1, 0, 0x0B1B, 0xffff, count,
+				       &got, &rx), 0);
+	assert_int_equal(imc_qp_create(w.f, 1, 1, IMC_QP1, IMC_QP1_QKEY,
+				       0xffff, count, NULL, &qp1), 0);
+	assert_int_equal(imc_qp_qkey(rx), 0x0B1B);
+	assert_int_equal(imc_qp_set_qkey(qp1, 0x1234), -EINVAL);
+	assert_int_equal(imc_qp_qkey(qp1), IMC_QP1_QKEY);
+
+	/* Received under the old Q_Key, delivered after the change. */
+	imc_qp_set_recv_delay(rx, 1000);
+	memset(&ah, 0, sizeof(ah));
+	ah.dlid = dlid;
+	assert_int_equal(imc_qp_send(tx, &ah, 2, 0x0B1B, buf, sizeof(buf)),
+			 0);
+	assert_int_equal(imc_loop_run_until(w.loop, 900), 0);
+	assert_int_equal(got, 0);
+	assert_int_equal(imc_qp_set_qkey(rx, 0x12345678), 0);
+	assert_int_equal(imc_qp_qkey(rx), 0x12345678);
+	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_int_equal(got, 1);
+
+	send_one(&w, tx, dlid, 2, 0x0B1B, 16);
+	assert_int_equal(got, 1);
+	only_drops(&w, 1, 1, IMC_DROP_QKEY, 1);
+	send_one(&w, tx, dlid, 2, 0x12345678, 16);
+	assert_int_equal(got, 2);
+	imc_qp_destroy(tx);
+	imc_qp_destroy(rx);
+	imc_qp_destroy(qp1);
+	world_down(&w);
+}
+
 static void test_rq_overflow(void **state)
 {
 	struct imc_fabric_config c;
@@ -302,6 +351,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pkey),
 		cmocka_unit_test(test_qkey_and_qpn),
+		cmocka_unit_test(test_qkey_modify),
 		cmocka_unit_test(test_rq_overflow),
 		cmocka_unit_test(test_mtu),
 		cmocka_unit_test(test_routes),

@@ -80,6 +80,7 @@ struct fx {
 	struct imc_sa_mad pending_inform[8];
 	unsigned npending_inform;
 	uint16_t status_for_next;  /* SA status of the next answer */
+	uint32_t qkey_answer;      /* Q_Key of the records; 0: QKEY */
 	struct imc_timer answer_timer;
 	uint16_t next_mlid;
 	struct { struct imc_gid mgid; uint16_t mlid; } mlids[64];
@@ -91,6 +92,9 @@ struct fx {
 	unsigned ndlv;
 	bool carrier;
 	unsigned carrier_calls;
+	uint32_t qp_qkey;          /* as set_qkey left it */
+	unsigned set_qkey_calls;
+	int set_qkey_rc;
 	bool in_api;
 	struct { struct imc_gid mgid; uint16_t mlid; bool attach; }
 		att[64];
@@ -131,7 +135,7 @@ static void answer(struct fx *f, unsigned i)
 		       UMAD_SA_METHOD_DELETE_RESP;
 	a.mad.status = f->status_for_next;
 	f->status_for_next = 0;
-	rec.qkey = QKEY;
+	rec.qkey = f->qkey_answer ? f->qkey_answer : QKEY;
 	rec.mlid = mlid_of(f, &rec.mgid);
 	rec.mtu_sel = UMAD_SA_SELECTOR_EXACTLY;
 	rec.mtu = BC_MTU;
@@ -298,6 +302,18 @@ static void op_carrier(void *ctx, bool up)
 	f->carrier_calls++;
 }
 
+static int op_set_qkey(void *ctx, uint32_t qkey)
+{
+	struct fx *f = ctx;
+
+	assert_false(f->in_api);
+	f->set_qkey_calls++;
+	if (f->set_qkey_rc)
+		return f->set_qkey_rc;
+	f->qp_qkey = qkey;
+	return 0;
+}
+
 /* ---- set-up ---- */
 
 static struct imc_gid port_gid(uint64_t guid)
@@ -322,6 +338,7 @@ static void fx_make_ifc(struct fx *f)
 		.send = op_send,
 		.deliver = op_deliver,
 		.carrier = op_carrier,
+		.set_qkey = op_set_qkey,
 		.ctx = f,
 	};
 
@@ -1178,6 +1195,69 @@ static void test_bcast_failure_backs_off(void **state)
 	assert_int_equal(stats(f).join_errors, 1);
 }
 
+/* RFC 4391 4: the QP takes the broadcast group's Q_Key when the join is
+ * answered, before carrier, and every datagram carries it: the other
+ * groups are created with it too. */
+static void test_qkey_from_broadcast_record(void **state)
+{
+	struct fx *f = *state;
+	struct imc_ip_addr g;
+
+	f->qkey_answer = 0x2A2B2C2D;
+	add_addr(f, "10.0.0.1/24");
+	up(f);
+	assert_int_equal(f->set_qkey_calls, 0);
+	run_for(f, 10 * MS);
+	assert_int_equal(imc_ipoib_state(f->ifc), IMC_IPOIB_UP);
+	assert_int_equal(f->set_qkey_calls, 1);
+	assert_int_equal(f->qp_qkey, 0x2A2B2C2D);
+	/* An ARP request to the broadcast group and a listen's join. */
+	assert_int_equal(imc_ip_addr_parse("239.1.1.1", &g, NULL), 0);
+	f->in_api = true;
+	assert_int_equal(imc_ipoib_mcast_listen(f->ifc, &g), 0);
+	f->in_api = false;
+	{
+		uint8_t pkt[64];
+		size_t n = ping4(pkt, IP4(10, 0, 0, 1), IP4(10, 0, 0, 9), 8,
+				 1, 0);
+
+		assert_int_equal(xmit(f, pkt, n), 0);
+	}
+	run_for(f, 10 * MS);
+	assert_true(f->nsent >= 1);
+	assert_int_equal(f->sent[0].qkey, 0x2A2B2C2D);
+	assert_int_equal(f->reqs[f->nreqs - 1].rec.qkey, 0x2A2B2C2D);
+	/* Only the broadcast join sets it. */
+	assert_int_equal(f->set_qkey_calls, 1);
+}
+
+/* A Q_Key the QP refuses fails the broadcast join like an SA error:
+ * left, no carrier, retried after the backoff. */
+static void test_qkey_refused_backs_off(void **state)
+{
+	struct fx *f = *state;
+
+	f->set_qkey_rc = -EIO;
+	add_addr(f, "10.0.0.1/24");
+	up(f);
+	run_for(f, 10 * MS);
+	assert_int_equal(f->set_qkey_calls, 1);
+	assert_int_equal(imc_ipoib_state(f->ifc), IMC_IPOIB_BACKOFF);
+	assert_false(f->carrier);
+	assert_int_equal(f->carrier_calls, 0);
+	assert_int_equal(stats(f).join_errors, 1);
+	/* The membership went back to the SA, the QP off the group. */
+	assert_int_equal(f->reqs[f->nreqs - 1].mad.mad.method,
+			 UMAD_SA_METHOD_DELETE);
+	assert_false(f->att[f->natt - 1].attach);
+	f->set_qkey_rc = 0;
+	run_for(f, 1100 * MS);
+	assert_int_equal(f->set_qkey_calls, 2);
+	assert_int_equal(imc_ipoib_state(f->ifc), IMC_IPOIB_UP);
+	assert_true(f->carrier);
+	assert_int_equal(f->qp_qkey, QKEY);
+}
+
 static void test_reregister_carrier_down_up(void **state)
 {
 	struct fx *f = *state;
@@ -1608,6 +1688,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_join_error_drops_and_retries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bcast_failure_backs_off,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_qkey_from_broadcast_record, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_qkey_refused_backs_off,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_reregister_carrier_down_up, setup, teardown),

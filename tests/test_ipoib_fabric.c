@@ -183,6 +183,54 @@ static void test_race_answer_after_rejoin(void **state)
 	assert_int_equal(iw_destroy(&w), 0);
 }
 
+/* The SA gives the broadcast group a Q_Key other than the one the QPs
+ * start with: each QP takes it when its join is answered (RFC 4391 4),
+ * and ARP, ND, pings and a multicast group (created with it) all work,
+ * with no Q_Key drop anywhere. */
+static void test_broadcast_qkey_from_sa(void **state)
+{
+	static const struct imc_sa_bcast bc[] = {
+		{ .pkey = 0x7fff, .scope = 2, .qkey = 0x0C0FFEE0, .mtu = 4,
+		  .rate = 3, .life = 18 },
+	};
+	struct imc_sa_fabric_config sc;
+	struct imc_ip_addr g;
+	struct iw w;
+	struct iw_if *a, *b;
+
+	(void)state;
+	imc_sa_fabric_config_init(&sc);
+	sc.sa.bcast = bc;
+	sc.sa.n_bcast = 1;
+	assert_int_equal(iw_create(&w, TREE, NULL, &sc), 0);
+	assert_int_equal(iw_if_up(&w, iw_hca(&w, 1), 0xFFFF, &a, "10.0.0.2/24",
+				  "fd00::2/64", NULL), 0);
+	assert_int_equal(iw_if_up(&w, iw_hca(&w, 14), 0xFFFF, &b,
+				  "10.0.0.15/24", "fd00::15/64", NULL), 0);
+	assert_int_equal(imc_qp_qkey(imc_ipoib_fabric_qp(a->x)),
+			 IMC_IPOIB_FABRIC_QKEY);
+	assert_int_equal(imc_ip_addr_parse("239.1.2.3", &g, NULL), 0);
+	assert_int_equal(imc_ipoib_mcast_listen(b->ifc, &g), 0);
+	iw_run_for(&w, 10 * MS);
+	assert_true(imc_ipoib_carrier(a->ifc));
+	assert_true(imc_ipoib_carrier(b->ifc));
+	assert_int_equal(imc_qp_qkey(imc_ipoib_fabric_qp(a->x)), 0x0C0FFEE0);
+	assert_int_equal(imc_qp_qkey(imc_ipoib_fabric_qp(b->x)), 0x0C0FFEE0);
+	for (uint16_t s = 1; s <= 3; s++) {
+		assert_int_equal(iw_ping(a, "10.0.0.15", s, 56), 0);
+		assert_int_equal(iw_ping(b, "fd00::2", s, 8), 0);
+	}
+	assert_int_equal(iw_udp(a, "239.1.2.3", 100), 0);
+	iw_run_for(&w, 10 * MS);
+	assert_int_equal(a->echo_replies, 3);
+	assert_int_equal(b->echo_replies, 3);
+	assert_int_equal(b->received_mcast, 1);
+	assert_int_equal(drops(a), 0);
+	assert_int_equal(drops(b), 0);
+	assert_fabric_clean(&w);
+	assert_int_equal(iw_destroy(&w), 0);
+}
+
 /* Partitions: the same subnet on P_Key 0x8001 and on the default
  * partition are two links; nothing crosses. */
 static void test_pkey_isolation(void **state)
@@ -382,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_ping_across_fat_tree),
 		cmocka_unit_test(test_traffic_where_arp_never_ran),
 		cmocka_unit_test(test_race_answer_after_rejoin),
+		cmocka_unit_test(test_broadcast_qkey_from_sa),
 		cmocka_unit_test(test_pkey_isolation),
 		cmocka_unit_test(test_reregister_all),
 		cmocka_unit_test(test_sendonly_join_and_idle_leave),

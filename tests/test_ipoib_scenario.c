@@ -1,7 +1,7 @@
 /* IPoIB in scenarios (scenario_ipoib.h): the ipoib setting, the ipoib-*,
  * ping and ipoib-send verbs and the subjects through the canonical print,
  * their parse errors, run-time failures, exact results of small runs, the
- * sa setting's partitions=, and determinism.
+ * sa setting's partitions= and bcast-qkey=, and determinism.
  *
  * Fabric: fat-tree:leaves=2,hosts=2,spines=2: H-000001 and H-000002 on
  * L-0001, H-000003 and H-000004 on L-0002; the SM and the SA are on
@@ -89,7 +89,7 @@ static uint64_t run_pass(const struct imc_scenario *s)
 static const char every_form[] =
 	TOPO
 	"stop 2s\n"
-	"sa partitions=0x8001,0x0002\n"
+	"sa partitions=0x8001,0x0002 bcast-qkey=0xb1b\n"
 	"ipoib queue=4 queue-group=8 queue-total=100 resolve-timeout=200ms "
 	"resolve-retries=1 expiry=30s idle=500ms sendonly-full=no\n"
 	"pkeys H-000003 0xffff 0x8001\n"
@@ -117,7 +117,7 @@ static const char every_form[] =
 	"expect ipoib-max-queued group <= 64\n";
 
 static const char every_form_printed[] =
-	"sa partitions=0x8001,0x8002\n"
+	"sa partitions=0x8001,0x8002 bcast-qkey=0x00000b1b\n"
 	"ipoib queue=4 queue-group=8 queue-total=100 resolve-timeout=200ms "
 	"resolve-retries=1 expiry=30s idle=500ms sendonly-full=no\n"
 	"pkeys H-000003:1 0xffff 0x8001\n"
@@ -425,6 +425,75 @@ static void test_sweep_subjects(void **state)
 	imc_scenario_destroy(s);
 }
 
+/* The SA gives the broadcast groups a Q_Key of its own: the interfaces'
+ * QPs take it from the join answers, and pings (ARP, ND, the SM's own
+ * host) cross without a Q_Key drop. */
+static void test_bcast_qkey(void **state)
+{
+	struct imc_scenario *s;
+
+	(void)state;
+	s = parse(TOPO "stop 1s\nsa bcast-qkey=0x00C0FFEE\n"
+		  "at 1ms ipoib-up H-000001 10.0.0.1/24\n"
+		  "ipoib-up H-000002 10.0.0.2/24 fd00::2/64\n"
+		  "ipoib-up H-000004 10.0.0.4/24 fd00::4/64\n"
+		  "at 10ms ping H-000002 10.0.0.4 count=3\n"
+		  "ping H-000004 fd00::2 count=2\n"
+		  "ping H-000001 10.0.0.2 count=2\n"
+		  "expect ping-replies H-000002 == 3\n"
+		  "expect ping-replies H-000004 == 2\n"
+		  "expect ping-replies H-000001 == 2\n"
+		  "expect drops qkey == 0\n"
+		  "expect ipoib-counter H-000002 drops == 0\n");
+	run_pass(s);
+	imc_scenario_destroy(s);
+	expect_error(TOPO "sa bcast-qkey=0x100000000\n",
+		     "t.scn:2: sa: bcast-qkey: 0x100000000 is out of range (at most 4294967295)");
+}
+
+/* One QP1 a port: on hosts other than the SM's, sa-join requests and
+ * the IPoIB interface's join tracker share it (the answers to each find
+ * their client by TID), as on the SM's own host, where both share the
+ * SA's QP1. */
+static void test_sa_join_beside_ipoib(void **state)
+{
+	struct imc_scenario *s;
+
+	(void)state;
+	s = parse(TOPO "stop 1s\nsa\n"
+		  "at 1ms ipoib-up H-000002 10.0.0.2/24\n"
+		  "sa-join H-000002 ff15::1 create\n"
+		  "ipoib-up H-000003 10.0.0.3/24\n"
+		  "ipoib-up H-000001 10.0.0.1/24\n"
+		  "at 2ms sa-join H-000003 ff15::1\n"
+		  "sa-join H-000004 ff15::1\n"
+		  "sa-join H-000001 ff15::1\n"
+		  "ipoib-listen H-000003 239.1.1.1\n"
+		  "at 5ms ping H-000002 10.0.0.3 count=3\n"
+		  "ping H-000001 10.0.0.2 count=2\n"
+		  "ipoib-send H-000002 239.1.1.1 count=2\n"
+		  "sa-mcast H-000002 ff15::1 count=4 interval=10us\n"
+		  "sa-get H-000003 ff15::1\n"
+		  "at 10ms sa-leave H-000003 ff15::1\n"
+		  "expect sa-status H-000002 ff15::1 == success\n"
+		  "expect sa-status H-000003 ff15::1 == success\n"
+		  "expect sa-status H-000001 ff15::1 == success\n"
+		  "expect sa-answers H-000003 == 3\n"
+		  "expect sa-members ff15::1 == 3\n"
+		  "expect sa-timeouts == 0\n"
+		  "expect delivered H-000003 == 4\n"
+		  "expect delivered H-000004 == 4\n"
+		  "expect delivered H-000001 == 4\n"
+		  "expect ping-replies H-000002 == 3\n"
+		  "expect ping-replies H-000001 == 2\n"
+		  "expect ipoib-received H-000003 239.1.1.1 == 2\n"
+		  "expect ipoib-counter H-000002 join-errors == 0\n"
+		  "expect ipoib-counter H-000003 join-errors == 0\n"
+		  "expect ipoib-carrier H-000003 == up\n");
+	run_pass(s);
+	imc_scenario_destroy(s);
+}
+
 static void test_deterministic(void **state)
 {
 	char path[512];
@@ -447,6 +516,8 @@ int main(void)
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_run_errors),
 		cmocka_unit_test(test_run),
+		cmocka_unit_test(test_bcast_qkey),
+		cmocka_unit_test(test_sa_join_beside_ipoib),
 		cmocka_unit_test(test_qp1_shared),
 		cmocka_unit_test(test_tracker_shared),
 		cmocka_unit_test(test_sweep_subjects),

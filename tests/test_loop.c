@@ -1,5 +1,6 @@
 /* Event loop on the virtual clock: ordering, dispatch safety, run modes,
- * and a differential test of the timer heap against a plain model. */
+ * and a differential test of the timers (buckets of one deadline on a
+ * heap of deadlines) against a plain model. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -552,6 +553,7 @@ struct model {
 };
 
 static struct dslot dslots[K];
+static imc_time_t dspan;   /* deadlines drawn within now + dspan */
 static struct devent *devents;
 static size_t ndevents, capdevents;
 static struct imc_rng cb_rng;
@@ -576,14 +578,15 @@ static void dslot_cb(struct imc_timer *t)
 	if (a <= 2) {
 		e.act = ACT_ARM;
 		e.target = s->id;
-		e.deadline = now + imc_rng_below(&cb_rng, 100);
+		e.deadline = now + imc_rng_below(&cb_rng, dspan / 2);
 	} else if (a == 3) {
 		e.act = ACT_CANCEL;
 		e.target = (int)imc_rng_below(&cb_rng, K);
 	} else if (a == 4 || a == 5) {
 		e.act = ACT_ARM;
 		e.target = (int)imc_rng_below(&cb_rng, K);
-		e.deadline = a == 4 ? now + imc_rng_below(&cb_rng, 50) : now;
+		e.deadline = a == 4 ? now + imc_rng_below(&cb_rng, dspan / 4) :
+				      now;
 	}
 	if (e.act == ACT_ARM)
 		assert_int_equal(imc_timer_arm(loop, &dslots[e.target].timer,
@@ -665,13 +668,14 @@ static void m_check_slots(const struct model *m)
 	}
 }
 
-static void run_differential(uint64_t seed, int ops)
+static void run_differential(uint64_t seed, int ops, imc_time_t span)
 {
 	struct model m = { .now = imc_loop_now(loop) };
 	struct imc_rng r;
 	uint64_t total = 0;
 	struct imc_loop_stats st;
 
+	dspan = span;
 	imc_rng_seed(&r, seed);
 	imc_rng_split(&r, &cb_rng);
 	ndevents = 0;
@@ -686,7 +690,7 @@ static void run_differential(uint64_t seed, int ops)
 
 		ndevents = 0;
 		if (kind < 50) {
-			imc_time_t d = m.now + imc_rng_below(&r, 200);
+			imc_time_t d = m.now + imc_rng_below(&r, span);
 
 			/* Sometimes in the past: counts as now. */
 			if (kind < 4)
@@ -695,7 +699,7 @@ static void run_differential(uint64_t seed, int ops)
 						       d), 0);
 			m_arm(&m, i, d);
 		} else if (kind < 58) {
-			imc_time_t delay = imc_rng_below(&r, 200);
+			imc_time_t delay = imc_rng_below(&r, span);
 
 			assert_int_equal(imc_timer_arm_in(loop,
 							  &dslots[i].timer,
@@ -710,7 +714,8 @@ static void run_differential(uint64_t seed, int ops)
 			assert_int_equal(ran, m_round(&m, &pos, seed));
 			total += (uint64_t)ran;
 		} else {
-			imc_time_t until = m.now + imc_rng_below(&r, 300);
+			imc_time_t until = m.now +
+					   imc_rng_below(&r, span * 3 / 2);
 			int f;
 
 			assert_int_equal(imc_loop_run_until(loop, until), 0);
@@ -728,8 +733,9 @@ static void run_differential(uint64_t seed, int ops)
 	}
 	imc_loop_get_stats(loop, &st);
 	assert_int_equal(st.timers_fired, total);
-	print_message("seed %llu: %d ops, %llu firings, now %llu, "
-		      "max %zu armed\n", (unsigned long long)seed, ops,
+	print_message("seed %llu span %llu: %d ops, %llu firings, now %llu, "
+		      "max %zu armed\n", (unsigned long long)seed,
+		      (unsigned long long)span, ops,
 		      (unsigned long long)total, (unsigned long long)m.now,
 		      st.timers_max);
 	for (int i = 0; i < K; i++)
@@ -741,18 +747,76 @@ static void run_differential(uint64_t seed, int ops)
 	capdevents = 0;
 }
 
+/* Span 200 spreads the 256 slots over many deadlines; span 8 piles them
+ * on a few, so that most arms, cancels and firings happen inside a
+ * bucket of one deadline (its head, middle and tail). */
 static void test_differential(void **state)
 {
-	static const uint64_t seeds[] = { 1, 2, 0xdecafbad };
+	static const struct {
+		uint64_t seed;
+		imc_time_t span;
+	} runs[] = { { 1, 200 }, { 2, 200 }, { 0xdecafbad, 200 },
+		     { 3, 8 }, { 4, 8 } };
 
-	for (size_t s = 0; s < IMC_ARRAY_SIZE(seeds); s++) {
+	for (size_t s = 0; s < IMC_ARRAY_SIZE(runs); s++) {
 		if (s) {
 			assert_int_equal(imc_loop_destroy(loop), 0);
 			assert_int_equal(imc_loop_create_virtual(1000, &loop),
 					 0);
 		}
-		run_differential(seeds[s], 100000);
+		run_differential(runs[s].seed, 100000, runs[s].span);
 	}
+}
+
+/* 100,000 timers on 30,000 deadlines, armed out of order, some moved
+ * and some cancelled: the deadline table and the heap grow, and the
+ * firings come out in (deadline, arming order). A loop destroyed with
+ * timers armed counts them. */
+static void test_many_deadlines(void **state)
+{
+	enum { N = 100000, D = 30000 };
+	struct item *items = calloc(N, sizeof(*items));
+	int *want = calloc(N, sizeof(*want));
+	struct imc_loop_stats st;
+	int rank = 0, nwant = 0;
+
+	assert_non_null(items);
+	assert_non_null(want);
+	for (int i = 0; i < N; i++) {
+		item_init(&items[i], i);
+		items[i].order = rank++;
+		assert_int_equal(imc_timer_arm(loop, &items[i].timer,
+					       2000 + (uint64_t)i * 7919 % D),
+				 0);
+	}
+	for (int i = 0; i < N; i += 3) {
+		items[i].order = rank++;
+		assert_int_equal(imc_timer_arm(loop, &items[i].timer,
+					       2000 + (uint64_t)i * 104729 % D),
+				 0);
+	}
+	for (int i = 1; i < N; i += 5)
+		imc_timer_cancel(loop, &items[i].timer);
+	imc_loop_get_stats(loop, &st);
+	assert_int_equal(st.timers_armed, N - N / 5);
+	assert_int_equal(st.timers_max, N);
+	for (int i = 0; i < N; i++)
+		if (imc_timer_armed(&items[i].timer))
+			want[nwant++] = i;
+	sort_base = items;
+	qsort(want, (size_t)nwant, sizeof(*want), by_deadline_then_order);
+
+	assert_int_equal(imc_loop_run_until(loop, 2000 + D / 2), 0);
+	for (size_t i = 0; i < nfired; i++) {
+		assert_int_equal(fired[i].id, want[i]);
+		assert_int_equal(fired[i].at,
+				 imc_timer_deadline(&items[want[i]].timer));
+	}
+	assert_true(nfired > 0 && nfired < (size_t)nwant);
+	assert_int_equal(imc_loop_destroy(loop), (size_t)nwant - nfired);
+	assert_int_equal(imc_loop_create_virtual(1000, &loop), 0);
+	free(items);
+	free(want);
 }
 
 int main(void)
@@ -777,6 +841,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_virtual_rejects_fd, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_arm_in_saturates, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_many_deadlines, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_differential, setup,
 						teardown),

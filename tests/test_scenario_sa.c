@@ -274,7 +274,7 @@ static void test_parse_errors(void **state)
 	expect_error(TOPO "sa mlids=16384\n",
 		     "t.scn:2: sa: mlids: 16384 is out of range (at most 16383)");
 	expect_error(TOPO "sa colour=red\n",
-		     "t.scn:2: sa: expected rate=, queue=, order=, mft-delay=, mlids= or partitions=, got 'colour=red'");
+		     "t.scn:2: sa: expected rate=, queue=, order=, mft-delay=, mlids=, partitions= or bcast-qkey=, got 'colour=red'");
 	expect_error(TOPO "at 0 sa queue=1\n",
 		     "t.scn:2: 'sa' is a setting: it takes no time");
 	expect_error(TOPO "sa-join H-000001\n",

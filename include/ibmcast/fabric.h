@@ -316,6 +316,14 @@ uint32_t imc_qp_num(const struct imc_qp *qp);
  * next loop round. Applies from the next batch. */
 void imc_qp_set_recv_delay(struct imc_qp *qp, imc_time_t delay);
 
+/* Changes the QP's Q_Key, as the Modify QP verb does (ibv_modify_qp()
+ * with IBV_QP_QKEY): datagrams that arrive from then on are checked
+ * against the new Q_Key (IBA 10.2.5); those already in the receive queue
+ * passed the check of their arrival. Returns 0, or -EINVAL for QP1,
+ * whose Q_Key is fixed (IBA 13.5). */
+int imc_qp_set_qkey(struct imc_qp *qp, uint32_t qkey);
+uint32_t imc_qp_qkey(const struct imc_qp *qp);
+
 /* Sends one datagram (copied). Returns 0, -ENETDOWN when the port is not
  * ACTIVE, -EMSGSIZE above the port's MTU, -EINVAL for a bad AV (LID 0, a
  * multicast DLID without a GRH, ...). Loss on the way is not an error. */

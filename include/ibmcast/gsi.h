@@ -6,6 +6,10 @@
  * port's QP1 and hands each MAD received to its agents, in the order they
  * were added, until one takes it (as the MAD layer of an OS dispatches to
  * its agents; here an SA client takes the answers whose TID is its own).
+ * An agent may also claim the high 32 bits of the TransactionIDs of its
+ * requests, as an OS MAD layer gives each agent its own: a response
+ * (IBA 13.4.5: the R bit) whose TID has them goes to that agent alone,
+ * and the others never see it.
  *
  *  - imc_gsi_create(): a port whose QP1 is free; the GSI creates it with a
  *    P_Key of the port's table (the default partition's when there).
@@ -35,9 +39,13 @@ extern "C" {
 struct imc_gsi;
 
 /* Lives in its owner's object. recv returns 0 when it took the MAD,
- * anything else to pass it on (an SA client's -ESRCH, -ENOMSG). */
+ * anything else to pass it on (an SA client's -ESRCH, -ENOMSG).
+ * tid_high, set before imc_gsi_add(): 0, or the high TID word of the
+ * agent's requests, whose responses then come to it only (no two agents
+ * of a GSI may claim one). */
 struct imc_gsi_agent {
 	int (*recv)(struct imc_gsi_agent *a, const struct imc_ud_recv *r);
+	uint32_t tid_high;
 	struct imc_gsi_agent *next, *prev;   /* private */
 	struct imc_gsi *gsi;                 /* NULL when not added */
 };
@@ -64,6 +72,9 @@ void imc_gsi_destroy(struct imc_gsi *g);
 void imc_gsi_add(struct imc_gsi *g, struct imc_gsi_agent *a);
 /* No-op when a is not added. */
 void imc_gsi_remove(struct imc_gsi_agent *a);
+
+/* The QP1 the GSI sends and receives on (NULL before imc_gsi_set_qp()). */
+struct imc_qp *imc_gsi_qp(const struct imc_gsi *g);
 
 /* Sends one MAD to QP1 of dlid (Q_Key 0x80010000, SL 0). Returns 0,
  * -ENETDOWN (no QP yet, the port not ACTIVE, dlid 0) or imc_qp_send()'s

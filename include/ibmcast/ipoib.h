@@ -2,7 +2,8 @@
  * that never asks the SA for a PathRecord.
  *
  * One interface per (port, P_Key): a UD QP (the caller's), the Q_Key of
- * the partition's broadcast group, the hardware address (flags, QPN, port
+ * the partition's broadcast group (set on the QP through an op once the
+ * join answer gives it), the hardware address (flags, QPN, port
  * GID; RFC 4391 9) and an MTU of the broadcast group's IB MTU - 4.
  *
  *  - Bring-up: imc_ipoib_up() joins ff1S:401b:PPPP::ffff:ffff FullMember
@@ -133,6 +134,13 @@ struct imc_ipoib_ops {
 	void (*deliver)(void *ctx, const struct imc_ipoib_packet *p);
 	/* Carrier (link) changed; from the loop. May be NULL. */
 	void (*carrier)(void *ctx, bool up);
+	/* Sets the UD QP's Q_Key (the Modify QP verb) to the broadcast
+	 * group's (RFC 4391 4: every IPoIB datagram of the partition
+	 * carries it), each time that join is answered, from the loop,
+	 * before carrier goes up. Returns 0 or a negative errno, which
+	 * fails the join (retried as a failed join). NULL: the owner keeps
+	 * the QP's Q_Key itself. */
+	int (*set_qkey)(void *ctx, uint32_t qkey);
 	void *ctx;
 };
 

@@ -33,14 +33,18 @@ struct imc_ipoib_host_ops {
 	void *ctx;
 };
 
-/* The Q_Key of the interface's QP: OpenSM's (and the fabric SA's) IPoIB
- * broadcast Q_Key. */
+/* OpenSM's (and the fabric SA's) default IPoIB broadcast Q_Key: a Q_Key
+ * for the interface's QP to start with. */
 #define IMC_IPOIB_FABRIC_QKEY 0x00000B1Bu
 
 /* Creates the QP (Q_Key qkey, P_Key cfg->pkey) on node:port and the
- * interface on it. cfg's port_gid, qpn and port_mtu are replaced by the
- * port's GID, the QP's number and the port's MTU; the rest is used as
- * given. The interface starts DOWN (imc_ipoib_up()). f and mcast must
+ * interface on it. Each time the broadcast join is answered the QP takes
+ * the group's Q_Key (RFC 4391 4). The tracker attaches the QP before the
+ * join callback runs: a datagram that arrives in between is checked
+ * against the Q_Key the QP had, so a qkey other than the group's loses
+ * what arrives in that window (IMC_DROP_QKEY) the first time. cfg's
+ * port_gid, qpn and port_mtu are replaced by the port's GID, the QP's
+ * number and the port's MTU; the rest is used as given. The interface starts DOWN (imc_ipoib_up()). f and mcast must
  * outlive it. Returns 0, -EINVAL (not an HCA port, P_Key not in its
  * table, bad cfg or host ops without deliver) or -ENOMEM. */
 int imc_ipoib_fabric_create(struct imc_fabric *f, uint32_t node,

@@ -1,4 +1,5 @@
-/* Event loop: timers on a binary min-heap and, in real time, fd readiness.
+/* Event loop: timers on a min-heap of deadlines and, in real time, fd
+ * readiness.
  *
  * One API, two clocks. A virtual loop's time moves only when the loop jumps
  * to the next timer's deadline, so simulations run fast and replay exactly.
@@ -49,23 +50,27 @@ typedef uint64_t imc_time_t;
 
 struct imc_loop;
 
+struct imc_timer_bucket;
+
 /* A timer lives inside its owner's object; the callback gets back to the
  * object with imc_container_of(). Fields are private. A zero-filled timer
  * is unarmed; imc_timer_init() also sets the callback. */
 struct imc_timer {
 	void (*cb)(struct imc_timer *t);
 	imc_time_t deadline;
-	uint64_t seq;  /* arming order, breaks deadline ties */
-	size_t pos;    /* heap index + 1; 0 when not armed */
+	uint64_t seq;                    /* arming order, breaks deadline ties */
+	struct imc_timer *next, *prev;   /* in its bucket, in arming order */
+	struct imc_timer_bucket *bucket; /* its deadline's; NULL when not armed */
 };
 
 void imc_timer_init(struct imc_timer *t, void (*cb)(struct imc_timer *t));
 
 /* Arms t to fire at deadline (absolute loop time), moving it if it is
  * already armed; a re-armed timer counts as armed now for tie-breaks.
- * O(log n). Returns 0, or -ENOMEM when the heap cannot grow (t is then
- * left as it was). The loop does not own t: the owner must cancel it
- * before freeing it. */
+ * O(1) when another timer is armed for the same deadline, else O(log d)
+ * in the number d of distinct deadlines armed. Returns 0, or -ENOMEM
+ * when the loop cannot grow (t is then left as it was). The loop does
+ * not own t: the owner must cancel it before freeing it. */
 int imc_timer_arm(struct imc_loop *loop, struct imc_timer *t,
 		  imc_time_t deadline);
 
@@ -73,7 +78,8 @@ int imc_timer_arm(struct imc_loop *loop, struct imc_timer *t,
 int imc_timer_arm_in(struct imc_loop *loop, struct imc_timer *t,
 		     imc_time_t delay);
 
-/* Disarms t; no-op when it is not armed. O(log n). */
+/* Disarms t; no-op when it is not armed. O(1), or O(log d) when t was
+ * the last timer of its deadline. */
 void imc_timer_cancel(struct imc_loop *loop, struct imc_timer *t);
 
 bool imc_timer_armed(const struct imc_timer *t);

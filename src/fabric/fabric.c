@@ -11,24 +11,34 @@
  * Watches of an HCA port hear DOWN when it leaves ACTIVE and ACTIVE when
  * it enters it.
  *
- * Packet state, changed only by pkt_state():
+ * A datagram (struct pkt) is written once, by imc_qp_send(), and only
+ * read afterwards: the copies a switch or an HCA port makes of a
+ * multicast datagram, and the copy of the duplication fault, are
+ * references to it, counted, and it is freed with the last. A broadcast
+ * reaching every port of a subnet is thus one datagram that stays in
+ * the cache while its copies are delivered, not one cold copy per port.
+ * A reference sits in one place at a time:
  *
- *   FREE -> WIRE    sent into a cable, in its direction's FIFO
- *   FREE -> HELD    sent into a cable but held back (reorder fault), on
- *                   a timer of its own so that later packets pass it
- *   FREE -> LOOP    unicast to the sender's own LID; its timer delivers it
- *   WIRE|HELD -> WIRE|HELD  a switch forwards it into the next cable
- *   WIRE|HELD|LOOP -> RQ    queued on a QP; the QP's completion timer
- *                           runs recv
- *   any -> FREE     dropped, delivered, or freed with the fabric
+ *   a cable direction's ring    on the wire, with its arrival time
+ *   a pend, state HELD          held back (reorder fault) on a timer of
+ *                               its own, so that later datagrams pass it
+ *   a pend, state LOOP          unicast to the sender's own LID; its
+ *                               timer delivers it
+ *   a QP's receive ring         until the QP's completion timer runs recv
  *
- * One event per packet hop: a packet on a cable direction arrives at
+ * and moves from one to the next (a switch forwards it into another
+ * cable), or is dropped. Pend state, changed only by pend_state():
+ *
+ *   FREE -> HELD | LOOP -> FREE   (the timer fired, or a flush)
+ *
+ * One event per hop: a datagram on a cable direction arrives at
  * max(now, busy_until) + size * 8 / bps + latency, and busy_until moves to
- * the end of its serialization, so packets queue FIFO behind each other.
+ * the end of its serialization, so datagrams queue FIFO behind each other.
  * Arrival times on a direction therefore never decrease, and each
- * direction has one timer, armed for the arrival of its first packet:
- * the loop's heap holds one entry per busy cable instead of one per
- * packet, which halves the cost of a hop.
+ * direction has one timer, armed for the arrival of its first datagram:
+ * the loop holds one timer per busy cable instead of one per datagram,
+ * and a direction's queue is a ring of (arrival time, datagram), so that
+ * queueing and arriving read the ring, not the datagrams.
  *
  * Lookups on the packet path are O(1): LFTs are arrays indexed by LID,
  * MFT entries, QPs and multicast attachments sit in chained hash tables
@@ -48,9 +58,9 @@
 #include "wire/bytes.h"
 
 enum {
-	SLAB_PKTS = 256,
-	BUF_SMALL = 256,          /* payload bytes of a small buffer */
+	BUF_SMALL = 256,          /* payload bytes of a small datagram */
 	BUF_LARGE = 4096,         /* the largest IB MTU */
+	RING_MIN = 16,            /* first ring of a direction or QP */
 	HDR_MAX = IMC_LRH_SIZE + IMC_GRH_SIZE + IMC_BTH_SIZE + IMC_DETH_SIZE,
 	FRAME_MAX = HDR_MAX + BUF_LARGE + 3 + IMC_ICRC_SIZE + IMC_VCRC_SIZE,
 	QDR_LANE_BPS = 8000,      /* Mb/s of data per QDR lane (10 Gbaud, 8b/10b) */
@@ -145,65 +155,83 @@ static void ht_del(struct htab *t, struct hlink *e)
 
 /* ---- objects ---- */
 
-enum pkt_state {
-	PKT_FREE,
-	PKT_WIRE,
-	PKT_HELD,
-	PKT_LOOP,
-	PKT_RQ,
-};
-
-/* A payload, shared by the copies of a replicated packet. */
-struct pbuf {
-	struct pbuf *next;   /* free list */
-	uint32_t refs;
-	uint32_t large;
-	uint8_t data[];
+enum pend_state {
+	PEND_FREE,
+	PEND_HELD,
+	PEND_LOOP,
 };
 
 struct dir;
 struct port;
 
+/* One datagram, shared by its copies (refs). The first cache line holds
+ * what a hop and the checks at a port read; the second what the receive
+ * callback reads besides; the payload follows. */
 struct pkt {
-	struct imc_timer t;       /* HELD, LOOP: the arrival */
-	struct pkt *next, *prev;  /* direction FIFO or held list, or RQ */
-	struct imc_fabric *f;
-	struct dir *dir;          /* WIRE, HELD: the cable direction */
-	struct port *to;          /* WIRE, HELD, LOOP: where it arrives */
-	imc_time_t at;            /* WIRE: arrival time */
-	struct pbuf *buf;
-	uint64_t serial;
-	enum pkt_state state;
+	_Alignas(64) uint64_t serial;
+	struct imc_gid dgid;
+	uint32_t refs;
 	uint32_t len;             /* payload bytes */
-	uint32_t wire;            /* bytes on the wire, LRH through VCRC */
-	uint32_t dqpn, sqpn, qkey, psn;
-	uint16_t dlid, slid, pkey;
-	uint8_t sl, tclass, hop_limit;
+	uint32_t dqpn, qkey;
+	uint16_t dlid, pkey;
+	uint16_t wire;            /* bytes on the wire, LRH through VCRC */
+	uint8_t sl;
 	bool has_grh;
-	uint32_t flow_label;
-	struct imc_gid sgid, dgid;
+	uint8_t large;            /* size class */
+
+	struct pkt *next;         /* free list */
+	struct imc_gid sgid;
+	uint32_t sqpn, psn, flow_label;
+	uint16_t slid;
+	uint8_t tclass, hop_limit;
+	_Alignas(64) uint8_t data[];
 };
 
-struct slab {
-	struct slab *next;
-	struct pkt p[SLAB_PKTS];
+_Static_assert(offsetof(struct pkt, large) < 64,
+	       "struct pkt: the hop fields fill the first cache line");
+
+/* A reference held back on a cable or looped back to its port, on a
+ * timer of its own. */
+struct pend {
+	struct imc_timer t;
+	struct pend *next, *prev; /* the direction's held list, or f's loops */
+	struct imc_fabric *f;
+	struct dir *dir;          /* HELD */
+	struct port *to;
+	struct pkt *p;
+	enum pend_state state;
+};
+
+/* A reference on the wire. */
+struct hop {
+	imc_time_t at;            /* arrival */
+	struct pkt *p;
 };
 
 /* One direction of a cable: the one that leaves port from. */
 struct dir {
-	struct imc_timer t;       /* arrival of head */
-	struct imc_fabric *f;
-	struct port *from, *to;
-	struct pkt *head, *tail;  /* WIRE packets, in arrival order */
-	struct pkt *held;         /* HELD packets, any order */
-	imc_time_t busy_until;
-	uint64_t ps_per_byte;
+	/* Queueing a datagram reads the first cache line and counts in the
+	 * second; its arrival reads the first and the timer. */
+	_Alignas(64) struct hop *ring; /* on the wire, in arrival order */
+	uint32_t rhead, rlen, rmask;
 	bool up;
 	bool faulty;              /* any of loss, dup, reorder */
+	imc_time_t busy_until;
+	uint64_t ps_per_byte;
+	imc_time_t latency;       /* p.latency */
+	struct imc_fabric *f;
+	struct port *to;
+	struct imc_timer t;       /* arrival of the ring's first */
+	struct imc_link_counters c;
+	struct port *from;
+	struct pend *held;        /* held back, any order */
 	struct imc_link_params p;
 	struct imc_rng rng;
-	struct imc_link_counters c;
 };
+
+_Static_assert(offsetof(struct dir, to) < 64 &&
+	       offsetof(struct dir, c) + 16 <= 128,
+	       "struct dir: hot fields in the first two cache lines");
 
 struct evq_ent {
 	enum imc_port_event ev;
@@ -235,18 +263,25 @@ struct node {
 	size_t lft_len;
 };
 
+/* What an arrival reads comes first: the state, where it goes next, the
+ * receive counters and, at an HCA port, the group of the last multicast
+ * datagram (mc_*). A broadcast storm reaches every port in turn, so
+ * every line that the check of a datagram touches is a cache miss. */
 struct port {
-	struct node *node;
+	_Alignas(64) struct node *node;
+	struct hport *h;          /* HCA ports only */
+	struct dir *out;          /* NULL when not cabled */
+	struct imc_qp *mc_qp;     /* the QP of (mc_mlid, mc_mgid), if alone */
+	enum imc_port_state state;
 	uint32_t gidx;            /* index over every port of the fabric */
+	uint32_t mtu_bytes;
+	uint16_t lid;
+	uint16_t sm_lid;
+	struct imc_gid mc_mgid;
+	uint16_t mc_mlid;
 	uint8_t num;
 	uint8_t mtu;
 	uint8_t rate;
-	enum imc_port_state state;
-	uint16_t lid;
-	uint16_t sm_lid;
-	uint32_t mtu_bytes;
-	struct dir *out;          /* NULL when not cabled */
-	struct hport *h;          /* HCA ports only */
 	struct imc_port_counters c;
 };
 
@@ -275,21 +310,28 @@ struct att {
 	struct imc_qp *qp;
 };
 
+/* Receiving reads the first two cache lines: the checks and the ring,
+ * then the completion timer. */
 struct imc_qp {
-	struct hlink hl;          /* f->qps, by (port, QPN) */
-	struct imc_fabric *f;
-	struct port *port;
-	struct imc_qp *next, *prev;  /* f's list, in creation order */
-	uint32_t qpn, qkey, psn;
+	_Alignas(64) uint32_t qpn;
+	uint32_t qkey;
 	uint16_t pkey;
+	unsigned rq_head, rq_len, rq_cap;
+	struct pkt **rq;          /* receive ring, grown up to rq_depth */
 	imc_qp_recv_fn *recv;
 	void *ctx;
-	struct pkt *rq_head, *rq_tail;
-	unsigned rq_len;
+	struct port *port;
+	struct imc_fabric *f;
 	struct imc_timer done;
 	imc_time_t recv_delay;
 	struct att *atts;
+	struct hlink hl;          /* f->qps, by (port, QPN) */
+	struct imc_qp *next, *prev;  /* f's list, in creation order */
+	uint32_t psn;
 };
+
+_Static_assert(offsetof(struct imc_qp, done) + sizeof(struct imc_timer) <=
+	       128, "struct imc_qp: receiving reads two cache lines");
 
 struct imc_fabric {
 	const struct imc_topo *topo;
@@ -312,9 +354,9 @@ struct imc_fabric {
 	struct imc_qp *qp_head, *qp_tail;
 	struct imc_qp *cur_qp;    /* QP whose recv callback runs */
 
-	struct slab *slabs;
-	struct pkt *free_pkts;
-	struct pbuf *free_bufs[2];
+	struct pkt *free_pkts[2]; /* by size class */
+	struct pend *free_pends;
+	struct pend *loops;       /* LOOP pends */
 	uint64_t serial;
 	uint64_t watch_seq;
 
@@ -418,85 +460,92 @@ static void trace(struct imc_fabric *f, imc_time_t now, unsigned ev,
 	f->hash = h ^ (h >> 29);
 }
 
-/* ---- packet pool ---- */
+/* ---- datagrams and pends ---- */
 
-static void pkt_state(struct pkt *p, enum pkt_state s)
-{
-	p->state = s;
-}
-
-static struct pbuf *buf_get(struct imc_fabric *f, size_t len)
+/* A datagram with room for len payload bytes, one reference. */
+static struct pkt *pkt_new(struct imc_fabric *f, size_t len)
 {
 	unsigned large = len > BUF_SMALL;
-	struct pbuf *b = f->free_bufs[large];
+	struct pkt *p = f->free_pkts[large];
 
-	if (b) {
-		f->free_bufs[large] = b->next;
+	if (p) {
+		f->free_pkts[large] = p->next;
 	} else {
-		b = malloc(sizeof(*b) + (large ? BUF_LARGE : BUF_SMALL));
-		if (!b)
+		p = aligned_alloc(64, sizeof(*p) +
+				      (large ? BUF_LARGE : BUF_SMALL));
+		if (!p)
 			return NULL;
-		b->large = large;
+		p->large = (uint8_t)large;
 	}
-	b->refs = 1;
-	return b;
+	p->refs = 1;
+	return p;
 }
 
-static void buf_put(struct imc_fabric *f, struct pbuf *b)
+/* One more reference, for a copy. */
+static struct pkt *pkt_ref(struct pkt *p)
 {
-	if (--b->refs)
+	p->refs++;
+	return p;
+}
+
+static void pkt_unref(struct imc_fabric *f, struct pkt *p)
+{
+	if (--p->refs)
 		return;
-	b->next = f->free_bufs[b->large];
-	f->free_bufs[b->large] = b;
+	p->next = f->free_pkts[p->large];
+	f->free_pkts[p->large] = p;
 }
 
-static struct pkt *pkt_get(struct imc_fabric *f)
+static void pend_fire(struct imc_timer *t);
+
+static void pend_state(struct pend *e, enum pend_state s)
 {
-	struct pkt *p = f->free_pkts;
+	e->state = s;
+}
 
-	if (!p) {
-		struct slab *s = malloc(sizeof(*s));
+static struct pend *pend_get(struct imc_fabric *f)
+{
+	struct pend *e = f->free_pends;
 
-		if (!s)
-			return NULL;
-		s->next = f->slabs;
-		f->slabs = s;
-		for (size_t i = SLAB_PKTS; i-- > 0;) {
-			s->p[i].state = PKT_FREE;
-			s->p[i].f = f;
-			s->p[i].t.pos = 0;
-			s->p[i].next = f->free_pkts;
-			f->free_pkts = &s->p[i];
-		}
-		p = f->free_pkts;
+	if (e) {
+		f->free_pends = e->next;
+		return e;
 	}
-	f->free_pkts = p->next;
-	return p;
+	e = malloc(sizeof(*e));
+	if (e) {
+		e->f = f;
+		imc_timer_init(&e->t, pend_fire);
+		e->state = PEND_FREE;
+	}
+	return e;
 }
 
-static void pkt_put(struct imc_fabric *f, struct pkt *p)
+/* Back to the free list; its timer is not armed any more. */
+static void pend_put(struct imc_fabric *f, struct pend *e)
 {
-	buf_put(f, p->buf);
-	pkt_state(p, PKT_FREE);
-	p->next = f->free_pkts;
-	f->free_pkts = p;
+	pend_state(e, PEND_FREE);
+	e->p = NULL;
+	e->next = f->free_pends;
+	f->free_pends = e;
 }
 
-static void pkt_fire(struct imc_timer *t);
-
-static struct pkt *pkt_clone(struct imc_fabric *f, const struct pkt *src)
+static void pend_link(struct pend **head, struct pend *e)
 {
-	struct pkt *p = pkt_get(f);
+	e->prev = NULL;
+	e->next = *head;
+	if (*head)
+		(*head)->prev = e;
+	*head = e;
+}
 
-	if (!p)
-		return NULL;
-	memcpy(&p->serial, &src->serial,
-	       sizeof(*p) - offsetof(struct pkt, serial));
-	imc_timer_init(&p->t, pkt_fire);
-	p->buf = src->buf;
-	p->buf->refs++;
-	pkt_state(p, PKT_FREE);
-	return p;
+static void pend_unlink(struct pend **head, struct pend *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		*head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
 }
 
 static void count_drop(struct imc_fabric *f, struct port *at,
@@ -507,13 +556,14 @@ static void count_drop(struct imc_fabric *f, struct port *at,
 	trace(f, imc_loop_now(f->loop), TR_DROP + why, at, serial);
 }
 
+/* Counts the drop of one reference and lets it go. */
 static void drop(struct imc_fabric *f, struct pkt *p, struct port *at,
 		 enum imc_drop why)
 {
 	if (p->dqpn <= 1)
 		f->tot.mad_drops++;
 	count_drop(f, at, why, p->serial);
-	pkt_put(f, p);
+	pkt_unref(f, p);
 }
 
 /* ---- ports and events ---- */
@@ -625,6 +675,7 @@ static void dir_params(struct dir *d, const struct imc_link_params *lp,
 	if (!bps)
 		bps = (uint64_t)(width ? width : 4) * QDR_LANE_BPS * 1000000ull;
 	d->p.bits_per_sec = bps;
+	d->latency = lp->latency;
 	d->ps_per_byte = (8000000000000ull + bps - 1) / bps;
 	d->faulty = lp->loss > 0 || lp->dup > 0 || lp->reorder > 0;
 }
@@ -636,52 +687,65 @@ static bool params_ok(const struct imc_link_params *p)
 	       p->reorder >= 0 && p->reorder <= 1;
 }
 
-static void held_unlink(struct dir *d, struct pkt *p)
+/* Doubles d's ring (RING_MIN at first), keeping the order. */
+static int ring_grow(struct dir *d)
 {
-	if (p->prev)
-		p->prev->next = p->next;
-	else
-		d->held = p->next;
-	if (p->next)
-		p->next->prev = p->prev;
+	uint32_t cap = d->ring ? (d->rmask + 1) * 2 : RING_MIN;
+	struct hop *r;
+
+	if (!cap)
+		return -ENOMEM;
+	r = malloc((size_t)cap * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < d->rlen; i++)
+		r[i] = d->ring[(d->rhead + i) & d->rmask];
+	free(d->ring);
+	d->ring = r;
+	d->rhead = 0;
+	d->rmask = cap - 1;
+	return 0;
 }
 
-/* Puts p on d to arrive at time at, in the direction's FIFO or, held
- * back, on its own timer. Returns false (p dropped) when the loop cannot
- * hold one more timer. */
+/* Puts p (a reference the caller gives) on d to arrive at time at, on
+ * the direction's ring or, held back, on a timer of its own. Returns
+ * false (p dropped) when there is no room for it. */
 static bool launch(struct imc_fabric *f, struct pkt *p, struct dir *d,
 		   imc_time_t at, bool held)
 {
-	p->dir = d;
-	p->to = d->to;
 	if (held) {
-		if (imc_timer_arm(f->loop, &p->t, at)) {
+		struct pend *e = pend_get(f);
+
+		if (!e || imc_timer_arm(f->loop, &e->t, at)) {
+			if (e)
+				pend_put(f, e);
 			drop(f, p, d->from, IMC_DROP_LOSS);
 			return false;
 		}
-		pkt_state(p, PKT_HELD);
-		p->prev = NULL;
-		p->next = d->held;
-		if (d->held)
-			d->held->prev = p;
-		d->held = p;
+		e->p = p;
+		e->dir = d;
+		e->to = d->to;
+		pend_state(e, PEND_HELD);
+		pend_link(&d->held, e);
 		return true;
 	}
 	/* Nothing overtakes on a wire, even when the latency just fell. */
-	if (d->tail && at < d->tail->at)
-		at = d->tail->at;
-	if (!d->head && imc_timer_arm(f->loop, &d->t, at)) {
+	if (d->rlen) {
+		imc_time_t last = d->ring[(d->rhead + d->rlen - 1) &
+					  d->rmask].at;
+
+		if (at < last)
+			at = last;
+	}
+	if ((!d->ring || d->rlen > d->rmask) && ring_grow(d)) {
 		drop(f, p, d->from, IMC_DROP_LOSS);
 		return false;
 	}
-	pkt_state(p, PKT_WIRE);
-	p->at = at;
-	p->next = NULL;
-	if (d->tail)
-		d->tail->next = p;
-	else
-		d->head = p;
-	d->tail = p;
+	if (!d->rlen && imc_timer_arm(f->loop, &d->t, at)) {
+		drop(f, p, d->from, IMC_DROP_LOSS);
+		return false;
+	}
+	d->ring[(d->rhead + d->rlen++) & d->rmask] = (struct hop){ at, p };
 	return true;
 }
 
@@ -707,7 +771,7 @@ static void capture(struct imc_fabric *f, const struct pkt *p,
 	u.bth.psn = p->psn;
 	u.deth.qkey = p->qkey;
 	u.deth.src_qp = p->sqpn;
-	u.payload = p->buf->data;
+	u.payload = p->data;
 	u.payload_len = p->len;
 	n = imc_ud_packet_build(&u, f->frame, FRAME_MAX);
 	if (n > 0)
@@ -715,14 +779,14 @@ static void capture(struct imc_fabric *f, const struct pkt *p,
 }
 
 /* Sends p out of port out, whose cable is up and state ACTIVE. Consumes
- * p: on the wire, or dropped by the loss fault. */
+ * the reference: on the wire, or dropped by the loss fault. */
 static void xmit(struct imc_fabric *f, struct pkt *p, struct port *out,
 		 imc_time_t now)
 {
 	struct dir *d = out->out;
 	imc_time_t start = d->busy_until > now ? d->busy_until : now;
 	imc_time_t end = start + (p->wire * d->ps_per_byte + 999) / 1000;
-	imc_time_t at = end + d->p.latency;
+	imc_time_t at = end + d->latency;
 
 	d->busy_until = end;
 	d->c.packets++;
@@ -746,7 +810,7 @@ static void xmit(struct imc_fabric *f, struct pkt *p, struct port *out,
 			return;
 		}
 		if (dup)
-			q = pkt_clone(f, p);
+			q = pkt_ref(p);
 		if (late) {
 			d->c.reordered++;
 			at += d->p.reorder_delay;
@@ -754,7 +818,7 @@ static void xmit(struct imc_fabric *f, struct pkt *p, struct port *out,
 		/* A held packet's copy is held with it. */
 		if (!launch(f, p, d, at, late)) {
 			if (q)
-				pkt_put(f, q);
+				pkt_unref(f, q);
 			return;
 		}
 		if (q) {
@@ -831,19 +895,15 @@ static void forward_mcast(struct imc_fabric *f, struct pkt *p,
 			if (b == in->num || b == 0 || b > sw->nports)
 				continue;
 			o = &sw->port[b];
-			if (prev) {
-				struct pkt *q = pkt_clone(f, p);
-
-				if (q)
-					egress(f, q, prev, now);
-			}
+			if (prev)
+				egress(f, pkt_ref(p), prev, now);
 			prev = o;
 		}
 	}
 	if (prev)
 		egress(f, p, prev, now);
 	else
-		pkt_put(f, p);
+		pkt_unref(f, p);
 }
 
 static void forward(struct imc_fabric *f, struct pkt *p, struct port *in,
@@ -934,6 +994,32 @@ static void done_fire(struct imc_timer *t);
 
 /* The QP-level checks (IBA 10.9.3 P_Key of the QP, 10.2.5 Q_Key), then
  * the receive queue. Consumes p. */
+/* Doubles qp's receive ring (RING_MIN at first), keeping the order. */
+static int rq_grow(struct imc_qp *qp)
+{
+	unsigned cap = qp->rq_cap ? qp->rq_cap * 2 : RING_MIN;
+	struct pkt **r = malloc(cap * sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	for (unsigned i = 0; i < qp->rq_len; i++)
+		r[i] = qp->rq[(qp->rq_head + i) & (qp->rq_cap - 1)];
+	free(qp->rq);
+	qp->rq = r;
+	qp->rq_head = 0;
+	qp->rq_cap = cap;
+	return 0;
+}
+
+static struct pkt *rq_pop(struct imc_qp *qp)
+{
+	struct pkt *p = qp->rq[qp->rq_head];
+
+	qp->rq_head = (qp->rq_head + 1) & (qp->rq_cap - 1);
+	qp->rq_len--;
+	return p;
+}
+
 static void qp_rx(struct imc_fabric *f, struct imc_qp *qp, struct pkt *p,
 		  imc_time_t now)
 {
@@ -952,14 +1038,11 @@ static void qp_rx(struct imc_fabric *f, struct imc_qp *qp, struct pkt *p,
 		drop(f, p, in, IMC_DROP_RQ_FULL);
 		return;
 	}
-	pkt_state(p, PKT_RQ);
-	p->next = NULL;
-	if (qp->rq_tail)
-		qp->rq_tail->next = p;
-	else
-		qp->rq_head = p;
-	qp->rq_tail = p;
-	qp->rq_len++;
+	if (qp->rq_len == qp->rq_cap && rq_grow(qp)) {
+		drop(f, p, in, IMC_DROP_RQ_FULL);
+		return;
+	}
+	qp->rq[(qp->rq_head + qp->rq_len++) & (qp->rq_cap - 1)] = p;
 	if (!imc_timer_armed(&qp->done))
 		imc_timer_arm(f->loop, &qp->done, now + qp->recv_delay);
 }
@@ -997,27 +1080,38 @@ static void deliver(struct imc_fabric *f, struct pkt *p, struct port *in,
 	}
 	/* IBA 10.5.2.5: every QP of the port attached to the group gets a
 	 * copy; the group is (MLID, GRH DGID), so multicast needs the GRH
-	 * and DestQP 0xFFFFFF. */
-	g = p->has_grh && p->dqpn == IMC_MCAST_QPN ?
-		    grp_find(f, in, p->dlid, &p->dgid) : NULL;
+	 * and DestQP 0xFFFFFF. The port remembers the last group with one
+	 * QP, which spares the lookup when the same group comes again. */
+	if (!p->has_grh || p->dqpn != IMC_MCAST_QPN) {
+		drop(f, p, in, IMC_DROP_NO_QP);
+		return;
+	}
+	if (in->mc_qp && in->mc_mlid == p->dlid &&
+	    !memcmp(&in->mc_mgid, &p->dgid, sizeof(p->dgid))) {
+		qp_rx(f, in->mc_qp, p, now);
+		return;
+	}
+	g = grp_find(f, in, p->dlid, &p->dgid);
 	if (!g || !g->head) {
 		drop(f, p, in, IMC_DROP_NO_QP);
 		return;
 	}
-	for (a = g->head; a->next; a = a->next) {
-		struct pkt *q = pkt_clone(f, p);
-
-		if (q)
-			qp_rx(f, a->qp, q, now);
+	if (!g->head->next) {
+		in->mc_qp = g->head->qp;
+		in->mc_mlid = g->mlid;
+		in->mc_mgid = g->mgid;
 	}
+	for (a = g->head; a->next; a = a->next)
+		qp_rx(f, a->qp, pkt_ref(p), now);
 	qp_rx(f, a->qp, p, now);
 }
 
-/* p reached in, the far end of a cable or, looped back, its own port. */
+/* p reached in: the far end of a cable (hop), or its own port, looped
+ * back. */
 static void arrive(struct imc_fabric *f, struct pkt *p, struct port *in,
-		   imc_time_t now)
+		   imc_time_t now, bool hop)
 {
-	if (p->state != PKT_LOOP) {
+	if (hop) {
 		f->tot.hops++;
 		in->c.rx_packets++;
 		in->c.rx_bytes += p->wire;
@@ -1027,14 +1121,15 @@ static void arrive(struct imc_fabric *f, struct pkt *p, struct port *in,
 		drop(f, p, in, IMC_DROP_PORT_STATE);
 		return;
 	}
-	if (in->node->type == IMC_NODE_SWITCH)
+	/* Only HCA ports have h: no need to read the node. */
+	if (!in->h)
 		forward(f, p, in, now);
 	else
 		deliver(f, p, in, now);
 }
 
-/* A direction's timer: its first packets arrived. Forwarding never
- * sends into the direction a packet came by, so d's FIFO only shrinks
+/* A direction's timer: its first datagrams arrived. Forwarding never
+ * sends into the direction a datagram came by, so d's ring only shrinks
  * here. */
 static void dir_fire(struct imc_timer *t)
 {
@@ -1042,44 +1137,52 @@ static void dir_fire(struct imc_timer *t)
 	struct imc_fabric *f = d->f;
 	imc_time_t now = imc_loop_now(f->loop);
 
-	while (d->head && d->head->at <= now) {
-		struct pkt *p = d->head;
+	while (d->rlen && d->ring[d->rhead].at <= now) {
+		struct pkt *p = d->ring[d->rhead].p;
 
-		d->head = p->next;
-		if (!d->head)
-			d->tail = NULL;
-		arrive(f, p, d->to, now);
+		d->rhead = (d->rhead + 1) & d->rmask;
+		d->rlen--;
+		arrive(f, p, d->to, now, true);
 	}
-	if (d->head)
-		imc_timer_arm(f->loop, &d->t, d->head->at);
+	if (d->rlen)
+		imc_timer_arm(f->loop, &d->t, d->ring[d->rhead].at);
 }
 
-/* A packet's own timer: held back on a cable, or looped back. */
-static void pkt_fire(struct imc_timer *t)
+/* A pend's timer: held back on a cable, or looped back. */
+static void pend_fire(struct imc_timer *t)
 {
-	struct pkt *p = imc_container_of(t, struct pkt, t);
+	struct pend *e = imc_container_of(t, struct pend, t);
+	struct imc_fabric *f = e->f;
+	struct pkt *p = e->p;
+	struct port *to = e->to;
+	bool hop = e->state == PEND_HELD;
 
-	if (p->state == PKT_HELD)
-		held_unlink(p->dir, p);
-	arrive(p->f, p, p->to, imc_loop_now(p->f->loop));
+	if (hop)
+		pend_unlink(&e->dir->held, e);
+	else
+		pend_unlink(&f->loops, e);
+	pend_put(f, e);
+	arrive(f, p, to, imc_loop_now(f->loop), hop);
 }
 
 /* Drops what is in flight on d: the cable went down under it. */
 static void dir_flush(struct imc_fabric *f, struct dir *d)
 {
 	imc_timer_cancel(f->loop, &d->t);
-	while (d->head) {
-		struct pkt *p = d->head;
+	while (d->rlen) {
+		struct pkt *p = d->ring[d->rhead].p;
 
-		d->head = p->next;
+		d->rhead = (d->rhead + 1) & d->rmask;
+		d->rlen--;
 		drop(f, p, d->from, IMC_DROP_LINK_DOWN);
 	}
-	d->tail = NULL;
 	while (d->held) {
-		struct pkt *p = d->held;
+		struct pend *e = d->held;
+		struct pkt *p = e->p;
 
-		held_unlink(d, p);
-		imc_timer_cancel(f->loop, &p->t);
+		pend_unlink(&d->held, e);
+		imc_timer_cancel(f->loop, &e->t);
+		pend_put(f, e);
 		drop(f, p, d->from, IMC_DROP_LINK_DOWN);
 	}
 	d->busy_until = 0;
@@ -1172,6 +1275,19 @@ static bool config_ok(const struct imc_fabric_config *c)
 	       c->rate <= 0x3f && c->rq_depth;
 }
 
+/* n zeroed elements of size bytes (a multiple of 64) on a cache line. */
+static void *zalloc64(size_t n, size_t size)
+{
+	void *p;
+
+	if (n > SIZE_MAX / size)
+		return NULL;
+	p = aligned_alloc(64, n * size);
+	if (p)
+		memset(p, 0, n * size);
+	return p;
+}
+
 static int build(struct imc_fabric *f)
 {
 	const struct imc_topo *t = f->topo;
@@ -1192,8 +1308,8 @@ static int build(struct imc_fabric *f)
 	}
 	f->nnodes = t->nnodes;
 	f->nodes = calloc(t->nnodes ? t->nnodes : 1, sizeof(*f->nodes));
-	f->ports = calloc(np ? np : 1, sizeof(*f->ports));
-	f->dirs = calloc(nd ? nd : 1, sizeof(*f->dirs));
+	f->ports = zalloc64(np ? np : 1, sizeof(*f->ports));
+	f->dirs = zalloc64(nd ? nd : 1, sizeof(*f->dirs));
 	f->hports = calloc(nh ? nh : 1, sizeof(*f->hports));
 	if (!f->nodes || !f->ports || !f->dirs || !f->hports)
 		return -ENOMEM;
@@ -1333,26 +1449,45 @@ void imc_fabric_destroy(struct imc_fabric *f)
 			w->node = IMC_TOPO_NONE;
 		}
 	}
-	while (f->slabs) {
-		struct slab *s = f->slabs;
+	/* What is still in flight goes back to the free lists, then all
+	 * of them are freed. */
+	for (uint32_t i = 0; f->ports && i < f->nports; i++) {
+		struct dir *d = f->ports[i].out;
 
-		for (size_t i = 0; i < SLAB_PKTS; i++) {
-			struct pkt *p = &s->p[i];
+		if (!d)
+			continue;
+		for (; d->rlen; d->rlen--, d->rhead = (d->rhead + 1) & d->rmask)
+			pkt_unref(f, d->ring[d->rhead].p);
+		free(d->ring);
+		while (d->held) {
+			struct pend *e = d->held;
 
-			if (p->state == PKT_FREE)
-				continue;
-			imc_timer_cancel(f->loop, &p->t);
-			buf_put(f, p->buf);
+			pend_unlink(&d->held, e);
+			imc_timer_cancel(f->loop, &e->t);
+			pkt_unref(f, e->p);
+			pend_put(f, e);
 		}
-		f->slabs = s->next;
-		free(s);
+	}
+	while (f->loops) {
+		struct pend *e = f->loops;
+
+		pend_unlink(&f->loops, e);
+		imc_timer_cancel(f->loop, &e->t);
+		pkt_unref(f, e->p);
+		pend_put(f, e);
+	}
+	while (f->free_pends) {
+		struct pend *e = f->free_pends;
+
+		f->free_pends = e->next;
+		free(e);
 	}
 	for (int c = 0; c < 2; c++) {
-		while (f->free_bufs[c]) {
-			struct pbuf *b = f->free_bufs[c];
+		while (f->free_pkts[c]) {
+			struct pkt *p = f->free_pkts[c];
 
-			f->free_bufs[c] = b->next;
-			free(b);
+			f->free_pkts[c] = p->next;
+			free(p);
 		}
 	}
 	if (f->mft.b) {
@@ -1762,7 +1897,7 @@ int imc_qp_create(struct imc_fabric *f, uint32_t node, unsigned port,
 	} else if (qp_find(f, h->port, qpn)) {
 		return -EBUSY;
 	}
-	qp = calloc(1, sizeof(*qp));
+	qp = zalloc64(1, sizeof(*qp));
 	if (!qp)
 		return -ENOMEM;
 	qp->f = f;
@@ -1789,6 +1924,8 @@ static void att_del(struct imc_fabric *f, struct att *a)
 {
 	struct mgrp *g = a->g;
 
+	g->port->mc_qp = NULL;
+
 	if (a->prev)
 		a->prev->next = a->next;
 	else
@@ -1813,12 +1950,9 @@ static void qp_free(struct imc_qp *qp)
 	if (f->cur_qp == qp)
 		f->cur_qp = NULL;
 	imc_timer_cancel(f->loop, &qp->done);
-	while (qp->rq_head) {
-		struct pkt *p = qp->rq_head;
-
-		qp->rq_head = p->next;
-		drop(f, p, qp->port, IMC_DROP_NO_QP);
-	}
+	while (qp->rq_len)
+		drop(f, rq_pop(qp), qp->port, IMC_DROP_NO_QP);
+	free(qp->rq);
 	while (qp->atts) {
 		struct att *a = qp->atts;
 
@@ -1853,6 +1987,19 @@ void imc_qp_set_recv_delay(struct imc_qp *qp, imc_time_t delay)
 	qp->recv_delay = delay;
 }
 
+int imc_qp_set_qkey(struct imc_qp *qp, uint32_t qkey)
+{
+	if (qp->qpn == IMC_QP1)
+		return -EINVAL;
+	qp->qkey = qkey;
+	return 0;
+}
+
+uint32_t imc_qp_qkey(const struct imc_qp *qp)
+{
+	return qp->qkey;
+}
+
 /* The completion timer: runs recv for every datagram queued. A callback
  * may destroy its own QP; qp_free then clears f->cur_qp and the loop
  * stops without touching qp again. */
@@ -1861,15 +2008,11 @@ static void done_fire(struct imc_timer *t)
 	struct imc_qp *qp = imc_container_of(t, struct imc_qp, done);
 	struct imc_fabric *f = qp->f;
 
-	while (qp->rq_head) {
-		struct pkt *p = qp->rq_head;
+	while (qp->rq_len) {
+		struct pkt *p = rq_pop(qp);
 		struct imc_ud_recv r;
 		bool gone;
 
-		qp->rq_head = p->next;
-		if (!qp->rq_head)
-			qp->rq_tail = NULL;
-		qp->rq_len--;
 		r.src_qp = p->sqpn;
 		r.slid = p->slid;
 		r.dlid = p->dlid;
@@ -1886,7 +2029,7 @@ static void done_fire(struct imc_timer *t)
 		r.flow_label = p->has_grh ? p->flow_label : 0;
 		r.tclass = p->has_grh ? p->tclass : 0;
 		r.hop_limit = p->has_grh ? p->hop_limit : 0;
-		r.data = p->buf->data;
+		r.data = p->data;
 		r.len = p->len;
 		f->tot.delivered++;
 		if (p->dqpn <= 1)
@@ -1897,7 +2040,7 @@ static void done_fire(struct imc_timer *t)
 		qp->recv(qp, &r, qp->ctx);
 		gone = f->cur_qp != qp;
 		f->cur_qp = NULL;
-		pkt_put(f, p);
+		pkt_unref(f, p);
 		if (gone)
 			return;
 	}
@@ -1937,22 +2080,14 @@ int imc_qp_send(struct imc_qp *qp, const struct imc_ah *ah,
 		count_drop(f, po, IMC_DROP_MTU, f->serial);
 		return -EMSGSIZE;
 	}
-	p = pkt_get(f);
+	p = pkt_new(f, len);
 	if (!p)
 		return -ENOMEM;
-	p->buf = buf_get(f, len);
-	if (!p->buf) {
-		pkt_state(p, PKT_FREE);
-		p->next = f->free_pkts;
-		f->free_pkts = p;
-		return -ENOMEM;
-	}
 	if (len)
-		memcpy(p->buf->data, data, len);
-	imc_timer_init(&p->t, pkt_fire);
+		memcpy(p->data, data, len);
 	p->serial = ++f->serial;
 	p->len = (uint32_t)len;
-	p->wire = wire_size(ah->has_grh, len);
+	p->wire = (uint16_t)wire_size(ah->has_grh, len);
 	p->dqpn = remote_qpn;
 	p->sqpn = qp->qpn;
 	p->qkey = remote_qkey;
@@ -1979,13 +2114,19 @@ int imc_qp_send(struct imc_qp *qp, const struct imc_ah *ah,
 	now = imc_loop_now(f->loop);
 	if (!mcast && ah->dlid == po->lid) {
 		/* Loopback: to our own LID, no cable crossed. */
-		if (imc_timer_arm(f->loop, &p->t, now)) {
-			pkt_put(f, p);
+		struct pend *e = pend_get(f);
+
+		if (!e || imc_timer_arm(f->loop, &e->t, now)) {
+			if (e)
+				pend_put(f, e);
+			pkt_unref(f, p);
 			return -ENOMEM;
 		}
-		pkt_state(p, PKT_LOOP);
-		p->to = po;
-		p->dir = NULL;
+		e->p = p;
+		e->to = po;
+		e->dir = NULL;
+		pend_state(e, PEND_LOOP);
+		pend_link(&f->loops, e);
 		f->tot.sent++;
 		f->tot.mad_sent += remote_qpn <= 1;
 		trace(f, now, TR_SEND, po, p->serial);
@@ -2039,6 +2180,7 @@ int imc_qp_attach(struct imc_qp *qp, const struct imc_gid *mgid,
 		g->mgid = *mgid;
 		ht_add(&f->grps, &g->hl, grp_hash(qp->port, mlid, mgid));
 	}
+	qp->port->mc_qp = NULL;
 	a->g = g;
 	a->qp = qp;
 	a->prev = g->tail;

@@ -5,6 +5,7 @@
 
 #include "ibmcast/gsi.h"
 #include "ibmcast/packet.h"
+#include "wire/bytes.h"
 
 struct imc_gsi {
 	struct imc_qp *qp;
@@ -23,14 +24,33 @@ static struct imc_gsi *gsi_new(void)
 	return g;
 }
 
+/* The high TID word of a response (IBA 13.4.5: R bit of the method;
+ * 13.4.2: TransactionID at bytes 8..15), 0 for anything else. */
+static uint32_t response_tid_high(const struct imc_ud_recv *r)
+{
+	if (r->len < 16 || !(r->data[3] & 0x80))
+		return 0;
+	return imc_get32(r->data + 8);
+}
+
 static void dispatch(struct imc_gsi *g, const struct imc_ud_recv *r)
 {
-	struct imc_gsi_agent *a;
+	struct imc_gsi_agent *a, *owner = NULL;
+	uint32_t hi = response_tid_high(r);
 	bool gone = false;
 
 	g->st.received++;
+	if (hi) {
+		for (a = g->agents.next; a != &g->agents && !owner;
+		     a = a->next)
+			if (a->tid_high == hi)
+				owner = a;
+	}
 	g->gone = &gone;
-	for (a = g->agents.next; a != &g->agents; a = a->next) {
+	for (a = owner ? owner : g->agents.next; a != &g->agents;
+	     a = a->next) {
+		if (!owner && a->tid_high)
+			continue;
 		/* An agent that takes the MAD may change the list or free
 		 * the GSI: nothing is touched after it. */
 		if (a->recv(a, r) == 0) {
@@ -38,6 +58,8 @@ static void dispatch(struct imc_gsi *g, const struct imc_ud_recv *r)
 				g->gone = NULL;
 			return;
 		}
+		if (owner)
+			break;
 	}
 	g->gone = NULL;
 	g->st.unclaimed++;
@@ -147,6 +169,11 @@ void imc_gsi_remove(struct imc_gsi_agent *a)
 	a->next->prev = a->prev;
 	a->next = a->prev = NULL;
 	a->gsi = NULL;
+}
+
+struct imc_qp *imc_gsi_qp(const struct imc_gsi *g)
+{
+	return g->qp;
 }
 
 int imc_gsi_send(struct imc_gsi *g, uint16_t dlid, const uint8_t *mad,

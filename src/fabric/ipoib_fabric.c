@@ -1,6 +1,7 @@
 /* An IPoIB interface on a port of the embedded fabric (ipoib_fabric.h):
  * the interface's send op becomes imc_qp_send() with the GRH always set,
- * the QP's receive callback becomes imc_ipoib_recv(). */
+ * its set_qkey op imc_qp_set_qkey(), the QP's receive callback
+ * imc_ipoib_recv(). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,13 @@ static void fab_carrier(void *ctx, bool up)
 
 	if (x->host.carrier)
 		x->host.carrier(x->host.ctx, up);
+}
+
+static int fab_set_qkey(void *ctx, uint32_t qkey)
+{
+	struct imc_ipoib_fabric *x = ctx;
+
+	return imc_qp_set_qkey(x->qp, qkey);
 }
 
 static void fab_recv(struct imc_qp *qp, const struct imc_ud_recv *r,
@@ -108,6 +116,7 @@ int imc_ipoib_fabric_create(struct imc_fabric *f, uint32_t node,
 	ops.send = fab_send;
 	ops.deliver = fab_deliver;
 	ops.carrier = fab_carrier;
+	ops.set_qkey = fab_set_qkey;
 	ops.ctx = x;
 	rc = imc_ipoib_create(imc_fabric_loop(f), mcast, x->qp, &c, &ops,
 			      &x->ifc);

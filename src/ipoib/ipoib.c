@@ -120,15 +120,19 @@ struct own_addr {
 	unsigned plen;
 };
 
+/* The first cache line holds what a receive checks first: in a
+ * broadcast storm every interface of the partition hears every ARP
+ * request, and most are dropped after these checks. */
 struct imc_ipoib {
+	enum imc_ipoib_state state;
+	struct group *bcast;
+	struct imc_gid bcast_mgid;  /* bcast's, for the receive path */
+	struct imc_ipoib_config cfg;
 	struct imc_loop *loop;
 	struct imc_mcast *mcast;
 	void *qp;
-	struct imc_ipoib_config cfg;
 	struct imc_ipoib_ops ops;
-	enum imc_ipoib_state state;
 	struct imc_ipoib_hwaddr hw;
-	struct group *bcast;
 	struct imc_mcmr brec;       /* broadcast record, valid when UP */
 	unsigned mtu;               /* IP MTU */
 	struct ipo_htab eps, neighs, groups;
@@ -940,6 +944,20 @@ static void bcast_lost(struct imc_ipoib *ifc)
 	}
 }
 
+/* The broadcast join failed, or its answer could not be used: leave,
+ * retry after the backoff, and take the other groups down with it. */
+static void bcast_failed(struct group *g)
+{
+	struct imc_ipoib *ifc = g->ifc;
+
+	ifc->st.join_errors++;
+	grp_leave_members(g);
+	grp_retry(g);
+	if (ifc->state != IMC_IPOIB_BACKOFF)
+		ifc_set_state(ifc, IMC_IPOIB_BACKOFF);
+	bcast_lost(ifc);
+}
+
 static void grp_cb(void *arg, struct imc_mcast_member *m,
 		   const struct imc_mcast_event *ev)
 {
@@ -960,6 +978,13 @@ static void grp_cb(void *arg, struct imc_mcast_member *m,
 	case IMC_MCAST_EV_JOINED: {
 		const struct imc_mcmr *r = ev->rec;
 
+		/* The QP takes the partition's Q_Key before any send or
+		 * answer relies on it (RFC 4391 4). */
+		if (g->bcast && ifc->ops.set_qkey &&
+		    ifc->ops.set_qkey(ifc->ops.ctx, r->qkey) < 0) {
+			bcast_failed(g);
+			break;
+		}
 		g->backoff = 0;
 		memset(&g->av, 0, sizeof(g->av));
 		g->av.dlid = r->mlid;
@@ -995,14 +1020,13 @@ static void grp_cb(void *arg, struct imc_mcast_member *m,
 			ifc_set_state(ifc, IMC_IPOIB_JOINING);
 		break;
 	case IMC_MCAST_EV_ERROR:
+		if (g->bcast) {
+			bcast_failed(g);
+			break;
+		}
 		ifc->st.join_errors++;
 		grp_leave_members(g);
-		if (g->bcast) {
-			grp_retry(g);
-			if (ifc->state != IMC_IPOIB_BACKOFF)
-				ifc_set_state(ifc, IMC_IPOIB_BACKOFF);
-			bcast_lost(ifc);
-		} else if (grp_wants_full(g)) {
+		if (grp_wants_full(g)) {
 			q_drop_all(ifc, &g->q, IMC_IPOIB_DROP_JOIN_FAILED);
 			grp_retry(g);
 		} else {
@@ -1566,7 +1590,9 @@ void imc_ipoib_recv(struct imc_ipoib *ifc, const struct imc_ipoib_rx *rx)
 			return;
 		}
 		if (imc_gid_is_multicast(&rx->dgid)) {
-			struct group *g = grp_find(ifc, &rx->dgid);
+			struct group *g = ifc->bcast &&
+				imc_gid_equal(&rx->dgid, &ifc->bcast_mgid) ?
+				ifc->bcast : grp_find(ifc, &rx->dgid);
 
 			/* Also in the seed's window: the QP is attached and
 			 * receives before the join callback has run. */
@@ -1879,6 +1905,7 @@ int imc_ipoib_create(struct imc_loop *loop, struct imc_mcast *mcast, void *qp,
 	if (!ifc->bcast)
 		goto fail;
 	ifc->bcast->bcast = true;
+	ifc->bcast_mgid = bmgid;
 	*out = ifc;
 	return 0;
 fail:

@@ -1,17 +1,25 @@
 /* Event loop: timer heap, virtual clock, and the epoll real-time loop.
  *
- * Timers sit in a binary min-heap ordered by (deadline, seq); entries are
- * (deadline, timer pointer) pairs. Each timer stores its heap index + 1,
- * so cancel and re-arm find it without searching: every operation is
- * O(log n). seq comes from a counter bumped on every arm, so equal
- * deadlines fire in arming order.
+ * Timers fire in (deadline, seq) order; seq comes from a counter bumped on
+ * every arm, so equal deadlines fire in arming order. The timers of one
+ * deadline share a bucket, a list in arming order (appending keeps it
+ * sorted by seq), and the buckets sit in a binary min-heap ordered by
+ * deadline alone, since no two share one, plus a hash table from deadline
+ * to bucket. Simulations arm many timers for the same instant (a
+ * completion at now, the cables of a symmetric tree carrying the same
+ * broadcast copies in step): arming, cancelling and firing such a timer
+ * is O(1) list work, and only the first or last timer of a deadline pays
+ * the O(log d) heap operation. The heap never compares two timers of one
+ * deadline, so sifting reads no timer at all. Each bucket stores its heap
+ * index + 1, so removing an emptied bucket finds it without searching.
  *
  * A round runs the timers due when it begins: it notes the counter on
- * entry (end) and stops at the first heap top that is not due or has
- * seq >= end. Stopping there loses nothing: a timer armed during the round
- * has a deadline >= the round's time (earlier deadlines are raised to now),
- * so when such a timer is on top, any due timer below it has the same
- * deadline and a later seq, i.e. was armed during the round as well.
+ * entry (end) and stops at the first timer (the head of the earliest
+ * bucket) that is not due or has seq >= end. Stopping there loses nothing:
+ * a timer armed during the round has a deadline >= the round's time
+ * (earlier deadlines are raised to now), so when such a timer is first,
+ * any due timer after it has the same deadline and a later seq, i.e. was
+ * armed during the round as well.
  *
  * Real time: a step waits in epoll until the earliest deadline (or the
  * caller's limit), runs the fd callbacks of the readiness it collected,
@@ -39,22 +47,36 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2,
 enum {
 	MAX_EVENTS = 64,
 	HEAP_MIN = 16,
+	TAB_MIN_BITS = 4,
 };
 
-/* A heap entry caches its timer's deadline so that sifting compares
- * within the array instead of loading every timer it passes. */
+/* The armed timers of one deadline, in arming order. */
+struct imc_timer_bucket {
+	imc_time_t deadline;
+	struct imc_timer *head, *tail;
+	struct imc_timer_bucket *hnext;  /* hash chain; the spare list */
+	size_t pos;                      /* heap index + 1 */
+};
+
+/* A heap entry caches its bucket's deadline so that sifting compares
+ * within the array instead of loading every bucket it passes. */
 struct slot {
 	imc_time_t deadline;
-	struct imc_timer *t;
+	struct imc_timer_bucket *b;
 };
 
 struct imc_loop {
 	imc_time_t now;
 	uint64_t seq;              /* next arming sequence number */
-	struct slot *heap;         /* heap[0] is the earliest timer */
+	struct slot *heap;         /* heap[0]: the earliest deadline */
 	struct slot *mem;          /* allocation holding heap */
-	size_t nheap;
+	size_t nheap;              /* buckets, i.e. distinct deadlines */
 	size_t cap;
+	struct imc_timer_bucket **tab;  /* by deadline, 1 << tab_bits chains */
+	unsigned tab_bits;
+	struct imc_timer_bucket *last;  /* the bucket last armed into */
+	struct imc_timer_bucket *spare; /* emptied buckets, for reuse */
+	size_t ntimers;            /* armed timers */
 	bool realtime;
 	bool running;              /* inside imc_loop_run*() */
 	bool stop;
@@ -70,19 +92,12 @@ struct imc_loop {
 	struct epoll_event events[MAX_EVENTS];
 };
 
-/* ---- heap ---- */
-
-static bool before(const struct slot *a, const struct slot *b)
-{
-	if (a->deadline != b->deadline)
-		return a->deadline < b->deadline;
-	return a->t->seq < b->t->seq;
-}
+/* ---- heap of buckets ---- */
 
 static void place(struct imc_loop *loop, size_t i, struct slot s)
 {
 	loop->heap[i] = s;
-	s.t->pos = i + 1;
+	s.b->pos = i + 1;
 }
 
 static void sift_up(struct imc_loop *loop, size_t i)
@@ -92,7 +107,7 @@ static void sift_up(struct imc_loop *loop, size_t i)
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
 
-		if (!before(&s, &loop->heap[parent]))
+		if (s.deadline >= loop->heap[parent].deadline)
 			break;
 		place(loop, i, loop->heap[parent]);
 		i = parent;
@@ -110,9 +125,10 @@ static void sift_down(struct imc_loop *loop, size_t i)
 
 		if (c >= n)
 			break;
-		if (c + 1 < n && before(&loop->heap[c + 1], &loop->heap[c]))
+		if (c + 1 < n &&
+		    loop->heap[c + 1].deadline < loop->heap[c].deadline)
 			c++;
-		if (!before(&loop->heap[c], &s))
+		if (loop->heap[c].deadline >= s.deadline)
 			break;
 		place(loop, i, loop->heap[c]);
 		i = c;
@@ -120,26 +136,20 @@ static void sift_down(struct imc_loop *loop, size_t i)
 	place(loop, i, s);
 }
 
-/* Restores heap order around index i after its key changed. */
-static void fix(struct imc_loop *loop, size_t i)
+static void heap_del(struct imc_loop *loop, struct imc_timer_bucket *b)
 {
-	if (i > 0 && before(&loop->heap[i], &loop->heap[(i - 1) / 2]))
+	size_t i = b->pos - 1;
+	struct slot last = loop->heap[--loop->nheap];
+
+	assert(i <= loop->nheap && loop->heap[i].b == b);
+	b->pos = 0;
+	if (last.b == b)
+		return;
+	place(loop, i, last);
+	if (i > 0 && last.deadline < loop->heap[(i - 1) / 2].deadline)
 		sift_up(loop, i);
 	else
 		sift_down(loop, i);
-}
-
-static void heap_del(struct imc_loop *loop, struct imc_timer *t)
-{
-	size_t i = t->pos - 1;
-	struct slot last = loop->heap[--loop->nheap];
-
-	assert(i <= loop->nheap && loop->heap[i].t == t);
-	t->pos = 0;
-	if (last.t != t) {
-		place(loop, i, last);
-		fix(loop, i);
-	}
 }
 
 /* The array starts one slot into a cache-line-aligned block, so that the
@@ -165,6 +175,123 @@ static int grow(struct imc_loop *loop)
 	return 0;
 }
 
+/* ---- buckets by deadline ---- */
+
+/* Fibonacci hashing: consecutive deadlines spread over the chains. */
+static size_t chain(const struct imc_loop *loop, imc_time_t deadline)
+{
+	return (size_t)((deadline * 0x9e3779b97f4a7c15ull) >>
+			(64 - loop->tab_bits));
+}
+
+static struct imc_timer_bucket *bucket_find(struct imc_loop *loop,
+					    imc_time_t deadline)
+{
+	struct imc_timer_bucket *b = loop->last;
+
+	/* The bucket armed into last, or the earliest one (calls deferred
+	 * to now land there), before the table. */
+	if (b && b->deadline == deadline)
+		return b;
+	if (loop->nheap && loop->heap[0].deadline == deadline)
+		return loop->heap[0].b;
+	if (!loop->tab)
+		return NULL;
+	for (b = loop->tab[chain(loop, deadline)]; b; b = b->hnext)
+		if (b->deadline == deadline)
+			return b;
+	return NULL;
+}
+
+/* Doubles the table at load 1; when that fails the chains grow longer
+ * instead, which costs time but loses nothing. */
+static void tab_grow(struct imc_loop *loop)
+{
+	unsigned bits = loop->tab ? loop->tab_bits + 1 : TAB_MIN_BITS;
+	struct imc_timer_bucket **nt = calloc((size_t)1 << bits, sizeof(*nt));
+	size_t old = loop->tab ? (size_t)1 << loop->tab_bits : 0;
+
+	if (!nt)
+		return;
+	loop->tab_bits = bits;
+	for (size_t i = 0; i < old; i++) {
+		struct imc_timer_bucket *b = loop->tab[i], *next;
+
+		for (; b; b = next) {
+			size_t c = chain(loop, b->deadline);
+
+			next = b->hnext;
+			b->hnext = nt[c];
+			nt[c] = b;
+		}
+	}
+	free(loop->tab);
+	loop->tab = nt;
+}
+
+/* Out of line: the first timer of a deadline is the rarer case, and
+ * inlined it would weigh on every arm. */
+__attribute__((noinline))
+static struct imc_timer_bucket *bucket_new(struct imc_loop *loop,
+					   imc_time_t deadline)
+{
+	struct imc_timer_bucket *b;
+	size_t c;
+
+	if (!loop->tab || loop->nheap >> loop->tab_bits)
+		tab_grow(loop);
+	if (!loop->tab || (loop->nheap == loop->cap && grow(loop)))
+		return NULL;
+	b = loop->spare;
+	if (b)
+		loop->spare = b->hnext;
+	else if (!(b = malloc(sizeof(*b))))
+		return NULL;
+	b->deadline = deadline;
+	b->head = b->tail = NULL;
+	c = chain(loop, deadline);
+	b->hnext = loop->tab[c];
+	loop->tab[c] = b;
+	loop->heap[loop->nheap++] = (struct slot){ deadline, b };
+	sift_up(loop, loop->nheap - 1);
+	return b;
+}
+
+__attribute__((noinline))
+static void bucket_free(struct imc_loop *loop, struct imc_timer_bucket *b)
+{
+	struct imc_timer_bucket **pp = &loop->tab[chain(loop, b->deadline)];
+
+	heap_del(loop, b);
+	while (*pp != b)
+		pp = &(*pp)->hnext;
+	*pp = b->hnext;
+	if (loop->last == b)
+		loop->last = NULL;
+	b->hnext = loop->spare;
+	loop->spare = b;
+}
+
+/* Takes t out of its bucket, and the bucket out of the loop once empty. */
+static void unlink_timer(struct imc_loop *loop, struct imc_timer *t)
+{
+	struct imc_timer_bucket *b = t->bucket;
+
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		b->head = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	else
+		b->tail = t->prev;
+	t->next = t->prev = NULL;
+	t->bucket = NULL;
+	loop->ntimers--;
+	if (!b->head)
+		bucket_free(loop, b);
+}
+
 /* ---- timers ---- */
 
 void imc_timer_init(struct imc_timer *t, void (*cb)(struct imc_timer *t))
@@ -172,33 +299,40 @@ void imc_timer_init(struct imc_timer *t, void (*cb)(struct imc_timer *t))
 	t->cb = cb;
 	t->deadline = 0;
 	t->seq = 0;
-	t->pos = 0;
+	t->next = t->prev = NULL;
+	t->bucket = NULL;
 }
 
 int imc_timer_arm(struct imc_loop *loop, struct imc_timer *t,
 		  imc_time_t deadline)
 {
+	struct imc_timer_bucket *b;
+
 	if (deadline < loop->now)
 		deadline = loop->now;
-	if (t->pos) {
-		t->deadline = deadline;
-		t->seq = loop->seq++;
-		loop->heap[t->pos - 1].deadline = deadline;
-		fix(loop, t->pos - 1);
-		return 0;
+	b = bucket_find(loop, deadline);
+	if (!b) {
+		b = bucket_new(loop, deadline);
+		if (!b)
+			return -ENOMEM;
 	}
-	if (loop->nheap == loop->cap) {
-		int err = grow(loop);
-
-		if (err)
-			return err;
-	}
-	t->deadline = deadline;
+	loop->last = b;
 	t->seq = loop->seq++;
-	loop->heap[loop->nheap++] = (struct slot){ deadline, t };
-	sift_up(loop, loop->nheap - 1);
-	if (loop->nheap > loop->st.timers_max)
-		loop->st.timers_max = loop->nheap;
+	if (t->bucket == b && b->tail == t)
+		return 0;   /* last of its deadline already: order unchanged */
+	if (t->bucket)
+		unlink_timer(loop, t);
+	t->deadline = deadline;
+	t->bucket = b;
+	t->next = NULL;
+	t->prev = b->tail;
+	if (b->tail)
+		b->tail->next = t;
+	else
+		b->head = t;
+	b->tail = t;
+	if (++loop->ntimers > loop->st.timers_max)
+		loop->st.timers_max = loop->ntimers;
 	return 0;
 }
 
@@ -214,13 +348,13 @@ int imc_timer_arm_in(struct imc_loop *loop, struct imc_timer *t,
 
 void imc_timer_cancel(struct imc_loop *loop, struct imc_timer *t)
 {
-	if (t->pos)
-		heap_del(loop, t);
+	if (t->bucket)
+		unlink_timer(loop, t);
 }
 
 bool imc_timer_armed(const struct imc_timer *t)
 {
-	return t->pos != 0;
+	return t->bucket != NULL;
 }
 
 imc_time_t imc_timer_deadline(const struct imc_timer *t)
@@ -243,11 +377,11 @@ static int run_timers(struct imc_loop *loop, imc_time_t now)
 
 	loop->st.rounds++;
 	while (loop->nheap && !stopping(loop)) {
-		struct imc_timer *t = loop->heap[0].t;
+		struct imc_timer *t = loop->heap[0].b->head;
 
 		if (t->deadline > now || t->seq >= end)
 			break;
-		heap_del(loop, t);
+		unlink_timer(loop, t);
 		loop->st.timers_fired++;
 		ran++;
 		/* t may be freed by its callback: not touched after this. */
@@ -511,7 +645,7 @@ void imc_loop_get_stats(const struct imc_loop *loop,
 			struct imc_loop_stats *st)
 {
 	*st = loop->st;
-	st->timers_armed = loop->nheap;
+	st->timers_armed = loop->ntimers;
 	st->fds_watched = loop->nwatch;
 }
 
@@ -620,11 +754,20 @@ size_t imc_loop_destroy(struct imc_loop *loop)
 
 	if (!loop)
 		return 0;
-	left = loop->nheap + loop->nwatch;
+	left = loop->ntimers + loop->nwatch;
 	if (loop->wakefd >= 0)
 		close(loop->wakefd);
 	if (loop->epfd >= 0)
 		close(loop->epfd);
+	for (size_t i = 0; i < loop->nheap; i++)
+		free(loop->heap[i].b);
+	while (loop->spare) {
+		struct imc_timer_bucket *b = loop->spare;
+
+		loop->spare = b->hnext;
+		free(b);
+	}
+	free(loop->tab);
 	free(loop->mem);
 	free(loop);
 	return left;

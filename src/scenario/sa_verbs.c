@@ -1,7 +1,8 @@
 /* The SA multicast engine in scenarios (ibmcast/scenario_sa.h).
  *
  *   sa [rate=N] [queue=N] [order=program-first|answer-first]
- *      [mft-delay=TIME] [mlids=N] [partitions=P,...]  setting
+ *      [mft-delay=TIME] [mlids=N] [partitions=P,...]
+ *      [bcast-qkey=Q]                                 setting
  *   sa-join HOST MGID|0|@NAME [state=] [qkey= pkey= tclass= sl= flow=
  *      hop= scope= mtu=SEL:CODE rate=SEL:CODE life=SEL:CODE mlid=]
  *      [create] [as=NAME] [proxy=HOST] [send=N size= interval=]
@@ -94,6 +95,7 @@ enum {
 	SA_DELAY = 1u << 3,
 	SA_MLIDS = 1u << 4,
 	SA_PARTITIONS = 1u << 5,
+	SA_BCAST_QKEY = 1u << 6,
 };
 
 /* IPoIB partitions of the SA beyond the default one (partitions.conf
@@ -109,6 +111,7 @@ struct sa_cfg {
 	uint32_t mlids;
 	unsigned npart;
 	uint16_t part[PARTITIONS_MAX];
+	uint32_t bcast_qkey;
 	struct imc_scn_sa_show *show;
 };
 
@@ -565,9 +568,14 @@ static int sa_parse(struct imc_scn_parser *p, unsigned argc,
 		} else if (imc_scn_kv(argv[i], "partitions", &v)) {
 			rc = partitions_parse(p, v, a);
 			a->mask |= SA_PARTITIONS;
+		} else if (imc_scn_kv(argv[i], "bcast-qkey", &v)) {
+			rc = imc_scn_parse_uint(p, "bcast-qkey", v, UINT32_MAX,
+						&x);
+			a->bcast_qkey = (uint32_t)x;
+			a->mask |= SA_BCAST_QKEY;
 		} else {
 			rc = imc_scn_parse_error(p,
-				"expected rate=, queue=, order=, mft-delay=, mlids= or partitions=, got '%s'",
+				"expected rate=, queue=, order=, mft-delay=, mlids=, partitions= or bcast-qkey=, got '%s'",
 				argv[i]);
 		}
 		if (rc)
@@ -599,6 +607,8 @@ static void sa_print(FILE *f, const struct imc_topo *t, const void *data)
 		fprintf(f, " mlids=%" PRIu32, a->mlids);
 	for (unsigned i = 0; i < a->npart; i++)
 		fprintf(f, "%s0x%04x", i ? "," : " partitions=", a->part[i]);
+	if (a->mask & SA_BCAST_QKEY)
+		fprintf(f, " bcast-qkey=0x%08" PRIx32, a->bcast_qkey);
 }
 
 static void sa_free(void *data)
@@ -981,10 +991,13 @@ static int sa_start(struct sa_run *r)
 	struct imc_sa_bcast bc[PARTITIONS_MAX + 1];
 
 	imc_sa_fabric_config_init(&fc);
-	if (a->npart) {
+	if (a->npart || (a->mask & SA_BCAST_QKEY)) {
 		/* The default group as configured, then one per partition
-		 * with its parameters. */
+		 * with its parameters; the Q_Key of every one as
+		 * partitions.conf's qkey= gives it. */
 		bc[0] = fc.sa.bcast[0];
+		if (a->mask & SA_BCAST_QKEY)
+			bc[0].qkey = a->bcast_qkey;
 		for (unsigned i = 0; i < a->npart; i++) {
 			bc[i + 1] = bc[0];
 			bc[i + 1].pkey = a->part[i];
