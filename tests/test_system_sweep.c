@@ -21,8 +21,8 @@
  * than the SM's sweep; ports are reregistered, one or all; the SA
  * restarts empty, followed by a reregister of every port as a new SM
  * gives; a host's P_Key table loses the second partition and gets it
- * back; the SA may serve at a finite rate from a small queue, and the
- * IPoIB queues may be small.
+ * back; the SA may serve at a finite rate from a small queue and give
+ * the broadcast groups another Q_Key, and the IPoIB queues may be small.
  *
  * Then the faults heal (losses cleared, cables up, P_Key tables as at the
  * start) and the system is left alone for 20 s (more than the IPoIB
@@ -140,6 +140,7 @@ struct gen {
 	unsigned nif;
 	bool partitions;
 	unsigned qe, qg, qt;     /* IPoIB bounds */
+	unsigned bqkey;          /* the broadcast groups' Q_Key */
 	unsigned sa_queue;
 	char port[MAXPORT][16];  /* cables that may flap */
 	uint64_t port_busy[MAXPORT]; /* down (or flapping) until */
@@ -348,7 +349,12 @@ static void draw_settings(FILE *f)
 	fputc('\n', f);
 	G.partitions = chance(650);
 	G.sa_queue = 4096;
+	/* The broadcast groups' Q_Key: the interfaces take it from the
+	 * join's answer (RFC 4391 section 4). */
+	G.bqkey = chance(700) ? 0x0b1b : 0x10000u + (unsigned)below(0x10000);
 	fprintf(f, "sa%s", G.partitions ? " partitions=0x8001" : "");
+	if (G.bqkey != 0x0b1b)
+		fprintf(f, " bcast-qkey=0x%x", G.bqkey);
 	if (chance(300)) {
 		G.sa_queue = 8 + (unsigned)below(24);
 		fprintf(f, " rate=%u queue=%u", 2000 + (unsigned)below(20000),
@@ -424,12 +430,13 @@ static void up_all(void)
 
 static void do_app_join(uint64_t t)
 {
-	static const char *const bcast =
-		"ff12:401b:ffff::ffff:ffff qkey=0x0b1b";
 	unsigned h = (unsigned)below(G.nh);
 	unsigned a = G.napp;
 	uint64_t r = below(100);
-	char what[96];
+	char what[96], bcast[64];
+
+	snprintf(bcast, sizeof(bcast), "ff12:401b:ffff::ffff:ffff qkey=0x%x",
+		 G.bqkey);
 
 	if (a >= MAXAPP)
 		return;
