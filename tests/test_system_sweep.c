@@ -50,7 +50,10 @@
  * IMC_SEED=N (or --seed N) runs one, --verbose prints a line per seed,
  * --write DIR writes every scenario. A failing seed prints its failed
  * expectations, writes system-sweep-SEED.scn (into IMC_SWEEP_DIR, else
- * the current directory) and the command that replays it.
+ * the current directory) and the command that replays it. Every draw
+ * from the seed's generator is a statement of its own (the order of a
+ * call's arguments is the compiler's), so a seed draws the same scenario
+ * in every build.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -375,10 +378,15 @@ static void draw_settings(FILE *f)
 		fprintf(f, "ipoib queue=%u queue-group=%u queue-total=%u\n",
 			G.qe, G.qg, G.qt);
 	}
-	if (chance(500))
+	if (chance(500)) {
+		/* One draw a statement: argument order is the compiler's. */
+		const char *sp = spread[below(3)];
+		unsigned timeout = 20 + (unsigned)below(200);
+		unsigned retries = 2 + (unsigned)below(6);
+
 		fprintf(f, "mcast-tracker spread=%s timeout=%ums retries=%u\n",
-			spread[below(3)], 20 + (unsigned)below(200),
-			2 + (unsigned)below(6));
+			sp, timeout, retries);
+	}
 	for (unsigned h = 0; h < G.nh; h++) {
 		struct host *x = &G.h[h];
 
@@ -487,22 +495,27 @@ static void do_traffic(uint64_t t, bool ping)
 		to = &d->a[0];
 	}
 	if (ping) {
+		unsigned count = 1 + (unsigned)below(5);
+		unsigned gap = 100 + (unsigned)below(2000);
+
 		ev(t, "ping %s %s count=%u interval=%uus%s", hostof(s),
-		   bare(to), 1 + (unsigned)below(5),
-		   100 + (unsigned)below(2000), pkeyof(s));
+		   bare(to), count, gap, pkeyof(s));
 		G.n_pings++;
 	} else if (chance(600)) {
+		unsigned count = 1 + (unsigned)below(30);
+		unsigned gap = 1 + (unsigned)below(200);
+		unsigned size = (unsigned)below(1500);
+
 		ev(t, "ipoib-send %s %s count=%u interval=%uus size=%u%s",
-		   hostof(s), bare(to), 1 + (unsigned)below(30),
-		   1 + (unsigned)below(200), (unsigned)below(1500),
-		   pkeyof(s));
+		   hostof(s), bare(to), count, gap, size, pkeyof(s));
 		G.n_sends++;
 	} else {
 		/* to a group: a send-only join unless listened to here */
+		unsigned count = 1 + (unsigned)below(20);
+		unsigned gap = 1 + (unsigned)below(500);
+
 		ev(t, "ipoib-send %s %s count=%u interval=%uus%s", hostof(s),
-		   v6 ? "ff12::1:1" : "239.1.1.1",
-		   1 + (unsigned)below(20), 1 + (unsigned)below(500),
-		   pkeyof(s));
+		   v6 ? "ff12::1:1" : "239.1.1.1", count, gap, pkeyof(s));
 		G.n_sends++;
 	}
 }
