@@ -173,7 +173,7 @@ static void test_parse_errors(void **state)
 	expect_error(TOPO "ipoib resolve-timeout=0\n",
 		     "t.scn:2: ipoib: resolve-timeout: more than 0");
 	expect_error(TOPO "ipoib-up\n",
-		     "t.scn:2: ipoib-up: expected 'ipoib-up HOST [pkey=P] [ADDR/LEN]...'");
+		     "t.scn:2: ipoib-up: expected 'ipoib-up HOSTS [pkey=P] [ADDR/LEN]...'");
 	expect_error(TOPO "ipoib-up S-0001\n",
 		     "t.scn:2: ipoib-up: 'S-0001' is a switch; expected a host (HCA)");
 	expect_error(TOPO "ipoib-up H-000001 10.0.0.300/24\n",

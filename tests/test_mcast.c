@@ -1947,6 +1947,150 @@ static void test_rejoin_immediate(void **state)
 }
 
 /* ------------------------------------------------------------------ */
+/* The observer: how long joins and re-joins take. */
+
+struct obs {
+	unsigned n;
+	const struct imc_mcast_member *m[16];
+	int type[16];
+	bool first[16];
+	imc_time_t elapsed[16];
+	int ncb[16];                /* callbacks the handle had by then */
+};
+
+static struct obs OBS;
+
+static void on_obs(void *ctx, const struct imc_mcast_member *m,
+		   const struct imc_mcast_event *ev, bool first,
+		   imc_time_t elapsed)
+{
+	struct obs *o = ctx;
+
+	assert_ptr_equal(o, &OBS);
+	assert_false(W->in_api);
+	assert_true(o->n < 16);
+	o->m[o->n] = m;
+	o->type[o->n] = ev->type;
+	o->first[o->n] = first;
+	o->elapsed[o->n] = elapsed;
+	o->ncb[o->n] = -1;
+	for (size_t i = 0; i < nh; i++)
+		if (H[i].live && H[i].m == m)
+			o->ncb[o->n] = H[i].ncb;
+	o->n++;
+}
+
+/* Loop time of the callback of h with event ev after log position from. */
+static imc_time_t cb_at(const struct h *h, int ev, size_t from)
+{
+	for (size_t i = from; i < W->nlog; i++)
+		if (W->log[i].kind == L_CB && W->log[i].lid == h->n->lid &&
+		    W->log[i].ev == ev && imc_gid_equal(&W->log[i].mgid,
+							&h->mgid))
+			return W->log[i].at;
+	fail_msg("no callback %d", ev);
+	return 0;
+}
+
+static void test_observer(void **state)
+{
+	struct node *n = node(2), *n3 = node(3);
+	struct imc_mcast_observer o = { on_obs, &OBS };
+	struct imc_mcast_join_req bad = create_req(G1, IMC_JOIN_FULL, NULL);
+	struct h *a, *b, *c, *d, *e;
+	imc_time_t t0, t1;
+	size_t mark;
+
+	memset(&OBS, 0, sizeof(OBS));
+	imc_mcast_set_observer(n->t, &o);
+	/* A Set there and back, 5 us each way; told before the callback. */
+	a = join(n, G1, IMC_JOIN_FULL, &QP1);
+	run();
+	assert_int_equal(OBS.n, 1);
+	assert_ptr_equal(OBS.m[0], a->m);
+	assert_int_equal(OBS.type[0], IMC_MCAST_EV_JOINED);
+	assert_true(OBS.first[0]);
+	assert_int_equal(OBS.elapsed[0], 10 * US);
+	assert_int_equal(OBS.ncb[0], 0);
+	assert_int_equal(a->ncb, 1);
+	/* Answered without a MAD: no time at all; a mismatch fails alone,
+	 * at once too. n3 has no observer. */
+	run_for(1 * MS);
+	b = join(n, G1, IMC_JOIN_FULL, NULL);
+	bad.rec.qkey = 0x9999;
+	c = join_req(n, &bad);
+	join(n3, G1, IMC_JOIN_FULL, NULL);
+	run();
+	assert_int_equal(OBS.n, 3);
+	assert_ptr_equal(OBS.m[1], b->m);
+	assert_true(OBS.first[1]);
+	assert_int_equal(OBS.elapsed[1], 0);
+	assert_ptr_equal(OBS.m[2], c->m);
+	assert_int_equal(OBS.type[2], IMC_MCAST_EV_ERROR);
+	assert_true(OBS.first[2]);
+	assert_int_equal(OBS.elapsed[2], 0);
+
+	/* A reregister: re-joins, timed from the event. */
+	run_for(1 * MS);
+	t0 = imc_loop_now(W->f.loop);
+	mark = W->nlog;
+	port_event(n, IMC_MCAST_PORT_REREGISTER);
+	run();
+	assert_int_equal(OBS.n, 5);
+	for (unsigned i = 3; i < 5; i++) {
+		const struct h *x = OBS.m[i] == a->m ? a : b;
+
+		assert_true(OBS.m[i] == a->m || OBS.m[i] == b->m);
+		assert_false(OBS.first[i]);
+		assert_int_equal(OBS.type[i], IMC_MCAST_EV_JOINED);
+		assert_int_equal(OBS.elapsed[i],
+				 cb_at(x, IMC_MCAST_EV_JOINED, mark) - t0);
+		assert_true(OBS.elapsed[i] >= 10 * US);
+	}
+
+	/* A flap: a re-joins, timed from port up; d, joined while the
+	 * port was down, completes its request, timed from its join. */
+	port_event(n, IMC_MCAST_PORT_DOWN);
+	link_set(n, true);
+	run();
+	assert_int_equal(OBS.n, 5);        /* WAITING is not observed */
+	t0 = imc_loop_now(W->f.loop);
+	d = join(n, G2, IMC_JOIN_FULL, NULL);
+	run_for(3 * MS);
+	link_set(n, false);
+	t1 = imc_loop_now(W->f.loop);
+	mark = W->nlog;
+	port_event(n, IMC_MCAST_PORT_ACTIVE);
+	run();
+	assert_int_equal(OBS.n, 8);
+	for (unsigned i = 5; i < 8; i++) {
+		if (OBS.m[i] == d->m) {
+			assert_true(OBS.first[i]);
+			assert_int_equal(OBS.elapsed[i],
+					 cb_at(d, IMC_MCAST_EV_JOINED, mark) -
+					 t0);
+			assert_true(OBS.elapsed[i] > 3 * MS);
+		} else {
+			const struct h *x = OBS.m[i] == a->m ? a : b;
+
+			assert_true(OBS.m[i] == a->m || OBS.m[i] == b->m);
+			assert_false(OBS.first[i]);
+			assert_int_equal(OBS.elapsed[i],
+					 cb_at(x, IMC_MCAST_EV_JOINED, mark) -
+					 t1);
+		}
+	}
+
+	/* Cleared: nothing more. */
+	imc_mcast_set_observer(n->t, NULL);
+	e = join(n, G3, IMC_JOIN_FULL, NULL);
+	run();
+	assert_int_equal(e->ev[0], IMC_MCAST_EV_JOINED);
+	assert_int_equal(OBS.n, 8);
+	finish();
+}
+
+/* ------------------------------------------------------------------ */
 /* MGID 0, sequencing, duplicates, validation, listing. */
 
 static void test_create_mgid_zero(void **state)
@@ -2401,6 +2545,7 @@ int main(void)
 		T(test_rejoin_paced_window),
 		T(test_rejoin_paced_spread),
 		T(test_rejoin_immediate),
+		T(test_observer),
 		T(test_create_mgid_zero),
 		T(test_create_merges_into_known_mgid),
 		T(test_delete_then_join_sequenced),

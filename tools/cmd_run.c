@@ -25,7 +25,9 @@ static void help(FILE *f)
 		"                   [--quiet] [--sa-show] [--mcast-show] SCENARIO\n"
 		"\n"
 		"Runs SCENARIO (docs/scenarios.md) on the embedded fabric in virtual\n"
-		"time and checks its expectations.\n"
+		"time, checks its expectations and reports what the run's parts did:\n"
+		"the SA's groups and members, join latencies, SA requests and MADs\n"
+		"lost, packets delivered and dropped by reason, IPoIB, expectations.\n"
 		"\n"
 		"  --seed N       seed of the run instead of the file's seed line\n"
 		"  --pcap FILE    capture every packet on every port into FILE\n"
@@ -173,6 +175,9 @@ static void print_json(const char *path, const struct imc_scenario *s,
 		imc_scn_mcast_show_print(mc_show, stdout, true);
 		printf(",\n");
 	}
+	printf("  \"report\": ");
+	imc_scenario_report_print(r, stdout, true);
+	printf(",\n");
 	printf("  \"passed\": %u, \"failed\": %u, \"skipped\": %u,\n",
 	       r->npassed, r->nfailed, r->nskipped);
 	printf("  \"ok\": %s\n}\n", r->nfailed ? "false" : "true");
@@ -235,6 +240,8 @@ static void print_text(const char *path, const struct imc_scenario *s,
 			       c->state == IMC_SCN_CHECK_PASS ? "ok" : "FAIL",
 			       c->line, c->text, c->observed_str, t);
 	}
+	printf("\n");
+	imc_scenario_report_print(r, stdout, false);
 }
 
 static int run(int argc, char **argv)

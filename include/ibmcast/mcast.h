@@ -220,6 +220,24 @@ int imc_mcast_join(struct imc_mcast *t, const struct imc_mcast_join_req *req,
  * goes. May be called from any callback. */
 void imc_mcast_leave(struct imc_mcast_member *m);
 
+/* Watches how long joins take, for measurements (a scenario's report, a
+ * benchmark). done runs from the loop just before a member's callback
+ * tells JOINED or ERROR: first is true when this completes the member's
+ * join request (rule 2 above), false when it ends a re-join of a member
+ * that had joined (after a reregister, an SM change, a P_Key change, a
+ * trap 67 or port up). elapsed is loop time since imc_mcast_join(), or
+ * since the member went REJOINING. done must not call the tracker. */
+struct imc_mcast_observer {
+	void (*done)(void *ctx, const struct imc_mcast_member *m,
+		     const struct imc_mcast_event *ev, bool first,
+		     imc_time_t elapsed);
+	void *ctx;
+};
+
+/* Sets the observer (copied), or clears it with NULL. */
+void imc_mcast_set_observer(struct imc_mcast *t,
+			    const struct imc_mcast_observer *o);
+
 enum imc_mcast_state {
 	IMC_MCAST_PENDING,
 	IMC_MCAST_JOINED,

@@ -29,8 +29,9 @@ extern "C" {
  * mcast-callbacks, mcast-groups, mcast-members, mcast-held, mcast-joined,
  * mcast-handles, and the counters mcast-joins, mcast-leaves, mcast-local,
  * mcast-mads, mcast-retries, mcast-timeouts, mcast-rejoins, mcast-errors,
- * mcast-traps, mcast-lost) to l. imc_scn_lang_create() calls it; another call on the
- * same language gives -EEXIST. */
+ * mcast-traps, mcast-lost) and report section (mcast: members, callbacks,
+ * the trackers' counters) to l. imc_scn_lang_create() calls it; another
+ * call on the same language gives -EEXIST. */
 int imc_scn_lang_add_mcast(struct imc_scn_lang *l);
 
 struct imc_scn_mcast_show;

@@ -510,6 +510,8 @@ static void count_drop(struct imc_fabric *f, struct port *at,
 static void drop(struct imc_fabric *f, struct pkt *p, struct port *at,
 		 enum imc_drop why)
 {
+	if (p->dqpn <= 1)
+		f->tot.mad_drops++;
 	count_drop(f, at, why, p->serial);
 	pkt_put(f, p);
 }
@@ -1887,6 +1889,8 @@ static void done_fire(struct imc_timer *t)
 		r.data = p->buf->data;
 		r.len = p->len;
 		f->tot.delivered++;
+		if (p->dqpn <= 1)
+			f->tot.mad_delivered++;
 		trace(f, imc_loop_now(f->loop), TR_DELIVER, qp->port,
 		      p->serial);
 		f->cur_qp = qp;
@@ -1983,10 +1987,12 @@ int imc_qp_send(struct imc_qp *qp, const struct imc_ah *ah,
 		p->to = po;
 		p->dir = NULL;
 		f->tot.sent++;
+		f->tot.mad_sent += remote_qpn <= 1;
 		trace(f, now, TR_SEND, po, p->serial);
 		return 0;
 	}
 	f->tot.sent++;
+	f->tot.mad_sent += remote_qpn <= 1;
 	trace(f, now, TR_SEND, po, p->serial);
 	/* A multicast sender's own port gets no copy back: the fabric never
 	 * sends a packet out of the port it came in on (IBA 18.2.4.4). */

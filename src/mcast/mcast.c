@@ -308,6 +308,7 @@ struct imc_mcast_member {
 	enum imc_mcast_state told;  /* last reported (PENDING: none) */
 	enum imc_mcast_state resume; /* WAITING: state at port up */
 	int status;                 /* FAILED: why */
+	imc_time_t since;           /* joined, or went REJOINING, at */
 	uint64_t gen;
 	struct att *att;
 	imc_mcast_cb cb;
@@ -342,6 +343,7 @@ struct imc_mcast {
 	bool sub_needed;            /* a group was at the mercy of others */
 	struct imc_sa_query *sub_q;
 	struct imc_timer sub_timer; /* retry */
+	struct imc_mcast_observer obs;
 	struct imc_mcast_stats st;
 };
 
@@ -710,6 +712,8 @@ static void mstate(struct imc_mcast_member *m, enum imc_mcast_state to,
 	if (to == IMC_MCAST_WAITING)
 		m->resume = m->state == IMC_MCAST_PENDING ?
 			    IMC_MCAST_PENDING : IMC_MCAST_REJOINING;
+	if (to == IMC_MCAST_REJOINING)
+		m->since = imc_loop_now(g->t->loop);
 	m->state = to;
 	list_del(&m->link);
 	if (to == IMC_MCAST_PENDING || to == IMC_MCAST_REJOINING)
@@ -1382,6 +1386,16 @@ static void dispatch(struct imc_mcast *t)
 			ev.type = IMC_MCAST_EV_WAITING;
 			break;
 		}
+		if (t->obs.done && (ev.type == IMC_MCAST_EV_JOINED ||
+				    ev.type == IMC_MCAST_EV_ERROR))
+			/* The request completes unless the member had
+			 * joined before: told nothing yet, or WAITING with
+			 * the join still to make. */
+			t->obs.done(t->obs.ctx, m, &ev,
+				    m->told == IMC_MCAST_PENDING ||
+				    (m->told == IMC_MCAST_WAITING &&
+				     m->resume == IMC_MCAST_PENDING),
+				    imc_loop_now(t->loop) - m->since);
 		m->told = m->state;
 		/* m may be freed, t destroyed: touch neither after. */
 		m->cb(m->arg, m, &ev);
@@ -1469,6 +1483,15 @@ int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
 	return 0;
 }
 
+void imc_mcast_set_observer(struct imc_mcast *t,
+			    const struct imc_mcast_observer *o)
+{
+	if (o)
+		t->obs = *o;
+	else
+		memset(&t->obs, 0, sizeof(t->obs));
+}
+
 void imc_mcast_destroy(struct imc_mcast *t)
 {
 	if (!t)
@@ -1547,6 +1570,7 @@ int imc_mcast_join(struct imc_mcast *t, const struct imc_mcast_join_req *req,
 	m->cb = cb;
 	m->arg = arg;
 	m->state = m->told = IMC_MCAST_PENDING;
+	m->since = imc_loop_now(t->loop);
 	m->gen = ++t->gen;
 	list_init(&m->ev);
 	list_add_tail(&g->pending, &m->link);

@@ -17,7 +17,8 @@
  * One run's state (struct ipr, found by run_key):
  *  - per HCA port used, a join tracker (mcast_fabric.h), whose SA client
  *    sends through the port's QP1 to the SM's LID (the SA of the `sa`
- *    line answers); on the SM's own port it shares the SA's QP1;
+ *    line answers); QP1 is the GSI the SA verbs share with every MAD
+ *    user of the port (scn_sa.h), on the SM's own port the SA's;
  *  - per (port, P_Key), an interface (imc_ipoib_fabric) and the host
  *    model behind it: it answers ICMP and ICMPv6 echo requests to its
  *    addresses (from the loop: an interface op may not call back into
@@ -78,8 +79,11 @@ struct if_arg {
 	uint16_t pkey;
 };
 
+/* HOSTS: one, or a set whose k-th host (from 0) gets each address plus
+ * k. */
 struct up_arg {
-	struct if_arg at;
+	struct imc_scn_hosts hosts;
+	uint16_t pkey;
 	unsigned naddrs;
 	struct imc_ip_addr addr[ADDRS_MAX];
 	unsigned plen[ADDRS_MAX];
@@ -594,6 +598,11 @@ static int port_get(struct ipr *r, uint32_t node, unsigned port,
 		return rc;
 	}
 	ps->mc = imc_mcast_fabric_tracker(ps->mf);
+	rc = scn_joins_watch(r->c, ps->mc);
+	if (rc) {
+		port_free(ps);
+		return rc;
+	}
 	r->ports[slot] = ps;
 	*out = ps;
 	return 0;
@@ -763,6 +772,42 @@ static int run_get(struct imc_scn_ctx *c, struct ipr **out)
 	return 0;
 }
 
+void scn_ipoib_foreach(struct imc_scn_ctx *c,
+		       void (*fn)(void *arg, const struct scn_ipoib_if *i),
+		       void *arg)
+{
+	struct ipr *r = imc_scn_data(c, &run_key);
+	uint32_t n = r ? r->pbase[r->t->nnodes] : 0;
+
+	for (uint32_t s = 0; s < n; s++) {
+		const struct pstate *ps = r->ports[s];
+		const struct iface *prev = NULL, *next;
+
+		/* A port's interfaces (a few) by P_Key: each time the
+		 * smallest above the one before. */
+		for (; ps; prev = next) {
+			struct scn_ipoib_if x;
+
+			next = NULL;
+			for (const struct iface *i = ps->ifs; i; i = i->next)
+				if ((!prev || i->pkey > prev->pkey) &&
+				    (!next || i->pkey < next->pkey))
+					next = i;
+			if (!next)
+				break;
+			x.node = ps->node;
+			x.port = ps->port;
+			x.pkey = next->pkey;
+			x.ifc = imc_ipoib_fabric_ipoib(next->x);
+			x.received = next->received;
+			x.received_mcast = next->received_mcast;
+			x.ping_replies = next->ping_replies;
+			x.ping_answered = next->ping_answered;
+			fn(arg, &x);
+		}
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* ipoib-up, ipoib-down, ipoib-addr */
 
@@ -779,6 +824,48 @@ static int addr_word(struct imc_scn_parser *p, const char *w,
 	return 0;
 }
 
+/* a + k, in the address's own width (IPv6: 128 bits, big-endian). */
+static void addr_plus(const struct imc_ip_addr *a, uint32_t k,
+		      struct imc_ip_addr *out)
+{
+	uint32_t carry = k;
+
+	*out = *a;
+	if (a->family == IMC_IPV4) {
+		out->v4 = a->v4 + k;
+		return;
+	}
+	for (int i = 15; i >= 0 && carry; i--) {
+		uint32_t v = out->v6[i] + (carry & 0xFF);
+
+		out->v6[i] = (uint8_t)v;
+		carry = (carry >> 8) + (v >> 8);
+	}
+}
+
+/* The addresses base .. base + n - 1 stay on base's prefix, off its
+ * first address and, for IPv4, off its broadcast address (RFC 919). */
+static bool addr_room(const struct imc_ip_addr *base, unsigned plen,
+		      uint32_t n)
+{
+	struct imc_ip_addr last;
+
+	addr_plus(base, n - 1, &last);
+	if (base->family == IMC_IPV4) {
+		uint32_t mask = plen ? ~0u << (32 - plen) : 0;
+
+		if (last.v4 < base->v4 || (last.v4 & mask) != (base->v4 & mask))
+			return false;
+		return plen >= 31 || ((base->v4 & ~mask) &&
+				      (last.v4 & ~mask) != ~mask);
+	}
+	for (unsigned b = 0; b < plen; b++)
+		if ((base->v6[b / 8] ^ last.v6[b / 8]) & (0x80 >> (b % 8)))
+			return false;
+	/* No wrap past the top: the last is above the base. */
+	return memcmp(last.v6, base->v6, 16) >= 0;
+}
+
 static int up_parse(struct imc_scn_parser *p, unsigned argc,
 		    const char *const *argv, void **data)
 {
@@ -787,16 +874,17 @@ static int up_parse(struct imc_scn_parser *p, unsigned argc,
 
 	if (argc < 1)
 		return imc_scn_parse_error(p,
-			"expected 'ipoib-up HOST [pkey=P] [ADDR/LEN]...'");
+			"expected 'ipoib-up HOSTS [pkey=P] [ADDR/LEN]...'");
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
 	*data = a;
-	rc = host_arg(p, argv[0], &a->at);
+	a->pkey = IMC_PKEY_DEFAULT;
+	rc = imc_scn_parse_hosts(p, argv[0], &a->hosts);
 	for (unsigned i = 1; !rc && i < argc; i++) {
 		bool m;
 
-		rc = pkey_kv(p, argv[i], &a->at.pkey, &m);
+		rc = pkey_kv(p, argv[i], &a->pkey, &m);
 		if (rc || m)
 			continue;
 		if (a->naddrs == ADDRS_MAX)
@@ -804,17 +892,32 @@ static int up_parse(struct imc_scn_parser *p, unsigned argc,
 				"at most %d addresses", ADDRS_MAX);
 		rc = addr_word(p, argv[i], &a->addr[a->naddrs],
 			       &a->plen[a->naddrs]);
+		if (!rc && a->hosts.n > 1 &&
+		    !addr_room(&a->addr[a->naddrs], a->plen[a->naddrs],
+			       a->hosts.n))
+			rc = imc_scn_parse_error(p,
+				"%s: %" PRIu32 " hosts from there leave the prefix or take its broadcast address",
+				argv[i], a->hosts.n);
 		a->naddrs++;
 	}
 	return rc;
+}
+
+static void up_free(void *data)
+{
+	struct up_arg *a = data;
+
+	if (a)
+		imc_scn_hosts_free(&a->hosts);
+	free(a);
 }
 
 static void up_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	const struct up_arg *a = data;
 
-	print_if(f, t, &a->at);
-	print_pkey(f, &a->at);
+	imc_scn_print_hosts(f, t, &a->hosts);
+	fprintf(f, " pkey=0x%04x", a->pkey);
 	for (unsigned i = 0; i < a->naddrs; i++)
 		print_addr(f, &a->addr[i], (int)a->plen[i]);
 }
@@ -845,22 +948,31 @@ static int up_run(struct imc_scn_ctx *c, void *data)
 {
 	const struct up_arg *a = data;
 	struct ipr *r;
-	struct iface *i;
 	int rc = run_get(c, &r);
 
-	if (!rc)
-		rc = iface_get(r, &a->at, &i);
-	for (unsigned k = 0; !rc && k < a->naddrs; k++)
-		rc = addr_add(r, i, &a->addr[k], a->plen[k]);
-	if (rc)
-		return rc;
-	rc = imc_ipoib_up(imc_ipoib_fabric_ipoib(i->x));
-	return rc == -EALREADY ? 0 : rc;
+	for (uint32_t h = 0; !rc && h < a->hosts.n; h++) {
+		struct if_arg at = { a->hosts.h[h].node, a->hosts.h[h].port,
+				     a->pkey };
+		struct iface *i;
+
+		rc = iface_get(r, &at, &i);
+		for (unsigned k = 0; !rc && k < a->naddrs; k++) {
+			struct imc_ip_addr x;
+
+			addr_plus(&a->addr[k], h, &x);
+			rc = addr_add(r, i, &x, a->plen[k]);
+		}
+		if (!rc) {
+			rc = imc_ipoib_up(imc_ipoib_fabric_ipoib(i->x));
+			rc = rc == -EALREADY ? 0 : rc;
+		}
+	}
+	return rc;
 }
 
 static const struct imc_scn_verb verb_up = {
 	.name = "ipoib-up", .kind = IMC_SCN_ACTION, .parse = up_parse,
-	.print = up_print, .run = up_run, .free = free,
+	.print = up_print, .run = up_run, .free = up_free,
 };
 
 static int if_parse(struct imc_scn_parser *p, unsigned argc,
@@ -1339,9 +1451,12 @@ static const char *const counter_names[] = {
 enum subj_kind { S_CARRIER, S_STATE, S_RECEIVED, S_REPLIES, S_ANSWERED,
 		 S_COUNTER };
 
+/* Over a set of hosts, numbers add up and the carrier is up when every
+ * interface's is. */
 struct subj_arg {
 	enum subj_kind kind;
-	struct if_arg at;
+	struct imc_scn_hosts hosts;
+	struct if_arg at;                /* the P_Key */
 	bool has_group;
 	struct imc_ip_addr group;
 	unsigned counter;            /* enum counter, or K_DROP_FIRST + d */
@@ -1400,7 +1515,10 @@ static int subj_parse(struct imc_scn_parser *p, unsigned argc,
 		return -ENOMEM;
 	*data = a;
 	a->kind = kind;
-	rc = host_arg(p, argv[0], &a->at);
+	a->at.pkey = IMC_PKEY_DEFAULT;
+	rc = imc_scn_parse_hosts(p, argv[0], &a->hosts);
+	if (!rc && kind == S_STATE && a->hosts.form != IMC_SCN_HOSTS_ONE)
+		rc = imc_scn_parse_error(p, "ipoib-state: one host");
 	if (!rc && kind == S_COUNTER) {
 		if (argc < 2 || counter_parse(argv[1], &a->counter) < 0)
 			return imc_scn_parse_error(p,
@@ -1446,11 +1564,20 @@ SUBJ_PARSE(replies_parse, S_REPLIES)
 SUBJ_PARSE(answered_parse, S_ANSWERED)
 SUBJ_PARSE(counter_subj_parse, S_COUNTER)
 
+static void subj_free(void *data)
+{
+	struct subj_arg *a = data;
+
+	if (a)
+		imc_scn_hosts_free(&a->hosts);
+	free(a);
+}
+
 static void subj_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	const struct subj_arg *a = data;
 
-	print_if(f, t, &a->at);
+	imc_scn_print_hosts(f, t, &a->hosts);
 	if (a->kind == S_COUNTER)
 		counter_print(f, a->counter);
 	if (a->has_group)
@@ -1499,16 +1626,11 @@ static uint64_t counter_value(const struct imc_ipoib_stats *st, unsigned k)
 	}
 }
 
-static int subj_observe(struct imc_scn_ctx *c, const void *data,
-			uint64_t *value)
+static uint64_t observe_one(const struct subj_arg *a, struct iface *i)
 {
-	const struct subj_arg *a = data;
-	struct ipr *r = imc_scn_data(c, &run_key);
-	struct iface *i = r ? iface_find(r, &a->at) : NULL;
 	const struct imc_ipoib *ifc;
 	struct imc_ipoib_stats st;
 
-	*value = 0;
 	if (!i) {
 		/* No interface: down, nothing counted. */
 		return 0;
@@ -1516,30 +1638,45 @@ static int subj_observe(struct imc_scn_ctx *c, const void *data,
 	ifc = imc_ipoib_fabric_ipoib(i->x);
 	switch (a->kind) {
 	case S_CARRIER:
-		*value = imc_ipoib_carrier(ifc);
-		break;
+		return imc_ipoib_carrier(ifc);
 	case S_STATE:
-		*value = imc_ipoib_state(ifc);
-		break;
+		return imc_ipoib_state(ifc);
 	case S_RECEIVED:
 		if (a->has_group) {
 			struct gcount *g = gc_get(i, &a->group, false);
 
-			*value = g ? g->n : 0;
-		} else {
-			*value = i->received;
+			return g ? g->n : 0;
 		}
-		break;
+		return i->received;
 	case S_REPLIES:
-		*value = i->ping_replies;
-		break;
+		return i->ping_replies;
 	case S_ANSWERED:
-		*value = i->ping_answered;
-		break;
+		return i->ping_answered;
 	case S_COUNTER:
 		imc_ipoib_get_stats(ifc, &st);
-		*value = counter_value(&st, a->counter);
-		break;
+		return counter_value(&st, a->counter);
+	}
+	return 0;
+}
+
+static int subj_observe(struct imc_scn_ctx *c, const void *data,
+			uint64_t *value)
+{
+	const struct subj_arg *a = data;
+	struct ipr *r = imc_scn_data(c, &run_key);
+
+	*value = a->kind == S_CARRIER ? 1 : 0;
+	for (uint32_t k = 0; k < a->hosts.n; k++) {
+		struct if_arg at = { a->hosts.h[k].node, a->hosts.h[k].port,
+				     a->at.pkey };
+		uint64_t v = observe_one(a, r ? iface_find(r, &at) : NULL);
+
+		if (a->kind == S_CARRIER)
+			*value &= v;
+		else if (a->kind == S_STATE)
+			*value = v;
+		else
+			*value += v;
 	}
 	return 0;
 }
@@ -1578,33 +1715,33 @@ static void state_value_format(uint64_t v, char *buf, size_t len)
 static const struct imc_scn_subject subj_carrier = {
 	.name = "ipoib-carrier", .parse = carrier_parse, .print = subj_print,
 	.observe = subj_observe, .value_parse = carrier_value_parse,
-	.value_format = carrier_value_format, .free = free,
+	.value_format = carrier_value_format, .free = subj_free,
 };
 
 static const struct imc_scn_subject subj_state = {
 	.name = "ipoib-state", .parse = state_parse, .print = subj_print,
 	.observe = subj_observe, .value_parse = state_value_parse,
-	.value_format = state_value_format, .free = free,
+	.value_format = state_value_format, .free = subj_free,
 };
 
 static const struct imc_scn_subject subj_received = {
 	.name = "ipoib-received", .parse = received_parse,
-	.print = subj_print, .observe = subj_observe, .free = free,
+	.print = subj_print, .observe = subj_observe, .free = subj_free,
 };
 
 static const struct imc_scn_subject subj_replies = {
 	.name = "ping-replies", .parse = replies_parse, .print = subj_print,
-	.observe = subj_observe, .free = free,
+	.observe = subj_observe, .free = subj_free,
 };
 
 static const struct imc_scn_subject subj_answered = {
 	.name = "ping-answered", .parse = answered_parse, .print = subj_print,
-	.observe = subj_observe, .free = free,
+	.observe = subj_observe, .free = subj_free,
 };
 
 static const struct imc_scn_subject subj_counter = {
 	.name = "ipoib-counter", .parse = counter_subj_parse,
-	.print = subj_print, .observe = subj_observe, .free = free,
+	.print = subj_print, .observe = subj_observe, .free = subj_free,
 };
 
 /* ------------------------------------------------------------------ */
@@ -1652,5 +1789,7 @@ int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
 		rc = imc_scn_lang_add_verb(l, verbs[i]);
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
 		rc = imc_scn_lang_add_subject(l, subjects[i]);
+	if (!rc)
+		rc = imc_scn_lang_add_section(l, &scn_section_ipoib);
 	return rc;
 }

@@ -442,6 +442,12 @@ static int port_get(struct mc_run *r, uint32_t node, unsigned port,
 				    "no join tracker on %s:%u: %s",
 				    r->t->node[node].name, port, strerror(-rc));
 	}
+	rc = scn_joins_watch(r->c, imc_mcast_fabric_tracker(p->mf));
+	if (rc) {
+		imc_mcast_fabric_destroy(p->mf);
+		free(p);
+		return rc;
+	}
 	r->port[idx] = p;
 	*out = p;
 	return 0;
@@ -1669,6 +1675,85 @@ int imc_scn_mcast_show_print(const struct imc_scn_mcast_show *sh, FILE *f,
 
 /* ------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------ */
+/* The report's mcast section: the members of the mcast-join lines and
+ * their trackers' counters, summed. */
+
+static int mcast_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
+{
+	const struct mc_run *r = imc_scn_data(c, &run_key);
+	uint64_t ports = 0, members = 0, left = 0, by_state[5] = { 0 };
+	uint64_t cb[4] = { 0 };
+	struct imc_mcast_stats sum, st;
+	uint32_t n;
+
+	if (!r)
+		return 0;
+	memset(&sum, 0, sizeof(sum));
+	n = r->pbase[r->t->nnodes];
+	for (uint32_t i = 0; i < n; i++) {
+		if (!r->port[i])
+			continue;
+		imc_mcast_get_stats(imc_mcast_fabric_tracker(r->port[i]->mf),
+				    &st);
+		ports++;
+		sum.joins += st.joins;
+		sum.leaves += st.leaves;
+		sum.joins_local += st.joins_local;
+		sum.mads_sent += st.mads_sent;
+		sum.retries += st.retries;
+		sum.timeouts += st.timeouts;
+		sum.rejoins += st.rejoins;
+		sum.errors += st.errors;
+		sum.groups += st.groups;
+	}
+	for (const struct mc_member *x = r->members; x; x = x->next) {
+		members++;
+		if (!x->m)
+			left++;
+		else
+			by_state[imc_mcast_member_state(x->m)]++;
+		for (unsigned k = 0; k < IMC_ARRAY_SIZE(cb); k++)
+			cb[k] += x->by_event[k];
+	}
+	imc_scn_report_u64(rep, "trackers", ports);
+	imc_scn_report_u64(rep, "members", members);
+	imc_scn_report_u64(rep, "joined", by_state[IMC_MCAST_JOINED]);
+	imc_scn_report_u64(rep, "pending", by_state[IMC_MCAST_PENDING] +
+			   by_state[IMC_MCAST_REJOINING] +
+			   by_state[IMC_MCAST_WAITING]);
+	imc_scn_report_u64(rep, "failed", by_state[IMC_MCAST_FAILED]);
+	imc_scn_report_u64(rep, "left", left);
+	imc_scn_report_object(rep, "callbacks");
+	for (unsigned k = 0; k < IMC_ARRAY_SIZE(cb); k++)
+		imc_scn_report_u64(rep, imc_mcast_event_str(k), cb[k]);
+	imc_scn_report_end(rep);
+	imc_scn_report_u64(rep, "groups", sum.groups);
+	imc_scn_report_u64(rep, "joins_local", sum.joins_local);
+	imc_scn_report_u64(rep, "mads", sum.mads_sent);
+	imc_scn_report_u64(rep, "retries", sum.retries);
+	imc_scn_report_u64(rep, "timeouts", sum.timeouts);
+	imc_scn_report_u64(rep, "rejoins", sum.rejoins);
+	imc_scn_report_line(rep,
+		"%" PRIu64 " members on %" PRIu64 " ports at the end: %" PRIu64 " joined, %" PRIu64 " on their way, %" PRIu64 " failed, %" PRIu64 " left",
+		members, ports, by_state[IMC_MCAST_JOINED],
+		by_state[IMC_MCAST_PENDING] + by_state[IMC_MCAST_REJOINING] +
+		by_state[IMC_MCAST_WAITING], by_state[IMC_MCAST_FAILED], left);
+	imc_scn_report_line(rep,
+		"callbacks: %" PRIu64 " joined, %" PRIu64 " rejoining, %" PRIu64 " waiting, %" PRIu64 " error",
+		cb[IMC_MCAST_EV_JOINED], cb[IMC_MCAST_EV_REJOINING],
+		cb[IMC_MCAST_EV_WAITING], cb[IMC_MCAST_EV_ERROR]);
+	imc_scn_report_line(rep,
+		"%" PRIu64 " joins (%" PRIu64 " answered without a MAD), %" PRIu64 " SA requests (%" PRIu64 " retries, %" PRIu64 " timed out), %" PRIu64 " group re-joins",
+		sum.joins, sum.joins_local, sum.mads_sent, sum.retries,
+		sum.timeouts, sum.rejoins);
+	return 0;
+}
+
+static const struct imc_scn_section section_mcast = {
+	.name = "mcast", .rank = 150, .report = mcast_report,
+};
+
 int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
@@ -1687,5 +1772,7 @@ int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 		rc = imc_scn_lang_add_verb(l, verbs[i]);
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
 		rc = imc_scn_lang_add_subject(l, subjects[i]);
+	if (!rc)
+		rc = imc_scn_lang_add_section(l, &section_mcast);
 	return rc;
 }

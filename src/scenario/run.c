@@ -576,6 +576,64 @@ static int fill_hosts(struct imc_scn_ctx *c, struct imc_scenario_result *r)
 	return 0;
 }
 
+/* The report: each section of the language, then the expectations. */
+static int make_report(struct imc_scn_ctx *c, struct imc_scenario_result *r)
+{
+	const struct imc_scn_lang *l = c->s->lang;
+	struct imc_scn_report *rep;
+	int rc = scn_report_create(&rep);
+
+	if (rc)
+		return rc;
+	r->report = rep;
+	for (unsigned i = 0; !rc && i < scn_lang_nsections(l); i++) {
+		const struct imc_scn_section *sec = scn_lang_section(l, i);
+
+		rc = scn_report_begin(rep, sec->name);
+		if (rc)
+			break;
+		c->msg_set = false;
+		rc = sec->report(c, rep);
+		if (rc)
+			scn_report_finish(rep);
+		else
+			rc = scn_report_finish(rep);
+		if (rc) {
+			char why[sizeof(c->msg)];
+
+			snprintf(why, sizeof(why), "%s",
+				 c->msg_set ? c->msg : strerror(-rc));
+			snprintf(c->msg, sizeof(c->msg), "section %.32s: %.200s",
+				 sec->name, why);
+			c->msg_set = true;
+		}
+	}
+	if (!rc)
+		rc = scn_report_begin(rep, "expectations");
+	if (!rc) {
+		imc_scn_report_u64(rep, "held", r->npassed);
+		imc_scn_report_u64(rep, "failed", r->nfailed);
+		imc_scn_report_u64(rep, "skipped", r->nskipped);
+		imc_scn_report_list(rep, "held_lines");
+		for (unsigned i = 0; i < r->nchecks; i++)
+			if (r->checks[i].state == IMC_SCN_CHECK_PASS)
+				imc_scn_report_u64(rep, NULL,
+						   r->checks[i].line);
+		imc_scn_report_end(rep);
+		imc_scn_report_line(rep,
+			"%u of %u held%s", r->npassed, r->nchecks,
+			r->nfailed ? "" : r->nskipped ?
+			", the others skipped (after the end)" : "");
+		for (unsigned i = 0; i < r->nchecks; i++)
+			if (r->checks[i].state == IMC_SCN_CHECK_FAIL)
+				imc_scn_report_line(rep, "FAILED line %u: %s",
+						    r->checks[i].line,
+						    r->checks[i].text);
+		rc = scn_report_finish(rep);
+	}
+	return rc;
+}
+
 /* Returns how many timers were left in the loop. */
 static size_t ctx_free(struct imc_scn_ctx *c)
 {
@@ -814,8 +872,12 @@ int imc_scenario_run(const struct imc_scenario *s,
 	r->trace_hash = imc_fabric_trace_hash(c.fab);
 	imc_fabric_totals(c.fab, &r->totals);
 	rc = fill_hosts(&c, r);
-	if (rc)
+	if (!rc)
+		rc = make_report(&c, r);
+	if (rc) {
+		error_out(&c, NULL, 0, "report", rc, err, errlen);
 		goto fail;
+	}
 	if (started)
 		opts->ending(opts->ctx, &c);
 	r->leftover = ctx_free(&c);
@@ -839,5 +901,6 @@ void imc_scenario_result_free(struct imc_scenario_result *r)
 		return;
 	free(r->checks);
 	free(r->hosts);
+	scn_report_free(r->report);
 	memset(r, 0, sizeof(*r));
 }

@@ -1058,6 +1058,13 @@ static int run_get(struct imc_scn_ctx *c, struct sa_run **out)
 	return 0;
 }
 
+const struct imc_sa *scn_sa_engine(struct imc_scn_ctx *c)
+{
+	struct sa_run *r = imc_scn_data(c, &run_key);
+
+	return r && r->sf ? imc_sa_fabric_sa(r->sf) : NULL;
+}
+
 /* h's GSI with a QP1: the run's, or the SA's on its port. */
 static int qp1_get(struct sa_run *r, struct sa_host *h)
 {
@@ -2664,5 +2671,7 @@ int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 		rc = imc_scn_lang_add_verb(l, verbs[i]);
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
 		rc = imc_scn_lang_add_subject(l, subjects[i]);
+	if (!rc)
+		rc = imc_scn_lang_add_section(l, &scn_section_sa);
 	return rc;
 }

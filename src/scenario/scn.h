@@ -138,6 +138,29 @@ extern const unsigned scn_builtin_nverbs;
 extern const struct imc_scn_subject *const scn_builtin_subjects[];
 extern const unsigned scn_builtin_nsubjects;
 
+/* Makes the run measure the joins of tracker t for the report's joins
+ * section (joins.c): every verb module that creates a tracker calls it
+ * once for it. 0 or -ENOMEM. */
+struct imc_mcast;
+int scn_joins_watch(struct imc_scn_ctx *c, struct imc_mcast *t);
+extern const struct imc_scn_section scn_section_joins;
+
+extern const struct imc_scn_section *const scn_builtin_sections[];
+extern const unsigned scn_builtin_nsections;
+
+/* Report sections of a language in report order (rank, then name). */
+unsigned scn_lang_nsections(const struct imc_scn_lang *l);
+const struct imc_scn_section *scn_lang_section(const struct imc_scn_lang *l,
+					       unsigned i);
+
+/* The report (report.c). A section is written between begin and finish;
+ * finish returns the first error the writer kept (the section is then
+ * dropped) and drops a section that wrote nothing. */
+int scn_report_create(struct imc_scn_report **out);
+void scn_report_free(struct imc_scn_report *rep);
+int scn_report_begin(struct imc_scn_report *rep, const char *name);
+int scn_report_finish(struct imc_scn_report *rep);
+
 /* Words the core reads itself: no verb may take them. */
 bool scn_reserved(const char *name);
 
@@ -192,6 +215,31 @@ void scn_host_stats(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 
 /* The flow number of the action running now: its index. */
 uint32_t scn_flow_id(struct imc_scn_ctx *c);
+
+/* The SA engine the run serves (sa_verbs.c), or NULL when it serves
+ * none (no sa line, or it did not start). The report's sa section
+ * (sa_report.c) reads it. */
+struct imc_sa;
+const struct imc_sa *scn_sa_engine(struct imc_scn_ctx *c);
+extern const struct imc_scn_section scn_section_sa;
+
+/* Each IPoIB interface of the run (ipoib_verbs.c) with its host model's
+ * counts, ports in node order, a port's interfaces by P_Key; nothing
+ * when the run made none. The report's ipoib section (ipoib_report.c)
+ * reads them. */
+struct imc_ipoib;
+struct scn_ipoib_if {
+	uint32_t node;
+	unsigned port;
+	uint16_t pkey;
+	const struct imc_ipoib *ifc;
+	uint64_t received, received_mcast;   /* IP packets, host model */
+	uint64_t ping_replies, ping_answered;
+};
+void scn_ipoib_foreach(struct imc_scn_ctx *c,
+		       void (*fn)(void *arg, const struct scn_ipoib_if *i),
+		       void *arg);
+extern const struct imc_scn_section scn_section_ipoib;
 
 /* The group a mcast line names (parse time), in O(1). */
 const struct scn_group *scn_group_find(const struct imc_scenario *s,
