@@ -44,9 +44,10 @@
  *    member (IBA 15.2.5.17, o15-0.1.9); the other members' trackers hear
  *    of it from trap 67 only, once subscribed. So NonMember and
  *    SendOnlyNonMember joins go to groups that can lose their last full
- *    member only in runs where no MAD is lost and the SA drops nothing
- *    (a subscription it drops while it takes the join after it leaves a
- *    deletion unheard); otherwise to the SA's persistent groups.
+ *    member only in runs where no MAD is lost: no loss, an SA that drops
+ *    nothing, the SA's port never flapped (a subscription lost while the
+ *    join after it goes through leaves a deletion unheard); otherwise to
+ *    the SA's persistent groups.
  *  - Reordering past a round trip. A copy of a Delete that reaches the SA
  *    after its answer and after the next Set would undo that Set; no
  *    client can prevent it against an SA that does not deduplicate
@@ -154,6 +155,11 @@ struct sweep {
 	struct imc_mcast_fabric_config mcfg;
 	unsigned steps;
 	bool events;                /* restarts, moves, flaps, reregisters */
+	/* No MAD lost: no loss, an SA that drops nothing, the SA's port
+	 * never flapped. Only then may non-full members join groups that
+	 * can lose their last full member (they hear of it from trap 67
+	 * alone, once subscribed). */
+	bool trap_safe;
 
 	struct imc_topo *t;
 	struct imc_loop *loop;
@@ -444,10 +450,9 @@ static void do_join(void)
 			r.comp_mask |= CREATE_COMPS;
 	}
 	/* Non-full members of groups that may lose their last full member
-	 * count on trap 67: no Report may be lost, and no subscription
-	 * dropped by a full SA queue while the join after it goes through. */
-	h->js = draw_state((S.mad_loss > 0 || S.sa_rate) &&
-			   h->kind != K_CREATE ? h->kind : K_PERSIST);
+	 * count on trap 67: see trap_safe. */
+	h->js = draw_state(!S.trap_safe && h->kind != K_CREATE ? h->kind :
+			   K_PERSIST);
 	if (h->kind == K_CREATE && !(h->js & FULL_BITS))
 		h->js |= IMC_JOIN_FULL;
 	r.join_state = h->js;
@@ -638,7 +643,7 @@ static void do_flap(void)
 	 * drops the port's memberships. */
 	uint64_t d = 100 * US + below(6 * MS);
 
-	if (imc_timer_armed(&p->up))
+	if (imc_timer_armed(&p->up) || (S.trap_safe && p == S.sm))
 		return;
 	S.n_flaps++;
 	trace("cable of port %u down for %" PRIu64 " ns", p->idx, d);
@@ -720,6 +725,7 @@ static void draw_params(void)
 	cc->window = chance(300) ? 1 + (unsigned)below(4) :
 				   IMC_SA_DEFAULT_WINDOW;
 	S.steps = 150 + (unsigned)below(450);
+	S.trap_safe = S.mad_loss == 0 && S.sa_rate == 0;
 }
 
 static void world_start(void)
