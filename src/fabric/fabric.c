@@ -60,7 +60,9 @@
 enum {
 	BUF_SMALL = 256,          /* payload bytes of a small datagram */
 	BUF_LARGE = 4096,         /* the largest IB MTU */
-	RING_MIN = 16,            /* first ring of a direction or QP */
+	RING_MIN = 16,            /* first ring of a direction, or a QP's
+				   * first beyond RQ_INLINE */
+	RQ_INLINE = 2,
 	HDR_MAX = IMC_LRH_SIZE + IMC_GRH_SIZE + IMC_BTH_SIZE + IMC_DETH_SIZE,
 	FRAME_MAX = HDR_MAX + BUF_LARGE + 3 + IMC_ICRC_SIZE + IMC_VCRC_SIZE,
 	QDR_LANE_BPS = 8000,      /* Mb/s of data per QDR lane (10 Gbaud, 8b/10b) */
@@ -311,7 +313,9 @@ struct att {
 };
 
 /* Receiving reads the first two cache lines: the checks and the ring,
- * then the completion timer. */
+ * then the completion timer and the ring's first slots, kept inside the
+ * QP: a receive queue that the completion timer empties every round
+ * needs no more, and no line of its own. */
 struct imc_qp {
 	_Alignas(64) uint32_t qpn;
 	uint32_t qkey;
@@ -321,17 +325,19 @@ struct imc_qp {
 	imc_qp_recv_fn *recv;
 	void *ctx;
 	struct port *port;
-	struct imc_fabric *f;
-	struct imc_timer done;
 	imc_time_t recv_delay;
+	struct imc_timer done;
+	struct pkt *rq_inline[RQ_INLINE];  /* rq until it grows */
+	struct imc_fabric *f;
 	struct att *atts;
 	struct hlink hl;          /* f->qps, by (port, QPN) */
 	struct imc_qp *next, *prev;  /* f's list, in creation order */
 	uint32_t psn;
 };
 
-_Static_assert(offsetof(struct imc_qp, done) + sizeof(struct imc_timer) <=
-	       128, "struct imc_qp: receiving reads two cache lines");
+_Static_assert(offsetof(struct imc_qp, rq_inline) + RQ_INLINE *
+	       sizeof(struct pkt *) <= 128,
+	       "struct imc_qp: receiving reads two cache lines");
 
 struct imc_fabric {
 	const struct imc_topo *topo;
@@ -994,17 +1000,19 @@ static void done_fire(struct imc_timer *t);
 
 /* The QP-level checks (IBA 10.9.3 P_Key of the QP, 10.2.5 Q_Key), then
  * the receive queue. Consumes p. */
-/* Doubles qp's receive ring (RING_MIN at first), keeping the order. */
+/* Grows qp's receive ring out of the QP (RING_MIN), then doubles it,
+ * keeping the order. */
 static int rq_grow(struct imc_qp *qp)
 {
-	unsigned cap = qp->rq_cap ? qp->rq_cap * 2 : RING_MIN;
+	unsigned cap = qp->rq_cap < RING_MIN ? RING_MIN : qp->rq_cap * 2;
 	struct pkt **r = malloc(cap * sizeof(*r));
 
 	if (!r)
 		return -ENOMEM;
 	for (unsigned i = 0; i < qp->rq_len; i++)
 		r[i] = qp->rq[(qp->rq_head + i) & (qp->rq_cap - 1)];
-	free(qp->rq);
+	if (qp->rq != qp->rq_inline)
+		free(qp->rq);
 	qp->rq = r;
 	qp->rq_head = 0;
 	qp->rq_cap = cap;
@@ -1901,6 +1909,8 @@ int imc_qp_create(struct imc_fabric *f, uint32_t node, unsigned port,
 	if (!qp)
 		return -ENOMEM;
 	qp->f = f;
+	qp->rq = qp->rq_inline;
+	qp->rq_cap = RQ_INLINE;
 	qp->port = h->port;
 	qp->qpn = qpn;
 	/* IBA 13.5: the GSI's Q_Key is fixed. */
@@ -1952,7 +1962,8 @@ static void qp_free(struct imc_qp *qp)
 	imc_timer_cancel(f->loop, &qp->done);
 	while (qp->rq_len)
 		drop(f, rq_pop(qp), qp->port, IMC_DROP_NO_QP);
-	free(qp->rq);
+	if (qp->rq != qp->rq_inline)
+		free(qp->rq);
 	while (qp->atts) {
 		struct att *a = qp->atts;
 

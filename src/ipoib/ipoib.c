@@ -1590,13 +1590,15 @@ void imc_ipoib_recv(struct imc_ipoib *ifc, const struct imc_ipoib_rx *rx)
 			return;
 		}
 		if (imc_gid_is_multicast(&rx->dgid)) {
-			struct group *g = ifc->bcast &&
-				imc_gid_equal(&rx->dgid, &ifc->bcast_mgid) ?
-				ifc->bcast : grp_find(ifc, &rx->dgid);
+			bool bc = ifc->bcast &&
+				  imc_gid_equal(&rx->dgid, &ifc->bcast_mgid);
+			struct group *g = bc ? ifc->bcast :
+					       grp_find(ifc, &rx->dgid);
 
 			/* Also in the seed's window: the QP is attached and
-			 * receives before the join callback has run. */
-			if (!g || !grp_wants_full(g)) {
+			 * receives before the join callback has run. The
+			 * broadcast group is always wanted. */
+			if (!g || (!bc && !grp_wants_full(g))) {
 				drop(ifc, IMC_IPOIB_DROP_NOT_LISTENING);
 				return;
 			}
