@@ -18,52 +18,9 @@
 #include <string.h>
 
 #include "ibmcast/scenario.h"
+#include "scenario_fixture.h"
 
 #define TOPO "topology fat-tree:leaves=2,hosts=2,spines=2\n"
-
-static struct imc_scenario *parse(const char *text)
-{
-	struct imc_scenario *s = NULL;
-	char err[512];
-	int rc = imc_scenario_parse(text, strlen(text), "t.scn", NULL, &s, err,
-				    sizeof(err));
-
-	if (rc)
-		fail_msg("parse failed (%d): %s", rc, err);
-	return s;
-}
-
-static char *print(const struct imc_scenario *s)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	imc_scenario_print(s, f);
-	fclose(f);
-	return buf;
-}
-
-static void expect_error(const char *text, const char *want)
-{
-	struct imc_scenario *s = NULL;
-	char err[512];
-	int rc = imc_scenario_parse(text, strlen(text), "t.scn", NULL, &s, err,
-				    sizeof(err));
-
-	if (rc >= 0)
-		fail_msg("parsed, expected error '%s' for:\n%s", want, text);
-	assert_null(s);
-	if (strcmp(err, want))
-		fail_msg("error\n  got  '%s'\n  want '%s'", err, want);
-}
-
-static void has(const char *text, const char *want)
-{
-	if (!strstr(text, want))
-		fail_msg("'%s' not in:\n%s", want, text);
-}
 
 /* Runs s; every expectation must hold and nothing may be left alive. */
 static uint64_t run_pass(const struct imc_scenario *s)
