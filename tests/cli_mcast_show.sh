@@ -4,22 +4,8 @@
 # end, as ibmcast mcast show lists a port's groups; --json --mcast-show is
 # one valid JSON object with the same content (beside --sa-show); without an
 # mcast-join line it is a usage error.
-set -u
-build=$1
-src=$2
-ib="$build/ibmcast"
+. "$(dirname "$(realpath "$0")")/lib/cli.sh" "$@"
 scn="$src/examples/mcast-tracker.scn"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-[ -x "$ib" ] || { echo "no $ib"; exit 1; }
-has() { # has FILE TEXT
-	grep -qF -- "$2" "$tmp/$1" || { echo "FAIL: '$2' not in $1"; fail=1; }
-}
-count() { # count FILE TEXT N
-	n=$(grep -cF -- "$2" "$tmp/$1")
-	[ "$n" -eq "$3" ] || { echo "FAIL: '$2' $n times in $1, expected $3"; fail=1; }
-}
 
 "$ib" run "$scn" --mcast-show >"$tmp/text" 2>"$tmp/err"
 rc=$?

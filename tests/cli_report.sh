@@ -3,14 +3,8 @@
 # in the text after the summary, the same as an object in --json, none
 # with --quiet; and the main job's figures that the events must not
 # change (every join of a request answered, nothing lost).
-set -u
-build=$1
-src=$2
-ib="$build/ibmcast"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-[ -x "$ib" ] || { echo "no $ib"; exit 1; }
+. "$(dirname "$(realpath "$0")")/lib/cli.sh" "$@"
+# This has also shows the file it searched.
 has() { # has FILE TEXT
 	grep -qF -- "$2" "$tmp/$1" || { echo "FAIL: '$2' not in $1"; cat "$tmp/$1"; fail=1; }
 }
