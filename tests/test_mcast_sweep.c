@@ -86,6 +86,8 @@
 #include "ibmcast/sa_fabric.h"
 #include "ibmcast/topo.h"
 
+#include "sweep_seeds.h"
+
 #define US IMC_NSEC_PER_USEC
 #define MS IMC_NSEC_PER_MSEC
 #define CM(x) ((uint64_t)UMAD_SA_MCM_COMP_MASK_##x)
@@ -1217,8 +1219,8 @@ static bool run_seed(uint64_t seed, bool trace_on, bool verbose)
 
 /* ------------------------------------------------------------------ */
 
-static uint64_t arg_seed = 0, arg_first = 1, arg_count = DEFAULT_SEEDS;
-static bool arg_one, arg_trace, arg_verbose;
+static struct sweep_seeds seeds = { .first = 1, .count = DEFAULT_SEEDS };
+static bool arg_trace, arg_verbose;
 
 static void test_sweep(void **state)
 {
@@ -1228,8 +1230,8 @@ static void test_sweep(void **state)
 
 	(void)state;
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (uint64_t i = 0; i < (arg_one ? 1 : arg_count); i++) {
-		uint64_t seed = arg_one ? arg_seed : arg_first + i;
+	for (uint64_t i = 0; i < (seeds.one ? 1 : seeds.count); i++) {
+		uint64_t seed = seeds.one ? seeds.seed : seeds.first + i;
 
 		if (run_seed(seed, arg_trace, arg_verbose))
 			continue;
@@ -1247,7 +1249,7 @@ static void test_sweep(void **state)
 	       " ERROR, %" PRIu64 " leaves from callbacks), %" PRIu64
 	       " SA restarts, %" PRIu64 " SA moves, %" PRIu64 " flaps, %" PRIu64
 	       " reregisters, %" PRIu64 " orphan creates\n",
-	       arg_one ? 1 : arg_count, arg_one ? arg_seed : arg_first, nfail,
+	       seeds.one ? 1 : seeds.count, seeds.one ? seeds.seed : seeds.first, nfail,
 	       (double)(b.tv_sec - a.tv_sec) +
 		       (double)(b.tv_nsec - a.tv_nsec) / 1e9,
 	       T.steps, T.handles, T.joined, T.failed, T.cb_leaves,
@@ -1255,16 +1257,6 @@ static void test_sweep(void **state)
 	if (nfail)
 		fail_msg("%u seeds failed, the first %" PRIu64, nfail,
 			 first_fail);
-}
-
-static bool num(const char *s, uint64_t *out)
-{
-	char *end;
-
-	if (!s || !*s)
-		return false;
-	*out = strtoull(s, &end, 0);
-	return *end == '\0';
 }
 
 static void usage(void)
@@ -1282,29 +1274,18 @@ int main(int argc, char **argv)
 	};
 	const char *e;
 
-	if ((e = getenv("IMC_SEED")) && *e) {
-		if (!num(e, &arg_seed))
-			usage();
-		arg_one = true;
-	}
-	if ((e = getenv("IMC_SEED_FIRST")) && *e && !num(e, &arg_first))
-		usage();
-	if ((e = getenv("IMC_SEEDS")) && *e && !num(e, &arg_count))
+	if (!sweep_seeds_env(&seeds))
 		usage();
 	if ((e = getenv("IMC_SWEEP_TRACE")) && *e && strcmp(e, "0"))
 		arg_trace = true;
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
-			if (!num(argv[++i], &arg_seed))
-				usage();
-			arg_one = true;
-		} else if (!strcmp(argv[i], "--first") && i + 1 < argc) {
-			if (!num(argv[++i], &arg_first))
-				usage();
-		} else if (!strcmp(argv[i], "--seeds") && i + 1 < argc) {
-			if (!num(argv[++i], &arg_count))
-				usage();
-		} else if (!strcmp(argv[i], "--trace")) {
+		int taken = sweep_seeds_arg(&seeds, argc, argv, &i);
+
+		if (taken < 0)
+			usage();
+		if (taken > 0)
+			continue;
+		if (!strcmp(argv[i], "--trace")) {
 			arg_trace = true;
 		} else if (!strcmp(argv[i], "--verbose")) {
 			arg_verbose = true;

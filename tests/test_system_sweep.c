@@ -71,6 +71,8 @@
 #include "ibmcast/rng.h"
 #include "ibmcast/scenario.h"
 
+#include "sweep_seeds.h"
+
 #if defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1
 #elif defined(__has_feature)
@@ -743,8 +745,8 @@ static struct {
 	uint64_t virt_ns;
 } T;
 
-static uint64_t arg_seed, arg_first = 1, arg_count = DEFAULT_SEEDS;
-static bool arg_one, arg_verbose;
+static struct sweep_seeds seeds = { .first = 1, .count = DEFAULT_SEEDS };
+static bool arg_verbose;
 static const char *arg_write;
 
 static char *draw_text(uint64_t seed, size_t *len)
@@ -860,8 +862,8 @@ static void test_sweep(void **state)
 
 	(void)state;
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (uint64_t i = 0; i < (arg_one ? 1 : arg_count); i++) {
-		uint64_t seed = arg_one ? arg_seed : arg_first + i;
+	for (uint64_t i = 0; i < (seeds.one ? 1 : seeds.count); i++) {
+		uint64_t seed = seeds.one ? seeds.seed : seeds.first + i;
 
 		if (run_seed(seed))
 			continue;
@@ -878,7 +880,7 @@ static void test_sweep(void **state)
 	       " reregisters, %" PRIu64 " SA restarts, %" PRIu64
 	       " P_Key changes; %" PRIu64 " ping-all pairs, %" PRIu64
 	       " orphan creates\n",
-	       T.seeds, arg_one ? arg_seed : arg_first, nfail,
+	       T.seeds, seeds.one ? seeds.seed : seeds.first, nfail,
 	       (double)(b.tv_sec - a.tv_sec) +
 		       (double)(b.tv_nsec - a.tv_nsec) / 1e9,
 	       (double)T.virt_ns / 1e9, T.events, T.ifs, T.apps, T.pings,
@@ -887,16 +889,6 @@ static void test_sweep(void **state)
 	if (nfail)
 		fail_msg("%u seeds failed, the first %" PRIu64, nfail,
 			 first_fail);
-}
-
-static bool num(const char *s, uint64_t *out)
-{
-	char *end;
-
-	if (!s || !*s)
-		return false;
-	*out = strtoull(s, &end, 0);
-	return *end == '\0';
 }
 
 static void usage(void)
@@ -912,29 +904,17 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sweep),
 	};
-	const char *e;
 
-	if ((e = getenv("IMC_SEED")) && *e) {
-		if (!num(e, &arg_seed))
-			usage();
-		arg_one = true;
-	}
-	if ((e = getenv("IMC_SEED_FIRST")) && *e && !num(e, &arg_first))
-		usage();
-	if ((e = getenv("IMC_SEEDS")) && *e && !num(e, &arg_count))
+	if (!sweep_seeds_env(&seeds))
 		usage();
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--seed") && i + 1 < argc) {
-			if (!num(argv[++i], &arg_seed))
-				usage();
-			arg_one = true;
-		} else if (!strcmp(argv[i], "--first") && i + 1 < argc) {
-			if (!num(argv[++i], &arg_first))
-				usage();
-		} else if (!strcmp(argv[i], "--seeds") && i + 1 < argc) {
-			if (!num(argv[++i], &arg_count))
-				usage();
-		} else if (!strcmp(argv[i], "--write") && i + 1 < argc) {
+		int taken = sweep_seeds_arg(&seeds, argc, argv, &i);
+
+		if (taken < 0)
+			usage();
+		if (taken > 0)
+			continue;
+		if (!strcmp(argv[i], "--write") && i + 1 < argc) {
 			arg_write = argv[++i];
 		} else if (!strcmp(argv[i], "--verbose")) {
 			arg_verbose = true;
