@@ -49,7 +49,6 @@
 #include "scenario/scn_mcast.h"
 #include "wire/bytes.h"
 
-#define SIZE_MAX_BYTES 4096
 #define ADDRS_MAX 16
 
 static const char run_key;   /* imc_scn_data key of struct ipr */
@@ -1267,31 +1266,16 @@ static int flow_parse(struct imc_scn_parser *p, unsigned argc,
 			"expected an IPv4 or IPv6 destination, got '%s'",
 			argv[1]);
 	for (unsigned i = 2; !rc && i < argc; i++) {
-		const char *v;
-		uint64_t x = 0;
 		bool m;
 
 		rc = pkey_kv(p, argv[i], &a->at.pkey, &m);
-		if (rc || m)
-			continue;
-		if (imc_scn_kv(argv[i], "count", &v)) {
-			rc = imc_scn_parse_uint(p, "count", v, UINT32_MAX, &x);
-			if (!rc && !x)
-				rc = imc_scn_parse_error(p,
-					"count: expected at least 1");
-			a->count = (uint32_t)x;
-		} else if (imc_scn_kv(argv[i], "size", &v)) {
-			rc = imc_scn_parse_uint(p, "size", v, SIZE_MAX_BYTES,
-						&x);
-			a->size = (uint32_t)x;
-		} else if (imc_scn_kv(argv[i], "interval", &v)) {
-			rc = imc_scn_parse_time(p, "interval", v,
-						&a->interval);
-		} else {
+		if (!rc && !m)
+			rc = scn_flow_kv(p, argv[i], &a->count, &a->size,
+					 &a->interval, &m);
+		if (!rc && !m)
 			rc = imc_scn_parse_error(p,
 				"expected count=, size=, interval= or pkey=, got '%s'",
 				argv[i]);
-		}
 	}
 	if (!rc && ping && imc_ip_addr_is_multicast(&a->dst))
 		rc = imc_scn_parse_error(p, "ping: a unicast destination");
@@ -1316,9 +1300,7 @@ static void flow_print(FILE *f, const struct imc_topo *t, const void *data)
 
 	print_if(f, t, &a->at);
 	print_addr(f, &a->dst, -1);
-	fprintf(f, " count=%" PRIu32 " size=%" PRIu32 " interval=", a->count,
-		a->size);
-	imc_scn_print_time(f, a->interval);
+	scn_flow_print(f, a->count, a->size, a->interval);
 	print_pkey(f, &a->at);
 }
 
@@ -1391,7 +1373,7 @@ static void flow_fire(struct imc_timer *t)
 {
 	struct flow *fl = imc_container_of(t, struct flow, t);
 	struct ipr *r = fl->i->ps->r;
-	static uint8_t pkt[SIZE_MAX_BYTES + 64];
+	static uint8_t pkt[SCN_FLOW_SIZE_MAX + 64];
 	size_t len = flow_packet(fl, pkt);
 
 	imc_ipoib_xmit(imc_ipoib_fabric_ipoib(fl->i->x), pkt, len);
@@ -1493,21 +1475,13 @@ static int pa_parse(struct imc_scn_parser *p, unsigned argc,
 	a->interval = 10 * IMC_NSEC_PER_USEC;
 	a->size = 56;
 	for (unsigned i = 0; i < argc && !rc; i++) {
-		const char *v;
-		uint64_t x;
+		bool m;
 
-		if (imc_scn_kv(argv[i], "interval", &v)) {
-			rc = imc_scn_parse_time(p, "interval", v,
-						&a->interval);
-		} else if (imc_scn_kv(argv[i], "size", &v)) {
-			rc = imc_scn_parse_uint(p, "size", v, SIZE_MAX_BYTES,
-						&x);
-			a->size = (uint32_t)x;
-		} else {
+		rc = scn_flow_kv(p, argv[i], NULL, &a->size, &a->interval, &m);
+		if (!rc && !m)
 			rc = imc_scn_parse_error(p,
 				"expected interval= or size=, got '%s'",
 				argv[i]);
-		}
 	}
 	return rc;
 }
@@ -1632,7 +1606,7 @@ static void pa_fire(struct imc_timer *t)
 {
 	struct round *rd = imc_container_of(t, struct round, t);
 	const struct pair *pr = &rd->p[rd->sent];
-	static uint8_t pkt[SIZE_MAX_BYTES + 64];
+	static uint8_t pkt[SCN_FLOW_SIZE_MAX + 64];
 	struct flow_arg fa;
 	struct flow fl;
 	struct ipr *r = pr->src->ps->r;

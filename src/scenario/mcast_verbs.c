@@ -56,7 +56,6 @@
 		      CM(SL))
 #define RECV_BITS (IMC_JOIN_FULL | IMC_JOIN_NON)
 #define NAME_MAX_LEN 32
-#define SIZE_MAX_BYTES 4096
 #define RETRIES_MAX 1000
 #define WINDOW_MAX 4096
 
@@ -938,21 +937,13 @@ static int send_parse(struct imc_scn_parser *p, unsigned argc,
 	for (unsigned i = 2; !rc && i < argc; i++) {
 		const char *v;
 		uint64_t x = 0;
+		bool m;
 
-		if (imc_scn_kv(argv[i], "count", &v)) {
-			rc = imc_scn_parse_uint(p, "count", v, UINT32_MAX, &x);
-			a->count = (uint32_t)x;
-			if (!rc && !x)
-				rc = imc_scn_parse_error(p,
-					"count: expected at least 1");
-		} else if (imc_scn_kv(argv[i], "size", &v)) {
-			rc = imc_scn_parse_uint(p, "size", v, SIZE_MAX_BYTES,
-						&x);
-			a->size = (uint32_t)x;
-		} else if (imc_scn_kv(argv[i], "interval", &v)) {
-			rc = imc_scn_parse_time(p, "interval", v,
-						&a->interval);
-		} else if (imc_scn_kv(argv[i], "sl", &v)) {
+		rc = scn_flow_kv(p, argv[i], &a->count, &a->size,
+				 &a->interval, &m);
+		if (rc || m)
+			continue;
+		if (imc_scn_kv(argv[i], "sl", &v)) {
 			rc = imc_scn_parse_uint(p, "sl", v, 15, &x);
 			a->sl = (uint8_t)x;
 		} else {
@@ -970,9 +961,7 @@ static void send_print(FILE *f, const struct imc_topo *t, const void *data)
 
 	print_port(f, t, &a->src);
 	mgid_print(f, &a->mgid);
-	fprintf(f, " count=%" PRIu32 " size=%" PRIu32 " interval=", a->count,
-		a->size);
-	imc_scn_print_time(f, a->interval);
+	scn_flow_print(f, a->count, a->size, a->interval);
 	fprintf(f, " sl=%u", a->sl);
 }
 

@@ -68,7 +68,6 @@
 #define JS_RECEIVES (JS_FULL | JS_NON)
 
 #define DEFAULT_TIMEOUT (100 * IMC_NSEC_PER_MSEC)
-#define SIZE_MAX_BYTES 4096
 #define LABEL_MAX 32
 #define RETRIES_MAX 1000
 #define DOTS 24   /* saquery pads field names with dots to 24 columns */
@@ -1697,7 +1696,7 @@ static int join_opt(struct imc_scn_parser *p, struct req_arg *a,
 		rc = imc_scn_parse_uint(p, "send", v, UINT32_MAX, &x);
 		a->send_count = (uint32_t)x;
 	} else if (imc_scn_kv(word, "size", &v)) {
-		rc = imc_scn_parse_uint(p, "size", v, SIZE_MAX_BYTES, &x);
+		rc = imc_scn_parse_uint(p, "size", v, SCN_FLOW_SIZE_MAX, &x);
 		a->send_size = (uint32_t)x;
 	} else if (imc_scn_kv(word, "interval", &v)) {
 		rc = imc_scn_parse_time(p, "interval", v, &a->send_interval);
@@ -1892,21 +1891,13 @@ static int mcast_parse(struct imc_scn_parser *p, unsigned argc,
 	for (unsigned i = 2; !rc && i < argc; i++) {
 		const char *v;
 		uint64_t x = 0;
+		bool m;
 
-		if (imc_scn_kv(argv[i], "count", &v)) {
-			rc = imc_scn_parse_uint(p, "count", v, UINT32_MAX, &x);
-			a->count = (uint32_t)x;
-			if (!rc && !x)
-				rc = imc_scn_parse_error(p,
-					"count: expected at least 1");
-		} else if (imc_scn_kv(argv[i], "size", &v)) {
-			rc = imc_scn_parse_uint(p, "size", v, SIZE_MAX_BYTES,
-						&x);
-			a->size = (uint32_t)x;
-		} else if (imc_scn_kv(argv[i], "interval", &v)) {
-			rc = imc_scn_parse_time(p, "interval", v,
-						&a->interval);
-		} else if (imc_scn_kv(argv[i], "sl", &v)) {
+		rc = scn_flow_kv(p, argv[i], &a->count, &a->size,
+				 &a->interval, &m);
+		if (rc || m)
+			continue;
+		if (imc_scn_kv(argv[i], "sl", &v)) {
 			rc = imc_scn_parse_uint(p, "sl", v, 15, &x);
 			a->sl = (uint8_t)x;
 		} else {
@@ -1924,9 +1915,7 @@ static void mcast_print(FILE *f, const struct imc_topo *t, const void *data)
 
 	print_port(f, t, &a->src);
 	mgid_print(f, &a->mgid);
-	fprintf(f, " count=%" PRIu32 " size=%" PRIu32 " interval=", a->count,
-		a->size);
-	imc_scn_print_time(f, a->interval);
+	scn_flow_print(f, a->count, a->size, a->interval);
 	fprintf(f, " sl=%u", a->sl);
 }
 

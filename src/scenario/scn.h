@@ -181,6 +181,16 @@ int scn_link_params_parse(struct imc_scn_parser *p, unsigned argc,
 void scn_link_params_print(FILE *f, const struct imc_link_params *lp,
 			   unsigned mask);
 
+/* A flow of packets' count= (at least 1), size= (bytes, at most
+ * SCN_FLOW_SIZE_MAX) and interval=: *matched says whether word is one of
+ * them; with count NULL, count= is not. */
+#define SCN_FLOW_SIZE_MAX 4096   /* the largest IB MTU */
+int scn_flow_kv(struct imc_scn_parser *p, const char *word, uint32_t *count,
+		uint32_t *size, imc_time_t *interval, bool *matched);
+/* " count=N size=N interval=T" */
+void scn_flow_print(FILE *f, uint32_t count, uint32_t size,
+		    imc_time_t interval);
+
 /* Records a parse error with the line number; returns -EINVAL. */
 int scn_error(struct imc_scn_parser *p, const char *fmt, ...)
 	IMC_SCN_PRINTF(2, 3);

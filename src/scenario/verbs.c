@@ -11,7 +11,6 @@
 #include "wire/bytes.h"
 
 #define MCAST_QPN 0xFFFFFFu   /* multicast DestQP, IBA 10.5.2.5 */
-#define SIZE_MAX_BYTES 4096   /* the largest IB MTU */
 #define DEFAULT_PKEY 0xFFFF   /* default partition, full member (IBA 10.9) */
 
 struct port_arg {
@@ -76,6 +75,43 @@ int scn_link_params_parse(struct imc_scn_parser *p, unsigned argc,
 			return rc;
 	}
 	return 0;
+}
+
+/* ---- a flow's count=, size= and interval=, shared by the senders ---- */
+
+int scn_flow_kv(struct imc_scn_parser *p, const char *word, uint32_t *count,
+		uint32_t *size, imc_time_t *interval, bool *matched)
+{
+	const char *v;
+	uint64_t x = 0;
+	int rc;
+
+	*matched = true;
+	if (count && imc_scn_kv(word, "count", &v)) {
+		rc = imc_scn_parse_uint(p, "count", v, UINT32_MAX, &x);
+		*count = (uint32_t)x;
+		if (!rc && !x)
+			rc = imc_scn_parse_error(p,
+				"count: expected at least 1");
+		return rc;
+	}
+	if (imc_scn_kv(word, "size", &v)) {
+		rc = imc_scn_parse_uint(p, "size", v, SCN_FLOW_SIZE_MAX, &x);
+		*size = (uint32_t)x;
+		return rc;
+	}
+	if (imc_scn_kv(word, "interval", &v))
+		return imc_scn_parse_time(p, "interval", v, interval);
+	*matched = false;
+	return 0;
+}
+
+void scn_flow_print(FILE *f, uint32_t count, uint32_t size,
+		    imc_time_t interval)
+{
+	fprintf(f, " count=%" PRIu32 " size=%" PRIu32 " interval=", count,
+		size);
+	imc_scn_print_time(f, interval);
 }
 
 void scn_link_params_print(FILE *f, const struct imc_link_params *lp,
@@ -636,7 +672,7 @@ static int traffic_opts(struct imc_scn_parser *p, unsigned argc,
 			rc = imc_scn_parse_uint(p, "count", v, UINT32_MAX, &x);
 			a->count = (uint32_t)x;
 		} else if (imc_scn_kv(argv[i], "size", &v)) {
-			rc = imc_scn_parse_uint(p, "size", v, SIZE_MAX_BYTES,
+			rc = imc_scn_parse_uint(p, "size", v, SCN_FLOW_SIZE_MAX,
 						&x);
 			a->size = (uint32_t)x;
 		} else if (imc_scn_kv(argv[i], "interval", &v)) {
