@@ -73,11 +73,6 @@ enum {
 static const char run_key;   /* imc_scn_data key of struct mc_run */
 static const char cfg_key;   /* of the mcast-tracker setting */
 
-struct port_arg {
-	uint32_t node;
-	unsigned port;
-};
-
 /* ------------------------------------------------------------------ */
 /* Parse data */
 
@@ -108,7 +103,7 @@ struct mgid_arg {
 };
 
 struct mc_join {
-	struct port_arg host;
+	struct scn_port_arg host;
 	struct mgid_arg mgid;
 	bool state_set;
 	uint8_t state;
@@ -128,7 +123,7 @@ struct mc_leave {
 };
 
 struct mc_send {
-	struct port_arg src;
+	struct scn_port_arg src;
 	struct mgid_arg mgid;
 	uint32_t count;
 	uint32_t size;
@@ -205,13 +200,6 @@ struct mc_run {
 
 /* ------------------------------------------------------------------ */
 /* Small helpers */
-
-static void print_port(FILE *f, const struct imc_topo *t,
-		       const struct port_arg *pa)
-{
-	fputc(' ', f);
-	imc_scn_print_port(f, t, pa->node, pa->port);
-}
 
 static bool name_ok(const char *s)
 {
@@ -723,7 +711,7 @@ static void join_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	const struct mc_join *a = data;
 
-	print_port(f, t, &a->host);
+	scn_print_port_arg(f, t, &a->host);
 	mgid_print(f, &a->mgid);
 	if (a->state_set) {
 		fputs(" state=", f);
@@ -959,7 +947,7 @@ static void send_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	const struct mc_send *a = data;
 
-	print_port(f, t, &a->src);
+	scn_print_port_arg(f, t, &a->src);
 	mgid_print(f, &a->mgid);
 	scn_flow_print(f, a->count, a->size, a->interval);
 	fprintf(f, " sl=%u", a->sl);
@@ -1053,7 +1041,7 @@ struct subj_arg {
 	const struct mc_join *label;  /* NAME subjects */
 	int event;                    /* mcast-callbacks: -1 all */
 	bool has_host;
-	struct port_arg host;
+	struct scn_port_arg host;
 	struct mgid_arg mgid;
 	enum counter k;
 };
@@ -1164,7 +1152,7 @@ static void host_print(FILE *f, const struct imc_topo *t, const void *data)
 	const struct subj_arg *a = data;
 
 	if (a->has_host)
-		print_port(f, t, &a->host);
+		scn_print_port_arg(f, t, &a->host);
 }
 
 static void host_mgid_print(FILE *f, const struct imc_topo *t,

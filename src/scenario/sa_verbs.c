@@ -79,11 +79,6 @@
 
 static const char run_key;   /* imc_scn_data key of struct sa_run */
 
-struct port_arg {
-	uint32_t node;
-	unsigned port;
-};
-
 /* ------------------------------------------------------------------ */
 /* Parse data */
 
@@ -127,8 +122,8 @@ struct mgid_arg {
 
 struct req_arg {
 	enum req_kind kind;
-	struct port_arg host;       /* sends the request */
-	struct port_arg member;     /* its PortGID: host, or proxy= */
+	struct scn_port_arg host;       /* sends the request */
+	struct scn_port_arg member;     /* its PortGID: host, or proxy= */
 	bool proxy;
 	struct mgid_arg mgid;
 	bool state_set;
@@ -146,7 +141,7 @@ struct req_arg {
 };
 
 struct mcast_arg {
-	struct port_arg src;
+	struct scn_port_arg src;
 	struct mgid_arg mgid;
 	uint32_t count;
 	uint32_t size;
@@ -275,13 +270,6 @@ struct sa_run {
 
 /* ------------------------------------------------------------------ */
 /* Small helpers */
-
-static void print_port(FILE *f, const struct imc_topo *t,
-		       const struct port_arg *pa)
-{
-	fputc(' ', f);
-	imc_scn_print_port(f, t, pa->node, pa->port);
-}
 
 static bool label_ok(const char *s)
 {
@@ -1818,7 +1806,7 @@ static void req_print(FILE *f, const struct imc_topo *t, const void *data)
 	const struct req_arg *a = data;
 	const struct imc_mcmr *r = &a->rec;
 
-	print_port(f, t, &a->host);
+	scn_print_port_arg(f, t, &a->host);
 	mgid_print(f, &a->mgid);
 	if (a->state_set) {
 		fputs(" state=", f);
@@ -1913,7 +1901,7 @@ static void mcast_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	const struct mcast_arg *a = data;
 
-	print_port(f, t, &a->src);
+	scn_print_port_arg(f, t, &a->src);
 	mgid_print(f, &a->mgid);
 	scn_flow_print(f, a->count, a->size, a->interval);
 	fprintf(f, " sl=%u", a->sl);
@@ -2065,7 +2053,7 @@ struct sa_counter;
 
 struct subj_arg {
 	bool has_host;
-	struct port_arg host;
+	struct scn_port_arg host;
 	struct mgid_arg mgid;
 	const struct sa_counter *k;
 };
@@ -2136,7 +2124,7 @@ static void status_print(FILE *f, const struct imc_topo *t,
 {
 	const struct subj_arg *a = data;
 
-	print_port(f, t, &a->host);
+	scn_print_port_arg(f, t, &a->host);
 	mgid_print(f, &a->mgid);
 }
 
@@ -2145,7 +2133,7 @@ static void host_print(FILE *f, const struct imc_topo *t, const void *data)
 	const struct subj_arg *a = data;
 
 	if (a->has_host)
-		print_port(f, t, &a->host);
+		scn_print_port_arg(f, t, &a->host);
 }
 
 static void mgid_subj_print(FILE *f, const struct imc_topo *t,

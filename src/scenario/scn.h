@@ -181,6 +181,21 @@ int scn_link_params_parse(struct imc_scn_parser *p, unsigned argc,
 void scn_link_params_print(FILE *f, const struct imc_link_params *lp,
 			   unsigned mask);
 
+/* A HOST or PORT word of a verb, as imc_scn_parse_host() and
+ * imc_scn_parse_port() give it. */
+struct scn_port_arg {
+	uint32_t node;
+	unsigned port;
+};
+
+/* " NODE:PORT", the canonical form of the word. */
+static inline void scn_print_port_arg(FILE *f, const struct imc_topo *t,
+				      const struct scn_port_arg *pa)
+{
+	fputc(' ', f);
+	imc_scn_print_port(f, t, pa->node, pa->port);
+}
+
 /* A flow of packets' count= (at least 1), size= (bytes, at most
  * SCN_FLOW_SIZE_MAX) and interval=: *matched says whether word is one of
  * them; with count NULL, count= is not. */

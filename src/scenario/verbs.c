@@ -13,21 +13,9 @@
 #define MCAST_QPN 0xFFFFFFu   /* multicast DestQP, IBA 10.5.2.5 */
 #define DEFAULT_PKEY 0xFFFF   /* default partition, full member (IBA 10.9) */
 
-struct port_arg {
-	uint32_t node;
-	unsigned port;
-};
-
 static void *alloc_data(size_t n)
 {
 	return calloc(1, n);
-}
-
-static void print_port(FILE *f, const struct imc_topo *t,
-		       const struct port_arg *pa)
-{
-	fputc(' ', f);
-	imc_scn_print_port(f, t, pa->node, pa->port);
 }
 
 /* ---- link params, shared with the links setting ---- */
@@ -148,7 +136,7 @@ void scn_link_params_print(FILE *f, const struct imc_link_params *lp,
 /* ---- link down|up PORT ---- */
 
 struct link_arg {
-	struct port_arg at;
+	struct scn_port_arg at;
 	bool up;
 };
 
@@ -172,7 +160,7 @@ static void link_print(FILE *f, const struct imc_topo *t, const void *data)
 	const struct link_arg *a = data;
 
 	fputs(a->up ? " up" : " down", f);
-	print_port(f, t, &a->at);
+	scn_print_port_arg(f, t, &a->at);
 }
 
 static int link_run(struct imc_scn_ctx *c, void *data)
@@ -196,7 +184,7 @@ static const struct imc_scn_verb verb_link = {
 /* ---- fault PORT key=value... ---- */
 
 struct fault_arg {
-	struct port_arg at;
+	struct scn_port_arg at;
 	struct imc_link_params lp;
 	unsigned mask;
 };
@@ -224,7 +212,7 @@ static void fault_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	const struct fault_arg *a = data;
 
-	print_port(f, t, &a->at);
+	scn_print_port_arg(f, t, &a->at);
 	scn_link_params_print(f, &a->lp, a->mask);
 }
 
@@ -260,7 +248,7 @@ static const struct imc_scn_verb verb_fault = {
 static int sm_parse(struct imc_scn_parser *p, unsigned argc,
 		    const char *const *argv, void **data)
 {
-	struct port_arg *a;
+	struct scn_port_arg *a;
 
 	if (argc != 2 || strcmp(argv[0], "move"))
 		return imc_scn_parse_error(p, "expected 'sm move HOST'");
@@ -274,12 +262,12 @@ static int sm_parse(struct imc_scn_parser *p, unsigned argc,
 static void sm_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	fputs(" move", f);
-	print_port(f, t, data);
+	scn_print_port_arg(f, t, data);
 }
 
 static int sm_run(struct imc_scn_ctx *c, void *data)
 {
-	const struct port_arg *a = data;
+	const struct scn_port_arg *a = data;
 
 	return imc_fabric_sm_move(imc_scn_fabric(c), a->node, a->port);
 }
@@ -294,7 +282,7 @@ static const struct imc_scn_verb verb_sm = {
 static int rereg_parse(struct imc_scn_parser *p, unsigned argc,
 		       const char *const *argv, void **data)
 {
-	struct port_arg *a;
+	struct scn_port_arg *a;
 
 	if (argc != 1)
 		return imc_scn_parse_error(p, "expected 'reregister HOST' or 'reregister all'");
@@ -311,17 +299,17 @@ static int rereg_parse(struct imc_scn_parser *p, unsigned argc,
 
 static void rereg_print(FILE *f, const struct imc_topo *t, const void *data)
 {
-	const struct port_arg *a = data;
+	const struct scn_port_arg *a = data;
 
 	if (a->node == IMC_TOPO_NONE)
 		fputs(" all", f);
 	else
-		print_port(f, t, a);
+		scn_print_port_arg(f, t, a);
 }
 
 static int rereg_run(struct imc_scn_ctx *c, void *data)
 {
-	const struct port_arg *a = data;
+	const struct scn_port_arg *a = data;
 
 	return imc_fabric_client_reregister(imc_scn_fabric(c), a->node,
 					    a->port);
@@ -335,7 +323,7 @@ static const struct imc_scn_verb verb_rereg = {
 /* ---- lid HOST LID ---- */
 
 struct lid_arg {
-	struct port_arg at;
+	struct scn_port_arg at;
 	uint16_t lid;
 };
 
@@ -370,7 +358,7 @@ static void lid_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	const struct lid_arg *a = data;
 
-	print_port(f, t, &a->at);
+	scn_print_port_arg(f, t, &a->at);
 	fprintf(f, " 0x%04x", a->lid);
 }
 
@@ -393,7 +381,7 @@ static const struct imc_scn_verb verb_lid = {
 /* ---- pkeys HOST PKEY... ---- */
 
 struct pkeys_arg {
-	struct port_arg at;
+	struct scn_port_arg at;
 	unsigned n;
 	uint16_t pkeys[IMC_PKEY_TABLE_MAX];
 };
@@ -427,7 +415,7 @@ static void pkeys_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	const struct pkeys_arg *a = data;
 
-	print_port(f, t, &a->at);
+	scn_print_port_arg(f, t, &a->at);
 	for (unsigned i = 0; i < a->n; i++)
 		fprintf(f, " 0x%04x", a->pkeys[i]);
 }
@@ -646,8 +634,8 @@ static const struct imc_scn_verb verb_group = {
 /* ---- send SRC DST ... and mcast SRC MLID ... ---- */
 
 struct traffic_arg {
-	struct port_arg src;
-	struct port_arg dst;       /* send */
+	struct scn_port_arg src;
+	struct scn_port_arg dst;       /* send */
 	struct scn_group g;        /* mcast: the group, copied */
 	bool mcast;
 	bool grh;
@@ -776,11 +764,11 @@ static void traffic_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	const struct traffic_arg *a = data;
 
-	print_port(f, t, &a->src);
+	scn_print_port_arg(f, t, &a->src);
 	if (a->mcast)
 		fprintf(f, " 0x%04x", a->g.mlid);
 	else
-		print_port(f, t, &a->dst);
+		scn_print_port_arg(f, t, &a->dst);
 	fprintf(f, " count=%" PRIu32 " size=%" PRIu32 " interval=", a->count,
 		a->size);
 	imc_scn_print_time(f, a->interval);
