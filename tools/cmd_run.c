@@ -14,6 +14,7 @@
 #include "ibmcast/scenario_mcast.h"
 #include "ibmcast/scenario_sa.h"
 #include "tools.h"
+#include "util/text.h"
 
 #define PROGRESS_NS 500000000ull   /* progress line every 0.5 s */
 #define TEXT_HOSTS_MAX 64          /* hosts listed in the text summary */
@@ -80,20 +81,6 @@ static void on_progress(void *ctx, imc_time_t now, uint64_t events)
 	pr->shown = true;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 static const char *state_str(enum imc_scn_check_state st)
 {
 	switch (st) {
@@ -118,9 +105,9 @@ static void print_json(const char *path, const struct imc_scenario *s,
 	imc_topo_counts(imc_scenario_topo(s), &hcas, &sws, &cables);
 	imc_scn_format_time(r->end, t, sizeof(t));
 	printf("{\n  \"scenario\": ");
-	json_str(stdout, path);
+	imc_json_str(stdout, path);
 	printf(",\n  \"topology\": ");
-	json_str(stdout, imc_scenario_topo_desc(s));
+	imc_json_str(stdout, imc_scenario_topo_desc(s));
 	printf(",\n  \"hcas\": %" PRIu32 ", \"switches\": %" PRIu32
 	       ", \"cables\": %" PRIu32 ",\n", hcas, sws, cables);
 	printf("  \"seed\": %" PRIu64 ",\n", r->seed);
@@ -141,7 +128,7 @@ static void print_json(const char *path, const struct imc_scenario *s,
 		const struct imc_scenario_host *h = &r->hosts[i];
 
 		printf("%s\n    {\"name\": ", i ? "," : "");
-		json_str(stdout, h->name);
+		imc_json_str(stdout, h->name);
 		printf(", \"port\": %u, \"sent\": %" PRIu64
 		       ", \"send_errors\": %" PRIu64 ", \"delivered\": %" PRIu64
 		       ", \"dups\": %" PRIu64 "}", h->port, h->sent,
@@ -153,14 +140,14 @@ static void print_json(const char *path, const struct imc_scenario *s,
 
 		printf("%s\n    {\"line\": %u, \"text\": ", i ? "," : "",
 		       c->line);
-		json_str(stdout, c->text);
+		imc_json_str(stdout, c->text);
 		printf(", \"at_end\": %s, \"at_ns\": %" PRIu64
 		       ", \"state\": \"%s\"", c->at_end ? "true" : "false",
 		       c->at, state_str(c->state));
 		if (c->state != IMC_SCN_CHECK_SKIPPED) {
 			printf(", \"observed\": %" PRIu64 ", \"observed_text\": ",
 			       c->observed);
-			json_str(stdout, c->observed_str);
+			imc_json_str(stdout, c->observed_str);
 		}
 		printf("}");
 	}

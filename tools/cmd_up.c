@@ -38,6 +38,7 @@
 #include "ibmcast/tun.h"
 #include "ibmcast/tun_bridge.h"
 #include "tools.h"
+#include "util/text.h"
 
 #define NETNS_PREFIX "ibmcast-"
 #define MAX_TUNS 64
@@ -153,20 +154,6 @@ struct up {
 	imc_time_t ended_at;        /* scenario time the run ended */
 	char err[512];
 };
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
 
 /* HOST or HOST:PORT against the topology: an HCA, its first cabled port
  * by default (as scenarios name hosts). */
@@ -431,7 +418,7 @@ static void print_ready(const struct up *u, struct imc_scn_ctx *c)
 	if (u->json) {
 		printf("{\"event\": \"ready\", \"pid\": %ld, \"scenario\": ",
 		       (long)getpid());
-		json_str(stdout, u->path);
+		imc_json_str(stdout, u->path);
 		printf(", \"hcas\": %" PRIu32 ", \"switches\": %" PRIu32
 		       ", \"interfaces\": [", hcas, sws);
 	} else {
@@ -450,13 +437,13 @@ static void print_ready(const struct up *u, struct imc_scn_ctx *c)
 		imc_ipoib_hwaddr_format(&hw, hws);
 		if (u->json) {
 			printf("%s{\"host\": ", i ? ", " : "");
-			json_str(stdout, t->node[sp->node].name);
+			imc_json_str(stdout, t->node[sp->node].name);
 			printf(", \"port\": %u, \"pkey\": \"0x%04x\", \"ifname\": ",
 			       sp->port, u->pkey);
-			json_str(stdout, imc_tun_name(tun));
+			imc_json_str(stdout, imc_tun_name(tun));
 			printf(", \"netns\": ");
 			if (sp->netns)
-				json_str(stdout, imc_netns_name(sp->netns));
+				imc_json_str(stdout, imc_netns_name(sp->netns));
 			else
 				printf("null");
 			printf(", \"mtu\": %u, \"carrier\": %s, \"hwaddr\": \"%s\""
@@ -570,7 +557,7 @@ static void print_stopped(const struct up *u, const char *why,
 			idrops += sp->ist.drops[d];
 		if (u->json) {
 			printf("%s{\"host\": ", i ? ", " : "");
-			json_str(stdout, t->node[sp->node].name);
+			imc_json_str(stdout, t->node[sp->node].name);
 			printf(", \"to_ipoib\": %" PRIu64 ", \"to_ipoib_bytes\": %"
 			       PRIu64 ", \"to_kernel\": %" PRIu64
 			       ", \"to_kernel_bytes\": %" PRIu64

@@ -49,6 +49,7 @@
 #include "scenario/scn.h"
 #include "scenario/scn_mcast.h"
 #include "scenario/scn_sa.h"
+#include "util/text.h"
 
 #define CM(x) ((uint64_t)UMAD_SA_MCM_COMP_MASK_##x)
 /* o15-0.2.3: the components a create must give. */
@@ -1863,20 +1864,6 @@ static void print_text(FILE *f, const struct snap *s)
 	}
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 static void print_json(FILE *f, const struct snap *s)
 {
 	char t[32], gid[IMC_GID_STRLEN];
@@ -1894,7 +1881,7 @@ static void print_json(FILE *f, const struct snap *s)
 
 		imc_gid_format(&sp->pa.gid, gid);
 		fprintf(f, "%s\n      {\"host\": ", i ? "," : "");
-		json_str(f, sp->name);
+		imc_json_str(f, sp->name);
 		fprintf(f, ", \"port_gid\": \"%s\", \"lid\": %u, "
 			"\"sm_lid\": %u, \"state\": \"%s\",\n       "
 			"\"stats\": {\"joins\": %" PRIu64 ", \"leaves\": %"

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "scenario/scn.h"
+#include "util/text.h"
 
 #define DEPTH_MAX 16
 #define LINE_MAX_LEN 200
@@ -399,20 +400,6 @@ size_t imc_scenario_report_len(const struct imc_scenario_result *r,
 /* ------------------------------------------------------------------ */
 /* Printing */
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 static bool flat(const struct rnode *n)
 {
 	for (size_t i = 0; i < n->n; i++)
@@ -434,7 +421,7 @@ static void json_node(FILE *f, const struct rnode *n, unsigned indent)
 		return;
 	}
 	if (n->kind == R_STR) {
-		json_str(f, n->s);
+		imc_json_str(f, n->s);
 		return;
 	}
 	fputc(open, f);
@@ -446,7 +433,7 @@ static void json_node(FILE *f, const struct rnode *n, unsigned indent)
 		else
 			fprintf(f, "%s\n%*s", i ? "," : "", indent + 2, "");
 		if (k->key) {
-			json_str(f, k->key);
+			imc_json_str(f, k->key);
 			fputs(": ", f);
 		}
 		json_node(f, k, indent + 2);

@@ -56,6 +56,7 @@
 #include "scenario/scn.h"
 #include "scenario/scn_sa.h"
 #include "wire/bytes.h"
+#include "util/text.h"
 
 #define CM(x) UMAD_SA_MCM_COMP_MASK_##x
 /* o15-0.2.3: the components a create must give. */
@@ -2577,20 +2578,6 @@ static void print_text(FILE *f, const struct snap *s)
 	}
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 static void print_json(FILE *f, const struct snap *s)
 {
 	char t[32], gid[IMC_GID_STRLEN];
@@ -2635,7 +2622,7 @@ static void print_json(FILE *f, const struct snap *s)
 				k ? "," : "", gid, m->m.lid, m->m.join_state,
 				m->m.proxy ? "true" : "false");
 			if (m->name)
-				json_str(f, m->name);
+				imc_json_str(f, m->name);
 			else
 				fputs("null", f);
 			fputc('}', f);
