@@ -1,8 +1,9 @@
 #!/bin/bash
 # Side by side on ibsim: OpenSM's SA and ibmcast's SA (`ibmcast sa-serve`)
-# driven by the same client (`ibmcast sa-serve load`, one process per
-# phase on the same HCA): COUNT group creates, then COUNT re-joins of the
-# same groups, with WINDOW requests in flight, against each SA. ibmcast's
+# driven by the same client (`ibmcast storm`, one process per phase on
+# the same HCA): COUNT group creates (joins of absent groups), then COUNT
+# re-joins of the same groups, with WINDOW requests in flight, against
+# each SA. ibmcast's
 # SA runs three times at once, each on its own HCA:
 #   ibmcast           on ibsim's socket directly (--transport ibsim)
 #   ibmcast-coalesce  the same with receive coalescing (--coalesce
@@ -106,15 +107,18 @@ for w in $windows; do
 	while read -r side pid lid; do
 		for op in create rejoin; do
 			c0=$(cpu_ns $pid)
-			line=$(SIM_HOST=Hca2 timeout 300 "$ibmcast" sa-serve load \
-				--dlid "$lid" --op $op --count "$count" --window "$w" --tag "$w" \
-				< /dev/null)
+			# create: joins that create ff15:1234:W::N; rejoin:
+			# the same Sets without the creation components.
+			sop=$op; [ $op = create ] && sop=join
+			line=$(SIM_HOST=Hca2 timeout 300 "$ibmcast" storm \
+				--dlid "$lid" --ops $sop --count "$count" --inflight "$w" \
+				--tag "$w" --keep < /dev/null | grep '^op all ')
 			c1=$(cpu_ns $pid)
 			sleep "$SETTLE"
 			c2=$(cpu_ns $pid)
-			echo "$line" >&2
-			rate=$(echo "$line" | sed -n 's/.* per_sec \([0-9]*\) .*/\1/p')
-			ok=$(echo "$line" | sed -n 's/.* success \([0-9]*\) .*/\1/p')
+			echo "$side $op: $line" >&2
+			rate=$(echo "$line" | sed -n 's/.* per_sec=\([0-9]*\) .*/\1/p')
+			ok=$(echo "$line" | sed -n 's/.* success=\([0-9]*\) .*/\1/p')
 			echo "$side $op $w $rate $ok $c0 $c1 $c2" >> "$results"
 		done
 	done < "$dir/sides"

@@ -3,7 +3,7 @@
 # against a real SA (OpenSM on ibsim). Run as root (or through sudo).
 set -eu
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev llvm
-libibumad-dev libibverbs-dev libcmocka-dev python3
+libibumad-dev libibverbs-dev libcmocka-dev libmnl-dev python3
 opensm ibsim-utils libumad2sim0 infiniband-diags
 tshark iproute2 iperf3 iputils-ping procps graphviz"
 SUDO=""

@@ -73,10 +73,13 @@ python3 - "$dir/0000000000100003-1.sock" <<-'EOF'
 	EOF
 check "stale socket made" '[ -S "$dir/0000000000100003-1.sock" ]'
 python3 - "$dir/0000000000100005-77.sock" <<-'EOF' &
-	import socket, sys
+	import os, socket, sys
 	s = socket.socket(socket.AF_UNIX)
-	s.bind(sys.argv[1])
+	# Listening before the name appears: show takes a socket that
+	# refuses connections for a stale one and removes it.
+	s.bind(sys.argv[1] + ".tmp")
 	s.listen(4)
+	os.rename(sys.argv[1] + ".tmp", sys.argv[1])
 	s.settimeout(20)
 	for _ in range(2):
 	    c, _ = s.accept()

@@ -2,14 +2,7 @@
 # ibmcast run: exit codes (0 held, 1 failed, 2 usage/parse), the failure
 # message with seed and replay command, --json validity, --seed, --until,
 # --pcap, --quiet and --help.
-set -u
-build=$1
-src=$2
-ib="$build/ibmcast"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-[ -x "$ib" ] || { echo "no $ib"; exit 1; }
+. "$(dirname "$(realpath "$0")")/lib/cli.sh" "$@"
 expect() { # expect CODE DESCRIPTION -- command...
 	want=$1; what=$2; shift 3
 	"$@" >"$tmp/out" 2>"$tmp/err"
@@ -20,6 +13,7 @@ expect() { # expect CODE DESCRIPTION -- command...
 		echo "ok: $what (exit $got)"
 	fi
 }
+# This has also shows the file it searched.
 has() { # has FILE TEXT
 	grep -qF -- "$2" "$tmp/$1" || { echo "FAIL: '$2' not in $1"; cat "$tmp/$1"; fail=1; }
 }

@@ -3,22 +3,8 @@
 # at its sa-show line (200us) and at the end, as saquery -g and -m print
 # them; --json --sa-show is one valid JSON object with the same content;
 # --sa-show without an sa line is a usage error.
-set -u
-build=$1
-src=$2
-ib="$build/ibmcast"
+. "$(dirname "$(realpath "$0")")/lib/cli.sh" "$@"
 scn="$src/examples/sa-groups.scn"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-[ -x "$ib" ] || { echo "no $ib"; exit 1; }
-has() { # has FILE TEXT
-	grep -qF -- "$2" "$tmp/$1" || { echo "FAIL: '$2' not in $1"; fail=1; }
-}
-count() { # count FILE TEXT N
-	n=$(grep -cF -- "$2" "$tmp/$1")
-	[ "$n" -eq "$3" ] || { echo "FAIL: '$2' $n times in $1, expected $3"; fail=1; }
-}
 
 "$ib" run "$scn" --sa-show >"$tmp/text" 2>"$tmp/err"
 rc=$?

@@ -16,8 +16,7 @@ doc=$src/docs/conformance.md
 if [ -z "${IBSIM_HARNESS_DIR:-}" ]; then
 	# Bad usage is found before any port is opened: exit 2.
 	for args in "frob" "compare" "compare --imc-lid 3" "compare --imc-lid 0 f" \
-		"load --op create" "load --dlid 3 --op frob" "load --dlid 3" \
-		"compare --imc-lid 3 --tag 256 f" "--transport frob" "--coalesce x" \
+		"load --dlid 3" "compare --imc-lid 3 --tag 256 f" "--transport frob" "--coalesce x" \
 		"--window 33" "--window 0" "serve extra" "--ttl x"; do
 		# shellcheck disable=SC2086
 		"$ibmcast" sa-serve $args > /dev/null 2>&1

@@ -667,6 +667,8 @@ static void test_arp_resolves_and_flushes_in_order(void **state)
 	st = stats(f);
 	assert_int_equal(st.queued, 0);
 	assert_int_equal(st.queued_max, 3);
+	assert_int_equal(st.queued_max_endpoint, 3);
+	assert_int_equal(st.queued_max_group, 0);
 	assert_int_equal(st.resolved, 1);
 	assert_int_equal(st.tx_packets, 3);
 	assert_int_equal(st.tx_bytes, 3 * 28);
@@ -984,6 +986,8 @@ static void test_group_and_total_bounds(void **state)
 	assert_int_equal(st.drops[IMC_IPOIB_DROP_QUEUE_GROUP], 1);
 	assert_int_equal(st.drops[IMC_IPOIB_DROP_QUEUE_TOTAL], 1);
 	assert_int_equal(st.queued, 3);
+	assert_int_equal(st.queued_max, 3);
+	assert_int_equal(st.queued_max_group, 2);
 	/* Join everything; all three go out. */
 	for (int k = 0; k < 4; k++) {
 		run_for(f, 10 * MS);
@@ -1291,6 +1295,64 @@ static void test_reregister_carrier_down_up(void **state)
 	run_for(f, 10 * MS);
 	assert_true(f->carrier);
 	assert_int_equal(stats(f).carrier_changes, 5);
+}
+
+/* The unanswered Set of mgid from request from on, or -1. */
+static int set_of(struct fx *f, unsigned from, const struct imc_gid *mgid)
+{
+	for (unsigned i = from; i < f->nreqs; i++)
+		if (!f->reqs[i].answered &&
+		    f->reqs[i].mad.mad.method == UMAD_METHOD_SET &&
+		    imc_gid_equal(&f->reqs[i].rec.mgid, mgid))
+			return (int)i;
+	return -1;
+}
+
+/* After a reregister, a listened group's re-join may be answered before
+ * the broadcast group's: what waited in its queue goes once the
+ * interface is up again. */
+static void test_group_rejoined_before_bcast(void **state)
+{
+	struct fx *f = *state;
+	struct imc_ip_addr g;
+	struct imc_gid mgid, bc = bcast_mgid();
+	uint8_t pkt[64];
+	unsigned r0, tx0;
+	size_t n;
+	int i;
+
+	bring_up(f);
+	assert_int_equal(imc_ip_addr_parse("239.1.1.1", &g, NULL), 0);
+	assert_int_equal(imc_ipoib_mgid_from_ipv4(g.v4, 0xFFFF, 2, &mgid), 0);
+	f->in_api = true;
+	assert_int_equal(imc_ipoib_mcast_listen(f->ifc, &g), 0);
+	f->in_api = false;
+	run_for(f, 10 * MS);
+	assert_int_equal(stats(f).tx_mcast, 0);
+	f->hold = true;
+	r0 = f->nreqs;
+	imc_mcast_port_event(f->mc, IMC_MCAST_PORT_REREGISTER);
+	run_for(f, 200 * MS);
+	assert_int_equal(imc_ipoib_state(f->ifc), IMC_IPOIB_JOINING);
+	n = ping4(pkt, IP4(10, 0, 0, 1), g.v4, 8, 1, 0);
+	assert_int_equal(xmit(f, pkt, n), 0);
+	assert_int_equal(stats(f).queued, 1);
+	tx0 = f->nsent;
+	i = set_of(f, r0, &mgid);
+	assert_true(i >= 0);
+	answer(f, (unsigned)i);
+	run_for(f, 10 * MS);
+	assert_int_equal(f->nsent, tx0);     /* the interface is not up */
+	i = set_of(f, r0, &bc);
+	assert_true(i >= 0);
+	answer(f, (unsigned)i);
+	run_for(f, 10 * MS);
+	assert_int_equal(imc_ipoib_state(f->ifc), IMC_IPOIB_UP);
+	assert_int_equal(stats(f).queued, 0);
+	assert_int_equal(stats(f).tx_mcast, 1);
+	assert_int_equal(f->nsent, tx0 + 1);
+	assert_int_equal(f->sent[tx0].qpn, 0xFFFFFF);
+	assert_int_equal(f->sent[tx0].av.dlid, mlid_of(f, &mgid));
 }
 
 static void test_down_flushes_and_leaves(void **state)
@@ -1633,6 +1695,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_reregister_carrier_down_up, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_group_rejoined_before_bcast, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_down_flushes_and_leaves,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_receive_checks, setup,

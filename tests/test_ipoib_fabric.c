@@ -299,7 +299,8 @@ static void test_reregister_all(void **state)
 	iw_run_for(&w, 10 * MS);
 	assert_int_equal(imc_fabric_client_reregister(w.f, IMC_TOPO_NONE, 0),
 			 0);
-	iw_run_for(&w, 300 * MS);
+	/* re-joins paced over the tracker's default spread, 1 s */
+	iw_run_for(&w, 1200 * MS);
 	for (unsigned k = 0; k < 4; k++) {
 		assert_int_equal(i[k]->carrier_downs, 1);
 		assert_int_equal(i[k]->carrier_ups, 2);
@@ -314,7 +315,7 @@ static void test_reregister_all(void **state)
 	iw_run_for(&w, 10 * MS);
 	assert_false(imc_ipoib_carrier(i[1]->ifc));
 	assert_int_equal(imc_fabric_link_set(w.f, i[1]->h->node, 1, true), 0);
-	iw_run_for(&w, 300 * MS);
+	iw_run_for(&w, 1200 * MS);
 	assert_true(imc_ipoib_carrier(i[1]->ifc));
 	assert_int_equal(i[1]->carrier_ups, 3);
 	assert_int_equal(iw_destroy(&w), 0);

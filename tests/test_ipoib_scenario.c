@@ -18,52 +18,9 @@
 #include <string.h>
 
 #include "ibmcast/scenario.h"
+#include "scenario_fixture.h"
 
 #define TOPO "topology fat-tree:leaves=2,hosts=2,spines=2\n"
-
-static struct imc_scenario *parse(const char *text)
-{
-	struct imc_scenario *s = NULL;
-	char err[512];
-	int rc = imc_scenario_parse(text, strlen(text), "t.scn", NULL, &s, err,
-				    sizeof(err));
-
-	if (rc)
-		fail_msg("parse failed (%d): %s", rc, err);
-	return s;
-}
-
-static char *print(const struct imc_scenario *s)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	imc_scenario_print(s, f);
-	fclose(f);
-	return buf;
-}
-
-static void expect_error(const char *text, const char *want)
-{
-	struct imc_scenario *s = NULL;
-	char err[512];
-	int rc = imc_scenario_parse(text, strlen(text), "t.scn", NULL, &s, err,
-				    sizeof(err));
-
-	if (rc >= 0)
-		fail_msg("parsed, expected error '%s' for:\n%s", want, text);
-	assert_null(s);
-	if (strcmp(err, want))
-		fail_msg("error\n  got  '%s'\n  want '%s'", err, want);
-}
-
-static void has(const char *text, const char *want)
-{
-	if (!strstr(text, want))
-		fail_msg("'%s' not in:\n%s", want, text);
-}
 
 /* Runs s; every expectation must hold and nothing may be left alive. */
 static uint64_t run_pass(const struct imc_scenario *s)
@@ -102,6 +59,7 @@ static const char every_form[] =
 	"ping H-000002 10.0.0.4 count=3 interval=2ms size=100\n"
 	"ipoib-send H-000002 ff12::9 count=2 size=10 interval=5us\n"
 	"at 1s ipoib-down H-000003 pkey=0x8001\n"
+	"ping-all interval=20us\n"
 	"expect ipoib-carrier H-000002 == up\n"
 	"expect ipoib-state H-000003 pkey=0x8001 == down\n"
 	"expect ipoib-received H-000004 239.1.2.3 == 0\n"
@@ -109,7 +67,11 @@ static const char every_form[] =
 	"expect ping-replies H-000002 == 0\n"
 	"expect ping-answered H-000004 == 0\n"
 	"expect ipoib-counter H-000002 drops_queue_endpoint == 0\n"
-	"expect ipoib-counter H-000002 tx-packets >= 0\n";
+	"expect ipoib-counter H-000002 tx-packets >= 0\n"
+	"expect ping-all-pairs == ping-all-unanswered\n"
+	"expect ipoib-cross-partition == 0\n"
+	"expect ipoib-cross-partition H-000002 == 0\n"
+	"expect ipoib-max-queued group <= 64\n";
 
 static const char every_form_printed[] =
 	"sa partitions=0x8001,0x8002 bcast-qkey=0x00000b1b\n"
@@ -125,11 +87,17 @@ static const char every_form_printed[] =
 	"at 1ms ping H-000002:1 10.0.0.4 count=3 size=100 interval=2ms pkey=0xffff\n"
 	"at 1ms ipoib-send H-000002:1 ff12::9 count=2 size=10 interval=5us pkey=0xffff\n"
 	"at 1s ipoib-down H-000003:1 pkey=0x8001\n"
+	"at 1s ping-all interval=20us size=56\n"
 	"expect ipoib-carrier H-000002:1 pkey=0xffff == up\n"
 	"expect ipoib-state H-000003:1 pkey=0x8001 == down\n"
 	"expect ipoib-received H-000004:1 239.1.2.3 pkey=0xffff == 0\n"
 	"expect ipoib-received H-000004:1 pkey=0xffff == 0\n"
-	"expect ipoib-counter H-000002:1 drops-queue-endpoint pkey=0xffff == 0\n";
+	"expect ipoib-counter H-000002:1 drops-queue-endpoint pkey=0xffff == 0\n"
+	"expect ipoib-counter H-000002:1 tx-packets pkey=0xffff >= 0\n"
+	"expect ping-all-pairs == ping-all-unanswered\n"
+	"expect ipoib-cross-partition == 0\n"
+	"expect ipoib-cross-partition H-000002:1 pkey=0xffff == 0\n"
+	"expect ipoib-max-queued group <= 64\n";
 
 static void test_print(void **state)
 {
@@ -173,7 +141,7 @@ static void test_parse_errors(void **state)
 	expect_error(TOPO "ipoib resolve-timeout=0\n",
 		     "t.scn:2: ipoib: resolve-timeout: more than 0");
 	expect_error(TOPO "ipoib-up\n",
-		     "t.scn:2: ipoib-up: expected 'ipoib-up HOST [pkey=P] [ADDR/LEN]...'");
+		     "t.scn:2: ipoib-up: expected 'ipoib-up HOSTS [pkey=P] [ADDR/LEN]...'");
 	expect_error(TOPO "ipoib-up S-0001\n",
 		     "t.scn:2: ipoib-up: 'S-0001' is a switch; expected a host (HCA)");
 	expect_error(TOPO "ipoib-up H-000001 10.0.0.300/24\n",
@@ -288,6 +256,132 @@ static void test_run(void **state)
 	imc_scenario_destroy(s);
 }
 
+/* QP1 is one per port: IPoIB, sa-* requests and mcast-* trackers share
+ * it on any host, the SM's included, and each gets its own answers. */
+static void test_qp1_shared(void **state)
+{
+	struct imc_scenario *s;
+
+	(void)state;
+	s = parse(TOPO "stop 1s\nsa\n"
+		  "at 1ms ipoib-up H-000001 10.0.0.1/24\n"
+		  "ipoib-up H-000003 10.0.0.3/24\n"
+		  "sa-join H-000001 ff15::a create\n"
+		  "sa-join H-000003 ff15::a create\n"
+		  "mcast-join H-000001 ff15::b create as=a1\n"
+		  "mcast-join H-000003 ff15::b create as=a3\n"
+		  "at 20ms ping H-000003 10.0.0.1 count=2\n"
+		  "sa-get H-000003 ff15::b\n"
+		  "at 40ms ipoib-send H-000001 239.1.1.1 count=1\n"
+		  "expect ipoib-carrier H-000001 == up\n"
+		  "expect ipoib-carrier H-000003 == up\n"
+		  "expect sa-status H-000001 ff15::a == success\n"
+		  "expect sa-status H-000003 ff15::a == success\n"
+		  "expect sa-status H-000003 ff15::b == success\n"
+		  "expect mcast-state a1 == joined\n"
+		  "expect mcast-state a3 == joined\n"
+		  "expect ping-replies H-000003 == 2\n"
+		  "expect sa-members ff15::a == 2\n"
+		  "expect sa-members ff15::b == 2\n"
+		  "expect sa-timeouts == 0\n"
+		  "expect mcast-timeouts == 0\n");
+	run_pass(s);
+	imc_scenario_destroy(s);
+}
+
+/* One tracker per port: an application joining the broadcast group on
+ * a host whose interface is in it holds no membership of its own at the
+ * SA, and its leave leaves the interface's in place. */
+static void test_tracker_shared(void **state)
+{
+	struct imc_scenario *s;
+
+	(void)state;
+	s = parse(TOPO "stop 1s\nsa\n"
+		  "at 1ms ipoib-up H-000002 10.0.0.2/24\n"
+		  "ipoib-up H-000003 10.0.0.3/24\n"
+		  "at 10ms mcast-join H-000003 ff12:401b:ffff::ffff:ffff "
+		  "qkey=0x0b1b as=app\n"
+		  "at 11ms expect mcast-state app == joined\n"
+		  "at 20ms mcast-leave app\n"
+		  "at 30ms ping H-000002 10.0.0.3 count=3\n"
+		  "expect mcast-local H-000003 == 1\n"
+		  "expect mcast-held H-000003 ff12:401b:ffff::ffff:ffff == 1\n"
+		  "expect sa-members ff12:401b:ffff::ffff:ffff == 2\n"
+		  "expect ipoib-carrier H-000003 == up\n"
+		  "expect ping-replies H-000002 == 3\n");
+	run_pass(s);
+	imc_scenario_destroy(s);
+}
+
+/* What the whole-system sweep observes: ping-all pings every pair that
+ * can talk (not across partitions, not two limited members, not between
+ * prefixes), and every reply comes; a delivery from an interface of
+ * another partition is counted (here made by moving the sender's address
+ * to its other partition while its datagram is on the way); the largest
+ * queue of each kind. */
+static void test_sweep_subjects(void **state)
+{
+	struct imc_scenario *s;
+
+	(void)state;
+	s = parse("topology fat-tree:leaves=2,hosts=3,spines=2\n"
+		  "stop 3s\n"
+		  "sa partitions=0x8001\n"
+		  "ipoib queue=2\n"
+		  "pkeys H-000002 0xffff 0x8001\n"
+		  "pkeys H-000003 0xffff 0x8001\n"
+		  "pkeys H-000004 0xffff 0x0001\n"
+		  "at 1ms ipoib-up H-000001 10.0.0.1/16 fd00::1/64\n"
+		  "ipoib-up H-000002 10.0.0.2/16 10.0.0.22/16\n"
+		  "ipoib-up H-000002 10.1.0.2/16 pkey=0x8001\n"
+		  "ipoib-up H-000003 10.1.0.3/16 pkey=0x8001\n"
+		  "ipoib-up H-000004 10.1.0.4/16 pkey=0x0001\n"
+		  "ipoib-up H-000005 10.0.0.5/16 fd00::5/64\n"
+		  "ipoib-up H-000006 10.1.0.6/16\n"
+		  "at 100ms ping H-000002 10.0.0.5\n"
+		  "ping H-000006 10.1.0.2 count=2\n"
+		  "ipoib-send H-000001 10.0.0.77 count=5\n"
+		  "at 200ms ipoib-send H-000002 10.0.0.5\n"
+		  "ipoib-addr H-000002 del 10.0.0.2\n"
+		  "ipoib-addr H-000002 10.0.0.2/16 pkey=0x8001\n"
+		  "at 300ms ipoib-addr H-000002 del 10.0.0.2 pkey=0x8001\n"
+		  "ipoib-addr H-000002 10.0.0.2/16\n"
+		  "at 1s ping-all\n"
+		  /* default: 1->2 (two addresses), 1->5 (v4, v6), 2->1,
+		   * 2->5, 5->1 (v4, v6), 5->2 (two); 0x8001: 2<->3, 2<->4,
+		   * 3<->4 */
+		  "at 2s expect ping-all-pairs == 16\n"
+		  "expect ping-all-unanswered == 0\n"
+		  "at 2100ms ping-all size=0 interval=1us\n"
+		  "expect ping-all-pairs == 32\n"
+		  "expect ping-all-unanswered == 0\n"
+		  "expect ping-replies H-000006 == 0\n"
+		  "expect ipoib-cross-partition H-000005 == 1\n"
+		  "expect ipoib-cross-partition == 1\n"
+		  "expect ipoib-cross-partition H-000003 pkey=0x8001 == 0\n"
+		  "expect ipoib-max-queued endpoint == 2\n"
+		  "expect ipoib-counter H-000001 queued-max-endpoint == 2\n"
+		  "expect ipoib-counter H-000001 drops-queue-endpoint == 3\n"
+		  "expect ipoib-max-queued group <= 64\n"
+		  "expect ipoib-max-queued total >= 2\n");
+	run_pass(s);
+	imc_scenario_destroy(s);
+	/* Two limited members of a partition cannot talk: no pair. */
+	s = parse("topology fat-tree:leaves=2,hosts=3,spines=2\n"
+		  "stop 2s\n"
+		  "sa partitions=0x8001\n"
+		  "pkeys H-000003 0xffff 0x0001\n"
+		  "pkeys H-000004 0xffff 0x0001\n"
+		  "at 1ms ipoib-up H-000003 10.1.0.3/16 pkey=0x0001\n"
+		  "ipoib-up H-000004 10.1.0.4/16 pkey=0x0001\n"
+		  "at 1s ping-all\n"
+		  "expect ping-all-pairs == 0\n"
+		  "expect ipoib-carrier H-000003 pkey=0x0001 == up\n");
+	run_pass(s);
+	imc_scenario_destroy(s);
+}
+
 /* The SA gives the broadcast groups a Q_Key of its own: the interfaces'
  * QPs take it from the join answers, and pings (ARP, ND, the SM's own
  * host) cross without a Q_Key drop. */
@@ -381,6 +475,9 @@ int main(void)
 		cmocka_unit_test(test_run),
 		cmocka_unit_test(test_bcast_qkey),
 		cmocka_unit_test(test_sa_join_beside_ipoib),
+		cmocka_unit_test(test_qp1_shared),
+		cmocka_unit_test(test_tracker_shared),
+		cmocka_unit_test(test_sweep_subjects),
 		cmocka_unit_test(test_deterministic),
 	};
 

@@ -1193,10 +1193,13 @@ static void test_delete_retried_until_answered(void **state)
 	finish();
 }
 
-/* An unanswered Delete stops when the port goes down. */
+/* An unanswered Delete stops when the port goes down. The bit stays in
+ * doubt (an SM whose sweep missed the flap keeps the port's memberships)
+ * and is deleted again once the port is back. */
 static void test_delete_stops_at_port_down(void **state)
 {
 	struct node *n = node(2);
+	struct imc_gid g1 = fx_mgid(G1);
 	struct h *a = join(n, G1, IMC_JOIN_FULL, NULL);
 	size_t mark;
 
@@ -1211,10 +1214,245 @@ static void test_delete_stops_at_port_down(void **state)
 	mark = W->nlog;
 	run();
 	assert_int_equal(W->nlog, mark);
-	assert_int_equal(stats(n).groups, 0);
-	/* The SM drops the port: the SA forgets it. */
-	assert_int_equal(imc_sa_port_gone(W->f.sa, &W->f.ports[2].p.gid), 1);
+	assert_int_equal(stats(n).groups, 1);
+	assert_int_equal(sa_js(2, &g1), 0x1);
+	W->drop_fn = NULL;
+	port_event(n, IMC_MCAST_PORT_ACTIVE);
 	run();
+	assert_int_equal(sent(2, UMAD_SA_METHOD_DELETE, mark), 1);
+	assert_int_equal(sent(2, UMAD_METHOD_SET, mark), 0);
+	assert_int_equal(sa_js(2, &g1), 0);
+	assert_int_equal(stats(n).groups, 0);
+	finish();
+}
+
+/* The port flaps and members leave meanwhile. When the SM dropped the
+ * port, the Delete at port up is refused and settles the doubt; when the
+ * flap was shorter than the SM's sweep, the SA still holds the
+ * membership and the Delete gives it up (the tracker used to forget it
+ * at port down, and the SA kept it for good). A member that stays is
+ * joined again with its bits only. */
+static void test_flap_leave_while_down(void **state)
+{
+	struct node *n = node(2), *n3 = node(3);
+	struct imc_gid g1 = fx_mgid(G1), g2 = fx_mgid(G2);
+	struct h *a, *b, *c;
+	size_t mark;
+
+	/* a FullMember elsewhere keeps G2 alive for the NonMember */
+	join(n3, G2, IMC_JOIN_FULL, NULL);
+	for (int dropped = 0; dropped < 2; dropped++) {
+		a = join(n, G1, IMC_JOIN_FULL, &QP1);
+		b = join(n, G2, IMC_JOIN_FULL, NULL);
+		c = join(n, G2, IMC_JOIN_NON, NULL);
+		run();
+		assert_int_equal(sa_js(2, &g1), 0x1);
+		assert_int_equal(sa_js(2, &g2), 0x3);
+		link_set(n, true);
+		port_event(n, IMC_MCAST_PORT_DOWN);
+		if (dropped)
+			assert_int_equal(imc_sa_port_gone(
+						 W->f.sa, &W->f.ports[2].p.gid),
+					 2);
+		leave(a);
+		leave(b);
+		run();
+		/* kept while down: the SA may hold them */
+		assert_int_equal(stats(n).groups, 2);
+		mark = W->nlog;
+		link_set(n, false);
+		port_event(n, IMC_MCAST_PORT_ACTIVE);
+		run();
+		assert_int_equal(c->ev[1], IMC_MCAST_EV_WAITING);
+		assert_int_equal(c->ev[2], IMC_MCAST_EV_REJOINING);
+		assert_int_equal(c->ev[3], IMC_MCAST_EV_JOINED);
+		assert_int_equal(sa_js(2, &g1), 0);
+		assert_int_equal(sa_js(2, &g2), 0x2);
+		assert_int_equal(stats(n).groups, 1);
+		/* One Delete for G1's bit in doubt, one for G2's FullMember
+		 * bit, each answered (held) or refused (dropped). */
+		assert_int_equal(sent(2, UMAD_SA_METHOD_DELETE, mark), 2);
+		assert_int_equal(sent(2, UMAD_METHOD_SET, mark), 1);
+		check_union();
+		leave(c);
+		run();
+		assert_int_equal(sa_js(2, &g2), 0);
+	}
+	finish();
+}
+
+/* A reregister puts what the port held in doubt: a join that comes while
+ * the re-join is on its way is not answered from a bit the SA lost (the
+ * re-join asked for fewer bits than the port held before). */
+static void test_rejoin_doubts_held_bits(void **state)
+{
+	struct node *n = node(2), *n3 = node(3);
+	struct imc_gid g1 = fx_mgid(G1);
+	struct h *b, *c;
+	size_t mark;
+
+	join(n3, G1, IMC_JOIN_FULL, NULL); /* keeps G1 for NonMembers */
+	join(n, G1, IMC_JOIN_FULL, NULL);
+	b = join(n, G1, IMC_JOIN_NON, NULL);
+	run();
+	assert_int_equal(sa_js(2, &g1), 0x3);
+	imc_sa_destroy(W->f.sa);
+	sa_start();
+	port_event(n3, IMC_MCAST_PORT_REREGISTER);
+	run();
+	mark = W->nlog;
+	port_event(n, IMC_MCAST_PORT_REREGISTER);
+	leave(b);
+	while (!sent(2, UMAD_METHOD_SET, mark))
+		assert_true(imc_loop_run_once(W->f.loop) > 0);
+	c = join(n, G1, IMC_JOIN_NON, NULL);
+	run();
+	assert_int_equal(c->ev[0], IMC_MCAST_EV_JOINED);
+	assert_int_equal(sent(2, UMAD_METHOD_SET, mark), 2);
+	assert_int_equal(sa_js(2, &g1), 0x3);
+	check_union();
+	finish();
+}
+
+static bool drop_delete_answers(struct node *n, bool to_sa,
+				const uint8_t *mad)
+{
+	return !to_sa && mad[3] == UMAD_SA_METHOD_DELETE_RESP;
+}
+
+/* A Delete whose answers are all lost may have been taken: a join that
+ * wants its bits back asks the SA for them. */
+static void test_delete_unanswered_then_join(void **state)
+{
+	struct node *n = node(2);
+	struct imc_gid g1 = fx_mgid(G1);
+	struct h *a, *b;
+	size_t mark;
+
+	a = join(n, G1, IMC_JOIN_FULL, NULL);
+	run();
+	W->drop_fn = drop_delete_answers;
+	leave(a);
+	run_now();
+	b = join(n, G1, IMC_JOIN_FULL, NULL);
+	mark = W->nlog;
+	run();
+	assert_int_equal(stats(n).timeouts, 1);
+	assert_int_equal(b->ev[0], IMC_MCAST_EV_JOINED);
+	assert_int_equal(sent(2, UMAD_METHOD_SET, mark), 1);
+	assert_int_equal(sa_js(2, &g1), 0x1);
+	check_union();
+	finish();
+}
+
+/* Drops the first answer to a Set and takes the second partition from
+ * port 2 at that moment: the retry is refused. */
+static bool drop_set_answer_take_pkey(struct node *n, bool to_sa,
+				      const uint8_t *mad)
+{
+	static bool done;
+
+	if (!n) {
+		done = false;
+		return false;
+	}
+	if (to_sa || done || mad[3] != UMAD_METHOD_GET_RESP)
+		return false;
+	done = true;
+	fx_pkeys(&W->f, 2, 0xffff, 0);
+	return true;
+}
+
+/* The SA took a Set whose answer was lost and refused its retry (the
+ * port left the partition meanwhile; the SA does not deduplicate): the
+ * bits are in doubt, and nobody wants them, so a Delete settles them. */
+static void test_retry_refused_after_taken(void **state)
+{
+	struct node *n = node(2);
+	struct imc_gid g1 = fx_mgid(G1);
+	struct imc_mcast_join_req r = create_req(G1, IMC_JOIN_FULL, NULL);
+	struct h *a;
+
+	fx_pkeys(&W->f, 2, 0xffff, 0x8001);
+	r.rec.pkey = 0x8001;
+	drop_set_answer_take_pkey(NULL, false, NULL);
+	W->drop_fn = drop_set_answer_take_pkey;
+	a = join_req(n, &r);
+	run();
+	assert_int_equal(a->ev[0], IMC_MCAST_EV_ERROR);
+	assert_int_equal(a->st[0], UMAD_SA_STATUS_REQ_INVALID << 8);
+	assert_true(sent(2, UMAD_METHOD_SET, 0) == 2);
+	assert_int_equal(sent(2, UMAD_SA_METHOD_DELETE, 0), 1);
+	assert_int_equal(sa_js(2, &g1), 0);
+	finish();
+}
+
+/* A REJOINING member that the re-join's answer fails (its group came back
+ * with another record: a create of the same port, to which the new SA
+ * gave the group's MGID) has its QP detached, though nothing else happens
+ * in the group afterwards. */
+static void test_rejoin_mismatch_detaches(void **state)
+{
+	struct node *n = node(2);
+	struct imc_mcast_join_req r;
+	const struct logent *e;
+	struct h *a, *b;
+	size_t mark, at;
+
+	a = join(n, NULL, IMC_JOIN_FULL, &QP1);
+	run();
+	a->mgid = a->rec.mgid;
+	imc_sa_destroy(W->f.sa);
+	sa_start();
+	port_event(n, IMC_MCAST_PORT_REREGISTER);
+	r = create_req(NULL, IMC_JOIN_FULL, &QP2);
+	r.rec.qkey = 0x5678;
+	b = join_req(n, &r);
+	mark = W->nlog;
+	run();
+	assert_true(imc_gid_equal(&b->rec.mgid, &a->mgid));
+	b->mgid = b->rec.mgid;
+	assert_int_equal(b->ev[0], IMC_MCAST_EV_JOINED);
+	assert_int_equal(a->ev[1], IMC_MCAST_EV_REJOINING);
+	assert_int_equal(a->ev[2], IMC_MCAST_EV_ERROR);
+	assert_int_equal(a->st[2], -ENETRESET);
+	e = find_log(L_DETACH, 2, 0, mark, &at);
+	assert_non_null(e);
+	assert_ptr_equal(e->qp, &QP1);
+	assert_null(find_log(L_DETACH, 2, 0, at + 1, NULL));
+	check_union();
+	finish();
+}
+
+/* A re-join left unanswered after the retries fails nobody: it is paced
+ * again (the SA may only be too busy) until the SA answers; a join that
+ * comes meanwhile waits for it. */
+static void test_rejoin_unanswered_paced_again(void **state)
+{
+	struct node *n = node(2);
+	struct imc_gid g1 = fx_mgid(G1);
+	struct h *a, *b;
+
+	a = join(n, G1, IMC_JOIN_FULL, &QP1);
+	run();
+	W->drop_fn = drop_all;
+	port_event(n, IMC_MCAST_PORT_REREGISTER);
+	run_for(10000 * MS);
+	b = join(n, G1, IMC_JOIN_FULL, NULL);
+	run_for(10000 * MS);
+	assert_true(stats(n).timeouts >= 2);
+	assert_int_equal(stats(n).errors, 0);
+	assert_int_equal(a->ncb, 2);
+	assert_int_equal(a->ev[1], IMC_MCAST_EV_REJOINING);
+	assert_true(imc_mcast_member_state(a->m) == IMC_MCAST_REJOINING);
+	assert_int_equal(b->ncb, 0);
+	W->drop_fn = NULL;
+	run();
+	assert_int_equal(a->ev[2], IMC_MCAST_EV_JOINED);
+	assert_int_equal(b->ev[0], IMC_MCAST_EV_JOINED);
+	assert_int_equal(stats(n).errors, 0);
+	assert_int_equal(sa_js(2, &g1), 0x1);
+	check_union();
 	finish();
 }
 
@@ -1299,6 +1537,45 @@ static void test_attach_failure(void **state)
 	leave(a);
 	run();
 	assert_null(find_log(L_DETACH, 2, 0, mark, NULL));
+	finish();
+}
+
+/* A QP that goes while the tracker lives on: released at once once its
+ * members left, refused while one still uses it; no detach of it after. */
+static void test_release_qp(void **state)
+{
+	struct node *n = node(2);
+	struct h *a, *b, *c;
+	size_t mark;
+	int ndet = 0;
+
+	a = join(n, G1, IMC_JOIN_FULL, &QP1);
+	b = join(n, G2, IMC_JOIN_FULL, &QP1);
+	c = join(n, G1, IMC_JOIN_FULL, &QP2);
+	run();
+	assert_int_equal(stats(n).joined, 3);
+	mark = W->nlog;
+	assert_int_equal(imc_mcast_release_qp(n->t, &QP1), -EBUSY);
+	leave(a);
+	assert_int_equal(stats(n).joined, 2);
+	assert_int_equal(imc_mcast_release_qp(n->t, &QP1), -EBUSY);
+	assert_null(find_log(L_DETACH, 2, 0, mark, NULL));
+	leave(b);
+	assert_int_equal(imc_mcast_release_qp(n->t, &QP1), 0);
+	for (size_t i = mark; i < W->nlog; i++)
+		if (W->log[i].kind == L_DETACH) {
+			assert_ptr_equal(W->log[i].qp, &QP1);
+			ndet++;
+		}
+	assert_int_equal(ndet, 2);
+	mark = W->nlog;
+	run();
+	/* the Deletes go; QP2 stays attached and QP1 is not touched */
+	assert_null(find_log(L_DETACH, 2, 0, mark, NULL));
+	assert_int_equal(sent(2, UMAD_SA_METHOD_DELETE, mark), 1);
+	assert_int_equal(stats(n).joined, 1);
+	assert_int_equal(imc_mcast_release_qp(n->t, NULL), -EINVAL);
+	(void)c;
 	finish();
 }
 
@@ -1503,6 +1780,135 @@ static void test_group_deleted_trap67(void **state)
 	finish();
 }
 
+/* A trap 67 Report can come late (sent again after a lost ReportResp,
+ * IBA 13.4.8.2) and tell of a deletion older than the port's last join:
+ * the tracker gives up nothing the SA may still hold. Here it comes while
+ * the Delete of one member's bit is on its way and the other member has
+ * left too: its bit is deleted after (it used to stay at the SA). */
+static void test_trap67_late(void **state)
+{
+	struct node *n = node(2);
+	struct imc_gid g1 = fx_mgid(G1), sa_gid = fx_gid(1);
+	struct imc_sa_mad rep;
+	struct imc_notice no;
+	struct h *a, *b;
+	size_t mark;
+
+	a = join(n, G1, IMC_JOIN_FULL, NULL);
+	b = join(n, G1, IMC_JOIN_SENDONLY_FULL, NULL);
+	run();
+	assert_int_equal(sa_js(2, &g1), 0x9);
+	mark = W->nlog;
+	leave(a);
+	run_now();
+	assert_int_equal(sent(2, UMAD_SA_METHOD_DELETE, mark), 1);
+	leave(b);
+	memset(&rep, 0, sizeof(rep));
+	rep.mad.method = UMAD_METHOD_REPORT;
+	rep.mad.attr_id = UMAD_ATTR_NOTICE;
+	assert_int_equal(imc_notice_mcast_init(&no, IMC_TRAP_MCAST_GROUP_DELETED,
+					       &g1, 1, &sa_gid), 0);
+	assert_true(imc_notice_pack(&no, rep.data, sizeof(rep.data)) > 0);
+	W->in_api = true;
+	imc_mcast_report(n->t, &rep);
+	W->in_api = false;
+	run();
+	assert_int_equal(stats(n).groups_lost, 1);
+	assert_int_equal(sent(2, UMAD_SA_METHOD_DELETE, mark), 2);
+	assert_int_equal(sa_js(2, &g1), 0);
+	assert_int_equal(stats(n).groups, 0);
+	finish();
+}
+
+/* The port's own Delete of its last full bit deletes the group, with the
+ * port's other bits (no other port is a full member): the Delete's answer
+ * says what is left (nothing), and the member that stays is told, as by
+ * trap 67: it re-joins and is refused. */
+static void test_delete_takes_group(void **state)
+{
+	struct node *n = node(2);
+	struct imc_gid g1 = fx_mgid(G1);
+	struct h *a, *b;
+
+	a = join(n, G1, IMC_JOIN_FULL, NULL);
+	b = join(n, G1, IMC_JOIN_SENDONLY_NON, &QP1);
+	run();
+	assert_int_equal(sa_js(2, &g1), 0x5);
+	leave(a);
+	run();
+	assert_int_equal(stats(n).groups_lost, 1);
+	assert_int_equal(b->ev[1], IMC_MCAST_EV_REJOINING);
+	assert_int_equal(b->ev[2], IMC_MCAST_EV_ERROR);
+	assert_int_equal(b->st[2], ST_REQ_INVALID);
+	assert_int_equal(sa_js(2, &g1), 0);
+	check_union();
+	finish();
+}
+
+/* A Delete that leaves the port without a full bit subscribes to trap 67
+ * first, as a join without one does: when another port's full member
+ * leaves later, the port hears that the group is gone. */
+static void test_delete_subscribes(void **state)
+{
+	struct node *n = node(2), *n3 = node(3);
+	struct imc_gid g1 = fx_mgid(G1);
+	struct h *a, *b, *other;
+	size_t mark;
+
+	other = join(n3, G1, IMC_JOIN_FULL, NULL);
+	a = join(n, G1, IMC_JOIN_FULL, NULL);
+	b = join(n, G1, IMC_JOIN_NON, NULL);
+	run();
+	assert_int_equal(subscriptions(2, 0), 0);
+	mark = W->nlog;
+	leave(a);
+	run();
+	assert_int_equal(subscriptions(2, mark), 1);
+	assert_int_equal(sa_js(2, &g1), 0x2);
+	leave(other);
+	run();
+	assert_int_equal(stats(n).traps, 1);
+	assert_int_equal(b->ev[1], IMC_MCAST_EV_REJOINING);
+	assert_int_equal(b->ev[2], IMC_MCAST_EV_ERROR);
+	assert_int_equal(sa_js(2, &g1), 0);
+	check_union();
+	finish();
+}
+
+/* The SA holds a bit of the port that the tracker never knew of (a
+ * create of the port whose answers were all lost leaves such bits): the
+ * Delete's answer names the port's JoinState left, and the tracker gives
+ * that bit up too. */
+static void test_delete_answer_names_what_is_left(void **state)
+{
+	struct node *n = node(2), *n3 = node(3);
+	struct imc_gid g1 = fx_mgid(G1);
+	uint8_t mad[IMC_MAD_SIZE];
+	struct imc_mcmr r;
+	struct h *a;
+	size_t mark;
+
+	join(n3, G1, IMC_JOIN_FULL, NULL); /* keeps G1 for the NonMember */
+	a = join(n, G1, IMC_JOIN_FULL, NULL);
+	run();
+	/* NonMember for port 2, from port 2 with a TID of nobody's */
+	memset(&r, 0, sizeof(r));
+	r.mgid = g1;
+	r.port_gid = fx_gid(2);
+	r.join_state = IMC_JOIN_NON;
+	fx_mcmr_mad(mad, UMAD_METHOD_SET, 0x7e57, 0, JOIN_MASK, &r);
+	assert_int_equal(fx_recv(&W->f, 2, mad, sizeof(mad)), 0);
+	run();
+	assert_int_equal(sa_js(2, &g1), 0x3);
+	mark = W->nlog;
+	leave(a);
+	run();
+	assert_int_equal(sent(2, UMAD_SA_METHOD_DELETE, mark), 2);
+	assert_int_equal(sa_js(2, &g1), 0);
+	assert_int_equal(stats(n).groups, 0);
+	finish();
+}
+
 /* LID change: nothing at the SA. */
 static void test_lid_change(void **state)
 {
@@ -1618,6 +2024,150 @@ static void test_rejoin_immediate(void **state)
 	assert_int_equal(o.first, o.t0);
 	assert_int_equal(o.at_first, 64);
 	assert_int_equal(o.n->sets_out_max, 64);
+	finish();
+}
+
+/* ------------------------------------------------------------------ */
+/* The observer: how long joins and re-joins take. */
+
+struct obs {
+	unsigned n;
+	const struct imc_mcast_member *m[16];
+	int type[16];
+	bool first[16];
+	imc_time_t elapsed[16];
+	int ncb[16];                /* callbacks the handle had by then */
+};
+
+static struct obs OBS;
+
+static void on_obs(void *ctx, const struct imc_mcast_member *m,
+		   const struct imc_mcast_event *ev, bool first,
+		   imc_time_t elapsed)
+{
+	struct obs *o = ctx;
+
+	assert_ptr_equal(o, &OBS);
+	assert_false(W->in_api);
+	assert_true(o->n < 16);
+	o->m[o->n] = m;
+	o->type[o->n] = ev->type;
+	o->first[o->n] = first;
+	o->elapsed[o->n] = elapsed;
+	o->ncb[o->n] = -1;
+	for (size_t i = 0; i < nh; i++)
+		if (H[i].live && H[i].m == m)
+			o->ncb[o->n] = H[i].ncb;
+	o->n++;
+}
+
+/* Loop time of the callback of h with event ev after log position from. */
+static imc_time_t cb_at(const struct h *h, int ev, size_t from)
+{
+	for (size_t i = from; i < W->nlog; i++)
+		if (W->log[i].kind == L_CB && W->log[i].lid == h->n->lid &&
+		    W->log[i].ev == ev && imc_gid_equal(&W->log[i].mgid,
+							&h->mgid))
+			return W->log[i].at;
+	fail_msg("no callback %d", ev);
+	return 0;
+}
+
+static void test_observer(void **state)
+{
+	struct node *n = node(2), *n3 = node(3);
+	struct imc_mcast_observer o = { on_obs, &OBS };
+	struct imc_mcast_join_req bad = create_req(G1, IMC_JOIN_FULL, NULL);
+	struct h *a, *b, *c, *d, *e;
+	imc_time_t t0, t1;
+	size_t mark;
+
+	memset(&OBS, 0, sizeof(OBS));
+	imc_mcast_set_observer(n->t, &o);
+	/* A Set there and back, 5 us each way; told before the callback. */
+	a = join(n, G1, IMC_JOIN_FULL, &QP1);
+	run();
+	assert_int_equal(OBS.n, 1);
+	assert_ptr_equal(OBS.m[0], a->m);
+	assert_int_equal(OBS.type[0], IMC_MCAST_EV_JOINED);
+	assert_true(OBS.first[0]);
+	assert_int_equal(OBS.elapsed[0], 10 * US);
+	assert_int_equal(OBS.ncb[0], 0);
+	assert_int_equal(a->ncb, 1);
+	/* Answered without a MAD: no time at all; a mismatch fails alone,
+	 * at once too. n3 has no observer. */
+	run_for(1 * MS);
+	b = join(n, G1, IMC_JOIN_FULL, NULL);
+	bad.rec.qkey = 0x9999;
+	c = join_req(n, &bad);
+	join(n3, G1, IMC_JOIN_FULL, NULL);
+	run();
+	assert_int_equal(OBS.n, 3);
+	assert_ptr_equal(OBS.m[1], b->m);
+	assert_true(OBS.first[1]);
+	assert_int_equal(OBS.elapsed[1], 0);
+	assert_ptr_equal(OBS.m[2], c->m);
+	assert_int_equal(OBS.type[2], IMC_MCAST_EV_ERROR);
+	assert_true(OBS.first[2]);
+	assert_int_equal(OBS.elapsed[2], 0);
+
+	/* A reregister: re-joins, timed from the event. */
+	run_for(1 * MS);
+	t0 = imc_loop_now(W->f.loop);
+	mark = W->nlog;
+	port_event(n, IMC_MCAST_PORT_REREGISTER);
+	run();
+	assert_int_equal(OBS.n, 5);
+	for (unsigned i = 3; i < 5; i++) {
+		const struct h *x = OBS.m[i] == a->m ? a : b;
+
+		assert_true(OBS.m[i] == a->m || OBS.m[i] == b->m);
+		assert_false(OBS.first[i]);
+		assert_int_equal(OBS.type[i], IMC_MCAST_EV_JOINED);
+		assert_int_equal(OBS.elapsed[i],
+				 cb_at(x, IMC_MCAST_EV_JOINED, mark) - t0);
+		assert_true(OBS.elapsed[i] >= 10 * US);
+	}
+
+	/* A flap: a re-joins, timed from port up; d, joined while the
+	 * port was down, completes its request, timed from its join. */
+	port_event(n, IMC_MCAST_PORT_DOWN);
+	link_set(n, true);
+	run();
+	assert_int_equal(OBS.n, 5);        /* WAITING is not observed */
+	t0 = imc_loop_now(W->f.loop);
+	d = join(n, G2, IMC_JOIN_FULL, NULL);
+	run_for(3 * MS);
+	link_set(n, false);
+	t1 = imc_loop_now(W->f.loop);
+	mark = W->nlog;
+	port_event(n, IMC_MCAST_PORT_ACTIVE);
+	run();
+	assert_int_equal(OBS.n, 8);
+	for (unsigned i = 5; i < 8; i++) {
+		if (OBS.m[i] == d->m) {
+			assert_true(OBS.first[i]);
+			assert_int_equal(OBS.elapsed[i],
+					 cb_at(d, IMC_MCAST_EV_JOINED, mark) -
+					 t0);
+			assert_true(OBS.elapsed[i] > 3 * MS);
+		} else {
+			const struct h *x = OBS.m[i] == a->m ? a : b;
+
+			assert_true(OBS.m[i] == a->m || OBS.m[i] == b->m);
+			assert_false(OBS.first[i]);
+			assert_int_equal(OBS.elapsed[i],
+					 cb_at(x, IMC_MCAST_EV_JOINED, mark) -
+					 t1);
+		}
+	}
+
+	/* Cleared: nothing more. */
+	imc_mcast_set_observer(n->t, NULL);
+	e = join(n, G3, IMC_JOIN_FULL, NULL);
+	run();
+	assert_int_equal(e->ev[0], IMC_MCAST_EV_JOINED);
+	assert_int_equal(OBS.n, 8);
 	finish();
 }
 
@@ -1889,7 +2439,11 @@ static void test_rule2_exactly_once_sweep(void **state)
 
 			mc.seed = seed * 10 + i;
 			cc.seed = seed * 100 + i;
-			cc.retries = 2;
+			/* The anchors' port never gives up: were every full
+			 * member of a group to fail, the SA would delete the
+			 * group with the others' memberships, and nobody
+			 * tells their trackers (o15-0.1.9). */
+			cc.retries = i == 0 ? 30 : 2;
 			ns[i] = node_cfg(2 + i, &mc, &cc);
 		}
 		/* a full member on each group first, so that non-full
@@ -2051,18 +2605,30 @@ int main(void)
 		T(test_timeout_after_retries),
 		T(test_delete_retried_until_answered),
 		T(test_delete_stops_at_port_down),
+		T(test_flap_leave_while_down),
+		T(test_rejoin_doubts_held_bits),
+		T(test_delete_unanswered_then_join),
+		T(test_retry_refused_after_taken),
+		T(test_rejoin_mismatch_detaches),
+		T(test_rejoin_unanswered_paced_again),
 		T(test_attach_detach_order),
 		T(test_attach_failure),
+		T(test_release_qp),
 		T(test_port_down_up),
 		T(test_reregister_rejoins),
 		T(test_sm_change_rejoins),
 		T(test_rejoin_new_mlid),
 		T(test_rejoin_failure_fails_group),
 		T(test_group_deleted_trap67),
+		T(test_trap67_late),
+		T(test_delete_takes_group),
+		T(test_delete_subscribes),
+		T(test_delete_answer_names_what_is_left),
 		T(test_lid_change),
 		T(test_rejoin_paced_window),
 		T(test_rejoin_paced_spread),
 		T(test_rejoin_immediate),
+		T(test_observer),
 		T(test_create_mgid_zero),
 		T(test_create_merges_into_known_mgid),
 		T(test_delete_then_join_sequenced),

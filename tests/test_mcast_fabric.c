@@ -2,7 +2,8 @@
  * served on the SM's port (which shares its QP1 with that host's tracker
  * through a GSI): overlapping groups, multicast datagrams that reach
  * exactly the members' QPs, a restarted SA with a reregister on every
- * port, a link flap on a host, and QP1 shared with another SA client.
+ * port, a link flap on a host, QP1 shared with another SA client, and a
+ * shared GSI destroyed before its tracker.
  * Every test ends with every handle left, no group at the SA but the
  * broadcast one, nothing alive in the trackers and no timer armed. */
 #include <stdarg.h>
@@ -450,6 +451,36 @@ static void test_shared_qp1(void **state)
 	imc_gsi_destroy(G1);
 }
 
+/* The owner of a shared GSI may destroy it before the tracker (a run
+ * that frees its SA clients first): the tracker's Delete after a leave
+ * then fails as a send error and touches nothing freed. */
+static void test_gsi_gone_first(void **state)
+{
+	struct imc_sa_client_stats cs;
+	struct imc_mcast_fabric_config cfg;
+	struct member *a;
+
+	imc_mcast_fabric_destroy(H[1].mf);
+	assert_int_equal(imc_gsi_create(W.f, H[1].node, 1, &G1), 0);
+	imc_mcast_fabric_config_init(&cfg);
+	assert_int_equal(imc_mcast_fabric_create(W.f, H[1].node, 1, G1, &cfg,
+						 &H[1].mf), 0);
+	a = join(1, 0, IMC_JOIN_FULL);
+	run();
+	assert_int_equal(a->ev[0], IMC_MCAST_EV_JOINED);
+	imc_gsi_destroy(G1);
+	G1 = NULL;
+	leave(a);
+	run_for(MS);    /* the Delete goes from the loop */
+	imc_sa_client_get_stats(imc_mcast_fabric_client(H[1].mf), &cs);
+	assert_int_equal(cs.sent, 2);
+	assert_int_equal(cs.send_errors, 1);
+	imc_mcast_fabric_destroy(H[1].mf);
+	H[1].mf = NULL;
+	run();
+	assert_int_equal(a->n, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -460,6 +491,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_link_flap, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_shared_qp1, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_gsi_gone_first, setup,
 						teardown),
 	};
 

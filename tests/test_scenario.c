@@ -17,6 +17,9 @@
 #include "ibmcast/pcap.h"
 #include "ibmcast/scenario.h"
 
+#define SCENARIO_FIXTURE_OWN_PARSE
+#include "scenario_fixture.h"
+
 /* Two leaves (L-0001, L-0002), two spines (S-0001, S-0002), two hosts per
  * leaf: H-000001/2 on L-0001 ports 1-2, H-000003/4 on L-0002; leaf port
  * 2+s goes to spine s, spine port l to leaf l. */
@@ -40,14 +43,8 @@ static struct imc_scenario *parse_with(const char *text,
 				       const struct imc_scn_lang *lang)
 {
 	struct imc_scenario_parse_opts o = { .lang = lang, .topo = topo };
-	struct imc_scenario *s = NULL;
-	char err[512];
-	int rc = imc_scenario_parse(text, strlen(text), "t.scn", &o, &s, err,
-				    sizeof(err));
 
-	if (rc)
-		fail_msg("parse failed (%d): %s", rc, err);
-	return s;
+	return scn_fx_parse(text, &o);
 }
 
 static struct imc_scenario *parse(const char *text)
@@ -55,36 +52,14 @@ static struct imc_scenario *parse(const char *text)
 	return parse_with(text, NULL);
 }
 
-static char *print(const struct imc_scenario *s)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	imc_scenario_print(s, f);
-	fclose(f);
-	return buf;
-}
-
 /* Parses text (with or without the fixed topology) and checks that it
  * fails with exactly the message want. */
 static void expect_error(const char *text, bool with_topo, const char *want)
 {
 	struct imc_scenario_parse_opts o = { .topo = with_topo ? topo : NULL };
-	struct imc_scenario *s = NULL;
-	char err[512];
-	int rc = imc_scenario_parse(text, strlen(text), "t.scn", &o, &s, err,
-				    sizeof(err));
 
-	if (rc >= 0)
-		fail_msg("parsed, expected error '%s' for:\n%s", want, text);
-	assert_null(s);
-	if (strcmp(err, want))
-		fail_msg("error\n  got  '%s'\n  want '%s'", err, want);
+	scn_fx_expect_error(text, &o, want);
 }
-
-/* ---- values ---- */
 
 static void test_time_values(void **state)
 {
@@ -632,6 +607,9 @@ struct probe {
 	imc_time_t ran_at[4];
 	unsigned nran;
 	uint64_t value;
+	char freed[4];      /* 'a' the first state, 'b' the second */
+	unsigned nfreed;
+	char second;        /* key of the second state */
 };
 
 static struct probe probe;
@@ -658,7 +636,16 @@ static void probe_print(FILE *f, const struct imc_topo *t, const void *data)
 static void probe_state_free(void *d)
 {
 	probe.value += 1000;
+	if (probe.nfreed < 3)
+		probe.freed[probe.nfreed++] = 'a';
 	free(d);
+}
+
+static void probe_second_free(void *d)
+{
+	(void)d;
+	if (probe.nfreed < 3)
+		probe.freed[probe.nfreed++] = 'b';
 }
 
 static int probe_run(struct imc_scn_ctx *c, void *data)
@@ -677,6 +664,9 @@ static int probe_run(struct imc_scn_ctx *c, void *data)
 				 -EEXIST);
 	}
 	(*st)++;
+	if (*n == 7)
+		assert_int_equal(imc_scn_data_set(c, &probe.second, NULL,
+						  probe_second_free), 0);
 	probe.value += *n;
 	if (*n == 999)
 		return imc_scn_fail(c, -EIO, "probe %d refused", *st);
@@ -757,8 +747,10 @@ static void test_extension(void **state)
 	assert_int_equal(probe.nran, 2);
 	assert_int_equal(probe.ran_at[0], 10000);
 	assert_int_equal(probe.ran_at[1], 20000);
-	/* The state was freed when the run ended, after the checks. */
+	/* The state was freed when the run ended, after the checks, the
+	 * state set last first. */
 	assert_int_equal(probe.value, 1012);
+	assert_string_equal(probe.freed, "ba");
 	assert_int_equal(r.npassed, 2);
 	assert_int_equal(r.nfailed, 0);
 	assert_int_equal(r.checks[0].observed, 12);
@@ -793,18 +785,6 @@ static struct imc_scenario_check *check_at_line(struct imc_scenario_result *r,
 			return &r->checks[i];
 	fail_msg("no check for line %u", line);
 	return NULL;
-}
-
-static void run_ok(const struct imc_scenario *s,
-		   const struct imc_scenario_run_opts *o,
-		   struct imc_scenario_result *r)
-{
-	char err[512];
-	int rc = imc_scenario_run(s, o, r, err, sizeof(err));
-
-	if (rc)
-		fail_msg("run failed (%d): %s", rc, err);
-	assert_int_equal(r->leftover, 0);
 }
 
 static void test_run_basic(void **state)

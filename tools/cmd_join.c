@@ -118,28 +118,7 @@ struct opts {
 
 static int parse_secs(const char *s, double *out)
 {
-	char *end;
-	double v;
-
-	if (!s || !*s)
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !(v >= 0) || v > 86400 * 365)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* A JoinState as the SA tools name them (sa_tool_state); 0 is no join. */
-static int parse_state(const char *s, uint8_t *out)
-{
-	uint8_t v;
-
-	if (sa_tool_state(s, &v) < 0 || !v)
-		return -EINVAL;
-	*out = v;
-	return 0;
+	return sa_tool_real(s, 86400 * 365, out);
 }
 
 /* "[<|>]VALUE" or "max": selector (IBA 15.2.5.16) and the rest. */
@@ -622,7 +601,7 @@ static int run(int argc, char **argv)
 			bad = sa_tool_num(optarg, 255, &v);
 			o.port = (unsigned)v;
 			break;
-		case OPT_STATE: bad = parse_state(optarg, &o.state); break;
+		case OPT_STATE: bad = sa_tool_join_state(optarg, &o.state); break;
 		case OPT_CREATE: o.create = true; break;
 		case OPT_QKEY:
 			bad = sa_tool_num(optarg, UINT32_MAX, &v);
@@ -722,7 +701,7 @@ static int run(int argc, char **argv)
 		bad = parse_mgid(a, &mgids[i]) < 0;
 		if (eq)
 			*eq = '=';
-		if (bad || (eq && parse_state(eq + 1, &states[i]) < 0)) {
+		if (bad || (eq && sa_tool_join_state(eq + 1, &states[i]) < 0)) {
 			free(mgids);
 			free(states);
 			return usage_error(bad ? "bad MGID (a multicast GID, ff..., "

@@ -11,8 +11,10 @@
 
 #include "ibmcast/pcap.h"
 #include "ibmcast/scenario.h"
+#include "ibmcast/scenario_mcast.h"
 #include "ibmcast/scenario_sa.h"
 #include "tools.h"
+#include "util/text.h"
 
 #define PROGRESS_NS 500000000ull   /* progress line every 0.5 s */
 #define TEXT_HOSTS_MAX 64          /* hosts listed in the text summary */
@@ -21,10 +23,12 @@ static void help(FILE *f)
 {
 	fprintf(f,
 		"usage: ibmcast run [--seed N] [--pcap FILE] [--until TIME] [--json]\n"
-		"                   [--quiet] [--sa-show] SCENARIO\n"
+		"                   [--quiet] [--sa-show] [--mcast-show] SCENARIO\n"
 		"\n"
 		"Runs SCENARIO (docs/scenarios.md) on the embedded fabric in virtual\n"
-		"time and checks its expectations.\n"
+		"time, checks its expectations and reports what the run's parts did:\n"
+		"the SA's groups and members, join latencies, SA requests and MADs\n"
+		"lost, packets delivered and dropped by reason, IPoIB, expectations.\n"
 		"\n"
 		"  --seed N       seed of the run instead of the file's seed line\n"
 		"  --pcap FILE    capture every packet on every port into FILE\n"
@@ -35,6 +39,9 @@ static void help(FILE *f)
 		"  --sa-show      print the SA's groups and members (saquery -g, -m\n"
 		"                 style) at each sa-show line and at the end; needs\n"
 		"                 an sa line\n"
+		"  --mcast-show   print the groups of every port's join tracker (as\n"
+		"                 ibmcast mcast show lists them) at each mcast-show\n"
+		"                 line and at the end; needs an mcast-join line\n"
 		"\n"
 		"Exit: 0 every expectation held, 1 one failed or the run failed,\n"
 		"2 bad usage or a scenario that does not parse (FILE:LINE).\n");
@@ -74,20 +81,6 @@ static void on_progress(void *ctx, imc_time_t now, uint64_t events)
 	pr->shown = true;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 static const char *state_str(enum imc_scn_check_state st)
 {
 	switch (st) {
@@ -102,7 +95,8 @@ static const char *state_str(enum imc_scn_check_state st)
 
 static void print_json(const char *path, const struct imc_scenario *s,
 		       const struct imc_scenario_result *r,
-		       const struct imc_scn_sa_show *sa_show)
+		       const struct imc_scn_sa_show *sa_show,
+		       const struct imc_scn_mcast_show *mc_show)
 {
 	const struct imc_fabric_totals *tot = &r->totals;
 	uint32_t hcas, sws, cables;
@@ -111,9 +105,9 @@ static void print_json(const char *path, const struct imc_scenario *s,
 	imc_topo_counts(imc_scenario_topo(s), &hcas, &sws, &cables);
 	imc_scn_format_time(r->end, t, sizeof(t));
 	printf("{\n  \"scenario\": ");
-	json_str(stdout, path);
+	imc_json_str(stdout, path);
 	printf(",\n  \"topology\": ");
-	json_str(stdout, imc_scenario_topo_desc(s));
+	imc_json_str(stdout, imc_scenario_topo_desc(s));
 	printf(",\n  \"hcas\": %" PRIu32 ", \"switches\": %" PRIu32
 	       ", \"cables\": %" PRIu32 ",\n", hcas, sws, cables);
 	printf("  \"seed\": %" PRIu64 ",\n", r->seed);
@@ -134,7 +128,7 @@ static void print_json(const char *path, const struct imc_scenario *s,
 		const struct imc_scenario_host *h = &r->hosts[i];
 
 		printf("%s\n    {\"name\": ", i ? "," : "");
-		json_str(stdout, h->name);
+		imc_json_str(stdout, h->name);
 		printf(", \"port\": %u, \"sent\": %" PRIu64
 		       ", \"send_errors\": %" PRIu64 ", \"delivered\": %" PRIu64
 		       ", \"dups\": %" PRIu64 "}", h->port, h->sent,
@@ -146,14 +140,14 @@ static void print_json(const char *path, const struct imc_scenario *s,
 
 		printf("%s\n    {\"line\": %u, \"text\": ", i ? "," : "",
 		       c->line);
-		json_str(stdout, c->text);
+		imc_json_str(stdout, c->text);
 		printf(", \"at_end\": %s, \"at_ns\": %" PRIu64
 		       ", \"state\": \"%s\"", c->at_end ? "true" : "false",
 		       c->at, state_str(c->state));
 		if (c->state != IMC_SCN_CHECK_SKIPPED) {
 			printf(", \"observed\": %" PRIu64 ", \"observed_text\": ",
 			       c->observed);
-			json_str(stdout, c->observed_str);
+			imc_json_str(stdout, c->observed_str);
 		}
 		printf("}");
 	}
@@ -163,6 +157,14 @@ static void print_json(const char *path, const struct imc_scenario *s,
 		imc_scn_sa_show_print(sa_show, stdout, true);
 		printf(",\n");
 	}
+	if (mc_show) {
+		printf("  \"mcast\": ");
+		imc_scn_mcast_show_print(mc_show, stdout, true);
+		printf(",\n");
+	}
+	printf("  \"report\": ");
+	imc_scenario_report_print(r, stdout, true);
+	printf(",\n");
 	printf("  \"passed\": %u, \"failed\": %u, \"skipped\": %u,\n",
 	       r->npassed, r->nfailed, r->nskipped);
 	printf("  \"ok\": %s\n}\n", r->nfailed ? "false" : "true");
@@ -225,6 +227,8 @@ static void print_text(const char *path, const struct imc_scenario *s,
 			       c->state == IMC_SCN_CHECK_PASS ? "ok" : "FAIL",
 			       c->line, c->text, c->observed_str, t);
 	}
+	printf("\n");
+	imc_scenario_report_print(r, stdout, false);
 }
 
 static int run(int argc, char **argv)
@@ -236,6 +240,7 @@ static int run(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "sa-show", no_argument, NULL, 'S' },
+		{ "mcast-show", no_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct imc_scenario_run_opts ro = { 0 };
@@ -245,7 +250,9 @@ static int run(int argc, char **argv)
 	const char *pcap_path = NULL, *path;
 	struct imc_pcap *pc = NULL;
 	struct imc_scn_sa_show *sa_show = NULL;
+	struct imc_scn_mcast_show *mc_show = NULL;
 	bool json = false, quiet = false, want_sa_show = false;
+	bool want_mc_show = false;
 	char err[1024];
 	int opt, rc, code;
 
@@ -281,6 +288,9 @@ static int run(int argc, char **argv)
 		case 'S':
 			want_sa_show = true;
 			break;
+		case 'M':
+			want_mc_show = true;
+			break;
 		default:
 			help(stderr);
 			return IMC_EXIT_USAGE;
@@ -306,11 +316,24 @@ static int run(int argc, char **argv)
 			return IMC_EXIT_USAGE;
 		}
 	}
+	if (want_mc_show) {
+		rc = imc_scn_mcast_show_create(s, &mc_show);
+		if (rc) {
+			fprintf(stderr, "ibmcast run: --mcast-show: %s\n",
+				rc == -ENOENT ?
+				"the scenario has no mcast-join line" :
+				strerror(-rc));
+			imc_scn_sa_show_destroy(sa_show);
+			imc_scenario_destroy(s);
+			return IMC_EXIT_USAGE;
+		}
+	}
 	if (pcap_path) {
 		rc = imc_pcap_open(pcap_path, &pc);
 		if (rc < 0) {
 			fprintf(stderr, "ibmcast run: %s: %s\n", pcap_path,
 				strerror(-rc));
+			imc_scn_mcast_show_destroy(mc_show);
 			imc_scn_sa_show_destroy(sa_show);
 			imc_scenario_destroy(s);
 			return IMC_EXIT_USAGE;
@@ -329,24 +352,31 @@ static int run(int argc, char **argv)
 	if (pc && imc_pcap_close(pc) < 0 && !rc) {
 		fprintf(stderr, "ibmcast run: cannot write %s\n", pcap_path);
 		imc_scenario_result_free(&r);
+		imc_scn_mcast_show_destroy(mc_show);
 		imc_scn_sa_show_destroy(sa_show);
 		imc_scenario_destroy(s);
 		return IMC_EXIT_FAIL;
 	}
 	if (rc) {
 		fprintf(stderr, "ibmcast run: %s\n", err);
+		imc_scn_mcast_show_destroy(mc_show);
 		imc_scn_sa_show_destroy(sa_show);
 		imc_scenario_destroy(s);
 		return IMC_EXIT_FAIL;
 	}
 	if (json)
-		print_json(path, s, &r, sa_show);
+		print_json(path, s, &r, sa_show, mc_show);
 	else if (!quiet)
 		print_text(path, s, &r);
 	if (sa_show && !json) {
 		if (!quiet)
 			printf("\n");
 		imc_scn_sa_show_print(sa_show, stdout, false);
+	}
+	if (mc_show && !json) {
+		if (!quiet || sa_show)
+			printf("\n");
+		imc_scn_mcast_show_print(mc_show, stdout, false);
 	}
 	for (unsigned i = 0; i < r.nchecks; i++) {
 		const struct imc_scenario_check *c = &r.checks[i];
@@ -363,6 +393,7 @@ static int run(int argc, char **argv)
 	}
 	code = r.nfailed ? IMC_EXIT_FAIL : IMC_EXIT_OK;
 	imc_scenario_result_free(&r);
+	imc_scn_mcast_show_destroy(mc_show);
 	imc_scn_sa_show_destroy(sa_show);
 	imc_scenario_destroy(s);
 	return code;

@@ -1,15 +1,13 @@
 /* ibmcast sa-serve: the SA engine as a second SA beside OpenSM (on
- * InfiniBand, or on ibsim through umad2sim), and the two clients that
- * hold it up against OpenSM: a conformance driver that sends the same
- * requests to both SAs and compares the answers, and a load generator. */
+ * InfiniBand, or on ibsim through umad2sim), and the client that holds it
+ * up against OpenSM: a conformance driver that sends the same requests to
+ * both SAs and compares the answers. (`ibmcast storm` loads either.) */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +21,7 @@
 #include "ibmcast/sa_serve.h"
 #include "ibmcast/umad.h"
 #include "sa_tool.h"
+#include "sigwatch.h"
 #include "tools.h"
 #include "wire/bytes.h"
 
@@ -34,8 +33,6 @@ static void help(FILE *f)
 		"                        [--transport auto|umad|ibsim]\n"
 		"       ibmcast sa-serve compare --imc-lid LID [--osm-lid LID] [--tag T]\n"
 		"                        [--device D] [--port P] CASEFILE\n"
-		"       ibmcast sa-serve load --dlid LID --op create|rejoin [--count N]\n"
-		"                        [--window N] [--tag T] [--device D] [--port P]\n"
 		"\n"
 		"serve    answers SA requests addressed to this port's LID with ibmcast's\n"
 		"         SA engine (sets IsSM on the port), beside the SM that runs the\n"
@@ -49,7 +46,7 @@ static void help(FILE *f)
 		"         flight at the SM (default 32). --transport: umad goes through\n"
 		"         libibumad (on ibsim: umad2sim), ibsim speaks ibsim's socket\n"
 		"         directly, auto (the default) picks ibsim when umad2sim is\n"
-		"         preloaded. compare and load take it too (default umad).\n"
+		"         preloaded. compare takes it too (default umad).\n"
 		"compare  runs the cases of CASEFILE against the SA at --osm-lid (default\n"
 		"         the SM's LID) and the one at --imc-lid, from this one client, and\n"
 		"         prints per case the statuses of both and whether they agree.\n"
@@ -57,9 +54,9 @@ static void help(FILE *f)
 		"         one and agrees. --tag (0-255, default 0) shifts the case\n"
 		"         numbers ($C) by TAG * 256, so that runs against the same\n"
 		"         OpenSM use distinct groups.\n"
-		"load     --count Sets of MCMemberRecords (default 10000) with --window in\n"
-		"         flight (default 8, at most 32): 'create' makes groups\n"
-		"         ff15:1234:TAG::N, 'rejoin' joins them again; prints the rate.\n");
+		"\n"
+		"To load an SA (OpenSM or this one, with --dlid) with joins, leaves\n"
+		"and creates: ibmcast storm.\n");
 }
 
 #define PROG "ibmcast sa-serve"
@@ -77,13 +74,10 @@ struct opts {
 	bool list;
 	uint16_t osm_lid;
 	uint16_t imc_lid;
-	uint16_t dlid;
-	const char *op;
-	unsigned count;
 	unsigned tag;
 	const char *transport;      /* NULL: the verb's default */
 	unsigned coalesce_us;
-	bool window_set, tag_set;
+	bool tag_set;
 };
 
 /* --transport: serve defaults to auto, the clients to umad (the path a
@@ -97,51 +91,6 @@ static enum imc_umad_backend backend_of(const struct opts *o, bool server)
 	if (!strcmp(t, "auto"))
 		return imc_umad_backend_auto();
 	return IMC_UMAD_LIBIBUMAD;
-}
-
-/* SIGINT/SIGTERM through a signalfd watched by the loop: the loop stops
- * from its own thread. */
-struct sigwatch {
-	struct imc_fd_watch w;
-	struct imc_loop *loop;
-	bool hit;
-};
-
-static void on_signal(struct imc_fd_watch *w, unsigned int events)
-{
-	struct sigwatch *sw = imc_container_of(w, struct sigwatch, w);
-	struct signalfd_siginfo si;
-
-	if (read(w->fd, &si, sizeof(si)) > 0)
-		sw->hit = true;
-	imc_loop_stop(sw->loop);
-}
-
-static int sigwatch_start(struct sigwatch *sw, struct imc_loop *loop)
-{
-	sigset_t set;
-	int fd;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-		return -errno;
-	fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	memset(sw, 0, sizeof(*sw));
-	sw->loop = loop;
-	imc_fd_watch_init(&sw->w, fd, on_signal);
-	return imc_loop_watch_fd(loop, &sw->w, IMC_EV_READ);
-}
-
-static void sigwatch_stop(struct sigwatch *sw)
-{
-	if (sw->w.fd > 0) {
-		imc_loop_unwatch_fd(sw->loop, &sw->w);
-		close(sw->w.fd);
-	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -187,7 +136,7 @@ static int do_serve(const struct opts *o)
 		fprintf(stderr, "ibmcast sa-serve: loop: %s\n", strerror(-r));
 		return IMC_EXIT_FAIL;
 	}
-	if (sigwatch_start(&sw, loop) < 0) {
+	if (sigwatch_start(&sw, loop, NULL) < 0) {
 		fprintf(stderr, "ibmcast sa-serve: signals: %s\n",
 			strerror(errno));
 		goto out;
@@ -200,7 +149,7 @@ static int do_serve(const struct opts *o)
 		goto out;
 	}
 	end = imc_loop_now(loop) + (imc_time_t)o->duration * IMC_NSEC_PER_SEC;
-	while (!imc_sa_serve_ready(s) && !sw.hit &&
+	while (!imc_sa_serve_ready(s) && !sw.hits &&
 	       (!o->duration || imc_loop_now(loop) < end))
 		if (imc_loop_run_once(loop) < 0)
 			goto out;
@@ -212,7 +161,7 @@ static int do_serve(const struct opts *o)
 		imc_sa_serve_foreach_port(s, print_port, NULL);
 	fflush(stdout);
 	/* A signal taken during the scan has already stopped a round. */
-	if (!sw.hit) {
+	if (!sw.hits) {
 		if (o->duration)
 			imc_loop_run_until(loop, end);
 		else
@@ -932,146 +881,6 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
-/* load */
-
-struct load {
-	struct imc_loop *loop;
-	struct imc_sa_client *c;
-	struct imc_gid self;
-	unsigned tag, count, next, done;
-	bool create;
-	uint64_t by_status[16];
-	uint64_t errors;
-};
-
-static void load_one(struct load *l);
-
-static void load_done(void *arg, int err, const struct imc_sa_answer *a)
-{
-	struct load *l = arg;
-
-	if (err)
-		l->errors++;
-	else
-		l->by_status[imc_sa_status_code(a->status) & 15]++;
-	l->done++;
-	if (l->next < l->count)
-		load_one(l);
-	else if (l->done == l->count)
-		imc_loop_stop(l->loop);
-}
-
-static void load_one(struct load *l)
-{
-	struct imc_sa_mad m;
-	struct imc_mcmr r;
-	unsigned i = l->next++;
-
-	memset(&m, 0, sizeof(m));
-	memset(&r, 0, sizeof(r));
-	m.mad.method = UMAD_METHOD_SET;
-	m.mad.attr_id = UMAD_SA_ATTR_MCMEMBER_REC;
-	/* ff15:1234:TAG::HI:LO, site-local, no IPoIB signature. */
-	r.mgid.raw[0] = 0xff;
-	r.mgid.raw[1] = 0x15;
-	imc_put16(r.mgid.raw + 2, 0x1234);
-	imc_put16(r.mgid.raw + 4, (uint16_t)l->tag);
-	imc_put32(r.mgid.raw + 12, i + 1);
-	r.port_gid = l->self;
-	r.join_state = UMAD_SA_MCM_JOIN_STATE_FULL_MEMBER;
-	r.qkey = 0x1234;
-	r.pkey = 0xffff;
-	m.sa.comp_mask = UMAD_SA_MCM_COMP_MASK_MGID |
-			 UMAD_SA_MCM_COMP_MASK_PORT_GID |
-			 UMAD_SA_MCM_COMP_MASK_JOIN_STATE;
-	if (l->create)
-		/* OpenSM's minimum to create (protocol.md). */
-		m.sa.comp_mask |= UMAD_SA_MCM_COMP_MASK_QKEY |
-				  UMAD_SA_MCM_COMP_MASK_TCLASS |
-				  UMAD_SA_MCM_COMP_MASK_PKEY |
-				  UMAD_SA_MCM_COMP_MASK_SL |
-				  UMAD_SA_MCM_COMP_MASK_FLOW_LABEL;
-	imc_mcmr_pack(&r, m.data, sizeof(m.data));
-	if (imc_sa_query_start(l->c, &m, load_done, l, NULL) < 0) {
-		l->errors++;
-		l->done++;
-	}
-}
-
-static int do_load(const struct opts *o)
-{
-	struct imc_umad_config uc = {
-		.device = o->device, .port = o->port, .mode = IMC_UMAD_CLIENT,
-		.backend = backend_of(o, false),
-	};
-	struct imc_sa_client_config cc;
-	struct imc_sa_transport tr;
-	struct imc_umad *u = NULL;
-	struct load l;
-	struct timespec t0, t1;
-	double secs;
-	int r, rc = IMC_EXIT_FAIL;
-
-	memset(&l, 0, sizeof(l));
-	l.count = o->count;
-	l.tag = o->tag;
-	l.create = !strcmp(o->op, "create");
-	r = imc_loop_create_realtime(&l.loop);
-	if (r < 0)
-		return IMC_EXIT_FAIL;
-	r = imc_umad_open(l.loop, &uc, &u);
-	if (r < 0) {
-		fprintf(stderr, "ibmcast sa-serve: cannot open port: %s\n",
-			strerror(-r));
-		goto out;
-	}
-	imc_umad_set_sa_lid(u, o->dlid);
-	imc_sa_client_config_init(&cc);
-	cc.window = o->window;
-	cc.timeout = 500 * IMC_NSEC_PER_MSEC;
-	cc.max_timeout = 2 * IMC_NSEC_PER_SEC;
-	cc.seed = (uint64_t)getpid() << 16 ^ (uint64_t)time(NULL);
-	imc_umad_sa_transport(u, &tr);
-	if (imc_sa_client_create(l.loop, &tr, &cc, &l.c) < 0)
-		goto out;
-	imc_umad_attach(u, l.c);
-	l.self = imc_umad_port(u)->gid;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (l.next < l.count && l.next < o->window)
-		load_one(&l);
-	if (l.done < l.count)
-		imc_loop_run(l.loop);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	secs = (double)(t1.tv_sec - t0.tv_sec) +
-	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	printf("op %s dlid %u window %u count %u seconds %.3f per_sec %.0f "
-	       "success %" PRIu64 " failed %" PRIu64 " no_answer %" PRIu64
-	       "\n", o->op, o->dlid, o->window, l.count, secs,
-	       secs > 0 ? l.count / secs : 0.0, l.by_status[0],
-	       l.done - l.by_status[0] - l.errors, l.errors);
-	for (unsigned i = 1; i < 16; i++)
-		if (l.by_status[i])
-			printf("status 0x%04x %s count %" PRIu64 "\n",
-			       imc_sa_status(i),
-			       imc_mad_status_str(imc_sa_status(i)),
-			       l.by_status[i]);
-	rc = l.by_status[0] == l.count ? IMC_EXIT_OK : IMC_EXIT_FAIL;
-out:
-	if (u)
-		imc_umad_attach(u, NULL);
-	imc_sa_client_destroy(l.c);
-	imc_umad_close(u);
-	imc_loop_destroy(l.loop);
-	return rc;
-}
-
-/* ------------------------------------------------------------------ */
-
-static int opt_op(const char *arg, void *f)
-{
-	*(const char **)f = arg;
-	return strcmp(arg, "create") && strcmp(arg, "rejoin") ? -EINVAL : 0;
-}
 
 static int opt_transport(const char *arg, void *f)
 {
@@ -1086,15 +895,11 @@ static const struct sa_opt options[] = {
 	O("port", port, 0, 255),
 	O("smkey", smkey, 0, UINT64_MAX),
 	O("ttl", ttl_ms, 0, 3600000),
-	{ "window", SA_OPT_NUM, SA_OPT_FIELD(struct opts, window), 1, 32, 1,
-	  NULL, offsetof(struct opts, window_set) },
+	O("window", window, 1, 32),
 	O("duration", duration, 0, 86400),
 	SA_OPT_F("list", struct opts, list),
 	O("osm-lid", osm_lid, 1, 0xbfff),
 	O("imc-lid", imc_lid, 1, 0xbfff),
-	O("dlid", dlid, 1, 0xbfff),
-	{ "op", SA_OPT_FN, offsetof(struct opts, op), 0, 0, 0, 0, opt_op, -1 },
-	O("count", count, 1, 0xfffffff),
 	{ "tag", SA_OPT_NUM, SA_OPT_FIELD(struct opts, tag), 0, 0xffff, 1,
 	  NULL, offsetof(struct opts, tag_set) },
 	{ "transport", SA_OPT_FN, offsetof(struct opts, transport), 0, 0, 0,
@@ -1113,7 +918,6 @@ static int run(int argc, char **argv)
 	o.smkey = 1;
 	o.ttl_ms = 1000;
 	o.window = 32;
-	o.count = 10000;
 	o.tag = 1;
 	optind = 1;
 	if (argc > 1 && argv[1][0] != '-') {
@@ -1140,21 +944,12 @@ static int run(int argc, char **argv)
 			return sa_tool_usage(PROG, "compare takes --tag 0-255");
 		return do_compare(&o, argv[optind]);
 	}
-	if (!strcmp(verb, "load")) {
-		if (optind != argc)
-			return sa_tool_usage(PROG, "load takes no operands");
-		if (!o.dlid || !o.op)
-			return sa_tool_usage(PROG, "load needs --dlid and --op");
-		if (!o.window_set)
-			o.window = 8;
-		return do_load(&o);
-	}
 	return sa_tool_usage(PROG, "unknown verb");
 }
 
 const struct imc_cmd imc_cmd_sa_serve = {
 	.name = "sa-serve",
-	.summary = "ibmcast's SA beside OpenSM: serve, compare, load",
+	.summary = "ibmcast's SA beside OpenSM: serve, compare",
 	.run = run,
 	.help = help,
 };

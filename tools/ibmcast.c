@@ -12,7 +12,9 @@ static const struct imc_cmd *const cmds[] = {
 	&imc_cmd_sa,
 	&imc_cmd_sa_serve,
 	&imc_cmd_mcast,
+	&imc_cmd_storm,
 	&imc_cmd_bench,
+	&imc_cmd_up,
 };
 
 static void usage(FILE *f)
@@ -29,7 +31,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"\n"
 		"Exit codes: 0 success, 1 the work failed or a check did not hold,\n"
-		"2 bad usage or unreadable input.\n");
+		"2 bad usage or unreadable input; 128+N when signal N cut a run\n"
+		"short (storm, after its partial report).\n");
 }
 
 int main(int argc, char **argv)

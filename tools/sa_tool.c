@@ -117,6 +117,31 @@ int sa_tool_state(const char *s, uint8_t *out)
 	return 0;
 }
 
+int sa_tool_join_state(const char *s, uint8_t *out)
+{
+	uint8_t v;
+
+	if (sa_tool_state(s, &v) < 0 || !v)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int sa_tool_real(const char *s, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !(v >= 0) || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 int sa_tool_hex(const char *s, uint8_t *buf, size_t max)
 {
 	size_t n = strlen(s);
@@ -311,14 +336,20 @@ int sa_tool_getopt(const char *prog, int argc, char **argv,
 		lo[i].val = 256 + (int)i;
 	}
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "", lo, &idx)) != -1) {
+	/* ':' first: a missing value is told apart from an unknown option. */
+	while ((ch = getopt_long(argc, argv, ":", lo, &idx)) != -1) {
 		const struct sa_opt *t;
 
-		if (ch < 256 || ch >= 256 + (int)n)
-			return sa_tool_usage(prog, "unknown option");
+		if (ch < 256 || ch >= 256 + (int)n) {
+			fprintf(stderr, "%s: %s option '%s' (try '%s --help')\n",
+				prog, ch == ':' ? "a value is missing for the" :
+				"unknown", argv[optind - 1], prog);
+			return IMC_EXIT_USAGE;
+		}
 		t = &table[ch - 256];
 		if (store(t, optarg, opts) < 0) {
-			fprintf(stderr, "%s: bad value '%s'\n", prog, optarg);
+			fprintf(stderr, "%s: bad value '%s' for --%s\n", prog,
+				optarg, t->name);
 			return IMC_EXIT_USAGE;
 		}
 		if (t->set_off >= 0)

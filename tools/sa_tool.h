@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "ibmcast/gid.h"
+#include "ibmcast/loop.h"
 #include "ibmcast/sa_attr.h"
 
 /* A number, decimal or 0x hex, at most max (no sign). 0 or -EINVAL. */
@@ -31,6 +32,12 @@ int sa_tool_attr(const char *s, uint16_t *out);
 /* A JoinState by name (full, nonmember, sendonly, sendonly-full) or a
  * number up to 0xf. */
 int sa_tool_state(const char *s, uint8_t *out);
+
+/* As sa_tool_state(), without 0 (a join or leave of no bit). */
+int sa_tool_join_state(const char *s, uint8_t *out);
+
+/* A decimal number (fractions allowed) in [0, max]. 0 or -EINVAL. */
+int sa_tool_real(const char *s, double max, double *out);
 
 /* An even number of hex digits, at most max bytes, into buf. */
 int sa_tool_hex(const char *s, uint8_t *buf, size_t max);
@@ -74,10 +81,21 @@ struct sa_opt {
 #define SA_OPT_N(name, type, f, lo, hi) \
 	{ name, SA_OPT_NUM, SA_OPT_FIELD(type, f), lo, hi, 1, NULL, -1 }
 
+/* The SA client options of the commands that send SA requests: --dlid
+ * (0: the SM's LID), --smkey, --timeout (ms, stored in ns), --retries,
+ * into the fields dlid (uint16_t), smkey (uint64_t), timeout
+ * (imc_time_t) and retries (unsigned) of type. */
+#define SA_OPT_CLIENT(type) \
+	SA_OPT_N("dlid", type, dlid, 0, 0xbfff), \
+	SA_OPT_N("smkey", type, smkey, 0, UINT64_MAX), \
+	{ "timeout", SA_OPT_NUM, SA_OPT_FIELD(type, timeout), 1, 3600000, \
+	  IMC_NSEC_PER_MSEC, NULL, -1 }, \
+	SA_OPT_N("retries", type, retries, 0, 100)
+
 /* Parses the options of argv from optind (the operands stay in argv
  * from the returned optind) into opts. Returns 0, or prints
- * "PROG: bad value 'V'" / "PROG: unknown option (try 'PROG --help')"
- * and returns IMC_EXIT_USAGE. */
+ * "PROG: bad value 'V' for --NAME" / "PROG: unknown option '--X' (try
+ * 'PROG --help')" and returns IMC_EXIT_USAGE. */
 int sa_tool_getopt(const char *prog, int argc, char **argv,
 		   const struct sa_opt *table, size_t n, void *opts);
 

@@ -32,8 +32,10 @@ extern const struct imc_cmd imc_cmd_join;
 extern const struct imc_cmd imc_cmd_run;
 extern const struct imc_cmd imc_cmd_sa;
 extern const struct imc_cmd imc_cmd_sa_serve;
+extern const struct imc_cmd imc_cmd_up;
 extern const struct imc_cmd imc_cmd_mcast;
 extern const struct imc_cmd imc_cmd_bench;
+extern const struct imc_cmd imc_cmd_storm;
 
 /* ibmcast mcast show */
 int imc_mcast_show_main(int argc, char **argv);

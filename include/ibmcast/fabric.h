@@ -379,6 +379,8 @@ struct imc_fabric_totals {
 	uint64_t delivered;    /* datagrams handed to a receive callback */
 	uint64_t hops;         /* cable traversals */
 	uint64_t drops[IMC_DROP__COUNT];
+	/* Of those, MADs: datagrams to QP0 or QP1 (IBA 13.5.1). */
+	uint64_t mad_sent, mad_delivered, mad_drops;
 };
 
 void imc_fabric_totals(const struct imc_fabric *f,

@@ -47,7 +47,7 @@ struct imc_gsi_agent {
 	int (*recv)(struct imc_gsi_agent *a, const struct imc_ud_recv *r);
 	uint32_t tid_high;
 	struct imc_gsi_agent *next, *prev;   /* private */
-	struct imc_gsi *gsi;                 /* private */
+	struct imc_gsi *gsi;                 /* NULL when not added */
 };
 
 /* Creates QP1 on node:port. Returns 0, -EINVAL (not an HCA port),
@@ -64,7 +64,8 @@ void imc_gsi_set_qp(struct imc_gsi *g, struct imc_qp *qp);
 void imc_gsi_input(void *ctx, const struct imc_ud_recv *r);
 
 /* Frees the GSI and, when it created it, QP1. Agents still added are
- * forgotten (they get nothing more). May be called from an agent's recv
+ * forgotten: they get nothing more, and their gsi field is NULL (an
+ * owner may test it to know the GSI is gone). May be called from an agent's recv
  * that took the MAD. NULL is a no-op. */
 void imc_gsi_destroy(struct imc_gsi *g);
 

@@ -334,6 +334,9 @@ struct imc_ipoib_stats {
 	size_t groups;
 	size_t queued;                     /* packets waiting now */
 	size_t queued_max;                 /* most at once */
+	size_t queued_max_endpoint;        /* most in one neighbour's or
+					    * endpoint's queue */
+	size_t queued_max_group;           /* most in one group's queue */
 };
 
 void imc_ipoib_get_stats(const struct imc_ipoib *ifc,

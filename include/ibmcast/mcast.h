@@ -20,7 +20,7 @@
  *   JOINED    trap 67: the SA deleted the group    REJOINING
  *   JOINED    port down                            WAITING
  *   REJOINING SA join answered with success        JOINED
- *   REJOINING SA status, -ETIMEDOUT, -ENETRESET    FAILED
+ *   REJOINING SA status, -ENETRESET                FAILED
  *   REJOINING port down                            WAITING
  *   WAITING   port up (ACTIVE)                     REJOINING (or PENDING
  *                                                  when never joined)
@@ -58,8 +58,18 @@
  * member whose template was sent fails with the SA status and the others
  * are asked for again (each gets its own status). A Delete that goes
  * unanswered is sent again until it is answered or the port goes down.
+ * The answer to a Delete names the port's JoinState left: bits it names
+ * that the tracker did not know of are deleted too, and when the group
+ * went with the port's last full bit the members that stay are told as
+ * for trap 67. A Delete that leaves the port without a full bit
+ * subscribes to trap 67 first, as a join without one does.
  * Re-joins name the group's whole record, so that an SA that lost the
- * group creates it again as it was.
+ * group creates it again as it was. A re-join left unanswered after the
+ * client's retries fails nobody (an SA whose queue overflows drops
+ * requests silently, and after a reregister of a whole subnet that is the
+ * rule): it is paced again over a spread doubled each time in a row (at
+ * most 32 times rejoin_spread), until the SA answers or the port goes
+ * down; joins that came meanwhile wait for it.
  *
  * What the tracker cannot know: the MGID of a create whose answers were
  * all lost (the SA may hold a group nobody knows of), a trap 67 whose
@@ -98,7 +108,8 @@ enum {
  * QP given at join. Either may return a negative errno: a failed attach
  * fails the member with that error (and its bits are given back); a
  * failed detach is counted. Called from the loop, never from inside an
- * API call; they must not call back into the tracker. */
+ * API call but imc_mcast_destroy() and imc_mcast_release_qp() (detach
+ * only); they must not call back into the tracker. */
 struct imc_mcast_ops {
 	int (*attach)(void *ctx, void *qp, const struct imc_gid *mgid,
 		      uint16_t mlid);
@@ -135,8 +146,8 @@ struct imc_mcast_config {
 	bool subscribe;
 };
 
-/* Paced re-joins over 100 ms, 16 in flight, subscribe; port_gid zero
- * (set it). */
+/* Paced re-joins over 1 s, one in flight per port (docs/performance.md,
+ * "Join storm"), subscribe; port_gid zero (set it). */
 void imc_mcast_config_init(struct imc_mcast_config *cfg);
 
 /* A tracker for one port, sending through sa (not owned; it must outlive
@@ -152,9 +163,8 @@ int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
 /* Frees the tracker and every member without callbacks and without
  * telling the SA (the memberships stay there until the SA drops the port;
  * leave members first and run the loop to give them up). Detaches the
- * QPs still attached: the only ops call made inside an API call, since
- * there is no later for it. May be called from a callback. NULL is a
- * no-op. */
+ * QPs still attached, inside the call, since there is no later for it.
+ * May be called from a callback. NULL is a no-op. */
 void imc_mcast_destroy(struct imc_mcast *t);
 
 /* A join request. rec is the MCMemberRecord template; comp_mask says
@@ -210,6 +220,32 @@ int imc_mcast_join(struct imc_mcast *t, const struct imc_mcast_join_req *req,
  * goes. May be called from any callback. */
 void imc_mcast_leave(struct imc_mcast_member *m);
 
+/* Detaches at once every attachment of qp that no member uses any more
+ * (their members left): for a caller about to destroy qp while the
+ * tracker lives on. As in imc_mcast_destroy(), the ops run inside the
+ * call, since there is no later for a QP that goes. O(groups + QPs
+ * attached). Returns 0, -EINVAL (NULL argument) or -EBUSY (a member not
+ * left still uses qp; nothing is detached). */
+int imc_mcast_release_qp(struct imc_mcast *t, const void *qp);
+
+/* Watches how long joins take, for measurements (a scenario's report, a
+ * benchmark). done runs from the loop just before a member's callback
+ * tells JOINED or ERROR: first is true when this completes the member's
+ * join request (rule 2 above), false when it ends a re-join of a member
+ * that had joined (after a reregister, an SM change, a P_Key change, a
+ * trap 67 or port up). elapsed is loop time since imc_mcast_join(), or
+ * since the member went REJOINING. done must not call the tracker. */
+struct imc_mcast_observer {
+	void (*done)(void *ctx, const struct imc_mcast_member *m,
+		     const struct imc_mcast_event *ev, bool first,
+		     imc_time_t elapsed);
+	void *ctx;
+};
+
+/* Sets the observer (copied), or clears it with NULL. */
+void imc_mcast_set_observer(struct imc_mcast *t,
+			    const struct imc_mcast_observer *o);
+
 enum imc_mcast_state {
 	IMC_MCAST_PENDING,
 	IMC_MCAST_JOINED,
@@ -234,7 +270,10 @@ enum imc_mcast_port_event {
 };
 
 /* DOWN: members WAITING, requests in flight canceled, nothing sent until
- * ACTIVE, which re-joins every group (paced as the config says).
+ * ACTIVE, which re-joins every group (paced as the config says) and
+ * deletes what the SA may still hold of groups nobody wants any more (a
+ * flap shorter than the SM's sweep leaves the port's memberships at the
+ * SA).
  * REREGISTER, SM_CHANGE, PKEY_CHANGE: JOINED members REJOINING, every
  * group re-joined with its union of bits (paced); a request in flight
  * completes first. LID_CHANGE: counted only (the SA keys memberships by
@@ -281,6 +320,7 @@ struct imc_mcast_stats {
 	uint64_t detach_errors;
 	size_t groups;
 	size_t members;
+	size_t joined;              /* of those, JOINED now */
 	size_t in_flight;           /* SA requests not answered */
 	uint64_t port_events[6];    /* by enum imc_mcast_port_event */
 	uint64_t traps;             /* trap 67 Reports, duplicates too */

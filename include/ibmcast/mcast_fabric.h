@@ -38,9 +38,10 @@ struct imc_mcast_fabric;
 
 /* A tracker on node:port (an HCA port; bring the fabric up first so
  * that it has its GID). gsi is the port's shared QP1, or NULL to create
- * one (the port's QP1 must then be free). cfg NULL means defaults; it is
- * copied. The tracker starts DOWN unless the port is ACTIVE. Returns 0,
- * -EINVAL, -EBUSY (QP1 taken, gsi NULL) or -ENOMEM. */
+ * one (the port's QP1 must then be free). A shared gsi may be destroyed
+ * before the tracker: its sends then fail with -ENETDOWN (a leave at
+ * teardown). cfg NULL means defaults; it is copied. The tracker starts
+ * DOWN unless the port is ACTIVE. Returns 0, -EINVAL, -EBUSY (QP1 taken, gsi NULL) or -ENOMEM. */
 int imc_mcast_fabric_create(struct imc_fabric *f, uint32_t node,
 			    unsigned port, struct imc_gsi *gsi,
 			    const struct imc_mcast_fabric_config *cfg,

@@ -133,6 +133,51 @@ const struct imc_scn_verb *imc_scn_lang_verb(const struct imc_scn_lang *l,
 const struct imc_scn_subject *
 imc_scn_lang_subject(const struct imc_scn_lang *l, const char *name);
 
+/* ---- the report ---- */
+
+/* At the end of a run, before anything is freed, every report section of
+ * the language is asked what its part of the run did: the SA's groups
+ * and requests, the joins' latencies, the packets, ... A section writes
+ * values (a tree of objects, lists, numbers and strings, for --json and
+ * for programs: imc_scenario_report_u64()) and a few lines of text (for
+ * the summary). A section whose module the run did not use writes
+ * nothing and is left out of the report. */
+struct imc_scn_report;
+
+struct imc_scn_section {
+	const char *name;   /* [a-z][a-z0-9-]*: the JSON key, the label */
+	/* Place in the report: lower first, then by name. The library's:
+	 * sa 100, mcast 150, joins 200, packets 300, ipoib 400; the
+	 * expectations come last. */
+	unsigned rank;
+	/* Writes the section with the imc_scn_report_*() functions (run
+	 * data, imc_scn_data(), is still there). Returns 0 or a negative
+	 * errno, which fails the run. */
+	int (*report)(struct imc_scn_ctx *c, struct imc_scn_report *rep);
+};
+
+/* -EEXIST when the name is taken, -EINVAL for a bad name or no report
+ * function. The section is referenced, not copied. */
+int imc_scn_lang_add_section(struct imc_scn_lang *l,
+			     const struct imc_scn_section *s);
+
+/* Writing a section. Values go into the current object or list: in an
+ * object each needs a key ([a-z][a-z0-9_]*, once per object), in a list
+ * none (NULL). imc_scn_report_object() and imc_scn_report_list() open a
+ * nested one, imc_scn_report_end() closes it. Errors (a bad or repeated
+ * key, no memory) are kept and returned when the section ends, so a
+ * section may write without checking each call. */
+void imc_scn_report_u64(struct imc_scn_report *rep, const char *key,
+			uint64_t v);
+void imc_scn_report_str(struct imc_scn_report *rep, const char *key,
+			const char *s);
+void imc_scn_report_object(struct imc_scn_report *rep, const char *key);
+void imc_scn_report_list(struct imc_scn_report *rep, const char *key);
+void imc_scn_report_end(struct imc_scn_report *rep);
+/* One line of the section's text (no newline), at most 200 bytes. */
+void imc_scn_report_line(struct imc_scn_report *rep, const char *fmt, ...)
+	IMC_SCN_PRINTF(2, 3);
+
 /* ---- helpers for parse functions ---- */
 
 /* Records "FILE:LINE: VERB: message" as the parse error and returns
@@ -152,6 +197,34 @@ int imc_scn_parse_port(struct imc_scn_parser *p, const char *word,
 		       bool cabled, uint32_t *node, unsigned *port);
 int imc_scn_parse_host(struct imc_scn_parser *p, const char *word,
 		       uint32_t *node, unsigned *port);
+
+/* A set of hosts: "all" (every HCA with a cabled port), "FIRST..LAST"
+ * (the HCAs from FIRST to LAST, both included), or one host as
+ * imc_scn_parse_host() reads it. In node order (the topology's; H-000001,
+ * H-000002, ... for a generated one), each HCA as its first cabled port.
+ * Free with imc_scn_hosts_free(); print back with imc_scn_print_hosts(). */
+struct imc_scn_host {
+	uint32_t node;
+	unsigned port;
+};
+
+enum imc_scn_hosts_form {
+	IMC_SCN_HOSTS_ONE,       /* a host */
+	IMC_SCN_HOSTS_ALL,       /* "all" */
+	IMC_SCN_HOSTS_RANGE,     /* "FIRST..LAST" */
+};
+
+struct imc_scn_hosts {
+	uint32_t n;
+	struct imc_scn_host *h;  /* n of them */
+	enum imc_scn_hosts_form form;   /* as written, for printing */
+};
+
+int imc_scn_parse_hosts(struct imc_scn_parser *p, const char *word,
+			struct imc_scn_hosts *out);
+void imc_scn_print_hosts(FILE *f, const struct imc_topo *t,
+			 const struct imc_scn_hosts *hs);
+void imc_scn_hosts_free(struct imc_scn_hosts *hs);
 
 /* Values. Each reports a bad word through p when p is not NULL, and
  * returns 0, -EINVAL (bad syntax) or -ERANGE. what names the value in the
@@ -192,6 +265,9 @@ struct imc_loop *imc_scn_loop(struct imc_scn_ctx *c);
 const struct imc_topo *imc_scn_topo(struct imc_scn_ctx *c);
 /* The fabric configuration of this run (seed override applied). */
 const struct imc_fabric_config *imc_scn_config(struct imc_scn_ctx *c);
+/* Scenario time: the loop's time since the run started (the loop's own
+ * time on the run's virtual loop; on a caller's loop, time since t0). */
+imc_time_t imc_scn_now(struct imc_scn_ctx *c);
 
 /* The scenario's UD QP on an HCA port for a P_Key and Q_Key, created on
  * first use; QPNs follow the order of first use, so they are the same in
@@ -213,7 +289,8 @@ int imc_scn_fail(struct imc_scn_ctx *c, int err, const char *fmt, ...)
 
 /* State a verb keeps for the length of one run, found by key (any
  * pointer the verb owns, e.g. its parse data). free runs when the run
- * ends, before the fabric is destroyed, in the order of setting.
+ * ends, before the fabric is destroyed, last set first (state set later
+ * may use state set before it).
  * imc_scn_data_set returns -EEXIST for a key already set. O(1). */
 void *imc_scn_data(struct imc_scn_ctx *c, const void *key);
 int imc_scn_data_set(struct imc_scn_ctx *c, const void *key, void *data,
@@ -278,6 +355,25 @@ struct imc_scenario_run_opts {
 	/* Wall clock in ns for result.wall_ns; NULL leaves it 0. The
 	 * library never reads a clock itself. */
 	uint64_t (*wall_clock)(void *ctx);
+	/* Not NULL: run on this loop instead of a virtual loop of the
+	 * run's own, e.g. a real-time loop (`ibmcast up`). The caller keeps
+	 * it; scenario time 0 is the loop's time when the run starts, and
+	 * result.leftover counts what is still armed or watched on it once
+	 * the run has freed everything. */
+	struct imc_loop *loop;
+	/* Not NULL: called once the SM's first sweep is done and every
+	 * action of time 0 has run, with the running context, so that the
+	 * caller can attach its own objects to the fabric; a negative
+	 * return ends the run with that error. ending (required with
+	 * started) is then called when the run ends, however it ends,
+	 * before the run frees anything. */
+	int (*started)(void *ctx, struct imc_scn_ctx *c);
+	void (*ending)(void *ctx, struct imc_scn_ctx *c);
+	/* Not NULL: asked between slices of the run; true ends the run
+	 * there, as if --until had been reached (expectations after it are
+	 * skipped). With a real-time loop, imc_loop_wake() from a signal
+	 * handler cuts the current slice short. */
+	bool (*interrupted)(void *ctx);
 	void *ctx;
 };
 
@@ -321,6 +417,9 @@ struct imc_scenario_result {
 	/* Timers still armed in the loop once the run had freed everything
 	 * (QPs, flows, the fabric): 0 unless something leaks. */
 	size_t leftover;
+	/* What the run's parts did (see "the report" above); read it with
+	 * imc_scenario_report_*(). */
+	struct imc_scn_report *report;
 };
 
 /* Runs s once: a virtual loop from time 0, the fabric, the SM's first
@@ -335,6 +434,26 @@ int imc_scenario_run(const struct imc_scenario *s,
 		     const struct imc_scenario_run_opts *opts,
 		     struct imc_scenario_result *r, char *err, size_t errlen);
 void imc_scenario_result_free(struct imc_scenario_result *r);
+
+/* A value of the report by path: section, then keys and list indexes
+ * joined by dots ("sa.groups", "joins.first.p50_ns", "sa.list.0.mgid").
+ * imc_scenario_report_u64() returns 0 and the number, -ENOENT (no such
+ * path) or -EINVAL (not a number); imc_scenario_report_str() the string
+ * or NULL; imc_scenario_report_len() the entries of an object or list
+ * (a section's, with its name alone), 0 when there is none. O(log n) per
+ * step. */
+int imc_scenario_report_u64(const struct imc_scenario_result *r,
+			    const char *path, uint64_t *out);
+const char *imc_scenario_report_str(const struct imc_scenario_result *r,
+				    const char *path);
+size_t imc_scenario_report_len(const struct imc_scenario_result *r,
+			       const char *path);
+
+/* Writes the report: as text, "report" and each section's lines under
+ * its name; as JSON, one object with a key per section (no newline at
+ * the end). Returns 0, or -EIO when f reports an error. */
+int imc_scenario_report_print(const struct imc_scenario_result *r, FILE *f,
+			      bool json);
 
 #ifdef __cplusplus
 }

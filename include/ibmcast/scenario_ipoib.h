@@ -11,6 +11,8 @@
 #ifndef IBMCAST_SCENARIO_IPOIB_H
 #define IBMCAST_SCENARIO_IPOIB_H
 
+#include "ibmcast/ipoib.h"
+#include "ibmcast/ipoib_fabric.h"
 #include "ibmcast/scenario.h"
 
 #ifdef __cplusplus
@@ -22,6 +24,28 @@ extern "C" {
  * ipoib-state, ipoib-received, ping-replies, ping-answered and
  * ipoib-counter to l. Another call on the same language gives -EEXIST. */
 int imc_scn_lang_add_ipoib(struct imc_scn_lang *l);
+
+/* An interface of a running scenario, as imc_scn_ipoib_tap() finds it.
+ * The pointers stay valid while the interface lives (until the run ends);
+ * addr and plen hold its addresses as ipoib-up and ipoib-addr left them. */
+struct imc_scn_ipoib_iface {
+	struct imc_ipoib *ifc;
+	unsigned naddrs;
+	const struct imc_ip_addr *addr;
+	const unsigned *plen;
+};
+
+/* For a caller of the run (imc_scenario_run_opts started hook): the
+ * interface the scenario brought up on node:port for pkey (0x7fff and
+ * 0xffff name the same partition) into *out (may be NULL), and, tap not
+ * NULL, from now on its deliveries and carrier changes go to tap (copied;
+ * deliver required) instead of the host model, which then neither counts
+ * nor answers pings; tap NULL gives them back. The interface's calling
+ * context applies (ipoib.h). Returns 0, -ENOENT when there is no such
+ * interface (yet), -EINVAL for a tap without deliver. */
+int imc_scn_ipoib_tap(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		      uint16_t pkey, const struct imc_ipoib_host_ops *tap,
+		      struct imc_scn_ipoib_iface *out);
 
 #ifdef __cplusplus
 }

@@ -23,9 +23,10 @@
 extern "C" {
 #endif
 
-/* Adds the SA verbs (sa, sa-join, sa-leave, sa-get, sa-mcast, sa-show)
- * and subjects (sa-status, sa-groups, sa-members, sa-mlid, sa-requests,
- * sa-answers, sa-dropped, sa-timeouts, sa-errors) to l.
+/* Adds the SA verbs (sa, sa-join, sa-leave, sa-get, sa-mcast, sa-show,
+ * sa-restart), subjects (sa-status, sa-groups, sa-members, sa-mlid,
+ * sa-requests, sa-answers, sa-dropped, sa-timeouts, sa-errors) and report
+ * section (sa: groups, members, requests served, MADs lost) to l.
  * imc_scn_lang_create() calls it; another call on the same language
  * gives -EEXIST. */
 int imc_scn_lang_add_sa(struct imc_scn_lang *l);

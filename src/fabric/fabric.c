@@ -566,6 +566,8 @@ static void count_drop(struct imc_fabric *f, struct port *at,
 static void drop(struct imc_fabric *f, struct pkt *p, struct port *at,
 		 enum imc_drop why)
 {
+	if (p->dqpn <= 1)
+		f->tot.mad_drops++;
 	count_drop(f, at, why, p->serial);
 	pkt_unref(f, p);
 }
@@ -2041,6 +2043,8 @@ static void done_fire(struct imc_timer *t)
 		r.data = p->data;
 		r.len = p->len;
 		f->tot.delivered++;
+		if (p->dqpn <= 1)
+			f->tot.mad_delivered++;
 		trace(f, imc_loop_now(f->loop), TR_DELIVER, qp->port,
 		      p->serial);
 		f->cur_qp = qp;
@@ -2135,10 +2139,12 @@ int imc_qp_send(struct imc_qp *qp, const struct imc_ah *ah,
 		pend_state(e, PEND_LOOP);
 		pend_link(&f->loops, e);
 		f->tot.sent++;
+		f->tot.mad_sent += remote_qpn <= 1;
 		trace(f, now, TR_SEND, po, p->serial);
 		return 0;
 	}
 	f->tot.sent++;
+	f->tot.mad_sent += remote_qpn <= 1;
 	trace(f, now, TR_SEND, po, p->serial);
 	/* A multicast sender's own port gets no copy back: the fabric never
 	 * sends a packet out of the port it came in on (IBA 18.2.4.4). */

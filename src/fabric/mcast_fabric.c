@@ -31,6 +31,10 @@ static int to_sm(void *ctx, const uint8_t *mad, size_t len)
 	struct imc_mcast_fabric *mf = ctx;
 	struct imc_port_attr pa;
 
+	/* A shared GSI its owner destroyed first has forgotten our agent
+	 * (gsi.h): nothing more can go out. */
+	if (!mf->agent.gsi)
+		return -ENETDOWN;
 	if (imc_fabric_port_attr(mf->f, mf->node, mf->port, &pa) ||
 	    pa.state != IMC_PORT_ACTIVE)
 		return -ENETDOWN;

@@ -258,6 +258,12 @@ static int q_push(struct imc_ipoib *ifc, struct ipo_queue *q, size_t bound,
 	q->tail = p;
 	q->n++;
 	q_account(ifc, 1, 0);
+	if (full == IMC_IPOIB_DROP_QUEUE_GROUP) {
+		if (q->n > ifc->st.queued_max_group)
+			ifc->st.queued_max_group = q->n;
+	} else if (q->n > ifc->st.queued_max_endpoint) {
+		ifc->st.queued_max_endpoint = q->n;
+	}
 	return 0;
 }
 
@@ -904,13 +910,18 @@ static void bcast_joined(struct imc_ipoib *ifc, const struct imc_mcmr *rec)
 	     l = l->next)
 		ep_fabricate(imc_container_of(l, struct ep, all));
 	/* Other groups join in the order they were made; queues flush
-	 * after, in the order packets started waiting. */
+	 * after, in the order packets started waiting. A group whose
+	 * re-join was answered before the broadcast group's (the tracker
+	 * paces re-joins in any order) could not send then: it does now. */
 	for (struct ipo_list *l = ifc->group_list.next, *n;
 	     l != &ifc->group_list; l = n) {
 		n = l->next;
 		grp_kick(imc_container_of(l, struct group, all));
 	}
 	grp_flush(ifc->bcast);
+	for (struct ipo_list *l = ifc->group_list.next; l != &ifc->group_list;
+	     l = l->next)
+		grp_flush(imc_container_of(l, struct group, all));
 	flush_waiting(ifc);
 }
 

@@ -12,7 +12,8 @@
  *   JOINED     WAITING    port down
  *   JOINED     FAILED     attach error after an MLID change
  *   REJOINING  JOINED     the re-join answered, record matches
- *   REJOINING  FAILED     re-join refused or timed out, -ENETRESET
+ *   REJOINING  FAILED     re-join refused, -ENETRESET (unanswered:
+ *                         paced again)
  *   REJOINING  WAITING    port down
  *   WAITING    PENDING    port up, never joined
  *   WAITING    REJOINING  port up, joined before
@@ -39,9 +40,10 @@
  *   PACE     WINDOW   its delay passed, the window is full
  *   WINDOW   REJOIN   a re-join of the port completed: room
  *   PACE|WINDOW IDLE  no member waits for the re-join any more
- *   any      DOWN     port down: requests canceled, nothing held
+ *   any      DOWN     port down: requests canceled, what was held
+ *                     in doubt (the SA may keep it: a short flap)
  *   DOWN     PACE     port up with wanted bits
- *   DOWN     IDLE     port up, nothing wanted
+ *   DOWN     IDLE     port up, nothing wanted: Delete the doubtful
  *   IDLE|DOWN freed   reconciled with no member and nothing held
  *
  * Everything that calls out (QP attach and detach, member callbacks,
@@ -71,6 +73,8 @@
 		     CM(RATE_SEL) | CM(RATE) | CM(LIFE_TIME_SEL) | \
 		     CM(LIFE_TIME))
 #define RECV_BITS (IMC_JOIN_FULL | IMC_JOIN_NON)
+/* A re-join left unanswered is paced again over at most 32 spreads. */
+#define REJOIN_BACKOFF_MAX 5
 /* Bits that keep a group alive at the SA (as the SA engine counts full
  * members: FullMember or SendOnlyFullMember). */
 #define FULL_BITS (IMC_JOIN_FULL | IMC_JOIN_SENDONLY_FULL)
@@ -284,6 +288,7 @@ struct group {
 	uint32_t n_members;
 	uint32_t zero_atts;         /* attachments with no member left */
 	bool rejoin_rec;            /* the REJOIN in flight names rec */
+	uint8_t rejoin_fails;       /* re-joins unanswered in a row */
 	struct link all;            /* t->all: creation order */
 	struct link wait;           /* t->window: waiting for a slot */
 	struct imc_sa_query *q;
@@ -303,6 +308,7 @@ struct imc_mcast_member {
 	enum imc_mcast_state told;  /* last reported (PENDING: none) */
 	enum imc_mcast_state resume; /* WAITING: state at port up */
 	int status;                 /* FAILED: why */
+	imc_time_t since;           /* joined, or went REJOINING, at */
 	uint64_t gen;
 	struct att *att;
 	imc_mcast_cb cb;
@@ -337,6 +343,7 @@ struct imc_mcast {
 	bool sub_needed;            /* a group was at the mercy of others */
 	struct imc_sa_query *sub_q;
 	struct imc_timer sub_timer; /* retry */
+	struct imc_mcast_observer obs;
 	struct imc_mcast_stats st;
 };
 
@@ -347,6 +354,10 @@ static void sub_kick(struct imc_mcast *t);
 static void sub_reset(struct imc_mcast *t);
 static void on_sub_timer(struct imc_timer *tm);
 static void on_report(void *arg, const struct imc_sa_mad *report);
+static void group_lost(struct group *g);
+static void each_member(struct group *g,
+			void (*fn)(struct imc_mcast_member *m));
+static void m_rejoin(struct imc_mcast_member *m);
 static void on_group_timer(struct imc_timer *tm);
 static void pace(struct group *g);
 static void pump_window(struct imc_mcast *t);
@@ -698,9 +709,15 @@ static void mstate(struct imc_mcast_member *m, enum imc_mcast_state to,
 
 	if (!(allowed[m->state] & 1u << to))
 		abort();
+	if (m->state == IMC_MCAST_JOINED)
+		g->t->st.joined--;
+	if (to == IMC_MCAST_JOINED)
+		g->t->st.joined++;
 	if (to == IMC_MCAST_WAITING)
 		m->resume = m->state == IMC_MCAST_PENDING ?
 			    IMC_MCAST_PENDING : IMC_MCAST_REJOINING;
+	if (to == IMC_MCAST_REJOINING)
+		m->since = imc_loop_now(g->t->loop);
 	m->state = to;
 	list_del(&m->link);
 	if (to == IMC_MCAST_PENDING || to == IMC_MCAST_REJOINING)
@@ -861,6 +878,19 @@ static void retry_later(struct group *g)
 	(void)imc_timer_arm_in(g->t->loop, &g->timer, IMC_NSEC_PER_SEC);
 }
 
+/* A port that holds a group with no full bit hears of the group's
+ * deletion only through trap 67 (the SA deletes a group with its last
+ * full member, IBA 15.2.5.17): subscribed before the request that leaves
+ * it so goes out, as the SA serves in order, no deletion after it goes
+ * unheard. */
+static void need_sub(struct imc_mcast *t, uint8_t bits)
+{
+	if (!(bits & FULL_BITS) && !t->sub_needed && t->cfg.subscribe) {
+		t->sub_needed = true;
+		sub_kick(t);
+	}
+}
+
 /* The Set that asks for every wanted bit: with the trigger member's
  * template (a first join, a create, new bits), or with the group's record
  * (a re-join). */
@@ -896,12 +926,7 @@ static int send_set(struct group *g, bool rejoin)
 	}
 	rec.port_gid = t->cfg.port_gid;
 	rec.join_state = w;
-	if (!(w & FULL_BITS) && !t->sub_needed && t->cfg.subscribe) {
-		/* Subscribed before the join goes out: the SA serves in
-		 * order, so no deletion after the join goes unheard. */
-		t->sub_needed = true;
-		sub_kick(t);
-	}
+	need_sub(t, w);
 	g->rejoin_rec = rejoin && g->rec_valid;
 	g->req_bits = w;
 	g->sent_gen = t->gen;
@@ -914,7 +939,12 @@ static int send_set(struct group *g, bool rejoin)
 static int send_delete(struct group *g, uint8_t bits)
 {
 	struct imc_mcmr rec;
+	uint8_t left = g->held & (uint8_t)~bits;
 
+	/* Giving up the port's last full bit leaves the others at the
+	 * mercy of other ports' full members, as a join without one. */
+	if (left)
+		need_sub(g->t, left);
 	memset(&rec, 0, sizeof(rec));
 	rec.mgid = g->mgid;
 	rec.port_gid = g->t->cfg.port_gid;
@@ -1039,6 +1069,7 @@ static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
 	bool rejoin = g->state == G_REJOIN;
 	bool by_rec = g->rejoin_rec;
 	bool stale = g->epoch != t->epoch;
+	bool again = false;
 	struct imc_mcmr rec;
 	uint16_t status;
 
@@ -1052,8 +1083,11 @@ static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
 	     (!imc_gid_is_zero(&g->mgid) &&
 	      !imc_gid_equal(&rec.mgid, &g->mgid))))
 		err = -EPROTO; /* not an answer to this Set */
-	if (err && !imc_gid_is_zero(&g->mgid)) {
-		/* The SA may have taken the Set and lost only the answers:
+	if ((err || (status && ans->attempts > 1)) &&
+	    !imc_gid_is_zero(&g->mgid)) {
+		/* The SA may have taken the Set and lost only the answers,
+		 * or taken a first copy and refused the retry (a P_Key
+		 * table changed meanwhile; the SA does not deduplicate):
 		 * its bits are in doubt until a Delete settles them. (A
 		 * create that went unanswered cannot be settled: its MGID
 		 * is the SA's secret.) */
@@ -1061,9 +1095,15 @@ static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
 		g->held |= g->req_bits;
 	}
 	if (!err && !status) {
-		/* IBA 15.2.5.17: the answer carries the port's JoinState. */
+		/* IBA 15.2.5.17: the answer carries the port's JoinState.
+		 * An answer to a Set sent before a reregister or an SM
+		 * change says nothing of the SA the port has now: its bits
+		 * stay in doubt until the re-join that follows. */
 		g->held |= g->req_bits | rec.join_state;
-		g->doubt &= (uint8_t)~(g->req_bits | rec.join_state);
+		if (stale)
+			g->doubt |= g->req_bits | rec.join_state;
+		else
+			g->doubt &= (uint8_t)~(g->req_bits | rec.join_state);
 		if (imc_gid_is_zero(&g->mgid))
 			g = key_created(g, &rec.mgid);
 		if (g->rec_valid && g->rec.mlid != rec.mlid)
@@ -1071,9 +1111,20 @@ static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
 		g->rec = rec;
 		g->rec.port_gid = t->cfg.port_gid;
 		g->rec_valid = true;
+		g->rejoin_fails = 0;
 	} else if (stale) {
 		/* Sent before a reregister or an SM change: its failure
 		 * says nothing of the SA the port has now. */
+	} else if (err == -ETIMEDOUT && rejoin) {
+		/* No answer to a re-join after the retries: an SA that
+		 * drops what its queue cannot hold says nothing else, and
+		 * after a reregister of a whole subnet that is the rule.
+		 * The members gave nothing up: the re-join is paced again,
+		 * over a spread doubled each time in a row, until the SA
+		 * answers or the port goes down. */
+		if (g->rejoin_fails < REJOIN_BACKOFF_MAX)
+			g->rejoin_fails++;
+		again = true;
 	} else if (err) {
 		/* -ETIMEDOUT after the retries, -ECANCELED flushed by the
 		 * client's owner, -EPROTO: every member it covered. */
@@ -1088,8 +1139,9 @@ static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
 	}
 	g->trigger = NULL;
 	if (g->state == G_IDLE) {
-		if (stale && want(g))
-			pace(g); /* the answer predates the event */
+		/* the answer predates the event, or none came */
+		if ((stale || again) && want(g))
+			pace(g);
 		else
 			reconcile(g, true);
 	}
@@ -1100,6 +1152,9 @@ static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
 static void on_delete(void *arg, int err, const struct imc_sa_answer *ans)
 {
 	struct group *g = arg;
+	bool stale = g->epoch != g->t->epoch;
+	struct imc_mcmr rec;
+	uint8_t gone = 0;
 
 	g->q = NULL;
 	count_answer(g->t, err, ans);
@@ -1115,13 +1170,36 @@ static void on_delete(void *arg, int err, const struct imc_sa_answer *ans)
 		 * those bits again must not count on them. */
 		g->doubt |= g->req_bits;
 	} else {
-		g->held &= (uint8_t)~g->req_bits;
-		g->doubt &= (uint8_t)~g->req_bits;
+		uint8_t js = g->req_bits;
+
+		/* The answer carries the port's JoinState left when some is
+		 * left (o15-0.1.14; OpenSM answers the old one when none
+		 * is, and some SAs echo the request): bits it names that
+		 * were not known (a create whose answers were lost left
+		 * them) are given up like any unwanted one; when it names
+		 * none of the bits kept, they went with the group, which
+		 * the SA deletes with its last full member. */
+		if (!ans->status && !stale &&
+		    imc_mcmr_unpack(&rec, ans->data, ans->len) >= 0 &&
+		    imc_gid_equal(&rec.mgid, &g->mgid))
+			js = rec.join_state & 0xf;
+		if (js != g->req_bits)
+			gone = sure(g) & (uint8_t)~g->req_bits &
+			       (uint8_t)~js;
+		g->held &= (uint8_t)~(g->req_bits | gone);
+		g->doubt &= (uint8_t)~(g->req_bits | gone);
+		js &= (uint8_t)~(g->req_bits | g->held);
+		g->held |= js;
+		g->doubt |= js;
 	}
-	if (g->epoch != g->t->epoch && want(g))
+	if (gone) {
+		g->t->st.groups_lost++;
+		group_lost(g);
+	} else if (stale && want(g)) {
 		pace(g);
-	else
+	} else {
 		reconcile(g, true);
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -1167,14 +1245,18 @@ static void reconcile(struct group *g, bool answered)
 	list_del(&g->dirty);
 	att_sweep(g);
 	if (g->state == G_DOWN) {
-		if (!g->n_members)
+		if (!g->n_members && !g->held)
 			group_free(g);
 		return;
 	}
 	if (g->state != G_IDLE)
 		return;
-	if (g->rec_valid)
+	if (g->rec_valid) {
 		complete(g, answered);
+		/* Members it failed let go of their QPs now: nothing else
+		 * may come to this group for a long time. */
+		att_sweep(g);
+	}
 	w = want(g);
 	if (!list_empty(&g->pending) && (w & ~sure(g) || !g->rec_valid)) {
 		if (send_set(g, false) == 0)
@@ -1255,14 +1337,16 @@ static void on_group_timer(struct imc_timer *tm)
 /* Schedules g's re-join: a random delay in [0, rejoin_spread) drawn from
  * the tracker's seeded stream, so that ports told at once (a reregister
  * of the whole subnet) spread their Sets over the spread instead of
- * storming the SA (protocol.md, "Known problems"). */
+ * storming the SA (protocol.md, "Known problems"); the spread doubles
+ * for each re-join of g left unanswered in a row. */
 static void pace(struct group *g)
 {
 	struct imc_mcast *t = g->t;
 	imc_time_t delay = 0;
 
 	if (t->cfg.rejoin == IMC_MCAST_REJOIN_PACED && t->cfg.rejoin_spread)
-		delay = imc_rng_below(&t->rng, t->cfg.rejoin_spread);
+		delay = imc_rng_below(&t->rng, t->cfg.rejoin_spread
+						       << g->rejoin_fails);
 	gstate(g, G_PACE);
 	(void)imc_timer_arm_in(t->loop, &g->timer, delay);
 }
@@ -1309,6 +1393,16 @@ static void dispatch(struct imc_mcast *t)
 			ev.type = IMC_MCAST_EV_WAITING;
 			break;
 		}
+		if (t->obs.done && (ev.type == IMC_MCAST_EV_JOINED ||
+				    ev.type == IMC_MCAST_EV_ERROR))
+			/* The request completes unless the member had
+			 * joined before: told nothing yet, or WAITING with
+			 * the join still to make. */
+			t->obs.done(t->obs.ctx, m, &ev,
+				    m->told == IMC_MCAST_PENDING ||
+				    (m->told == IMC_MCAST_WAITING &&
+				     m->resume == IMC_MCAST_PENDING),
+				    imc_loop_now(t->loop) - m->since);
 		m->told = m->state;
 		/* m may be freed, t destroyed: touch neither after. */
 		m->cb(m->arg, m, &ev);
@@ -1339,9 +1433,16 @@ static void on_work(struct imc_timer *tm)
 void imc_mcast_config_init(struct imc_mcast_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
+	/* From the join storm study (docs/performance.md, "Join storm"):
+	 * 10,000 ports re-joining 3 groups each against an SA serving
+	 * 40,000 requests/s from a queue of 1,000 are all back in 1.0 s
+	 * without a MAD lost when spread over 1 s (100 ms: 3.9 s and 55,000
+	 * lost); one re-join in flight per port clocks each port by the
+	 * SA's answers, which keeps the losses lowest when the spread is
+	 * too short for the load. */
 	cfg->rejoin = IMC_MCAST_REJOIN_PACED;
-	cfg->rejoin_spread = 100 * IMC_NSEC_PER_MSEC;
-	cfg->rejoin_window = 16;
+	cfg->rejoin_spread = IMC_NSEC_PER_SEC;
+	cfg->rejoin_window = 1;
 	cfg->subscribe = true;
 }
 
@@ -1387,6 +1488,15 @@ int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
 		imc_sa_client_set_report_handler(sa, on_report, t);
 	*out = t;
 	return 0;
+}
+
+void imc_mcast_set_observer(struct imc_mcast *t,
+			    const struct imc_mcast_observer *o)
+{
+	if (o)
+		t->obs = *o;
+	else
+		memset(&t->obs, 0, sizeof(t->obs));
 }
 
 void imc_mcast_destroy(struct imc_mcast *t)
@@ -1467,6 +1577,7 @@ int imc_mcast_join(struct imc_mcast *t, const struct imc_mcast_join_req *req,
 	m->cb = cb;
 	m->arg = arg;
 	m->state = m->told = IMC_MCAST_PENDING;
+	m->since = imc_loop_now(t->loop);
 	m->gen = ++t->gen;
 	list_init(&m->ev);
 	list_add_tail(&g->pending, &m->link);
@@ -1494,6 +1605,8 @@ void imc_mcast_leave(struct imc_mcast_member *m)
 	list_del(&m->link);
 	if (m->state != IMC_MCAST_FAILED)
 		count(g, m->req.join_state, -1);
+	if (m->state == IMC_MCAST_JOINED)
+		t->st.joined--;
 	att_put(m);
 	if (g->trigger == m)
 		g->trigger = NULL;
@@ -1502,6 +1615,41 @@ void imc_mcast_leave(struct imc_mcast_member *m)
 	t->st.members--;
 	free(m);
 	mark_dirty(g);
+}
+
+int imc_mcast_release_qp(struct imc_mcast *t, const void *qp)
+{
+	struct link *l, *al, *next;
+
+	if (!t || !qp)
+		return -EINVAL;
+	for (l = t->all.next; l != &t->all; l = l->next) {
+		struct group *g = imc_container_of(l, struct group, all);
+
+		for (al = g->atts.next; al != &g->atts; al = al->next) {
+			struct att *a = imc_container_of(al, struct att, link);
+
+			if (a->qp == qp && a->refs)
+				return -EBUSY;
+		}
+	}
+	/* As in imc_mcast_destroy(): the QP goes, so there is no later for
+	 * its detach. */
+	for (l = t->all.next; l != &t->all; l = l->next) {
+		struct group *g = imc_container_of(l, struct group, all);
+
+		for (al = g->atts.next; al != &g->atts; al = next) {
+			struct att *a = imc_container_of(al, struct att, link);
+
+			next = al->next;
+			if (a->qp != qp)
+				continue;
+			att_detach(a);
+			att_free(a);
+			g->zero_atts--;
+		}
+	}
+	return 0;
 }
 
 enum imc_mcast_state imc_mcast_member_state(const struct imc_mcast_member *m)
@@ -1560,15 +1708,23 @@ static void port_down(struct imc_mcast *t)
 	for (l = t->all.next; l != &t->all; l = l->next) {
 		struct group *g = imc_container_of(l, struct group, all);
 
+		/* The SA drops a port that goes away once the SM's sweep
+		 * finds it gone (IBA 15.2.5.17); a flap shorter than the
+		 * sweep leaves its memberships there, and a Set in flight
+		 * may have been taken. So what the SA may hold stays, in
+		 * doubt: at port up the wanted bits are joined again and
+		 * the others deleted one by one (o15-0.1.14 refuses the
+		 * Delete of a bit not held, which settles it too). Nothing
+		 * is sent until then. */
+		if ((g->state == G_SET || g->state == G_REJOIN) &&
+		    !imc_gid_is_zero(&g->mgid))
+			g->held |= g->req_bits;
+		g->doubt = g->held;
 		group_stop(g);
-		/* The SA drops a port that goes away (IBA 15.2.5.17: the
-		 * SM removes its memberships): nothing is held, nothing
-		 * is sent until the port is back. */
-		g->held = g->doubt = 0;
 		g->trigger = NULL;
 		gstate(g, G_DOWN);
 		each_member(g, m_down);
-		mark_dirty(g); /* frees groups nobody is in */
+		mark_dirty(g); /* frees groups with nobody and nothing */
 	}
 }
 
@@ -1605,6 +1761,11 @@ static void port_rejoin(struct imc_mcast *t)
 	for (l = t->all.next; l != &t->all; l = l->next) {
 		struct group *g = imc_container_of(l, struct group, all);
 
+		/* The SA may have lost anything: what is held is in doubt
+		 * until the re-join's answer names the port's JoinState
+		 * (a join that arrives meanwhile must not be answered
+		 * from a bit the SA no longer has). */
+		g->doubt = g->held;
 		g->trigger = NULL;
 		each_member(g, m_rejoin);
 		if (g->state != G_IDLE)
@@ -1745,12 +1906,24 @@ void imc_mcast_report(struct imc_mcast *t, const struct imc_sa_mad *report)
 	g = group_find(t, &mgid);
 	if (t->port != P_ACTIVE || !g || (!g->held && g->state == G_IDLE))
 		return;
-	/* Whatever the port held there is gone: its members re-join (a
-	 * full member creates the group again; others are refused). A
-	 * request in flight may predate the deletion: after its answer,
-	 * the group re-joins. Duplicates of the Report cost a re-join. */
+	/* What the port held there may be gone: its members re-join (a
+	 * full member creates the group again; others are refused). The
+	 * bits are in doubt, not dropped: a Report may come late (sent
+	 * again after a lost ReportResp, IBA 13.4.8.2) and tell of a
+	 * deletion older than the port's last join; the re-join's answer,
+	 * or a refused Delete, tells what the SA holds. A request in
+	 * flight may predate the deletion: after its answer, the group
+	 * re-joins. Duplicates of the Report cost a re-join. */
 	t->st.groups_lost++;
-	g->held = g->doubt = 0;
+	group_lost(g);
+}
+
+/* The SA may have deleted g with what the port held there: its members
+ * re-join (a full member creates the group again; others are refused);
+ * what is held is in doubt until the answers tell. */
+static void group_lost(struct group *g)
+{
+	g->doubt = g->held;
 	each_member(g, m_rejoin);
 	switch (g->state) {
 	case G_IDLE:

@@ -9,21 +9,28 @@
  *   ipoib-listen HOST GROUP [pkey=P], ipoib-unlisten HOST GROUP [pkey=P]
  *   ping HOST DEST [count=N] [interval=TIME] [size=N] [pkey=P]
  *   ipoib-send HOST DEST [count=N] [interval=TIME] [size=N] [pkey=P]
+ *   ping-all [interval=TIME] [size=N]       every pair that can talk
  *
  * Subjects: ipoib-carrier, ipoib-state, ping-replies, ping-answered,
  * ipoib-received (optionally of one group) and ipoib-counter NAME, each
- * of HOST [pkey=P].
+ * of HOST [pkey=P]; ipoib-cross-partition [HOST [pkey=P]];
+ * ipoib-max-queued endpoint|group|total; ping-all-pairs,
+ * ping-all-unanswered.
  *
  * One run's state (struct ipr, found by run_key):
- *  - per HCA port used, a join tracker (mcast_fabric.h), whose SA client
- *    sends through the port's QP1 to the SM's LID (the SA of the `sa`
- *    line answers); QP1 is the run's GSI of the port (scn_gsi_get()),
- *    shared with sa-* requests and, on the SM's own port, with the SA;
+ *  - per HCA port used, the port's one join tracker, which mcast-*
+ *    members share (scn_mcast.h): its SA client sends through the
+ *    port's QP1 to the SM's LID (the SA of the `sa` line answers);
  *  - per (port, P_Key), an interface (imc_ipoib_fabric) and the host
  *    model behind it: it answers ICMP and ICMPv6 echo requests to its
  *    addresses (from the loop: an interface op may not call back into
  *    the interface) and counts what it receives;
  *  - flows of ping and ipoib-send lines.
+ *
+ * A caller of the run (ibmcast up) may tap an interface
+ * (imc_scn_ipoib_tap): its deliveries and carrier changes then go to the
+ * tap instead of the host model, so that a real IP stack stands behind
+ * the interface.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,19 +41,18 @@
 #include "ibmcast/gid.h"
 #include "ibmcast/ipoib.h"
 #include "ibmcast/ipoib_fabric.h"
-#include "ibmcast/gsi.h"
 #include "ibmcast/mcast.h"
-#include "ibmcast/mcast_fabric.h"
 #include "ibmcast/packet.h"
 #include "ibmcast/scenario_ipoib.h"
 #include "ipoib/ipoib_int.h"
 #include "scenario/scn.h"
+#include "scenario/scn_mcast.h"
 #include "wire/bytes.h"
 
-#define SIZE_MAX_BYTES 4096
 #define ADDRS_MAX 16
 
 static const char run_key;   /* imc_scn_data key of struct ipr */
+static const char cfg_key;   /* of the ipoib setting */
 
 /* ------------------------------------------------------------------ */
 /* Parse data */
@@ -73,8 +79,11 @@ struct if_arg {
 	uint16_t pkey;
 };
 
+/* HOSTS: one, or a set whose k-th host (from 0) gets each address plus
+ * k. */
 struct up_arg {
-	struct if_arg at;
+	struct imc_scn_hosts hosts;
+	uint16_t pkey;
 	unsigned naddrs;
 	struct imc_ip_addr addr[ADDRS_MAX];
 	unsigned plen[ADDRS_MAX];
@@ -125,10 +134,14 @@ struct iface {
 	struct imc_ip_addr addr[ADDRS_MAX];
 	unsigned plen[ADDRS_MAX];
 	unsigned naddrs;
+	/* the caller's tap (deliver NULL: none, the host model hears) */
+	struct imc_ipoib_host_ops tap;
 	/* host model */
 	struct hpkt *rq_head, *rq_tail;  /* echo replies to send */
 	struct imc_timer reply;
 	uint64_t received, received_mcast, ping_replies, ping_answered;
+	uint64_t cross;              /* from an interface of another
+				      * partition */
 	struct gcount *gc;           /* sorted by group */
 	size_t ngc, gccap;
 };
@@ -137,9 +150,29 @@ struct pstate {
 	struct ipr *r;
 	uint32_t node;
 	unsigned port;
-	struct imc_mcast_fabric *mf;
-	struct imc_mcast *mc;
+	struct imc_mcast *mc;        /* the port's (scn_mcast.h) */
 	struct iface *ifs;
+};
+
+/* One echo request of a ping-all line: from an interface's address to
+ * an address of another interface it can reach. */
+struct pair {
+	struct iface *src;
+	struct imc_ip_addr from, to;
+	bool answered;
+};
+
+/* A ping-all line that ran: its pairs are sent one every interval;
+ * requests carry the line's flow number as ICMP identifier and the
+ * pair's number + 1 as sequence number, which find the pair again. */
+struct round {
+	struct round *next;
+	uint16_t id;
+	uint32_t size;
+	imc_time_t interval;
+	struct pair *p;
+	size_t n, sent;
+	struct imc_timer t;
 };
 
 struct flow {
@@ -157,10 +190,10 @@ struct ipr {
 	struct imc_fabric *f;
 	struct imc_loop *loop;
 	const struct imc_topo *t;
-	const struct ipoib_cfg *cfg;
 	uint32_t *pbase;             /* first port slot of each node */
 	struct pstate **ports;       /* by slot, NULL until used */
 	struct flow *flows;
+	struct round *rounds;        /* of ping-all lines, newest first */
 };
 
 /* ------------------------------------------------------------------ */
@@ -326,16 +359,9 @@ static void cfg_print(FILE *f, const struct imc_topo *t, const void *data)
 			a->c.sa_sendonly_full ? "yes" : "no");
 }
 
-static int run_get(struct imc_scn_ctx *c, struct ipr **out);
-
 static int cfg_run(struct imc_scn_ctx *c, void *data)
 {
-	struct ipr *r;
-	int rc = run_get(c, &r);
-
-	if (!rc)
-		r->cfg = data;
-	return rc;
+	return imc_scn_data_set(c, &cfg_key, data, NULL);
 }
 
 static const struct imc_scn_verb verb_ipoib = {
@@ -473,15 +499,66 @@ static void echo_answer(struct iface *i, const struct ipo_iphdr *ip,
 			      imc_loop_now(i->ps->r->loop));
 }
 
+/* The interface that sent from address a on the port of GID gid (the
+ * packet's GRH), or NULL. */
+static const struct iface *sender_of(const struct ipr *r,
+				     const struct imc_gid *gid,
+				     const struct imc_ip_addr *a)
+{
+	const struct pstate *ps;
+	uint32_t node;
+	unsigned port;
+
+	if (imc_fabric_port_by_gid(r->f, gid, &node, &port))
+		return NULL;
+	ps = r->ports[r->pbase[node] + port];
+	for (const struct iface *s = ps ? ps->ifs : NULL; s; s = s->next)
+		if (own(s, a))
+			return s;
+	return NULL;
+}
+
+/* An echo reply: the pair of a ping-all round it answers, if any. */
+static void echo_reply(struct iface *i, const uint8_t *icmp)
+{
+	uint16_t id = imc_get16(icmp + 4), seq = imc_get16(icmp + 6);
+
+	i->ping_replies++;
+	for (struct round *rd = i->ps->r->rounds; rd; rd = rd->next)
+		if (rd->id == id) {
+			if (seq >= 1 && seq <= rd->n && rd->p[seq - 1].src == i)
+				rd->p[seq - 1].answered = true;
+			return;
+		}
+}
+
+static void host_carrier(void *ctx, bool up)
+{
+	struct iface *i = ctx;
+
+	if (i->tap.deliver && i->tap.carrier)
+		i->tap.carrier(i->tap.ctx, up);
+}
+
 static void host_deliver(void *ctx, const struct imc_ipoib_packet *p)
 {
 	struct iface *i = ctx;
+	const struct iface *from;
 	struct ipo_iphdr ip;
 	size_t off;
 
 	i->received++;
+	if (i->tap.deliver) {
+		i->tap.deliver(i->tap.ctx, p);
+		return;
+	}
 	if (ipo_ip_parse(p->data, p->len, &ip) < 0)
 		return;
+	/* IBA 10.9: a partition's members talk only among themselves; an
+	 * IP packet from an interface of another partition got through. */
+	from = sender_of(i->ps->r, &p->src_gid, &ip.src);
+	if (from && ((from->pkey ^ i->pkey) & 0x7FFF))
+		i->cross++;
 	if (imc_ip_addr_is_multicast(&ip.dst)) {
 		struct gcount *g = gc_get(i, &ip.dst, true);
 
@@ -497,7 +574,7 @@ static void host_deliver(void *ctx, const struct imc_ipoib_packet *p)
 		if (p->data[off] == 8 && own(i, &ip.dst))
 			echo_answer(i, &ip, p->data);
 		else if (p->data[off] == 0)
-			i->ping_replies++;
+			echo_reply(i, p->data + off);
 	} else {
 		off = IPO_IP6_HDR_LEN;
 		if (ip.proto != IPO_PROTO_ICMP6 || ip.len < off + 8)
@@ -505,29 +582,29 @@ static void host_deliver(void *ctx, const struct imc_ipoib_packet *p)
 		if (p->data[off] == 128 && own(i, &ip.dst))
 			echo_answer(i, &ip, p->data);
 		else if (p->data[off] == 129)
-			i->ping_replies++;
+			echo_reply(i, p->data + off);
 	}
 }
 
 /* ------------------------------------------------------------------ */
-/* Ports: a join tracker each (mcast_fabric.h) */
+/* Ports: the port's join tracker (scn_mcast.h) */
 
 static void iface_stop(struct iface *i);
 static void iface_free(struct iface *i);
 
-/* Interfaces stop (leaving their groups), the tracker goes and detaches
- * their QPs, then the QPs go: the order ipoib_fabric.h asks for. */
+/* Interfaces stop (leaving their groups through the port's tracker,
+ * which lives on), the tracker lets go of their QPs at once, then the QPs
+ * go: the trackers' state is freed after this (scn_mcast.h). */
 static void port_free(struct pstate *ps)
 {
 	if (!ps)
 		return;
-	for (struct iface *i = ps->ifs; i; i = i->next)
-		iface_stop(i);
-	imc_mcast_fabric_destroy(ps->mf);
 	while (ps->ifs) {
 		struct iface *i = ps->ifs;
 
 		ps->ifs = i->next;
+		iface_stop(i);
+		(void)imc_mcast_release_qp(ps->mc, imc_ipoib_fabric_qp(i->x));
 		iface_free(i);
 	}
 	free(ps);
@@ -538,8 +615,6 @@ static int port_get(struct ipr *r, uint32_t node, unsigned port,
 {
 	uint32_t slot = r->pbase[node] + port;
 	struct pstate *ps = r->ports[slot];
-	struct imc_mcast_fabric_config mcfg;
-	struct imc_gsi *gsi;
 	int rc;
 
 	if (ps) {
@@ -552,18 +627,13 @@ static int port_get(struct ipr *r, uint32_t node, unsigned port,
 	ps->r = r;
 	ps->node = node;
 	ps->port = port;
-	rc = scn_gsi_get(r->c, node, port, &gsi);
-	imc_mcast_fabric_config_init(&mcfg);
-	mcfg.mcast.seed = imc_scn_config(r->c)->seed ^
-			  ((uint64_t)node << 8 | port);
-	if (!rc)
-		rc = imc_mcast_fabric_create(r->f, node, port, gsi, &mcfg,
-					     &ps->mf);
+	/* The port's one tracker: the interfaces' groups and the mcast-*
+	 * members' are one membership per group at the SA. */
+	rc = scn_mcast_tracker(r->c, node, port, &ps->mc);
 	if (rc) {
 		free(ps);
 		return rc;
 	}
-	ps->mc = imc_mcast_fabric_tracker(ps->mf);
 	r->ports[slot] = ps;
 	*out = ps;
 	return 0;
@@ -607,6 +677,7 @@ static void iface_free(struct iface *i)
 static int iface_get(struct ipr *r, const struct if_arg *a,
 		     struct iface **out)
 {
+	const struct ipoib_cfg *k0 = imc_scn_data(r->c, &cfg_key);
 	struct iface *i = iface_find(r, a);
 	struct imc_ipoib_config cfg;
 	struct imc_ipoib_host_ops host;
@@ -627,8 +698,8 @@ static int iface_get(struct ipr *r, const struct if_arg *a,
 	i->pkey = a->pkey;
 	imc_timer_init(&i->reply, reply_fire);
 	imc_ipoib_config_init(&cfg);
-	if (r->cfg) {
-		const struct imc_ipoib_config *k = &r->cfg->c;
+	if (k0) {
+		const struct imc_ipoib_config *k = &k0->c;
 
 		cfg.queue_endpoint = k->queue_endpoint;
 		cfg.queue_group = k->queue_group;
@@ -642,7 +713,7 @@ static int iface_get(struct ipr *r, const struct if_arg *a,
 	cfg.pkey = a->pkey;
 	cfg.hash_seed = imc_scn_config(r->c)->seed;
 	host.deliver = host_deliver;
-	host.carrier = NULL;
+	host.carrier = host_carrier;
 	host.ctx = i;
 	rc = imc_ipoib_fabric_create(r->f, a->node, a->port, ps->mc, &cfg,
 				     IMC_IPOIB_FABRIC_QKEY, &host, &i->x);
@@ -676,7 +747,16 @@ static void run_free(void *data)
 	struct ipr *r = data;
 	uint32_t n = r->pbase[r->t->nnodes];
 
+	scn_mcast_end(r->c);
 	flow_free_all(r);
+	while (r->rounds) {
+		struct round *rd = r->rounds;
+
+		r->rounds = rd->next;
+		imc_timer_cancel(r->loop, &rd->t);
+		free(rd->p);
+		free(rd);
+	}
 	for (uint32_t s = 0; s < n; s++) {
 		struct pstate *ps = r->ports[s];
 
@@ -717,10 +797,13 @@ static int run_get(struct imc_scn_ctx *c, struct ipr **out)
 	}
 	r->pbase[t->nnodes] = n;
 	r->ports = calloc(n ? n : 1, sizeof(*r->ports));
-	if (!r->ports) {
+	/* The trackers' state first: ours is freed before it. */
+	rc = r->ports ? scn_mcast_prepare(c) : -ENOMEM;
+	if (rc) {
+		free(r->ports);
 		free(r->pbase);
 		free(r);
-		return -ENOMEM;
+		return rc;
 	}
 	rc = imc_scn_data_set(c, &run_key, r, run_free);
 	if (rc) {
@@ -731,6 +814,42 @@ static int run_get(struct imc_scn_ctx *c, struct ipr **out)
 	}
 	*out = r;
 	return 0;
+}
+
+void scn_ipoib_foreach(struct imc_scn_ctx *c,
+		       void (*fn)(void *arg, const struct scn_ipoib_if *i),
+		       void *arg)
+{
+	struct ipr *r = imc_scn_data(c, &run_key);
+	uint32_t n = r ? r->pbase[r->t->nnodes] : 0;
+
+	for (uint32_t s = 0; s < n; s++) {
+		const struct pstate *ps = r->ports[s];
+		const struct iface *prev = NULL, *next;
+
+		/* A port's interfaces (a few) by P_Key: each time the
+		 * smallest above the one before. */
+		for (; ps; prev = next) {
+			struct scn_ipoib_if x;
+
+			next = NULL;
+			for (const struct iface *i = ps->ifs; i; i = i->next)
+				if ((!prev || i->pkey > prev->pkey) &&
+				    (!next || i->pkey < next->pkey))
+					next = i;
+			if (!next)
+				break;
+			x.node = ps->node;
+			x.port = ps->port;
+			x.pkey = next->pkey;
+			x.ifc = imc_ipoib_fabric_ipoib(next->x);
+			x.received = next->received;
+			x.received_mcast = next->received_mcast;
+			x.ping_replies = next->ping_replies;
+			x.ping_answered = next->ping_answered;
+			fn(arg, &x);
+		}
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -749,6 +868,48 @@ static int addr_word(struct imc_scn_parser *p, const char *w,
 	return 0;
 }
 
+/* a + k, in the address's own width (IPv6: 128 bits, big-endian). */
+static void addr_plus(const struct imc_ip_addr *a, uint32_t k,
+		      struct imc_ip_addr *out)
+{
+	uint32_t carry = k;
+
+	*out = *a;
+	if (a->family == IMC_IPV4) {
+		out->v4 = a->v4 + k;
+		return;
+	}
+	for (int i = 15; i >= 0 && carry; i--) {
+		uint32_t v = out->v6[i] + (carry & 0xFF);
+
+		out->v6[i] = (uint8_t)v;
+		carry = (carry >> 8) + (v >> 8);
+	}
+}
+
+/* The addresses base .. base + n - 1 stay on base's prefix, off its
+ * first address and, for IPv4, off its broadcast address (RFC 919). */
+static bool addr_room(const struct imc_ip_addr *base, unsigned plen,
+		      uint32_t n)
+{
+	struct imc_ip_addr last;
+
+	addr_plus(base, n - 1, &last);
+	if (base->family == IMC_IPV4) {
+		uint32_t mask = plen ? ~0u << (32 - plen) : 0;
+
+		if (last.v4 < base->v4 || (last.v4 & mask) != (base->v4 & mask))
+			return false;
+		return plen >= 31 || ((base->v4 & ~mask) &&
+				      (last.v4 & ~mask) != ~mask);
+	}
+	for (unsigned b = 0; b < plen; b++)
+		if ((base->v6[b / 8] ^ last.v6[b / 8]) & (0x80 >> (b % 8)))
+			return false;
+	/* No wrap past the top: the last is above the base. */
+	return memcmp(last.v6, base->v6, 16) >= 0;
+}
+
 static int up_parse(struct imc_scn_parser *p, unsigned argc,
 		    const char *const *argv, void **data)
 {
@@ -757,16 +918,17 @@ static int up_parse(struct imc_scn_parser *p, unsigned argc,
 
 	if (argc < 1)
 		return imc_scn_parse_error(p,
-			"expected 'ipoib-up HOST [pkey=P] [ADDR/LEN]...'");
+			"expected 'ipoib-up HOSTS [pkey=P] [ADDR/LEN]...'");
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
 	*data = a;
-	rc = host_arg(p, argv[0], &a->at);
+	a->pkey = IMC_PKEY_DEFAULT;
+	rc = imc_scn_parse_hosts(p, argv[0], &a->hosts);
 	for (unsigned i = 1; !rc && i < argc; i++) {
 		bool m;
 
-		rc = pkey_kv(p, argv[i], &a->at.pkey, &m);
+		rc = pkey_kv(p, argv[i], &a->pkey, &m);
 		if (rc || m)
 			continue;
 		if (a->naddrs == ADDRS_MAX)
@@ -774,17 +936,32 @@ static int up_parse(struct imc_scn_parser *p, unsigned argc,
 				"at most %d addresses", ADDRS_MAX);
 		rc = addr_word(p, argv[i], &a->addr[a->naddrs],
 			       &a->plen[a->naddrs]);
+		if (!rc && a->hosts.n > 1 &&
+		    !addr_room(&a->addr[a->naddrs], a->plen[a->naddrs],
+			       a->hosts.n))
+			rc = imc_scn_parse_error(p,
+				"%s: %" PRIu32 " hosts from there leave the prefix or take its broadcast address",
+				argv[i], a->hosts.n);
 		a->naddrs++;
 	}
 	return rc;
+}
+
+static void up_free(void *data)
+{
+	struct up_arg *a = data;
+
+	if (a)
+		imc_scn_hosts_free(&a->hosts);
+	free(a);
 }
 
 static void up_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	const struct up_arg *a = data;
 
-	print_if(f, t, &a->at);
-	print_pkey(f, &a->at);
+	imc_scn_print_hosts(f, t, &a->hosts);
+	fprintf(f, " pkey=0x%04x", a->pkey);
 	for (unsigned i = 0; i < a->naddrs; i++)
 		print_addr(f, &a->addr[i], (int)a->plen[i]);
 }
@@ -815,22 +992,31 @@ static int up_run(struct imc_scn_ctx *c, void *data)
 {
 	const struct up_arg *a = data;
 	struct ipr *r;
-	struct iface *i;
 	int rc = run_get(c, &r);
 
-	if (!rc)
-		rc = iface_get(r, &a->at, &i);
-	for (unsigned k = 0; !rc && k < a->naddrs; k++)
-		rc = addr_add(r, i, &a->addr[k], a->plen[k]);
-	if (rc)
-		return rc;
-	rc = imc_ipoib_up(imc_ipoib_fabric_ipoib(i->x));
-	return rc == -EALREADY ? 0 : rc;
+	for (uint32_t h = 0; !rc && h < a->hosts.n; h++) {
+		struct if_arg at = { a->hosts.h[h].node, a->hosts.h[h].port,
+				     a->pkey };
+		struct iface *i;
+
+		rc = iface_get(r, &at, &i);
+		for (unsigned k = 0; !rc && k < a->naddrs; k++) {
+			struct imc_ip_addr x;
+
+			addr_plus(&a->addr[k], h, &x);
+			rc = addr_add(r, i, &x, a->plen[k]);
+		}
+		if (!rc) {
+			rc = imc_ipoib_up(imc_ipoib_fabric_ipoib(i->x));
+			rc = rc == -EALREADY ? 0 : rc;
+		}
+	}
+	return rc;
 }
 
 static const struct imc_scn_verb verb_up = {
 	.name = "ipoib-up", .kind = IMC_SCN_ACTION, .parse = up_parse,
-	.print = up_print, .run = up_run, .free = free,
+	.print = up_print, .run = up_run, .free = up_free,
 };
 
 static int if_parse(struct imc_scn_parser *p, unsigned argc,
@@ -1080,31 +1266,16 @@ static int flow_parse(struct imc_scn_parser *p, unsigned argc,
 			"expected an IPv4 or IPv6 destination, got '%s'",
 			argv[1]);
 	for (unsigned i = 2; !rc && i < argc; i++) {
-		const char *v;
-		uint64_t x = 0;
 		bool m;
 
 		rc = pkey_kv(p, argv[i], &a->at.pkey, &m);
-		if (rc || m)
-			continue;
-		if (imc_scn_kv(argv[i], "count", &v)) {
-			rc = imc_scn_parse_uint(p, "count", v, UINT32_MAX, &x);
-			if (!rc && !x)
-				rc = imc_scn_parse_error(p,
-					"count: expected at least 1");
-			a->count = (uint32_t)x;
-		} else if (imc_scn_kv(argv[i], "size", &v)) {
-			rc = imc_scn_parse_uint(p, "size", v, SIZE_MAX_BYTES,
-						&x);
-			a->size = (uint32_t)x;
-		} else if (imc_scn_kv(argv[i], "interval", &v)) {
-			rc = imc_scn_parse_time(p, "interval", v,
-						&a->interval);
-		} else {
+		if (!rc && !m)
+			rc = scn_flow_kv(p, argv[i], &a->count, &a->size,
+					 &a->interval, &m);
+		if (!rc && !m)
 			rc = imc_scn_parse_error(p,
 				"expected count=, size=, interval= or pkey=, got '%s'",
 				argv[i]);
-		}
 	}
 	if (!rc && ping && imc_ip_addr_is_multicast(&a->dst))
 		rc = imc_scn_parse_error(p, "ping: a unicast destination");
@@ -1129,9 +1300,7 @@ static void flow_print(FILE *f, const struct imc_topo *t, const void *data)
 
 	print_if(f, t, &a->at);
 	print_addr(f, &a->dst, -1);
-	fprintf(f, " count=%" PRIu32 " size=%" PRIu32 " interval=", a->count,
-		a->size);
-	imc_scn_print_time(f, a->interval);
+	scn_flow_print(f, a->count, a->size, a->interval);
 	print_pkey(f, &a->at);
 }
 
@@ -1204,7 +1373,7 @@ static void flow_fire(struct imc_timer *t)
 {
 	struct flow *fl = imc_container_of(t, struct flow, t);
 	struct ipr *r = fl->i->ps->r;
-	static uint8_t pkt[SIZE_MAX_BYTES + 64];
+	static uint8_t pkt[SCN_FLOW_SIZE_MAX + 64];
 	size_t len = flow_packet(fl, pkt);
 
 	imc_ipoib_xmit(imc_ipoib_fabric_ipoib(fl->i->x), pkt, len);
@@ -1285,6 +1454,215 @@ static const struct imc_scn_verb verb_send = {
 };
 
 /* ------------------------------------------------------------------ */
+/* ping-all */
+
+#define PAIRS_MAX 0xFFFFu   /* sequence numbers 1..65535 */
+
+struct pa_arg {
+	imc_time_t interval;
+	uint32_t size;
+};
+
+static int pa_parse(struct imc_scn_parser *p, unsigned argc,
+		    const char *const *argv, void **data)
+{
+	struct pa_arg *a = calloc(1, sizeof(*a));
+	int rc = 0;
+
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	a->interval = 10 * IMC_NSEC_PER_USEC;
+	a->size = 56;
+	for (unsigned i = 0; i < argc && !rc; i++) {
+		bool m;
+
+		rc = scn_flow_kv(p, argv[i], NULL, &a->size, &a->interval, &m);
+		if (!rc && !m)
+			rc = imc_scn_parse_error(p,
+				"expected interval= or size=, got '%s'",
+				argv[i]);
+	}
+	return rc;
+}
+
+static void pa_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct pa_arg *a = data;
+
+	(void)t;
+	fprintf(f, " interval=");
+	imc_scn_print_time(f, a->interval);
+	fprintf(f, " size=%" PRIu32, a->size);
+}
+
+static bool on_prefix(const struct imc_ip_addr *a, unsigned plen,
+		      const struct imc_ip_addr *d)
+{
+	if (a->family != d->family)
+		return false;
+	if (a->family == IMC_IPV4)
+		return !((a->v4 ^ d->v4) & (plen ? ~0u << (32 - plen) : 0));
+	for (unsigned b = 0; b < plen; b++)
+		if ((a->v6[b / 8] ^ d->v6[b / 8]) & (0x80 >> (b % 8)))
+			return false;
+	return true;
+}
+
+/* The entry of the interface's partition in its port's table now, 0
+ * when it has none (IBA 10.9.1.2: the low 15 bits name the partition,
+ * bit 15 full membership). */
+static uint16_t table_pkey(const struct ipr *r, const struct iface *i)
+{
+	struct imc_port_attr pa;
+	uint16_t best = 0;
+
+	if (imc_fabric_port_attr(r->f, i->ps->node, i->ps->port, &pa) ||
+	    pa.state != IMC_PORT_ACTIVE)
+		return 0;
+	for (unsigned k = 0; k < pa.npkeys; k++)
+		if (!((pa.pkeys[k] ^ i->pkey) & 0x7FFF) &&
+		    (!best || (pa.pkeys[k] & 0x8000)))
+			best = pa.pkeys[k];
+	return best;
+}
+
+/* Interfaces that can reach each other now: carrier up, ports ACTIVE
+ * with the partition in their tables, and not both limited members
+ * (IBA 10.9.1.2). */
+static bool reach(const struct ipr *r, const struct iface *a,
+		  const struct iface *b)
+{
+	uint16_t ka, kb;
+
+	if (a == b || ((a->pkey ^ b->pkey) & 0x7FFF) ||
+	    !imc_ipoib_carrier(imc_ipoib_fabric_ipoib(a->x)) ||
+	    !imc_ipoib_carrier(imc_ipoib_fabric_ipoib(b->x)))
+		return false;
+	ka = table_pkey(r, a);
+	kb = table_pkey(r, b);
+	return ka && kb && ((ka | kb) & 0x8000);
+}
+
+static int pa_add(struct round *rd, size_t *cap, struct iface *src,
+		  const struct imc_ip_addr *from, const struct imc_ip_addr *to)
+{
+	if (rd->n == PAIRS_MAX)
+		return -E2BIG;
+	if (rd->n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		struct pair *np = realloc(rd->p, nc * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		rd->p = np;
+		*cap = nc;
+	}
+	rd->p[rd->n++] = (struct pair){ src, *from, *to, false };
+	return 0;
+}
+
+/* Every ordered pair of interfaces that can reach each other, and every
+ * address of the second on a prefix of the first's, in port order. */
+static int pa_pairs(struct ipr *r, struct round *rd)
+{
+	uint32_t nslots = r->pbase[r->t->nnodes];
+	size_t cap = 0;
+	int rc = 0;
+
+	for (uint32_t s = 0; s < nslots && !rc; s++) {
+		struct pstate *ps = r->ports[s];
+
+		for (struct iface *a = ps ? ps->ifs : NULL; a && !rc;
+		     a = a->next)
+			for (uint32_t t = 0; t < nslots && !rc; t++) {
+				struct pstate *pt = r->ports[t];
+
+				for (struct iface *b = pt ? pt->ifs : NULL;
+				     b && !rc; b = b->next) {
+					if (!reach(r, a, b))
+						continue;
+					for (unsigned k = 0; k < b->naddrs &&
+					     !rc; k++)
+						for (unsigned j = 0;
+						     j < a->naddrs; j++)
+							if (on_prefix(
+							    &a->addr[j],
+							    a->plen[j],
+							    &b->addr[k])) {
+								rc = pa_add(
+								  rd, &cap, a,
+								  &a->addr[j],
+								  &b->addr[k]);
+								break;
+							}
+				}
+			}
+	}
+	return rc;
+}
+
+static void pa_fire(struct imc_timer *t)
+{
+	struct round *rd = imc_container_of(t, struct round, t);
+	const struct pair *pr = &rd->p[rd->sent];
+	static uint8_t pkt[SCN_FLOW_SIZE_MAX + 64];
+	struct flow_arg fa;
+	struct flow fl;
+	struct ipr *r = pr->src->ps->r;
+
+	memset(&fa, 0, sizeof(fa));
+	memset(&fl, 0, sizeof(fl));
+	fa.ping = true;
+	fa.dst = pr->to;
+	fa.count = 1;
+	fa.size = rd->size;
+	fl.a = &fa;
+	fl.src = pr->from;
+	fl.id = rd->id;
+	fl.sent = (uint32_t)rd->sent;   /* sequence number sent + 1 */
+	imc_ipoib_xmit(imc_ipoib_fabric_ipoib(pr->src->x), pkt,
+		       flow_packet(&fl, pkt));
+	if (++rd->sent < rd->n)
+		imc_timer_arm(r->loop, &rd->t,
+			      imc_loop_now(r->loop) + rd->interval);
+}
+
+static int pa_run(struct imc_scn_ctx *c, void *data)
+{
+	const struct pa_arg *a = data;
+	struct round *rd;
+	struct ipr *r;
+	int rc = run_get(c, &r);
+
+	if (rc)
+		return rc;
+	rd = calloc(1, sizeof(*rd));
+	if (!rd)
+		return -ENOMEM;
+	rd->id = (uint16_t)scn_flow_id(c);
+	rd->size = a->size;
+	rd->interval = a->interval;
+	imc_timer_init(&rd->t, pa_fire);
+	rc = pa_pairs(r, rd);
+	if (rc) {
+		free(rd->p);
+		free(rd);
+		return rc == -E2BIG ? imc_scn_fail(c, rc,
+			"more than %u pairs to ping", PAIRS_MAX) : rc;
+	}
+	rd->next = r->rounds;
+	r->rounds = rd;
+	return rd->n ? imc_timer_arm(r->loop, &rd->t, imc_loop_now(r->loop)) :
+		       0;
+}
+
+static const struct imc_scn_verb verb_ping_all = {
+	.name = "ping-all", .kind = IMC_SCN_ACTION, .parse = pa_parse,
+	.print = pa_print, .run = pa_run, .free = free,
+};
+
+/* ------------------------------------------------------------------ */
 /* Subjects */
 
 enum counter {
@@ -1294,7 +1672,8 @@ enum counter {
 	K_ENDPOINTS_FROM_RX, K_AVS_FABRICATED, K_DEFERRED, K_JOINS,
 	K_JOIN_ERRORS, K_SENDONLY_JOINS, K_SENDONLY_LEAVES,
 	K_CARRIER_CHANGES, K_ENDPOINTS, K_NEIGHBOURS, K_GROUPS, K_QUEUED,
-	K_QUEUED_MAX, K_DROPS, K_DROP_FIRST,
+	K_QUEUED_MAX, K_QUEUED_MAX_ENDPOINT, K_QUEUED_MAX_GROUP, K_DROPS,
+	K_DROP_FIRST,
 };
 
 static const char *const counter_names[] = {
@@ -1303,15 +1682,20 @@ static const char *const counter_names[] = {
 	"resolve-retries", "resolve-failures", "expired", "endpoints-from-rx",
 	"avs-fabricated", "deferred", "joins", "join-errors",
 	"sendonly-joins", "sendonly-leaves", "carrier-changes", "endpoints",
-	"neighbours", "groups", "queued", "queued-max", "drops",
+	"neighbours", "groups", "queued", "queued-max", "queued-max-endpoint",
+	"queued-max-group", "drops",
 };
 
 enum subj_kind { S_CARRIER, S_STATE, S_RECEIVED, S_REPLIES, S_ANSWERED,
-		 S_COUNTER };
+		 S_COUNTER, S_CROSS };
 
+/* Over a set of hosts, numbers add up and the carrier is up when every
+ * interface's is. */
 struct subj_arg {
 	enum subj_kind kind;
-	struct if_arg at;
+	bool every;                      /* no host: every interface */
+	struct imc_scn_hosts hosts;
+	struct if_arg at;                /* the P_Key */
 	bool has_group;
 	struct imc_ip_addr group;
 	unsigned counter;            /* enum counter, or K_DROP_FIRST + d */
@@ -1370,7 +1754,10 @@ static int subj_parse(struct imc_scn_parser *p, unsigned argc,
 		return -ENOMEM;
 	*data = a;
 	a->kind = kind;
-	rc = host_arg(p, argv[0], &a->at);
+	a->at.pkey = IMC_PKEY_DEFAULT;
+	rc = imc_scn_parse_hosts(p, argv[0], &a->hosts);
+	if (!rc && kind == S_STATE && a->hosts.form != IMC_SCN_HOSTS_ONE)
+		rc = imc_scn_parse_error(p, "ipoib-state: one host");
 	if (!rc && kind == S_COUNTER) {
 		if (argc < 2 || counter_parse(argv[1], &a->counter) < 0)
 			return imc_scn_parse_error(p,
@@ -1416,11 +1803,38 @@ SUBJ_PARSE(replies_parse, S_REPLIES)
 SUBJ_PARSE(answered_parse, S_ANSWERED)
 SUBJ_PARSE(counter_subj_parse, S_COUNTER)
 
+static int cross_parse(struct imc_scn_parser *p, unsigned argc,
+		       const char *const *argv, void **data)
+{
+	struct subj_arg *a;
+
+	if (argc)
+		return subj_parse(p, argc, argv, data, S_CROSS);
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	a->kind = S_CROSS;
+	a->every = true;
+	return 0;
+}
+
+static void subj_free(void *data)
+{
+	struct subj_arg *a = data;
+
+	if (a)
+		imc_scn_hosts_free(&a->hosts);
+	free(a);
+}
+
 static void subj_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	const struct subj_arg *a = data;
 
-	print_if(f, t, &a->at);
+	if (a->every)
+		return;
+	imc_scn_print_hosts(f, t, &a->hosts);
 	if (a->kind == S_COUNTER)
 		counter_print(f, a->counter);
 	if (a->has_group)
@@ -1460,6 +1874,8 @@ static uint64_t counter_value(const struct imc_ipoib_stats *st, unsigned k)
 	case K_GROUPS: return st->groups;
 	case K_QUEUED: return st->queued;
 	case K_QUEUED_MAX: return st->queued_max;
+	case K_QUEUED_MAX_ENDPOINT: return st->queued_max_endpoint;
+	case K_QUEUED_MAX_GROUP: return st->queued_max_group;
 	case K_DROPS:
 		for (unsigned d = 0; d < IMC_IPOIB_DROP__COUNT; d++)
 			sum += st->drops[d];
@@ -1469,16 +1885,11 @@ static uint64_t counter_value(const struct imc_ipoib_stats *st, unsigned k)
 	}
 }
 
-static int subj_observe(struct imc_scn_ctx *c, const void *data,
-			uint64_t *value)
+static uint64_t observe_one(const struct subj_arg *a, struct iface *i)
 {
-	const struct subj_arg *a = data;
-	struct ipr *r = imc_scn_data(c, &run_key);
-	struct iface *i = r ? iface_find(r, &a->at) : NULL;
 	const struct imc_ipoib *ifc;
 	struct imc_ipoib_stats st;
 
-	*value = 0;
 	if (!i) {
 		/* No interface: down, nothing counted. */
 		return 0;
@@ -1486,31 +1897,156 @@ static int subj_observe(struct imc_scn_ctx *c, const void *data,
 	ifc = imc_ipoib_fabric_ipoib(i->x);
 	switch (a->kind) {
 	case S_CARRIER:
-		*value = imc_ipoib_carrier(ifc);
-		break;
+		return imc_ipoib_carrier(ifc);
 	case S_STATE:
-		*value = imc_ipoib_state(ifc);
-		break;
+		return imc_ipoib_state(ifc);
 	case S_RECEIVED:
 		if (a->has_group) {
 			struct gcount *g = gc_get(i, &a->group, false);
 
-			*value = g ? g->n : 0;
-		} else {
-			*value = i->received;
+			return g ? g->n : 0;
 		}
-		break;
+		return i->received;
 	case S_REPLIES:
-		*value = i->ping_replies;
-		break;
+		return i->ping_replies;
 	case S_ANSWERED:
-		*value = i->ping_answered;
-		break;
+		return i->ping_answered;
 	case S_COUNTER:
 		imc_ipoib_get_stats(ifc, &st);
-		*value = counter_value(&st, a->counter);
-		break;
+		return counter_value(&st, a->counter);
+	case S_CROSS:
+		return i->cross;
 	}
+	return 0;
+}
+
+static int subj_observe(struct imc_scn_ctx *c, const void *data,
+			uint64_t *value)
+{
+	const struct subj_arg *a = data;
+	struct ipr *r = imc_scn_data(c, &run_key);
+
+	*value = a->kind == S_CARRIER ? 1 : 0;
+	if (a->every) {
+		uint32_t n = r ? r->pbase[r->t->nnodes] : 0;
+
+		for (uint32_t k = 0; k < n; k++)
+			for (const struct iface *j = r->ports[k] ?
+			     r->ports[k]->ifs : NULL; j; j = j->next)
+				*value += observe_one(a, (struct iface *)j);
+		return 0;
+	}
+	for (uint32_t k = 0; k < a->hosts.n; k++) {
+		struct if_arg at = { a->hosts.h[k].node, a->hosts.h[k].port,
+				     a->at.pkey };
+		uint64_t v = observe_one(a, r ? iface_find(r, &at) : NULL);
+
+		if (a->kind == S_CARRIER)
+			*value &= v;
+		else if (a->kind == S_STATE)
+			*value = v;
+		else
+			*value += v;
+	}
+	return 0;
+}
+
+/* ---- ipoib-max-queued endpoint|group|total ---- */
+
+static const char *const mq_words[] = { "endpoint", "group", "total" };
+
+static int mq_parse(struct imc_scn_parser *p, unsigned argc,
+		    const char *const *argv, void **data)
+{
+	unsigned *k;
+
+	for (unsigned w = 0; argc == 1 && w < IMC_ARRAY_SIZE(mq_words); w++)
+		if (!strcmp(argv[0], mq_words[w])) {
+			k = malloc(sizeof(*k));
+			if (!k)
+				return -ENOMEM;
+			*k = w;
+			*data = k;
+			return 0;
+		}
+	return imc_scn_parse_error(p, "expected endpoint, group or total");
+}
+
+static void mq_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	(void)t;
+	fprintf(f, " %s", mq_words[*(const unsigned *)data]);
+}
+
+/* The most packets one queue of the kind held at once, over every
+ * interface of the run. */
+static int mq_observe(struct imc_scn_ctx *c, const void *data,
+		      uint64_t *value)
+{
+	static const unsigned counter[] = {
+		K_QUEUED_MAX_ENDPOINT, K_QUEUED_MAX_GROUP, K_QUEUED_MAX,
+	};
+	const struct ipr *r = imc_scn_data(c, &run_key);
+	uint32_t n = r ? r->pbase[r->t->nnodes] : 0;
+	unsigned k = counter[*(const unsigned *)data];
+
+	*value = 0;
+	for (uint32_t s = 0; s < n; s++)
+		for (const struct iface *i = r->ports[s] ?
+		     r->ports[s]->ifs : NULL; i; i = i->next) {
+			struct imc_ipoib_stats st;
+			uint64_t v;
+
+			imc_ipoib_get_stats(imc_ipoib_fabric_ipoib(i->x), &st);
+			v = counter_value(&st, k);
+			if (v > *value)
+				*value = v;
+		}
+	return 0;
+}
+
+/* ---- ping-all-pairs, ping-all-unanswered ---- */
+
+static int pa_subj_parse(struct imc_scn_parser *p, unsigned argc,
+			 const char *const *argv, void **data)
+{
+	(void)argv;
+	*data = NULL;
+	return argc ? imc_scn_parse_error(p, "expected no argument") : 0;
+}
+
+static void pa_subj_print(FILE *f, const struct imc_topo *t,
+			  const void *data)
+{
+	(void)f;
+	(void)t;
+	(void)data;
+}
+
+static uint64_t pa_count(struct imc_scn_ctx *c, bool unanswered)
+{
+	const struct ipr *r = imc_scn_data(c, &run_key);
+	uint64_t n = 0;
+
+	for (const struct round *rd = r ? r->rounds : NULL; rd; rd = rd->next)
+		for (size_t k = 0; k < rd->n; k++)
+			n += !unanswered || !rd->p[k].answered;
+	return n;
+}
+
+static int pa_pairs_observe(struct imc_scn_ctx *c, const void *data,
+			    uint64_t *value)
+{
+	(void)data;
+	*value = pa_count(c, false);
+	return 0;
+}
+
+static int pa_unanswered_observe(struct imc_scn_ctx *c, const void *data,
+				 uint64_t *value)
+{
+	(void)data;
+	*value = pa_count(c, true);
 	return 0;
 }
 
@@ -1548,46 +2084,94 @@ static void state_value_format(uint64_t v, char *buf, size_t len)
 static const struct imc_scn_subject subj_carrier = {
 	.name = "ipoib-carrier", .parse = carrier_parse, .print = subj_print,
 	.observe = subj_observe, .value_parse = carrier_value_parse,
-	.value_format = carrier_value_format, .free = free,
+	.value_format = carrier_value_format, .free = subj_free,
 };
 
 static const struct imc_scn_subject subj_state = {
 	.name = "ipoib-state", .parse = state_parse, .print = subj_print,
 	.observe = subj_observe, .value_parse = state_value_parse,
-	.value_format = state_value_format, .free = free,
+	.value_format = state_value_format, .free = subj_free,
 };
 
 static const struct imc_scn_subject subj_received = {
 	.name = "ipoib-received", .parse = received_parse,
-	.print = subj_print, .observe = subj_observe, .free = free,
+	.print = subj_print, .observe = subj_observe, .free = subj_free,
 };
 
 static const struct imc_scn_subject subj_replies = {
 	.name = "ping-replies", .parse = replies_parse, .print = subj_print,
-	.observe = subj_observe, .free = free,
+	.observe = subj_observe, .free = subj_free,
 };
 
 static const struct imc_scn_subject subj_answered = {
 	.name = "ping-answered", .parse = answered_parse, .print = subj_print,
-	.observe = subj_observe, .free = free,
+	.observe = subj_observe, .free = subj_free,
 };
 
 static const struct imc_scn_subject subj_counter = {
 	.name = "ipoib-counter", .parse = counter_subj_parse,
-	.print = subj_print, .observe = subj_observe, .free = free,
+	.print = subj_print, .observe = subj_observe, .free = subj_free,
+};
+
+static const struct imc_scn_subject subj_cross = {
+	.name = "ipoib-cross-partition", .parse = cross_parse,
+	.print = subj_print, .observe = subj_observe, .free = subj_free,
+};
+
+static const struct imc_scn_subject subj_max_queued = {
+	.name = "ipoib-max-queued", .parse = mq_parse, .print = mq_print,
+	.observe = mq_observe, .free = free,
+};
+
+static const struct imc_scn_subject subj_pa_pairs = {
+	.name = "ping-all-pairs", .parse = pa_subj_parse,
+	.print = pa_subj_print, .observe = pa_pairs_observe,
+};
+
+static const struct imc_scn_subject subj_pa_unanswered = {
+	.name = "ping-all-unanswered", .parse = pa_subj_parse,
+	.print = pa_subj_print, .observe = pa_unanswered_observe,
 };
 
 /* ------------------------------------------------------------------ */
+
+int imc_scn_ipoib_tap(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		      uint16_t pkey, const struct imc_ipoib_host_ops *tap,
+		      struct imc_scn_ipoib_iface *out)
+{
+	struct if_arg a = { .node = node, .port = port, .pkey = pkey };
+	struct ipr *r = imc_scn_data(c, &run_key);
+	struct iface *i;
+
+	if (tap && !tap->deliver)
+		return -EINVAL;
+	i = r && node < r->t->nnodes &&
+		    port <= r->t->node[node].nports ? iface_find(r, &a) : NULL;
+	if (!i)
+		return -ENOENT;
+	if (tap)
+		i->tap = *tap;
+	else
+		memset(&i->tap, 0, sizeof(i->tap));
+	if (out) {
+		out->ifc = imc_ipoib_fabric_ipoib(i->x);
+		out->naddrs = i->naddrs;
+		out->addr = i->addr;
+		out->plen = i->plen;
+	}
+	return 0;
+}
 
 int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
 		&verb_ipoib, &verb_up, &verb_down, &verb_addr, &verb_listen,
-		&verb_unlisten, &verb_ping, &verb_send,
+		&verb_unlisten, &verb_ping, &verb_send, &verb_ping_all,
 	};
 	static const struct imc_scn_subject *const subjects[] = {
 		&subj_carrier, &subj_state, &subj_received, &subj_replies,
-		&subj_answered, &subj_counter,
+		&subj_answered, &subj_counter, &subj_cross, &subj_max_queued,
+		&subj_pa_pairs, &subj_pa_unanswered,
 	};
 	int rc = 0;
 
@@ -1595,5 +2179,7 @@ int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
 		rc = imc_scn_lang_add_verb(l, verbs[i]);
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
 		rc = imc_scn_lang_add_subject(l, subjects[i]);
+	if (!rc)
+		rc = imc_scn_lang_add_section(l, &scn_section_ipoib);
 	return rc;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ibmcast/scenario_ipoib.h"
+#include "ibmcast/scenario_mcast.h"
 #include "ibmcast/scenario_sa.h"
 #include "scenario/scn.h"
 
@@ -17,6 +18,10 @@ struct imc_scn_lang {
 	unsigned nverbs, verb_cap;
 	const void **subj;     /* const struct imc_scn_subject * */
 	unsigned nsubjs, subj_cap;
+	/* Report sections by rank, then name: a handful, kept in order by
+	 * insertion. */
+	const struct imc_scn_section **sec;
+	unsigned nsecs, sec_cap;
 };
 
 static const char *const reserved[] = {
@@ -117,6 +122,50 @@ int imc_scn_lang_add_subject(struct imc_scn_lang *l,
 		      s->name);
 }
 
+int imc_scn_lang_add_section(struct imc_scn_lang *l,
+			     const struct imc_scn_section *s)
+{
+	unsigned at;
+
+	if (!l || !s || !name_ok(s->name) || !s->report)
+		return -EINVAL;
+	for (unsigned i = 0; i < l->nsecs; i++)
+		if (!strcmp(l->sec[i]->name, s->name))
+			return -EEXIST;
+	if (l->nsecs == l->sec_cap) {
+		unsigned nc = l->sec_cap ? l->sec_cap * 2 : 8;
+		const struct imc_scn_section **ns =
+			realloc(l->sec, nc * sizeof(*ns));
+
+		if (!ns)
+			return -ENOMEM;
+		l->sec = ns;
+		l->sec_cap = nc;
+	}
+	for (at = l->nsecs; at > 0; at--) {
+		const struct imc_scn_section *p = l->sec[at - 1];
+
+		if (p->rank < s->rank ||
+		    (p->rank == s->rank && strcmp(p->name, s->name) < 0))
+			break;
+		l->sec[at] = p;
+	}
+	l->sec[at] = s;
+	l->nsecs++;
+	return 0;
+}
+
+unsigned scn_lang_nsections(const struct imc_scn_lang *l)
+{
+	return l->nsecs;
+}
+
+const struct imc_scn_section *scn_lang_section(const struct imc_scn_lang *l,
+					       unsigned i)
+{
+	return i < l->nsecs ? l->sec[i] : NULL;
+}
+
 const struct imc_scn_verb *imc_scn_lang_verb(const struct imc_scn_lang *l,
 					     const char *name)
 {
@@ -143,6 +192,7 @@ void imc_scn_lang_destroy(struct imc_scn_lang *l)
 		return;
 	free(l->verb);
 	free(l->subj);
+	free(l->sec);
 	free(l);
 }
 
@@ -157,8 +207,12 @@ int imc_scn_lang_create(struct imc_scn_lang **out)
 		rc = imc_scn_lang_add_verb(l, scn_builtin_verbs[i]);
 	for (unsigned i = 0; i < scn_builtin_nsubjects && !rc; i++)
 		rc = imc_scn_lang_add_subject(l, scn_builtin_subjects[i]);
+	for (unsigned i = 0; i < scn_builtin_nsections && !rc; i++)
+		rc = imc_scn_lang_add_section(l, scn_builtin_sections[i]);
 	if (!rc)
 		rc = imc_scn_lang_add_sa(l);
+	if (!rc)
+		rc = imc_scn_lang_add_mcast(l);
 	if (!rc)
 		rc = imc_scn_lang_add_ipoib(l);
 	if (rc) {

@@ -146,6 +146,115 @@ int imc_scn_parse_host(struct imc_scn_parser *p, const char *word,
 	return 0;
 }
 
+/* The HCAs of nodes lo..hi with a cabled port, in node order. */
+static int hosts_fill(struct imc_scn_parser *p, uint32_t lo, uint32_t hi,
+		      struct imc_scn_hosts *out)
+{
+	const struct imc_topo *t = p->s->topo;
+	uint32_t n = 0;
+
+	for (uint32_t i = lo; i <= hi; i++)
+		if (t->node[i].type == IMC_NODE_HCA &&
+		    t->node[i].port[first_cabled(&t->node[i])].peer !=
+		    IMC_TOPO_NONE)
+			n++;
+	if (!n)
+		return imc_scn_parse_error(p, "no host with a cable there");
+	out->h = calloc(n, sizeof(*out->h));
+	if (!out->h)
+		return -ENOMEM;
+	for (uint32_t i = lo; i <= hi; i++) {
+		const struct imc_topo_node *nd = &t->node[i];
+		unsigned pn = first_cabled(nd);
+
+		if (nd->type != IMC_NODE_HCA ||
+		    nd->port[pn].peer == IMC_TOPO_NONE)
+			continue;
+		out->h[out->n].node = i;
+		out->h[out->n++].port = pn;
+	}
+	return 0;
+}
+
+int imc_scn_parse_hosts(struct imc_scn_parser *p, const char *word,
+			struct imc_scn_hosts *out)
+{
+	const struct imc_topo *t = p->s->topo;
+	const char *dots = strstr(word, "..");
+	char name[IMC_TOPO_MAX_NAME + 1];
+	uint32_t lo, hi;
+	size_t len;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!t)
+		return imc_scn_parse_error(p, "no topology to find '%s' in",
+					   word);
+	if (!strcmp(word, "all")) {
+		out->form = IMC_SCN_HOSTS_ALL;
+		return t->nnodes ? hosts_fill(p, 0, t->nnodes - 1, out) :
+				   imc_scn_parse_error(p, "no hosts");
+	}
+	/* A whole-word name first, as for ports. */
+	if (!dots || !imc_topo_find(t, word, &lo)) {
+		out->h = calloc(1, sizeof(*out->h));
+		if (!out->h)
+			return -ENOMEM;
+		out->n = 1;
+		return imc_scn_parse_host(p, word, &out->h[0].node,
+					  &out->h[0].port);
+	}
+	len = (size_t)(dots - word);
+	if (len > IMC_TOPO_MAX_NAME)
+		return imc_scn_parse_error(p, "unknown node in '%s'", word);
+	memcpy(name, word, len);
+	name[len] = '\0';
+	if (imc_topo_find(t, name, &lo) || imc_topo_find(t, dots + 2, &hi))
+		return imc_scn_parse_error(p,
+			"expected FIRST..LAST with two host names, got '%s'",
+			word);
+	if (t->node[lo].type != IMC_NODE_HCA ||
+	    t->node[hi].type != IMC_NODE_HCA)
+		return imc_scn_parse_error(p,
+			"'%s': a range runs from a host to a host", word);
+	if (lo > hi)
+		return imc_scn_parse_error(p,
+			"'%s': %s comes after %s", word, name, dots + 2);
+	out->form = IMC_SCN_HOSTS_RANGE;
+	rc = hosts_fill(p, lo, hi, out);
+	return rc;
+}
+
+void imc_scn_print_hosts(FILE *f, const struct imc_topo *t,
+			 const struct imc_scn_hosts *hs)
+{
+	char buf[2 * IMC_TOPO_MAX_NAME + 3];
+
+	fputc(' ', f);
+	switch (hs->form) {
+	case IMC_SCN_HOSTS_ALL:
+		fputs("all", f);
+		break;
+	case IMC_SCN_HOSTS_RANGE:
+		snprintf(buf, sizeof(buf), "%s..%s",
+			 t->node[hs->h[0].node].name,
+			 t->node[hs->h[hs->n - 1].node].name);
+		scn_print_name(f, buf);
+		break;
+	default:
+		imc_scn_print_port(f, t, hs->h[0].node, hs->h[0].port);
+		break;
+	}
+}
+
+void imc_scn_hosts_free(struct imc_scn_hosts *hs)
+{
+	if (!hs)
+		return;
+	free(hs->h);
+	memset(hs, 0, sizeof(*hs));
+}
+
 const struct scn_group *scn_group_find(const struct imc_scenario *s,
 				       uint16_t mlid)
 {

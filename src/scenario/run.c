@@ -8,10 +8,15 @@
  * decide when progress is reported: timers fire by (deadline, arming
  * order) whatever the slicing, so the result does not depend on it.
  *
+ * A run may also go on a loop the caller owns (imc_scenario_run_opts
+ * loop), a real-time one for `ibmcast up`: scenario time then counts from
+ * the loop's time when the run starts (t0), every action is armed at t0
+ * plus its time, and the caller's hooks see the running fabric once the
+ * actions of time 0 have run and again before anything is freed.
+ *
  * Hosts (HCA ports) get state when first used: their QPs (one per P_Key,
  * numbered in order of first use) and counters, found by a hash of
- * node:port. A port's QP1 is one GSI (gsi.h) for every verb that sends
- * MADs, made at first use and kept until the run data is gone. Receivers recognise scenario datagrams by their header and
+ * node:port. Receivers recognise scenario datagrams by their header and
  * keep a bitmap of sequence numbers per flow to count duplicates.
  */
 #include <errno.h>
@@ -20,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ibmcast/gsi.h"
 #include "scenario/scn.h"
 #include "wire/bytes.h"
 
@@ -61,6 +65,8 @@ struct act {
 struct imc_scn_ctx {
 	const struct imc_scenario *s;
 	struct imc_loop *loop;
+	bool own_loop;            /* created by the run, destroyed with it */
+	imc_time_t t0;            /* loop time of scenario time 0 */
 	struct imc_fabric *fab;
 	struct imc_fabric_config cfg;
 
@@ -73,9 +79,6 @@ struct imc_scn_ctx {
 	size_t ndata, dcap;
 	size_t *dslot;            /* index + 1, open addressing by key */
 	size_t ndslots;
-
-	struct imc_gsi **gsi;     /* by port slot: gsi_base[node] + port */
-	uint32_t *gsi_base;
 
 	struct act *acts;
 	const struct scn_action *cur;
@@ -115,9 +118,24 @@ const struct imc_fabric_config *imc_scn_config(struct imc_scn_ctx *c)
 	return &c->cfg;
 }
 
+imc_time_t imc_scn_now(struct imc_scn_ctx *c)
+{
+	return imc_loop_now(c->loop) - c->t0;
+}
+
+static imc_time_t at_loop(const struct imc_scn_ctx *c, imc_time_t t)
+{
+	return t > IMC_TIME_MAX - c->t0 ? IMC_TIME_MAX : c->t0 + t;
+}
+
 uint32_t scn_flow_id(struct imc_scn_ctx *c)
 {
 	return c->cur ? c->cur->index : UINT32_MAX;
+}
+
+const struct imc_scenario *scn_scenario(struct imc_scn_ctx *c)
+{
+	return c->s;
 }
 
 int imc_scn_fail(struct imc_scn_ctx *c, int err, const char *fmt, ...)
@@ -439,7 +457,7 @@ static int check(struct imc_scn_ctx *c, const struct scn_expect *e,
 	bool ok;
 	int rc;
 
-	out->at = imc_loop_now(c->loop);
+	out->at = imc_scn_now(c);
 	rc = e->lhs.subj->observe(c, e->lhs.data, &v);
 	if (rc)
 		return rc;
@@ -492,10 +510,13 @@ struct slicer {
 	const struct imc_scenario_run_opts *o;
 };
 
+/* Runs the loop to scenario time to. Returns 0, 1 when the caller's
+ * interrupted() hook ended the run early, or a negative errno. */
 static int advance(struct imc_scn_ctx *c, struct slicer *sl, imc_time_t to)
 {
 	struct imc_loop_stats st;
 
+	to = at_loop(c, to);
 	do {
 		imc_time_t now = imc_loop_now(c->loop);
 		imc_time_t next = now + sl->slice;
@@ -519,8 +540,10 @@ static int advance(struct imc_scn_ctx *c, struct slicer *sl, imc_time_t to)
 			 sl->slice > SLICE_MIN)
 			sl->slice /= 2;
 		if (sl->o->progress)
-			sl->o->progress(sl->o->ctx, imc_loop_now(c->loop),
+			sl->o->progress(sl->o->ctx, imc_scn_now(c),
 					st.timers_fired + st.fd_events);
+		if (sl->o->interrupted && sl->o->interrupted(sl->o->ctx))
+			return 1;
 	} while (imc_loop_now(c->loop) < to);
 	return 0;
 }
@@ -558,74 +581,62 @@ static int fill_hosts(struct imc_scn_ctx *c, struct imc_scenario_result *r)
 	return 0;
 }
 
-/* ---- QP1 of each port ---- */
-
-int scn_gsi_get(struct imc_scn_ctx *c, uint32_t node, unsigned port,
-		struct imc_gsi **out)
+/* The report: each section of the language, then the expectations. */
+static int make_report(struct imc_scn_ctx *c, struct imc_scenario_result *r)
 {
-	const struct imc_topo *t = c->s->topo;
-	struct imc_gsi *g;
-	struct imc_qp *qp1;
-	uint32_t slot;
-	int rc;
+	const struct imc_scn_lang *l = c->s->lang;
+	struct imc_scn_report *rep;
+	int rc = scn_report_create(&rep);
 
-	if (node >= t->nnodes || port > t->node[node].nports)
-		return -EINVAL;
-	if (!c->gsi) {
-		uint32_t n = 0;
-
-		c->gsi_base = calloc(t->nnodes, sizeof(*c->gsi_base));
-		if (!c->gsi_base)
-			return -ENOMEM;
-		for (uint32_t i = 0; i < t->nnodes; i++) {
-			c->gsi_base[i] = n;
-			n += t->node[i].nports + 1u;
-		}
-		c->gsi = calloc(n, sizeof(*c->gsi));
-		if (!c->gsi) {
-			free(c->gsi_base);
-			c->gsi_base = NULL;
-			return -ENOMEM;
-		}
-	}
-	slot = c->gsi_base[node] + port;
-	if (c->gsi[slot]) {
-		*out = c->gsi[slot];
-		return 0;
-	}
-	/* The SA's port: its QP1 is the SA's, shared through its hook. */
-	rc = imc_gsi_create_shared(NULL, &g);
 	if (rc)
 		return rc;
-	rc = scn_sa_qp1_share(c, node, port, imc_gsi_input, g, &qp1);
-	if (!rc) {
-		imc_gsi_set_qp(g, qp1);
-	} else {
-		imc_gsi_destroy(g);
-		if (rc != -ENOENT)
-			return rc;
-		rc = imc_gsi_create(c->fab, node, port, &g);
+	r->report = rep;
+	for (unsigned i = 0; !rc && i < scn_lang_nsections(l); i++) {
+		const struct imc_scn_section *sec = scn_lang_section(l, i);
+
+		rc = scn_report_begin(rep, sec->name);
 		if (rc)
-			return rc;
+			break;
+		c->msg_set = false;
+		rc = sec->report(c, rep);
+		if (rc)
+			scn_report_finish(rep);
+		else
+			rc = scn_report_finish(rep);
+		if (rc) {
+			char why[sizeof(c->msg)];
+
+			snprintf(why, sizeof(why), "%s",
+				 c->msg_set ? c->msg : strerror(-rc));
+			snprintf(c->msg, sizeof(c->msg), "section %.32s: %.200s",
+				 sec->name, why);
+			c->msg_set = true;
+		}
 	}
-	c->gsi[slot] = g;
-	*out = g;
-	return 0;
-}
-
-static void gsi_free_all(struct imc_scn_ctx *c)
-{
-	const struct imc_topo *t = c->s->topo;
-
-	if (!c->gsi)
-		return;
-	for (uint32_t i = 0; i < t->nnodes; i++)
-		for (unsigned p = 0; p <= t->node[i].nports; p++)
-			imc_gsi_destroy(c->gsi[c->gsi_base[i] + p]);
-	free(c->gsi);
-	free(c->gsi_base);
-	c->gsi = NULL;
-	c->gsi_base = NULL;
+	if (!rc)
+		rc = scn_report_begin(rep, "expectations");
+	if (!rc) {
+		imc_scn_report_u64(rep, "held", r->npassed);
+		imc_scn_report_u64(rep, "failed", r->nfailed);
+		imc_scn_report_u64(rep, "skipped", r->nskipped);
+		imc_scn_report_list(rep, "held_lines");
+		for (unsigned i = 0; i < r->nchecks; i++)
+			if (r->checks[i].state == IMC_SCN_CHECK_PASS)
+				imc_scn_report_u64(rep, NULL,
+						   r->checks[i].line);
+		imc_scn_report_end(rep);
+		imc_scn_report_line(rep,
+			"%u of %u held%s", r->npassed, r->nchecks,
+			r->nfailed ? "" : r->nskipped ?
+			", the others skipped (after the end)" : "");
+		for (unsigned i = 0; i < r->nchecks; i++)
+			if (r->checks[i].state == IMC_SCN_CHECK_FAIL)
+				imc_scn_report_line(rep, "FAILED line %u: %s",
+						    r->checks[i].line,
+						    r->checks[i].text);
+		rc = scn_report_finish(rep);
+	}
+	return rc;
 }
 
 /* Returns how many timers were left in the loop. */
@@ -633,14 +644,15 @@ static size_t ctx_free(struct imc_scn_ctx *c)
 {
 	size_t left = 0;
 
-	/* Run data first: flows cancel their timers and stop sending. */
-	for (size_t i = 0; i < c->ndata; i++)
+	/* Run data first: flows cancel their timers and stop sending.
+	 * Last set, first freed: state made later may use state made
+	 * before it (IPoIB interfaces leave through trackers, trackers
+	 * send through the SA verbs' GSIs). */
+	for (size_t i = c->ndata; i-- > 0;)
 		if (c->data[i].free)
 			c->data[i].free(c->data[i].data);
 	free(c->data);
 	free(c->dslot);
-	/* Then QP1s, which the run data may have used until its end. */
-	gsi_free_all(c);
 	if (c->acts) {
 		for (unsigned i = 0; i < c->s->nactions; i++)
 			imc_timer_cancel(c->loop, &c->acts[i].timer);
@@ -652,8 +664,14 @@ static size_t ctx_free(struct imc_scn_ctx *c)
 	free(c->hslot);
 	if (c->fab)
 		imc_fabric_destroy(c->fab);
-	if (c->loop)
+	if (c->loop && c->own_loop) {
 		left = imc_loop_destroy(c->loop);
+	} else if (c->loop) {
+		struct imc_loop_stats st;
+
+		imc_loop_get_stats(c->loop, &st);
+		left = st.timers_armed + st.fds_watched;
+	}
 	return left;
 }
 
@@ -686,6 +704,7 @@ int imc_scenario_run(const struct imc_scenario *s,
 	uint64_t wall0 = 0;
 	imc_time_t end;
 	unsigned ie = 0;
+	bool started = false;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -693,6 +712,8 @@ int imc_scenario_run(const struct imc_scenario *s,
 		err[0] = '\0';
 	if (!opts)
 		opts = &none;
+	if (opts->started && !opts->ending)
+		return -EINVAL;
 	if (opts->wall_clock)
 		wall0 = opts->wall_clock(opts->ctx);
 	memset(&c, 0, sizeof(c));
@@ -715,10 +736,16 @@ int imc_scenario_run(const struct imc_scenario *s,
 		r->checks[i].state = IMC_SCN_CHECK_SKIPPED;
 	}
 
-	rc = imc_loop_create_virtual(0, &c.loop);
-	if (rc) {
-		error_out(&c, NULL, 0, "loop", rc, err, errlen);
-		goto fail;
+	if (opts->loop) {
+		c.loop = opts->loop;
+		c.t0 = imc_loop_now(c.loop);
+	} else {
+		rc = imc_loop_create_virtual(0, &c.loop);
+		if (rc) {
+			error_out(&c, NULL, 0, "loop", rc, err, errlen);
+			goto fail;
+		}
+		c.own_loop = true;
 	}
 	rc = imc_fabric_create(s->topo, c.loop, &c.cfg, &c.fab);
 	if (rc) {
@@ -764,13 +791,34 @@ int imc_scenario_run(const struct imc_scenario *s,
 		imc_timer_init(&c.acts[i].timer, act_fire);
 		if (s->actions[i].at > end)
 			continue;
-		rc = imc_timer_arm(c.loop, &c.acts[i].timer, s->actions[i].at);
+		rc = imc_timer_arm(c.loop, &c.acts[i].timer,
+				   at_loop(&c, s->actions[i].at));
 		if (rc)
 			goto fail;
 	}
+	if (opts->started) {
+		rc = advance(&c, &sl, 0);
+		if (rc < 0) {
+			if (c.cur)
+				error_out(&c, c.cur, 0, NULL, rc, err, errlen);
+			else
+				error_out(&c, NULL, 0, "run", rc, err, errlen);
+			goto fail;
+		}
+		if (rc == 0) {
+			c.msg_set = false;
+			rc = opts->started(opts->ctx, &c);
+			if (rc < 0) {
+				error_out(&c, NULL, 0, "start", rc, err,
+					  errlen);
+				goto fail;
+			}
+			started = true;
+		}
+	}
 
 	/* Timed expectations are in time order (the parser saw to it). */
-	for (;;) {
+	while (!rc) {
 		imc_time_t t;
 
 		while (ie < s->nexpects && s->expects[ie].at_end)
@@ -798,6 +846,8 @@ int imc_scenario_run(const struct imc_scenario *s,
 	}
 	if (!rc)
 		rc = advance(&c, &sl, end);
+	if (rc == 1)
+		rc = 0;     /* interrupted: the run ends here */
 	if (rc) {
 		if (c.cur)
 			error_out(&c, c.cur, 0, NULL, rc, err, errlen);
@@ -824,14 +874,20 @@ int imc_scenario_run(const struct imc_scenario *s,
 			r->nskipped++;
 	}
 	r->seed = c.cfg.seed;
-	r->end = imc_loop_now(c.loop);
+	r->end = imc_scn_now(&c);
 	imc_loop_get_stats(c.loop, &st);
 	r->events = st.timers_fired + st.fd_events;
 	r->trace_hash = imc_fabric_trace_hash(c.fab);
 	imc_fabric_totals(c.fab, &r->totals);
 	rc = fill_hosts(&c, r);
-	if (rc)
+	if (!rc)
+		rc = make_report(&c, r);
+	if (rc) {
+		error_out(&c, NULL, 0, "report", rc, err, errlen);
 		goto fail;
+	}
+	if (started)
+		opts->ending(opts->ctx, &c);
 	r->leftover = ctx_free(&c);
 	if (opts->wall_clock)
 		r->wall_ns = opts->wall_clock(opts->ctx) - wall0;
@@ -840,6 +896,8 @@ int imc_scenario_run(const struct imc_scenario *s,
 fail:
 	if (rc == -ENOMEM && err && errlen && !err[0])
 		snprintf(err, errlen, "%s: out of memory", s->name);
+	if (started)
+		opts->ending(opts->ctx, &c);
 	ctx_free(&c);
 	imc_scenario_result_free(r);
 	return rc < 0 ? rc : -EIO;
@@ -851,5 +909,6 @@ void imc_scenario_result_free(struct imc_scenario_result *r)
 		return;
 	free(r->checks);
 	free(r->hosts);
+	scn_report_free(r->report);
 	memset(r, 0, sizeof(*r));
 }

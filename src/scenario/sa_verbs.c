@@ -11,18 +11,20 @@
  *   sa-get HOST MGID [retries= timeout=]              Get
  *   sa-mcast FROM MGID [count= size= interval= sl=]   traffic to a group
  *   sa-show                                           snapshot for --sa-show
+ *   sa-restart                                        the SA starts again
  *
  * Subjects: sa-status HOST MGID, sa-groups, sa-members MGID, sa-mlid MGID,
- * sa-requests [HOST], sa-answers [HOST], sa-dropped, sa-timeouts,
+ * sa-requests [HOST], sa-answers [HOST], sa-dropped, sa-queue-max,
+ * sa-timeouts,
  * sa-errors.
  *
  * One run's SA state (struct sa_run, found by run_key):
  *  - the imc_sa_fabric, started by a timer at time 0, once the SM's first
  *    sweep has given the ports their LIDs (the setting runs before it);
- *  - client hosts, each an agent of its port's QP1 (scn_gsi_get(): one
- *    GSI a port, shared with the join trackers of IPoIB; on the SM's own
- *    host the SA's QP1, whose other MADs the other_mad hook passes on);
- *    the agent claims the TIDs' high word, so answers reach it alone;
+ *  - client hosts, each with the port's QP1 as a GSI (gsi.h) that every
+ *    MAD user of the port shares (these requests, the join trackers of
+ *    mcast_verbs.c): a QP1 of the run's, or on the SA's port the SA's
+ *    own, which hands the GSI what is not for the SA (other_mad);
  *  - requests by TID: the high word is IMC_SCN_MAGIC, the low word the
  *    request's number + 1, so an answer finds its request in O(1);
  *  - per (host, MGID) entries in a hash table: the status of the last
@@ -52,7 +54,9 @@
 #include "ibmcast/sa_fabric.h"
 #include "ibmcast/scenario_sa.h"
 #include "scenario/scn.h"
+#include "scenario/scn_sa.h"
 #include "wire/bytes.h"
+#include "util/text.h"
 
 #define CM(x) UMAD_SA_MCM_COMP_MASK_##x
 /* o15-0.2.3: the components a create must give. */
@@ -65,7 +69,6 @@
 #define JS_RECEIVES (JS_FULL | JS_NON)
 
 #define DEFAULT_TIMEOUT (100 * IMC_NSEC_PER_MSEC)
-#define SIZE_MAX_BYTES 4096
 #define LABEL_MAX 32
 #define RETRIES_MAX 1000
 #define DOTS 24   /* saquery pads field names with dots to 24 columns */
@@ -76,11 +79,6 @@
 #define ST_TIMEOUT 0x10002u
 
 static const char run_key;   /* imc_scn_data key of struct sa_run */
-
-struct port_arg {
-	uint32_t node;
-	unsigned port;
-};
 
 /* ------------------------------------------------------------------ */
 /* Parse data */
@@ -125,8 +123,8 @@ struct mgid_arg {
 
 struct req_arg {
 	enum req_kind kind;
-	struct port_arg host;       /* sends the request */
-	struct port_arg member;     /* its PortGID: host, or proxy= */
+	struct scn_port_arg host;       /* sends the request */
+	struct scn_port_arg member;     /* its PortGID: host, or proxy= */
 	bool proxy;
 	struct mgid_arg mgid;
 	bool state_set;
@@ -144,7 +142,7 @@ struct req_arg {
 };
 
 struct mcast_arg {
-	struct port_arg src;
+	struct scn_port_arg src;
 	struct mgid_arg mgid;
 	uint32_t count;
 	uint32_t size;
@@ -197,8 +195,9 @@ struct sa_host {
 	uint32_t idx;               /* slot: pbase[node] + port */
 	uint32_t node;
 	unsigned port;
-	struct imc_qp *qp1;         /* its port's, through agent's GSI */
-	struct imc_gsi_agent agent;
+	struct imc_gsi *gsi;        /* QP1, shared by the port's MAD users */
+	struct imc_qp *qp1;         /* the run's QP1; NULL on the SA's port */
+	struct imc_gsi_agent agent; /* takes the answers to these requests */
 	uint64_t requests, answers;
 };
 
@@ -267,22 +266,11 @@ struct sa_run {
 
 	uint64_t requests, answers, timeouts;
 	uint64_t errors;            /* sends refused, attaches failed */
-
-	/* Another client of the SM's port sharing the SA's QP1
-	 * (scn_sa_qp1_share()). */
-	void (*share_recv)(void *ctx, const struct imc_ud_recv *r);
-	void *share_ctx;
+	uint32_t queue_max;         /* most queued, of the SAs stopped */
 };
 
 /* ------------------------------------------------------------------ */
 /* Small helpers */
-
-static void print_port(FILE *f, const struct imc_topo *t,
-		       const struct port_arg *pa)
-{
-	fputc(' ', f);
-	imc_scn_print_port(f, t, pa->node, pa->port);
-}
 
 static bool label_ok(const char *s)
 {
@@ -365,7 +353,7 @@ static const struct {
 };
 
 /* NAME[+NAME...] or a number 0..15 (JoinState is 4 bits, IBA 15.2.5.17). */
-static int state_parse(struct imc_scn_parser *p, const char *v, uint8_t *out)
+int scn_sa_state_parse(struct imc_scn_parser *p, const char *v, uint8_t *out)
 {
 	uint64_t x;
 	int rc;
@@ -398,7 +386,7 @@ static int state_parse(struct imc_scn_parser *p, const char *v, uint8_t *out)
 	return 0;
 }
 
-static void state_print(FILE *f, uint8_t st)
+void scn_sa_state_print(FILE *f, uint8_t st)
 {
 	bool first = true;
 
@@ -858,7 +846,7 @@ static int snapshot(struct sa_run *r, unsigned line)
 	if (!sh)
 		return 0;
 	memset(&s, 0, sizeof(s));
-	s.at = imc_loop_now(r->loop);
+	s.at = imc_scn_now(r->c);
 	s.line = line;
 	imc_sa_get_stats(sa, &s.st);
 	co.s = &s;
@@ -908,31 +896,86 @@ static int snapshot(struct sa_run *r, unsigned line)
 /* ------------------------------------------------------------------ */
 /* The run: start, clients, answers */
 
-static void answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
+static bool answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
 		   size_t len);
 
-/* The responses whose TID has IMC_SCN_MAGIC in its high word. */
-static int host_mad(struct imc_gsi_agent *a, const struct imc_ud_recv *rv)
+/* The GSI's agent of these requests: takes the answers whose TID is
+ * ours, passes on the rest (a tracker's client takes those). */
+static int host_agent_recv(struct imc_gsi_agent *a,
+			   const struct imc_ud_recv *rv)
 {
 	struct sa_host *h = imc_container_of(a, struct sa_host, agent);
 
-	answer(h->r, h, rv->data, rv->len);
-	return 0;
+	return answer(h->r, h, rv->data, rv->len) ? 0 : -ENOMSG;
 }
 
-/* MADs at the SA's QP1 that are not the SA's: for the port's GSI. */
-static void other_mad(void *ctx, const struct imc_ud_recv *rv)
+static void qp1_recv(struct imc_qp *qp, const struct imc_ud_recv *rv,
+		     void *ctx)
 {
-	struct sa_run *r = ctx;
+	struct sa_host *h = ctx;
 
-	if (r->share_recv)
-		r->share_recv(r->share_ctx, rv);
+	(void)qp;
+	imc_gsi_input(h->gsi, rv);
+}
+
+static bool pkey_in(const struct imc_port_attr *pa, uint16_t pkey)
+{
+	for (unsigned i = 0; i < pa->npkeys; i++)
+		if (pa->pkeys[i] == pkey)
+			return true;
+	return false;
+}
+
+/* A QP1 of the run's for the GSI of h. The GSI sends with a P_Key of the
+ * port's table (IBA 13.5.3): the default partition's, full membership
+ * first, else the table's first. */
+static int own_qp1(struct sa_run *r, struct sa_host *h)
+{
+	struct imc_port_attr pa;
+	uint16_t pkey = IMC_PKEY_DEFAULT;
+	int rc;
+
+	if (!imc_fabric_port_attr(r->f, h->node, h->port, &pa) && pa.npkeys) {
+		pkey = local_pkey(r, h->node, h->port, IMC_PKEY_DEFAULT);
+		if ((pkey & 0x7fff) != 0x7fff || !pkey_in(&pa, pkey))
+			pkey = pa.pkeys[0];
+	}
+	rc = imc_qp_create(r->f, h->node, h->port, IMC_QP1, IMC_QP1_QKEY,
+			   pkey, qp1_recv, h, &h->qp1);
+	if (!rc)
+		imc_gsi_set_qp(h->gsi, h->qp1);
+	return rc;
+}
+
+static void drop_qp1(struct sa_host *h)
+{
+	imc_gsi_set_qp(h->gsi, NULL);
+	imc_qp_destroy(h->qp1);
+	h->qp1 = NULL;
+}
+
+/* h's GSI, with no QP yet; its agent takes our answers. */
+static int gsi_get(struct sa_host *h)
+{
+	int rc;
+
+	if (h->gsi)
+		return 0;
+	rc = imc_gsi_create_shared(NULL, &h->gsi);
+	if (rc)
+		return rc;
+	h->agent.recv = host_agent_recv;
+	imc_gsi_add(h->gsi, &h->agent);
+	return 0;
 }
 
 static int sa_start(struct sa_run *r)
 {
 	struct imc_sa_fabric_config fc;
 	const struct sa_cfg *a = r->cfg;
+	struct sa_host *h;
+	uint32_t node;
+	unsigned port;
 	struct imc_sa_bcast bc[PARTITIONS_MAX + 1];
 
 	imc_sa_fabric_config_init(&fc);
@@ -961,13 +1004,41 @@ static int sa_start(struct sa_run *r)
 		fc.sa.mft_delay = a->mft_delay;
 	if (a->mask & SA_MLIDS)
 		fc.sa.mlid_last = (uint16_t)(fc.sa.mlid_first + a->mlids - 1);
-	fc.other_mad = other_mad;
-	fc.other_ctx = r;
+	r->start_err = imc_fabric_sm_port(r->f, &node, &port);
+	h = r->start_err ? NULL : host_get(r, node, port);
+	if (!r->start_err && (!h || gsi_get(h)))
+		r->start_err = -ENOMEM;
+	if (r->start_err)
+		return r->start_err;
+	/* The SA takes the port's QP1 and hands the GSI the rest. */
+	if (h->qp1)
+		drop_qp1(h);
+	fc.other_mad = imc_gsi_input;
+	fc.other_ctx = h->gsi;
 	r->start_err = imc_sa_fabric_create(r->f, &fc, &r->sf);
-	if (!r->start_err)
-		r->start_err = imc_fabric_sm_port(r->f, &r->sa_node,
-						  &r->sa_port);
-	return r->start_err;
+	if (r->start_err)
+		return r->start_err;
+	imc_gsi_set_qp(h->gsi, imc_sa_fabric_qp(r->sf));
+	r->sa_node = node;
+	r->sa_port = port;
+	return 0;
+}
+
+/* Stops the SA; its port's GSI gets a QP1 of the run's unless the SA
+ * comes back there (keep). */
+static int sa_stop(struct sa_run *r, bool keep)
+{
+	struct sa_host *h = host_find(r, r->sa_node, r->sa_port);
+
+	struct imc_sa_stats st;
+
+	imc_sa_get_stats(imc_sa_fabric_sa(r->sf), &st);
+	if (st.queue_max_seen > r->queue_max)
+		r->queue_max = st.queue_max_seen;
+	imc_gsi_set_qp(h->gsi, NULL);
+	imc_sa_fabric_destroy(r->sf);
+	r->sf = NULL;
+	return keep ? 0 : own_qp1(r, h);
 }
 
 static void start_fire(struct imc_timer *t)
@@ -995,42 +1066,62 @@ static int run_get(struct imc_scn_ctx *c, struct sa_run **out)
 	return 0;
 }
 
-int scn_sa_qp1_share(struct imc_scn_ctx *c, uint32_t node, unsigned port,
-		     void (*recv)(void *ctx, const struct imc_ud_recv *r),
-		     void *ctx, struct imc_qp **qp1)
+const struct imc_sa *scn_sa_engine(struct imc_scn_ctx *c)
 {
 	struct sa_run *r = imc_scn_data(c, &run_key);
 
-	if (!r)
-		return -ENOENT;
-	if (!r->sf && !r->start_err) {
-		imc_timer_cancel(r->loop, &r->start);
-		sa_start(r);
-	}
-	if (!r->sf || node != r->sa_node || port != r->sa_port)
-		return -ENOENT;
-	if (r->share_recv)
-		return -EBUSY;
-	r->share_recv = recv;
-	r->share_ctx = ctx;
-	*qp1 = imc_sa_fabric_qp(r->sf);
-	return 0;
+	return r && r->sf ? imc_sa_fabric_sa(r->sf) : NULL;
 }
 
+/* h's GSI with a QP1: the run's, or the SA's on its port. */
 static int qp1_get(struct sa_run *r, struct sa_host *h)
 {
-	struct imc_gsi *g;
 	int rc;
 
-	if (h->qp1)
+	if (h->gsi && (h->qp1 || (h->node == r->sa_node &&
+				  h->port == r->sa_port)))
 		return 0;
-	rc = scn_gsi_get(r->c, h->node, h->port, &g);
+	rc = gsi_get(h);
 	if (rc)
 		return rc;
-	h->agent.recv = host_mad;
-	h->agent.tid_high = IMC_SCN_MAGIC;
-	imc_gsi_add(g, &h->agent);
-	h->qp1 = imc_gsi_qp(g);
+	if (h->node == r->sa_node && h->port == r->sa_port)
+		return 0;
+	return own_qp1(r, h);
+}
+
+void scn_sa_links_changed(struct imc_scn_ctx *c)
+{
+	struct sa_run *r = imc_scn_data(c, &run_key);
+
+	if (r && r->sf)
+		imc_sa_fabric_links_changed(r->sf);
+}
+
+int scn_sa_gsi_find(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		    struct imc_gsi **out)
+{
+	if (!imc_scn_data(c, &run_key))
+		return -ENOENT;
+	return scn_sa_gsi(c, node, port, out);
+}
+
+int scn_sa_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+	       struct imc_gsi **out)
+{
+	struct sa_run *r;
+	struct sa_host *h;
+	int rc = run_get(c, &r);
+
+	if (rc)
+		return rc;
+	h = host_get(r, node, port);
+	if (!h)
+		return -ENOMEM;
+	rc = qp1_get(r, h);
+	if (rc)
+		return imc_scn_fail(c, rc, "%s has no QP1 for SA MADs: %s",
+				    r->t->node[node].name, strerror(-rc));
+	*out = h->gsi;
 	return 0;
 }
 
@@ -1053,8 +1144,8 @@ static void req_send(struct req *q)
 	/* To the SA's port as it is now: a LID change is followed. */
 	if (!imc_fabric_port_attr(r->f, r->sa_node, r->sa_port, &pa))
 		ah.dlid = pa.lid;
-	rc = ah.dlid ? imc_qp_send(h->qp1, &ah, IMC_QP1, IMC_QP1_QKEY, q->mad,
-				   IMC_MAD_SIZE) : -ENETDOWN;
+	rc = ah.dlid ? imc_gsi_send(h->gsi, ah.dlid, q->mad, IMC_MAD_SIZE) :
+		       -ENETDOWN;
 	if (rc) {
 		r->errors++;
 	} else {
@@ -1336,7 +1427,8 @@ static void done(struct sa_run *r, struct req *q, uint16_t status,
 	}
 }
 
-static void answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
+/* True when the MAD is an answer to one of our requests (taken). */
+static bool answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
 		   size_t len)
 {
 	struct imc_sa_mad m;
@@ -1349,20 +1441,21 @@ static void answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
 	    m.mad.mgmt_class != UMAD_CLASS_SUBN_ADM ||
 	    !(m.mad.method & UMAD_METHOD_RESP_MASK) ||
 	    m.mad.tid >> 32 != IMC_SCN_MAGIC)
-		return;
+		return false;
 	low = (uint32_t)m.mad.tid;
 	if (low == 0 || low > r->nreq)
-		return;
+		return true;
 	r->answers++;
 	h->answers++;
 	/* Done already: the answer to a retry of an answered request. */
 	q = r->req[low - 1];
 	if (!q || q->sender != h->idx)
-		return;
+		return true;
 	if (imc_mcmr_unpack(&rec, m.data, sizeof(m.data)) < 0)
 		memset(&rec, 0, sizeof(rec));
 	done(r, q, m.mad.status, &rec);
 	req_free(q);
+	return true;
 }
 
 static void run_free(void *data)
@@ -1391,7 +1484,9 @@ static void run_free(void *data)
 
 		if (!h)
 			continue;
-		imc_gsi_remove(&h->agent);
+		if (h->qp1)
+			imc_qp_destroy(h->qp1);
+		imc_gsi_destroy(h->gsi);
 		free(h);
 	}
 	imc_sa_fabric_destroy(r->sf);
@@ -1508,32 +1603,73 @@ static void field_set(void *base, size_t off, size_t size, uint64_t v)
 		memcpy(p, &u32, 4);
 }
 
+/* A component of an MCMemberRecord template, from join_fields, into
+ * rec, with its ComponentMask bits into *mask. Returns 1 when word is none
+ * of them. */
+int scn_sa_comp_opt(struct imc_scn_parser *p, const char *word,
+		    struct imc_mcmr *rec, uint64_t *mask)
+{
+	uint8_t *base = (uint8_t *)rec;
+	const char *v;
+	uint64_t x = 0;
+	int rc;
+
+	for (size_t i = 0; i < IMC_ARRAY_SIZE(join_fields); i++) {
+		if (!imc_scn_kv(word, join_fields[i].key, &v))
+			continue;
+		if (join_fields[i].max) {
+			rc = imc_scn_parse_uint(p, join_fields[i].key, v,
+						join_fields[i].max, &x);
+			field_set(base, join_fields[i].off,
+				  join_fields[i].size, x);
+		} else {
+			rc = selcode_parse(p, join_fields[i].key, v,
+					   base + join_fields[i].sel_off,
+					   base + join_fields[i].off);
+		}
+		*mask |= join_fields[i].mask;
+		return rc;
+	}
+	return 1;
+}
+
+void scn_sa_comp_print(FILE *f, const struct imc_mcmr *r, uint64_t mask)
+{
+	if (mask & CM(QKEY))
+		fprintf(f, " qkey=0x%08" PRIx32, r->qkey);
+	if (mask & CM(PKEY))
+		fprintf(f, " pkey=0x%04x", r->pkey);
+	if (mask & CM(TCLASS))
+		fprintf(f, " tclass=%u", r->tclass);
+	if (mask & CM(SL))
+		fprintf(f, " sl=%u", r->sl);
+	if (mask & CM(FLOW_LABEL))
+		fprintf(f, " flow=0x%05" PRIx32, r->flow_label);
+	if (mask & CM(HOP_LIMIT))
+		fprintf(f, " hop=%u", r->hop_limit);
+	if (mask & CM(SCOPE))
+		fprintf(f, " scope=%u", r->scope);
+	if (mask & CM(MTU))
+		selcode_print(f, "mtu", r->mtu_sel, r->mtu, false);
+	if (mask & CM(RATE))
+		selcode_print(f, "rate", r->rate_sel, r->rate, false);
+	if (mask & CM(LIFE_TIME))
+		selcode_print(f, "life", r->life_sel, r->life, true);
+	if (mask & CM(MLID))
+		fprintf(f, " mlid=0x%04x", r->mlid);
+}
+
 /* The options only sa-join takes. Returns 1 when word is none of them. */
 static int join_opt(struct imc_scn_parser *p, struct req_arg *a,
 		    const char *word)
 {
 	const char *v;
 	uint64_t x = 0;
-	int rc = 0;
+	int rc = scn_sa_comp_opt(p, word, &a->rec, &a->mask);
 
-	for (size_t i = 0; i < IMC_ARRAY_SIZE(join_fields); i++) {
-		uint8_t *rec = (uint8_t *)&a->rec;
-
-		if (!imc_scn_kv(word, join_fields[i].key, &v))
-			continue;
-		if (join_fields[i].max) {
-			rc = imc_scn_parse_uint(p, join_fields[i].key, v,
-						join_fields[i].max, &x);
-			field_set(rec, join_fields[i].off, join_fields[i].size,
-				  x);
-		} else {
-			rc = selcode_parse(p, join_fields[i].key, v,
-					   rec + join_fields[i].sel_off,
-					   rec + join_fields[i].off);
-		}
-		a->mask |= join_fields[i].mask;
+	if (rc != 1)
 		return rc;
-	}
+	rc = 0;
 	if (!strcmp(word, "create")) {
 		a->create = true;
 	} else if (imc_scn_kv(word, "as", &v)) {
@@ -1549,7 +1685,7 @@ static int join_opt(struct imc_scn_parser *p, struct req_arg *a,
 		rc = imc_scn_parse_uint(p, "send", v, UINT32_MAX, &x);
 		a->send_count = (uint32_t)x;
 	} else if (imc_scn_kv(word, "size", &v)) {
-		rc = imc_scn_parse_uint(p, "size", v, SIZE_MAX_BYTES, &x);
+		rc = imc_scn_parse_uint(p, "size", v, SCN_FLOW_SIZE_MAX, &x);
 		a->send_size = (uint32_t)x;
 	} else if (imc_scn_kv(word, "interval", &v)) {
 		rc = imc_scn_parse_time(p, "interval", v, &a->send_interval);
@@ -1614,7 +1750,7 @@ static int req_parse(struct imc_scn_parser *p, unsigned argc,
 		uint64_t x = 0;
 
 		if (kind != REQ_GET && imc_scn_kv(argv[i], "state", &v)) {
-			rc = state_parse(p, v, &a->state);
+			rc = scn_sa_state_parse(p, v, &a->state);
 			a->state_set = true;
 		} else if (kind != REQ_GET && imc_scn_kv(argv[i], "proxy", &v)) {
 			rc = imc_scn_parse_host(p, v, &a->member.node,
@@ -1671,38 +1807,17 @@ static void req_print(FILE *f, const struct imc_topo *t, const void *data)
 	const struct req_arg *a = data;
 	const struct imc_mcmr *r = &a->rec;
 
-	print_port(f, t, &a->host);
+	scn_print_port_arg(f, t, &a->host);
 	mgid_print(f, &a->mgid);
 	if (a->state_set) {
 		fputs(" state=", f);
-		state_print(f, a->state);
+		scn_sa_state_print(f, a->state);
 	}
 	if (a->proxy) {
 		fputs(" proxy=", f);
 		imc_scn_print_port(f, t, a->member.node, a->member.port);
 	}
-	if (a->mask & CM(QKEY))
-		fprintf(f, " qkey=0x%08" PRIx32, r->qkey);
-	if (a->mask & CM(PKEY))
-		fprintf(f, " pkey=0x%04x", r->pkey);
-	if (a->mask & CM(TCLASS))
-		fprintf(f, " tclass=%u", r->tclass);
-	if (a->mask & CM(SL))
-		fprintf(f, " sl=%u", r->sl);
-	if (a->mask & CM(FLOW_LABEL))
-		fprintf(f, " flow=0x%05" PRIx32, r->flow_label);
-	if (a->mask & CM(HOP_LIMIT))
-		fprintf(f, " hop=%u", r->hop_limit);
-	if (a->mask & CM(SCOPE))
-		fprintf(f, " scope=%u", r->scope);
-	if (a->mask & CM(MTU))
-		selcode_print(f, "mtu", r->mtu_sel, r->mtu, false);
-	if (a->mask & CM(RATE))
-		selcode_print(f, "rate", r->rate_sel, r->rate, false);
-	if (a->mask & CM(LIFE_TIME))
-		selcode_print(f, "life", r->life_sel, r->life, true);
-	if (a->mask & CM(MLID))
-		fprintf(f, " mlid=0x%04x", r->mlid);
+	scn_sa_comp_print(f, r, a->mask);
 	if (a->create)
 		fputs(" create", f);
 	if (a->label)
@@ -1765,21 +1880,13 @@ static int mcast_parse(struct imc_scn_parser *p, unsigned argc,
 	for (unsigned i = 2; !rc && i < argc; i++) {
 		const char *v;
 		uint64_t x = 0;
+		bool m;
 
-		if (imc_scn_kv(argv[i], "count", &v)) {
-			rc = imc_scn_parse_uint(p, "count", v, UINT32_MAX, &x);
-			a->count = (uint32_t)x;
-			if (!rc && !x)
-				rc = imc_scn_parse_error(p,
-					"count: expected at least 1");
-		} else if (imc_scn_kv(argv[i], "size", &v)) {
-			rc = imc_scn_parse_uint(p, "size", v, SIZE_MAX_BYTES,
-						&x);
-			a->size = (uint32_t)x;
-		} else if (imc_scn_kv(argv[i], "interval", &v)) {
-			rc = imc_scn_parse_time(p, "interval", v,
-						&a->interval);
-		} else if (imc_scn_kv(argv[i], "sl", &v)) {
+		rc = scn_flow_kv(p, argv[i], &a->count, &a->size,
+				 &a->interval, &m);
+		if (rc || m)
+			continue;
+		if (imc_scn_kv(argv[i], "sl", &v)) {
 			rc = imc_scn_parse_uint(p, "sl", v, 15, &x);
 			a->sl = (uint8_t)x;
 		} else {
@@ -1795,21 +1902,51 @@ static void mcast_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	const struct mcast_arg *a = data;
 
-	print_port(f, t, &a->src);
+	scn_print_port_arg(f, t, &a->src);
 	mgid_print(f, &a->mgid);
-	fprintf(f, " count=%" PRIu32 " size=%" PRIu32 " interval=", a->count,
-		a->size);
-	imc_scn_print_time(f, a->interval);
+	scn_flow_print(f, a->count, a->size, a->interval);
 	fprintf(f, " sl=%u", a->sl);
+}
+
+static int send_to_group(struct imc_scn_ctx *c, struct sa_run *r,
+			 uint32_t node, unsigned port,
+			 const struct imc_gid *mgid, uint32_t count,
+			 uint32_t size, imc_time_t interval, uint8_t sl)
+{
+	struct imc_sa_group_info gi;
+	char buf[IMC_GID_STRLEN];
+	int rc;
+
+	/* The sender learns MLID, Q_Key and P_Key from the SA's record. */
+	if (imc_sa_group_get(imc_sa_fabric_sa(r->sf), mgid, &gi)) {
+		imc_gid_format(mgid, buf);
+		return imc_scn_fail(c, -ENOENT, "the SA has no group %s", buf);
+	}
+	rc = flow_start(r, node, port, &gi.rec, count, size, interval, sl,
+			scn_flow_id(c));
+	if (rc == -EINVAL)
+		return imc_scn_fail(c, rc, "%s has no P_Key 0x%04x in its table",
+				    imc_scn_topo(c)->node[node].name,
+				    gi.rec.pkey);
+	return rc;
+}
+
+int scn_sa_send(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		const struct imc_gid *mgid, uint32_t count, uint32_t size,
+		imc_time_t interval, uint8_t sl)
+{
+	struct sa_run *r;
+	int rc = run_get(c, &r);
+
+	return rc ? rc : send_to_group(c, r, node, port, mgid, count, size,
+				       interval, sl);
 }
 
 static int mcast_run(struct imc_scn_ctx *c, void *data)
 {
 	const struct mcast_arg *a = data;
-	struct imc_sa_group_info gi;
 	struct sa_run *r;
 	struct imc_gid mgid;
-	char buf[IMC_GID_STRLEN];
 	int rc = run_get(c, &r);
 
 	if (rc)
@@ -1818,18 +1955,8 @@ static int mcast_run(struct imc_scn_ctx *c, void *data)
 		return imc_scn_fail(c, -ENOENT,
 			"@%s has no MGID yet: its sa-join has not succeeded",
 			a->mgid.label->label);
-	/* The sender learns MLID, Q_Key and P_Key from the SA's record. */
-	if (imc_sa_group_get(imc_sa_fabric_sa(r->sf), &mgid, &gi)) {
-		imc_gid_format(&mgid, buf);
-		return imc_scn_fail(c, -ENOENT, "the SA has no group %s", buf);
-	}
-	rc = flow_start(r, a->src.node, a->src.port, &gi.rec, a->count,
-			a->size, a->interval, a->sl, scn_flow_id(c));
-	if (rc == -EINVAL)
-		return imc_scn_fail(c, rc, "%s has no P_Key 0x%04x in its table",
-				    imc_scn_topo(c)->node[a->src.node].name,
-				    gi.rec.pkey);
-	return rc;
+	return send_to_group(c, r, a->src.node, a->src.port, &mgid, a->count,
+			     a->size, a->interval, a->sl);
 }
 
 static const struct imc_scn_verb verb_mcast = {
@@ -1880,13 +2007,54 @@ static const struct imc_scn_verb verb_show = {
 };
 
 /* ------------------------------------------------------------------ */
+/* sa-restart: the SA (an SM's) stops and starts again, empty, on the
+ * SM's port as it is now, as when an SM restarts or another takes over
+ * (after sm move). Clients hear of it only through port events: a new
+ * SM reregisters every port (IBA 14.4.11), which is `reregister all`. */
+
+static int restart_parse(struct imc_scn_parser *p, unsigned argc,
+			 const char *const *argv, void **data)
+{
+	(void)argv;
+	(void)data;
+	if (argc)
+		return imc_scn_parse_error(p, "expected 'sa-restart' alone");
+	return 0;
+}
+
+static int restart_run(struct imc_scn_ctx *c, void *data)
+{
+	struct sa_run *r;
+	uint32_t node;
+	unsigned port;
+	int rc = run_get(c, &r);
+
+	(void)data;
+	if (rc)
+		return rc;
+	imc_fabric_sm_port(r->f, &node, &port);
+	rc = sa_stop(r, node == r->sa_node && port == r->sa_port);
+	if (!rc)
+		rc = sa_start(r);
+	if (rc)
+		return imc_scn_fail(c, rc, "the SA cannot start again: %s",
+				    strerror(-rc));
+	return 0;
+}
+
+static const struct imc_scn_verb verb_restart = {
+	.name = "sa-restart", .kind = IMC_SCN_ACTION, .parse = restart_parse,
+	.print = show_print, .run = restart_run,
+};
+
+/* ------------------------------------------------------------------ */
 /* Subjects */
 
 struct sa_counter;
 
 struct subj_arg {
 	bool has_host;
-	struct port_arg host;
+	struct scn_port_arg host;
 	struct mgid_arg mgid;
 	const struct sa_counter *k;
 };
@@ -1957,7 +2125,7 @@ static void status_print(FILE *f, const struct imc_topo *t,
 {
 	const struct subj_arg *a = data;
 
-	print_port(f, t, &a->host);
+	scn_print_port_arg(f, t, &a->host);
 	mgid_print(f, &a->mgid);
 }
 
@@ -1966,7 +2134,7 @@ static void host_print(FILE *f, const struct imc_topo *t, const void *data)
 	const struct subj_arg *a = data;
 
 	if (a->has_host)
-		print_port(f, t, &a->host);
+		scn_print_port_arg(f, t, &a->host);
 }
 
 static void mgid_subj_print(FILE *f, const struct imc_topo *t,
@@ -2008,6 +2176,27 @@ static const struct {
 	{ "pending", ST_PENDING },
 	{ "timeout", ST_TIMEOUT },
 };
+
+int scn_sa_status_parse(const char *word, uint64_t *status)
+{
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(status_names); i++) {
+		if (status_names[i].value <= 0xFFFF &&
+		    !strcmp(word, status_names[i].name)) {
+			*status = status_names[i].value;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *scn_sa_status_name(uint64_t status)
+{
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(status_names); i++)
+		if (status_names[i].value <= 0xFFFF &&
+		    status_names[i].value == status)
+			return status_names[i].name;
+	return NULL;
+}
 
 static int status_value_parse(const char *word, uint64_t *v)
 {
@@ -2144,6 +2333,25 @@ static int sa_counter_observe(struct imc_scn_ctx *c, const void *data,
 	return 0;
 }
 
+/* The most requests the SA's queue held, over every SA of the run (a
+ * restart starts a new one). */
+static int queue_max_observe(struct imc_scn_ctx *c, const void *data,
+			     uint64_t *v)
+{
+	struct imc_sa_stats st;
+	struct sa_run *r;
+	int rc = run_get(c, &r);
+
+	(void)data;
+	*v = 0;
+	if (rc)
+		return rc;
+	imc_sa_get_stats(imc_sa_fabric_sa(r->sf), &st);
+	*v = st.queue_max_seen > r->queue_max ? st.queue_max_seen :
+						r->queue_max;
+	return 0;
+}
+
 static const struct imc_scn_subject subj_status = {
 	.name = "sa-status", .parse = status_subj_parse, .print = status_print,
 	.observe = status_observe, .value_parse = status_value_parse,
@@ -2189,6 +2397,11 @@ static const struct imc_scn_subject sa_counters[] = {
 	  SA_COUNTER(SA_RUN, struct sa_run, timeouts, -1) },
 	{ .name = "sa-errors", NO_HOST,
 	  SA_COUNTER(SA_RUN, struct sa_run, errors, -1) },
+};
+
+static const struct imc_scn_subject subj_queue_max = {
+	.name = "sa-queue-max", .parse = none_parse, .print = none_print,
+	.observe = queue_max_observe, .free = free,
 };
 
 /* ------------------------------------------------------------------ */
@@ -2365,20 +2578,6 @@ static void print_text(FILE *f, const struct snap *s)
 	}
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 static void print_json(FILE *f, const struct snap *s)
 {
 	char t[32], gid[IMC_GID_STRLEN];
@@ -2423,7 +2622,7 @@ static void print_json(FILE *f, const struct snap *s)
 				k ? "," : "", gid, m->m.lid, m->m.join_state,
 				m->m.proxy ? "true" : "false");
 			if (m->name)
-				json_str(f, m->name);
+				imc_json_str(f, m->name);
 			else
 				fputs("null", f);
 			fputc('}', f);
@@ -2475,12 +2674,13 @@ int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
 		&verb_sa, &verb_join, &verb_leave, &verb_get, &verb_mcast,
-		&verb_show,
+		&verb_show, &verb_restart,
 	};
 	static const struct imc_scn_subject *const subjects[] = {
 		&subj_status, &sa_counters[0], &subj_members, &subj_mlid,
 		&sa_counters[1], &sa_counters[2], &sa_counters[3],
 		&sa_counters[4], &sa_counters[5],
+		&subj_queue_max,
 	};
 	int rc = 0;
 
@@ -2488,5 +2688,7 @@ int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 		rc = imc_scn_lang_add_verb(l, verbs[i]);
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
 		rc = imc_scn_lang_add_subject(l, subjects[i]);
+	if (!rc)
+		rc = imc_scn_lang_add_section(l, &scn_section_sa);
 	return rc;
 }

@@ -138,6 +138,29 @@ extern const unsigned scn_builtin_nverbs;
 extern const struct imc_scn_subject *const scn_builtin_subjects[];
 extern const unsigned scn_builtin_nsubjects;
 
+/* Makes the run measure the joins of tracker t for the report's joins
+ * section (joins.c): every verb module that creates a tracker calls it
+ * once for it. 0 or -ENOMEM. */
+struct imc_mcast;
+int scn_joins_watch(struct imc_scn_ctx *c, struct imc_mcast *t);
+extern const struct imc_scn_section scn_section_joins;
+
+extern const struct imc_scn_section *const scn_builtin_sections[];
+extern const unsigned scn_builtin_nsections;
+
+/* Report sections of a language in report order (rank, then name). */
+unsigned scn_lang_nsections(const struct imc_scn_lang *l);
+const struct imc_scn_section *scn_lang_section(const struct imc_scn_lang *l,
+					       unsigned i);
+
+/* The report (report.c). A section is written between begin and finish;
+ * finish returns the first error the writer kept (the section is then
+ * dropped) and drops a section that wrote nothing. */
+int scn_report_create(struct imc_scn_report **out);
+void scn_report_free(struct imc_scn_report *rep);
+int scn_report_begin(struct imc_scn_report *rep, const char *name);
+int scn_report_finish(struct imc_scn_report *rep);
+
 /* Words the core reads itself: no verb may take them. */
 bool scn_reserved(const char *name);
 
@@ -157,6 +180,31 @@ int scn_link_params_parse(struct imc_scn_parser *p, unsigned argc,
 			  unsigned *mask);
 void scn_link_params_print(FILE *f, const struct imc_link_params *lp,
 			   unsigned mask);
+
+/* A HOST or PORT word of a verb, as imc_scn_parse_host() and
+ * imc_scn_parse_port() give it. */
+struct scn_port_arg {
+	uint32_t node;
+	unsigned port;
+};
+
+/* " NODE:PORT", the canonical form of the word. */
+static inline void scn_print_port_arg(FILE *f, const struct imc_topo *t,
+				      const struct scn_port_arg *pa)
+{
+	fputc(' ', f);
+	imc_scn_print_port(f, t, pa->node, pa->port);
+}
+
+/* A flow of packets' count= (at least 1), size= (bytes, at most
+ * SCN_FLOW_SIZE_MAX) and interval=: *matched says whether word is one of
+ * them; with count NULL, count= is not. */
+#define SCN_FLOW_SIZE_MAX 4096   /* the largest IB MTU */
+int scn_flow_kv(struct imc_scn_parser *p, const char *word, uint32_t *count,
+		uint32_t *size, imc_time_t *interval, bool *matched);
+/* " count=N size=N interval=T" */
+void scn_flow_print(FILE *f, uint32_t count, uint32_t size,
+		    imc_time_t interval);
 
 /* Records a parse error with the line number; returns -EINVAL. */
 int scn_error(struct imc_scn_parser *p, const char *fmt, ...)
@@ -193,25 +241,33 @@ void scn_host_stats(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 /* The flow number of the action running now: its index. */
 uint32_t scn_flow_id(struct imc_scn_ctx *c);
 
-/* The SA's QP1 on the SM's port (sa_verbs.c), for another client of
- * that port: QP1 is one per port. MADs arriving there that are not the
- * SA's go to recv too, from the loop, for the rest of the run. 0 and
- * *qp1 set; -ENOENT when the run serves no SA or node:port is not its
- * port; -EBUSY when another client shares it already. */
-struct imc_ud_recv;
-int scn_sa_qp1_share(struct imc_scn_ctx *c, uint32_t node, unsigned port,
-		     void (*recv)(void *ctx, const struct imc_ud_recv *r),
-		     void *ctx, struct imc_qp **qp1);
+/* The scenario being run. */
+const struct imc_scenario *scn_scenario(struct imc_scn_ctx *c);
 
-/* The GSI (gsi.h) of HCA port node:port for this run: one per port,
- * shared by every scenario client of its QP1 (sa-* requests, join
- * trackers). Made at first use: on the SA's port on the SA's QP1
- * (scn_sa_qp1_share()), elsewhere owning the port's QP1. Destroyed after
- * the run's data, so that its users (run data) may remove their agents
- * or send until their end. 0 and *out set, or a negative errno. */
-struct imc_gsi;
-int scn_gsi_get(struct imc_scn_ctx *c, uint32_t node, unsigned port,
-		struct imc_gsi **out);
+/* The SA engine the run serves (sa_verbs.c), or NULL when it serves
+ * none (no sa line, or it did not start). The report's sa section
+ * (sa_report.c) reads it. */
+struct imc_sa;
+const struct imc_sa *scn_sa_engine(struct imc_scn_ctx *c);
+extern const struct imc_scn_section scn_section_sa;
+
+/* Each IPoIB interface of the run (ipoib_verbs.c) with its host model's
+ * counts, ports in node order, a port's interfaces by P_Key; nothing
+ * when the run made none. The report's ipoib section (ipoib_report.c)
+ * reads them. */
+struct imc_ipoib;
+struct scn_ipoib_if {
+	uint32_t node;
+	unsigned port;
+	uint16_t pkey;
+	const struct imc_ipoib *ifc;
+	uint64_t received, received_mcast;   /* IP packets, host model */
+	uint64_t ping_replies, ping_answered;
+};
+void scn_ipoib_foreach(struct imc_scn_ctx *c,
+		       void (*fn)(void *arg, const struct scn_ipoib_if *i),
+		       void *arg);
+extern const struct imc_scn_section scn_section_ipoib;
 
 /* The group a mcast line names (parse time), in O(1). */
 const struct scn_group *scn_group_find(const struct imc_scenario *s,

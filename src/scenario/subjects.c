@@ -1,7 +1,8 @@
 /* Built-in expectation subjects.
  *
- *   sent|delivered|dups|send-errors [HOST]   scenario traffic per host,
- *                                            or in total without HOST
+ *   sent|delivered|dups|send-errors [HOSTS]  scenario traffic of a host or
+ *                                            a set of hosts (summed), or
+ *                                            in total without HOSTS
  *   hops                                     cable traversals in total
  *   drops REASON|all [PORT]                  fabric drops, total or at a port
  *   lost|duplicated|reordered|packets PORT   the cable direction leaving PORT
@@ -25,6 +26,7 @@ struct subj_arg {
 	unsigned port;
 	int drop;          /* enum imc_drop or DROP_ALL */
 	const struct counter *k;
+	struct imc_scn_hosts set;   /* a host counter's set, else n 0 */
 };
 
 static struct subj_arg *new_arg(void **data)
@@ -37,10 +39,21 @@ static struct subj_arg *new_arg(void **data)
 	return a;
 }
 
+static void arg_free(void *data)
+{
+	struct subj_arg *a = data;
+
+	if (a)
+		imc_scn_hosts_free(&a->set);
+	free(a);
+}
+
 static void print_arg_port(FILE *f, const struct imc_topo *t,
 			   const struct subj_arg *a)
 {
-	if (a->node != IMC_TOPO_NONE) {
+	if (a->set.n) {
+		imc_scn_print_hosts(f, t, &a->set);
+	} else if (a->node != IMC_TOPO_NONE) {
 		fputc(' ', f);
 		imc_scn_print_port(f, t, a->node, a->port);
 	}
@@ -52,15 +65,22 @@ static int host_parse(struct imc_scn_parser *p, unsigned argc,
 		      const char *const *argv, void **data)
 {
 	struct subj_arg *a;
+	int rc;
 
 	if (argc > 1)
 		return imc_scn_parse_error(p, "expected at most one host");
 	a = new_arg(data);
 	if (!a)
 		return -ENOMEM;
-	if (argc == 1)
-		return imc_scn_parse_host(p, argv[0], &a->node, &a->port);
-	return 0;
+	if (argc == 0)
+		return 0;
+	rc = imc_scn_parse_hosts(p, argv[0], &a->set);
+	if (!rc && a->set.form == IMC_SCN_HOSTS_ONE) {
+		a->node = a->set.h[0].node;
+		a->port = a->set.h[0].port;
+		imc_scn_hosts_free(&a->set);
+	}
+	return rc;
 }
 
 static void port_print(FILE *f, const struct imc_topo *t, const void *data)
@@ -284,6 +304,18 @@ static int counter_observe(struct imc_scn_ctx *c, const void *data,
 	memset(&u, 0, sizeof(u));
 	switch (k->src) {
 	case SRC_HOST:
+		if (a->set.n) {
+			/* A set: the field summed over its hosts. */
+			uint64_t sum = 0;
+
+			for (uint32_t i = 0; i < a->set.n; i++) {
+				scn_host_stats(c, a->set.h[i].node,
+					       a->set.h[i].port, &u.host);
+				sum += scn_field_at(&u, off, size);
+			}
+			*v = sum;
+			return 0;
+		}
 		if (a->node == IMC_TOPO_NONE && k->total >= 0) {
 			imc_fabric_totals(f, &u.tot);
 			off = (size_t)k->total;
@@ -308,7 +340,7 @@ static int counter_observe(struct imc_scn_ctx *c, const void *data,
 
 #define COUNTER(src, type, f, total) \
 	.parse = counter_parse, .print = port_print, \
-	.observe = counter_observe, .free = free, \
+	.observe = counter_observe, .free = arg_free, \
 	.arg = &(const struct counter){ src, SCN_FIELD(type, f), total }
 #define HOST(f, total) COUNTER(SRC_HOST, struct scn_host_stats, f, total)
 #define TOTAL(f) (long)offsetof(struct imc_fabric_totals, f)

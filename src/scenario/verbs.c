@@ -7,27 +7,15 @@
 #include <string.h>
 
 #include "scenario/scn.h"
+#include "scenario/scn_sa.h"
 #include "wire/bytes.h"
 
 #define MCAST_QPN 0xFFFFFFu   /* multicast DestQP, IBA 10.5.2.5 */
-#define SIZE_MAX_BYTES 4096   /* the largest IB MTU */
 #define DEFAULT_PKEY 0xFFFF   /* default partition, full member (IBA 10.9) */
-
-struct port_arg {
-	uint32_t node;
-	unsigned port;
-};
 
 static void *alloc_data(size_t n)
 {
 	return calloc(1, n);
-}
-
-static void print_port(FILE *f, const struct imc_topo *t,
-		       const struct port_arg *pa)
-{
-	fputc(' ', f);
-	imc_scn_print_port(f, t, pa->node, pa->port);
 }
 
 /* ---- link params, shared with the links setting ---- */
@@ -77,6 +65,43 @@ int scn_link_params_parse(struct imc_scn_parser *p, unsigned argc,
 	return 0;
 }
 
+/* ---- a flow's count=, size= and interval=, shared by the senders ---- */
+
+int scn_flow_kv(struct imc_scn_parser *p, const char *word, uint32_t *count,
+		uint32_t *size, imc_time_t *interval, bool *matched)
+{
+	const char *v;
+	uint64_t x = 0;
+	int rc;
+
+	*matched = true;
+	if (count && imc_scn_kv(word, "count", &v)) {
+		rc = imc_scn_parse_uint(p, "count", v, UINT32_MAX, &x);
+		*count = (uint32_t)x;
+		if (!rc && !x)
+			rc = imc_scn_parse_error(p,
+				"count: expected at least 1");
+		return rc;
+	}
+	if (imc_scn_kv(word, "size", &v)) {
+		rc = imc_scn_parse_uint(p, "size", v, SCN_FLOW_SIZE_MAX, &x);
+		*size = (uint32_t)x;
+		return rc;
+	}
+	if (imc_scn_kv(word, "interval", &v))
+		return imc_scn_parse_time(p, "interval", v, interval);
+	*matched = false;
+	return 0;
+}
+
+void scn_flow_print(FILE *f, uint32_t count, uint32_t size,
+		    imc_time_t interval)
+{
+	fprintf(f, " count=%" PRIu32 " size=%" PRIu32 " interval=", count,
+		size);
+	imc_scn_print_time(f, interval);
+}
+
 void scn_link_params_print(FILE *f, const struct imc_link_params *lp,
 			   unsigned mask)
 {
@@ -111,7 +136,7 @@ void scn_link_params_print(FILE *f, const struct imc_link_params *lp,
 /* ---- link down|up PORT ---- */
 
 struct link_arg {
-	struct port_arg at;
+	struct scn_port_arg at;
 	bool up;
 };
 
@@ -135,15 +160,20 @@ static void link_print(FILE *f, const struct imc_topo *t, const void *data)
 	const struct link_arg *a = data;
 
 	fputs(a->up ? " up" : " down", f);
-	print_port(f, t, &a->at);
+	scn_print_port_arg(f, t, &a->at);
 }
 
 static int link_run(struct imc_scn_ctx *c, void *data)
 {
 	struct link_arg *a = data;
+	int rc = imc_fabric_link_set(imc_scn_fabric(c), a->at.node,
+				     a->at.port, a->up);
 
-	return imc_fabric_link_set(imc_scn_fabric(c), a->at.node, a->at.port,
-				   a->up);
+	/* The SA hears of HCA cables through port events, not of cables
+	 * between switches (sa_fabric.h): its trees must follow both. */
+	if (!rc)
+		scn_sa_links_changed(c);
+	return rc;
 }
 
 static const struct imc_scn_verb verb_link = {
@@ -154,7 +184,7 @@ static const struct imc_scn_verb verb_link = {
 /* ---- fault PORT key=value... ---- */
 
 struct fault_arg {
-	struct port_arg at;
+	struct scn_port_arg at;
 	struct imc_link_params lp;
 	unsigned mask;
 };
@@ -182,7 +212,7 @@ static void fault_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	const struct fault_arg *a = data;
 
-	print_port(f, t, &a->at);
+	scn_print_port_arg(f, t, &a->at);
 	scn_link_params_print(f, &a->lp, a->mask);
 }
 
@@ -218,7 +248,7 @@ static const struct imc_scn_verb verb_fault = {
 static int sm_parse(struct imc_scn_parser *p, unsigned argc,
 		    const char *const *argv, void **data)
 {
-	struct port_arg *a;
+	struct scn_port_arg *a;
 
 	if (argc != 2 || strcmp(argv[0], "move"))
 		return imc_scn_parse_error(p, "expected 'sm move HOST'");
@@ -232,12 +262,12 @@ static int sm_parse(struct imc_scn_parser *p, unsigned argc,
 static void sm_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	fputs(" move", f);
-	print_port(f, t, data);
+	scn_print_port_arg(f, t, data);
 }
 
 static int sm_run(struct imc_scn_ctx *c, void *data)
 {
-	const struct port_arg *a = data;
+	const struct scn_port_arg *a = data;
 
 	return imc_fabric_sm_move(imc_scn_fabric(c), a->node, a->port);
 }
@@ -252,7 +282,7 @@ static const struct imc_scn_verb verb_sm = {
 static int rereg_parse(struct imc_scn_parser *p, unsigned argc,
 		       const char *const *argv, void **data)
 {
-	struct port_arg *a;
+	struct scn_port_arg *a;
 
 	if (argc != 1)
 		return imc_scn_parse_error(p, "expected 'reregister HOST' or 'reregister all'");
@@ -269,17 +299,17 @@ static int rereg_parse(struct imc_scn_parser *p, unsigned argc,
 
 static void rereg_print(FILE *f, const struct imc_topo *t, const void *data)
 {
-	const struct port_arg *a = data;
+	const struct scn_port_arg *a = data;
 
 	if (a->node == IMC_TOPO_NONE)
 		fputs(" all", f);
 	else
-		print_port(f, t, a);
+		scn_print_port_arg(f, t, a);
 }
 
 static int rereg_run(struct imc_scn_ctx *c, void *data)
 {
-	const struct port_arg *a = data;
+	const struct scn_port_arg *a = data;
 
 	return imc_fabric_client_reregister(imc_scn_fabric(c), a->node,
 					    a->port);
@@ -293,7 +323,7 @@ static const struct imc_scn_verb verb_rereg = {
 /* ---- lid HOST LID ---- */
 
 struct lid_arg {
-	struct port_arg at;
+	struct scn_port_arg at;
 	uint16_t lid;
 };
 
@@ -328,7 +358,7 @@ static void lid_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	const struct lid_arg *a = data;
 
-	print_port(f, t, &a->at);
+	scn_print_port_arg(f, t, &a->at);
 	fprintf(f, " 0x%04x", a->lid);
 }
 
@@ -351,7 +381,7 @@ static const struct imc_scn_verb verb_lid = {
 /* ---- pkeys HOST PKEY... ---- */
 
 struct pkeys_arg {
-	struct port_arg at;
+	struct scn_port_arg at;
 	unsigned n;
 	uint16_t pkeys[IMC_PKEY_TABLE_MAX];
 };
@@ -385,7 +415,7 @@ static void pkeys_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	const struct pkeys_arg *a = data;
 
-	print_port(f, t, &a->at);
+	scn_print_port_arg(f, t, &a->at);
 	for (unsigned i = 0; i < a->n; i++)
 		fprintf(f, " 0x%04x", a->pkeys[i]);
 }
@@ -604,8 +634,8 @@ static const struct imc_scn_verb verb_group = {
 /* ---- send SRC DST ... and mcast SRC MLID ... ---- */
 
 struct traffic_arg {
-	struct port_arg src;
-	struct port_arg dst;       /* send */
+	struct scn_port_arg src;
+	struct scn_port_arg dst;       /* send */
 	struct scn_group g;        /* mcast: the group, copied */
 	bool mcast;
 	bool grh;
@@ -630,7 +660,7 @@ static int traffic_opts(struct imc_scn_parser *p, unsigned argc,
 			rc = imc_scn_parse_uint(p, "count", v, UINT32_MAX, &x);
 			a->count = (uint32_t)x;
 		} else if (imc_scn_kv(argv[i], "size", &v)) {
-			rc = imc_scn_parse_uint(p, "size", v, SIZE_MAX_BYTES,
+			rc = imc_scn_parse_uint(p, "size", v, SCN_FLOW_SIZE_MAX,
 						&x);
 			a->size = (uint32_t)x;
 		} else if (imc_scn_kv(argv[i], "interval", &v)) {
@@ -734,11 +764,11 @@ static void traffic_print(FILE *f, const struct imc_topo *t, const void *data)
 {
 	const struct traffic_arg *a = data;
 
-	print_port(f, t, &a->src);
+	scn_print_port_arg(f, t, &a->src);
 	if (a->mcast)
 		fprintf(f, " 0x%04x", a->g.mlid);
 	else
-		print_port(f, t, &a->dst);
+		scn_print_port_arg(f, t, &a->dst);
 	fprintf(f, " count=%" PRIu32 " size=%" PRIu32 " interval=", a->count,
 		a->size);
 	imc_scn_print_time(f, a->interval);

@@ -1,0 +1,117 @@
+/* The report's "ipoib" section (ipoib_verbs.c registers it): the run's
+ * IPoIB interfaces summed: how many have carrier at the end, IP packets
+ * sent and delivered (multicast among them), pings answered, address
+ * resolution, group joins, and drops by reason (enum imc_ipoib_drop). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ibmcast/ipoib.h"
+#include "scenario/scn.h"
+
+struct sum {
+	uint64_t ifs, carrier;
+	uint64_t received, received_mcast, replies, answered;
+	struct imc_ipoib_stats st;   /* counters summed; gauges unused */
+};
+
+static void add(void *arg, const struct scn_ipoib_if *i)
+{
+	struct sum *s = arg;
+	struct imc_ipoib_stats st;
+
+	imc_ipoib_get_stats(i->ifc, &st);
+	s->ifs++;
+	s->carrier += imc_ipoib_carrier(i->ifc);
+	s->received += i->received;
+	s->received_mcast += i->received_mcast;
+	s->replies += i->ping_replies;
+	s->answered += i->ping_answered;
+	s->st.tx_packets += st.tx_packets;
+	s->st.rx_packets += st.rx_packets;
+	s->st.tx_mcast += st.tx_mcast;
+	s->st.rx_mcast += st.rx_mcast;
+	s->st.arp_tx += st.arp_tx;
+	s->st.nd_tx += st.nd_tx;
+	s->st.resolved += st.resolved;
+	s->st.resolve_failures += st.resolve_failures;
+	s->st.joins += st.joins;
+	s->st.join_errors += st.join_errors;
+	s->st.sendonly_joins += st.sendonly_joins;
+	s->st.carrier_changes += st.carrier_changes;
+	for (unsigned d = 0; d < IMC_IPOIB_DROP__COUNT; d++)
+		s->st.drops[d] += st.drops[d];
+}
+
+static void key_of(const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", name);
+	for (size_t i = 0; buf[i]; i++)
+		if (buf[i] == '-')
+			buf[i] = '_';
+}
+
+static int ipoib_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
+{
+	struct sum s;
+	uint64_t dropped = 0;
+	char why[512], key[32];
+	size_t n = 0;
+
+	memset(&s, 0, sizeof(s));
+	scn_ipoib_foreach(c, add, &s);
+	if (!s.ifs)
+		return 0;
+	why[0] = '\0';
+	for (unsigned d = 0; d < IMC_IPOIB_DROP__COUNT; d++) {
+		dropped += s.st.drops[d];
+		if (s.st.drops[d] && n < sizeof(why))
+			n += (size_t)snprintf(why + n, sizeof(why) - n,
+					      "%s%s %" PRIu64, n ? ", " : "",
+					      imc_ipoib_drop_str(d),
+					      s.st.drops[d]);
+	}
+	imc_scn_report_u64(rep, "interfaces", s.ifs);
+	imc_scn_report_u64(rep, "carrier", s.carrier);
+	imc_scn_report_u64(rep, "tx_packets", s.st.tx_packets);
+	imc_scn_report_u64(rep, "rx_packets", s.st.rx_packets);
+	imc_scn_report_u64(rep, "tx_mcast", s.st.tx_mcast);
+	imc_scn_report_u64(rep, "rx_mcast", s.st.rx_mcast);
+	imc_scn_report_u64(rep, "delivered", s.received);
+	imc_scn_report_u64(rep, "delivered_mcast", s.received_mcast);
+	imc_scn_report_u64(rep, "pings_answered", s.answered);
+	imc_scn_report_u64(rep, "ping_replies", s.replies);
+	imc_scn_report_u64(rep, "arp_tx", s.st.arp_tx);
+	imc_scn_report_u64(rep, "nd_tx", s.st.nd_tx);
+	imc_scn_report_u64(rep, "resolved", s.st.resolved);
+	imc_scn_report_u64(rep, "resolve_failures", s.st.resolve_failures);
+	imc_scn_report_u64(rep, "joins", s.st.joins);
+	imc_scn_report_u64(rep, "join_errors", s.st.join_errors);
+	imc_scn_report_u64(rep, "sendonly_joins", s.st.sendonly_joins);
+	imc_scn_report_u64(rep, "carrier_changes", s.st.carrier_changes);
+	imc_scn_report_u64(rep, "dropped", dropped);
+	imc_scn_report_object(rep, "drops");
+	for (unsigned d = 0; d < IMC_IPOIB_DROP__COUNT; d++) {
+		key_of(imc_ipoib_drop_str(d), key, sizeof(key));
+		imc_scn_report_u64(rep, key, s.st.drops[d]);
+	}
+	imc_scn_report_end(rep);
+
+	imc_scn_report_line(rep,
+		"%" PRIu64 " interfaces, %" PRIu64 " with carrier at the end (%" PRIu64 " carrier changes); %" PRIu64 " group joins, %" PRIu64 " failed",
+		s.ifs, s.carrier, s.st.carrier_changes, s.st.joins,
+		s.st.join_errors);
+	imc_scn_report_line(rep,
+		"IP packets: %" PRIu64 " sent (%" PRIu64 " multicast), %" PRIu64 " delivered (%" PRIu64 " multicast); %" PRIu64 " pings answered, %" PRIu64 " replies",
+		s.st.tx_packets, s.st.tx_mcast, s.received, s.received_mcast,
+		s.answered, s.replies);
+	imc_scn_report_line(rep,
+		"ARP %" PRIu64 " and ND %" PRIu64 " sent, %" PRIu64 " neighbours resolved, %" PRIu64 " not; %" PRIu64 " dropped%s%s",
+		s.st.arp_tx, s.st.nd_tx, s.st.resolved,
+		s.st.resolve_failures, dropped, dropped ? ": " : "", why);
+	return 0;
+}
+
+const struct imc_scn_section scn_section_ipoib = {
+	.name = "ipoib", .rank = 400, .report = ipoib_report,
+};

@@ -1,0 +1,2060 @@
+/* The join tracker in scenarios (ibmcast/scenario_mcast.h).
+ *
+ *   mcast-tracker [rejoin=paced|immediate] [spread=TIME] [window=N]
+ *                 [timeout=TIME] [retries=N]               setting
+ *   mcast-join HOST MGID|0|@NAME [state=] [qkey= pkey= tclass= sl= flow=
+ *              hop= scope= mtu= rate= life= mlid=] [create] [noqp]
+ *              [retry=TIME] [as=NAME]                      imc_mcast_join()
+ *   mcast-leave NAME                                       imc_mcast_leave()
+ *   mcast-send FROM MGID|@NAME [count= size= interval= sl=] datagrams
+ *   mcast-show                                             snapshot
+ *
+ * Subjects: mcast-state NAME, mcast-status NAME, mcast-callbacks NAME
+ * [EVENT], mcast-groups [HOST], mcast-members HOST MGID|@NAME, mcast-held
+ * HOST MGID|@NAME, mcast-joined [HOST], mcast-handles [HOST], and the
+ * tracker counters mcast-joins, mcast-leaves, mcast-local, mcast-mads,
+ * mcast-retries, mcast-timeouts, mcast-rejoins, mcast-errors, mcast-traps,
+ * mcast-lost, mcast-unjoined [HOST], mcast-max-in-flight [HOST], and the
+ * comparison of the SA's memberships with the trackers: mcast-consistent,
+ * mcast-orphans.
+ *
+ * One run's state (struct mc_run, found by run_key) is made by the first
+ * mcast-* line that runs, or by another verb that needs a tracker:
+ *  - a tracker per host port used (struct mc_port, by slot), made on
+ *    first use through mcast_fabric.h on the port's GSI, which the SA
+ *    verbs own and share (scn_sa.h): the scenario's sa line is needed.
+ *    It is the port's one tracker: IPoIB interfaces join through it too
+ *    (scn_mcast.h);
+ *  - a member per mcast-join line that ran (struct mc_member), found by
+ *    the line's parse data (imc_scn_data), in join order on a list: its
+ *    handle, what its callbacks said, its group's MGID once joined.
+ * A member's QP is the host's scenario QP for the join's P_Key and Q_Key
+ * (imc_scn_qp()), so datagrams to the group count as delivered to it.
+ *
+ * The recorder of --mcast-show hangs on the file's first mcast-join line
+ * (every mcast-join, mcast-leave and mcast-show line points to it), and
+ * the run takes it from there.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ibmcast/gid.h"
+#include "ibmcast/mcast.h"
+#include "ibmcast/mcast_fabric.h"
+#include "ibmcast/packet.h"
+#include "ibmcast/sa.h"
+#include "ibmcast/scenario_mcast.h"
+#include "scenario/scn.h"
+#include "scenario/scn_mcast.h"
+#include "scenario/scn_sa.h"
+#include "util/text.h"
+
+#define CM(x) ((uint64_t)UMAD_SA_MCM_COMP_MASK_##x)
+/* o15-0.2.3: the components a create must give. */
+#define CREATE_COMPS (CM(QKEY) | CM(TCLASS) | CM(PKEY) | CM(FLOW_LABEL) | \
+		      CM(SL))
+#define RECV_BITS (IMC_JOIN_FULL | IMC_JOIN_NON)
+#define NAME_MAX_LEN 32
+#define RETRIES_MAX 1000
+#define WINDOW_MAX 4096
+
+/* mcast-state values: 0 before the line ran, then the member's state,
+ * then "left". */
+enum {
+	ST_NONE = 0,
+	ST_LEFT = IMC_MCAST_FAILED + 2,
+};
+
+/* mcast-status: an SA status as is, a negative errno as ERRNO_BASE +
+ * errno. */
+#define ERRNO_BASE 0x100000u
+
+static const char run_key;   /* imc_scn_data key of struct mc_run */
+static const char cfg_key;   /* of the mcast-tracker setting */
+
+/* ------------------------------------------------------------------ */
+/* Parse data */
+
+enum {
+	C_REJOIN = 1u << 0,
+	C_SPREAD = 1u << 1,
+	C_WINDOW = 1u << 2,
+	C_TIMEOUT = 1u << 3,
+	C_RETRIES = 1u << 4,
+};
+
+struct mc_cfg {
+	unsigned mask;
+	enum imc_mcast_rejoin rejoin;
+	imc_time_t spread;
+	uint32_t window;
+	imc_time_t timeout;
+	uint32_t retries;
+};
+
+struct mc_join;
+
+/* An MGID word: a GID, 0 (mcast-join only), or @NAME, the MGID of the
+ * group the member of mcast-join ... as=NAME joined. */
+struct mgid_arg {
+	const struct mc_join *label;
+	struct imc_gid gid;
+};
+
+struct mc_join {
+	struct scn_port_arg host;
+	struct mgid_arg mgid;
+	bool state_set;
+	uint8_t state;
+	uint64_t mask;              /* components the options give */
+	struct imc_mcmr rec;
+	bool create;
+	bool noqp;
+	imc_time_t retry;           /* retry=: join again this long after a
+				     * failure; 0: never */
+	char *name;                 /* as=NAME */
+	struct mc_join *head;       /* the file's first mcast-join line */
+	struct imc_scn_mcast_show *show;   /* on head: the recorder */
+};
+
+struct mc_leave {
+	const struct mc_join *label;
+};
+
+struct mc_send {
+	struct scn_port_arg src;
+	struct mgid_arg mgid;
+	uint32_t count;
+	uint32_t size;
+	imc_time_t interval;
+	uint8_t sl;
+};
+
+struct mc_show_arg {
+	unsigned line;
+	struct mc_join *head;
+};
+
+/* ------------------------------------------------------------------ */
+/* Snapshots for --mcast-show */
+
+struct snap_port {
+	char *name;                 /* "H-000002:1" */
+	struct imc_port_attr pa;
+	struct imc_mcast_stats st;
+	struct imc_mcast_group_info *g;
+	size_t ng, cap;
+};
+
+struct snap {
+	imc_time_t at;
+	unsigned line;              /* the mcast-show line; 0: end of run */
+	struct snap_port *p;
+	size_t np;
+};
+
+struct imc_scn_mcast_show {
+	struct mc_join *head;       /* NULL once the scenario is gone */
+	struct snap *s;
+	unsigned n, cap;
+};
+
+/* ------------------------------------------------------------------ */
+/* Run state */
+
+struct mc_run;
+
+struct mc_port {
+	struct mc_run *r;
+	uint32_t node;
+	unsigned port;
+	struct imc_mcast_fabric *mf;
+};
+
+struct mc_member {
+	struct mc_run *r;
+	const struct mc_join *line;
+	struct mc_port *p;
+	struct imc_mcast_member *m; /* NULL once left */
+	struct mc_member *next;     /* r->members, join order */
+	bool has_mgid;
+	struct imc_gid mgid;        /* asked for, or of its JOINED */
+	int status;                 /* of its last ERROR */
+	unsigned callbacks;
+	unsigned by_event[4];       /* by enum imc_mcast_event_type */
+	struct imc_mcast_join_req req; /* as first asked, for retry= */
+	struct imc_timer retry;
+};
+
+struct mc_run {
+	struct imc_scn_ctx *c;
+	struct imc_fabric *f;
+	const struct imc_topo *t;
+	struct imc_scn_mcast_show *show;
+	uint32_t *pbase;            /* first slot of each node */
+	struct mc_port **port;      /* by slot, NULL until used */
+	struct mc_member *members, **tail;
+	bool ended;                 /* the end-of-run snapshot is taken */
+};
+
+/* ------------------------------------------------------------------ */
+/* Small helpers */
+
+static bool name_ok(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++) {
+		char ch = s[n];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' ||
+		      ch == '.'))
+			return false;
+	}
+	return n > 0 && n <= NAME_MAX_LEN;
+}
+
+static const struct imc_scn_verb verb_join;
+
+/* The mcast-join line before this one named name, or NULL. */
+static const struct mc_join *label_lookup(const struct imc_scenario *s,
+					  const char *name)
+{
+	for (unsigned i = 0; i < s->nactions; i++) {
+		const struct scn_action *a = &s->actions[i];
+		const struct mc_join *j = a->data;
+
+		if (a->verb == &verb_join && j && j->name &&
+		    !strcmp(j->name, name))
+			return j;
+	}
+	return NULL;
+}
+
+/* The file's first mcast-join line, or NULL. */
+static struct mc_join *head_lookup(const struct imc_scenario *s)
+{
+	for (unsigned i = 0; i < s->nactions; i++)
+		if (s->actions[i].verb == &verb_join)
+			return s->actions[i].data;
+	return NULL;
+}
+
+static int label_find(struct imc_scn_parser *p, const char *name,
+		      const struct mc_join **out)
+{
+	*out = label_lookup(p->s, name);
+	if (!*out)
+		return imc_scn_parse_error(p,
+			"@%s: no mcast-join ... as=%s on an earlier line",
+			name, name);
+	return 0;
+}
+
+static int mgid_parse(struct imc_scn_parser *p, const char *word,
+		      bool zero_ok, struct mgid_arg *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (word[0] == '@')
+		return label_find(p, word + 1, &m->label);
+	if (zero_ok && !strcmp(word, "0"))
+		return 0;
+	if (imc_gid_parse(word, &m->gid) || !imc_gid_is_multicast(&m->gid))
+		return imc_scn_parse_error(p,
+			"MGID: expected a multicast GID (ff12:...)%s or @NAME, got '%s'",
+			zero_ok ? ", 0" : "", word);
+	return 0;
+}
+
+static void mgid_print(FILE *f, const struct mgid_arg *m)
+{
+	char buf[IMC_GID_STRLEN];
+
+	if (m->label) {
+		fprintf(f, " @%s", m->label->name);
+	} else if (imc_gid_is_zero(&m->gid)) {
+		fputs(" 0", f);
+	} else {
+		imc_gid_format(&m->gid, buf);
+		fprintf(f, " %s", buf);
+	}
+}
+
+/* A P_Key of the port's table in the partition of pkey (IBA 10.9.1.2:
+ * the low 15 bits), full membership first; pkey itself when none. */
+static uint16_t local_pkey(struct imc_fabric *f, uint32_t node,
+			   unsigned port, uint16_t pkey)
+{
+	struct imc_port_attr pa;
+	uint16_t best = pkey;
+	bool found = false;
+
+	if (imc_fabric_port_attr(f, node, port, &pa))
+		return pkey;
+	for (unsigned i = 0; i < pa.npkeys; i++) {
+		if ((pa.pkeys[i] & 0x7fff) != (pkey & 0x7fff))
+			continue;
+		if (!found || (pa.pkeys[i] & 0x8000))
+			best = pa.pkeys[i];
+		found = true;
+	}
+	return best;
+}
+
+/* ------------------------------------------------------------------ */
+/* The run */
+
+static void show_snapshot(struct mc_run *r, unsigned line);
+static void show_clear(struct imc_scn_mcast_show *sh);
+
+static void run_free(void *data)
+{
+	struct mc_run *r = data;
+	size_t nslots = r->pbase[r->t->nnodes];
+
+	if (r->show && !r->ended)
+		show_snapshot(r, 0);
+	/* Trackers first: no callback after, QPs detached. */
+	for (size_t i = 0; i < nslots; i++) {
+		struct mc_port *p = r->port[i];
+
+		if (!p)
+			continue;
+		imc_mcast_fabric_destroy(p->mf);
+		free(p);
+	}
+	while (r->members) {
+		struct mc_member *m = r->members;
+
+		r->members = m->next;
+		imc_timer_cancel(imc_fabric_loop(r->f), &m->retry);
+		free(m);
+	}
+	free(r->port);
+	free(r->pbase);
+	free(r);
+}
+
+/* The run's state, made on first use when make is set (else *out may be
+ * NULL). The recorder of --mcast-show is the file's first mcast-join
+ * line's. */
+static int run_get(struct imc_scn_ctx *c, bool make, struct mc_run **out)
+{
+	struct mc_run *r = imc_scn_data(c, &run_key);
+	const struct imc_topo *t = imc_scn_topo(c);
+	const struct mc_join *head;
+	uint32_t n = 0;
+	int rc;
+
+	*out = r;
+	if (r || !make)
+		return 0;
+	head = head_lookup(scn_scenario(c));
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->c = c;
+	r->f = imc_scn_fabric(c);
+	r->t = t;
+	r->tail = &r->members;
+	r->pbase = calloc((size_t)t->nnodes + 1, sizeof(*r->pbase));
+	if (!r->pbase) {
+		free(r);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		r->pbase[i] = n;
+		n += t->node[i].nports + 1u;
+	}
+	r->pbase[t->nnodes] = n;
+	r->port = calloc(n ? n : 1, sizeof(*r->port));
+	if (!r->port) {
+		free(r->pbase);
+		free(r);
+		return -ENOMEM;
+	}
+	rc = imc_scn_data_set(c, &run_key, r, run_free);
+	if (rc) {
+		free(r->port);
+		free(r->pbase);
+		free(r);
+		return rc;
+	}
+	/* This run's snapshots replace the last run's. */
+	r->show = head ? head->show : NULL;
+	if (r->show)
+		show_clear(r->show);
+	*out = r;
+	return 0;
+}
+
+static struct mc_port *port_find(const struct mc_run *r, uint32_t node,
+				 unsigned port)
+{
+	return r ? r->port[r->pbase[node] + port] : NULL;
+}
+
+/* The tracker of node:port, made on first use on the port's GSI. Without
+ * an sa line that fails the run, unless sa_optional: the tracker then
+ * has a QP1 of its own (its joins go unanswered). */
+static int port_get(struct mc_run *r, uint32_t node, unsigned port,
+		    bool sa_optional, struct mc_port **out)
+{
+	uint32_t idx = r->pbase[node] + port;
+	const struct mc_cfg *cfg = imc_scn_data(r->c, &cfg_key);
+	struct imc_mcast_fabric_config fc;
+	struct mc_port *p = r->port[idx];
+	struct imc_gsi *gsi;
+	int rc;
+
+	*out = p;
+	if (p)
+		return 0;
+	rc = sa_optional ? scn_sa_gsi_find(r->c, node, port, &gsi) :
+			   scn_sa_gsi(r->c, node, port, &gsi);
+	if (rc == -ENOENT && sa_optional) {
+		gsi = NULL;
+		rc = 0;
+	}
+	if (rc)
+		return rc;
+	imc_mcast_fabric_config_init(&fc);
+	if (cfg && (cfg->mask & C_REJOIN))
+		fc.mcast.rejoin = cfg->rejoin;
+	if (cfg && (cfg->mask & C_SPREAD))
+		fc.mcast.rejoin_spread = cfg->spread;
+	if (cfg && (cfg->mask & C_WINDOW))
+		fc.mcast.rejoin_window = cfg->window;
+	if (cfg && (cfg->mask & C_TIMEOUT)) {
+		fc.client.timeout = cfg->timeout;
+		if (fc.client.max_timeout < cfg->timeout)
+			fc.client.max_timeout = cfg->timeout;
+	}
+	if (cfg && (cfg->mask & C_RETRIES))
+		fc.client.retries = cfg->retries;
+	/* Jitter from the run's seed and the port: a seed replays. */
+	fc.mcast.seed = imc_scn_config(r->c)->seed * 0x10000 + idx;
+	fc.client.seed = fc.mcast.seed ^ 0x5eed5eedull;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->r = r;
+	p->node = node;
+	p->port = port;
+	rc = imc_mcast_fabric_create(r->f, node, port, gsi, &fc, &p->mf);
+	if (rc) {
+		free(p);
+		return imc_scn_fail(r->c, rc,
+				    "no join tracker on %s:%u: %s",
+				    r->t->node[node].name, port, strerror(-rc));
+	}
+	rc = scn_joins_watch(r->c, imc_mcast_fabric_tracker(p->mf));
+	if (rc) {
+		imc_mcast_fabric_destroy(p->mf);
+		free(p);
+		return rc;
+	}
+	r->port[idx] = p;
+	*out = p;
+	return 0;
+}
+
+void scn_mcast_end(struct imc_scn_ctx *c)
+{
+	struct mc_run *r;
+
+	run_get(c, false, &r);
+	if (r && !r->ended) {
+		if (r->show)
+			show_snapshot(r, 0);
+		r->ended = true;
+	}
+}
+
+int scn_mcast_prepare(struct imc_scn_ctx *c)
+{
+	struct mc_run *r;
+
+	return run_get(c, true, &r);
+}
+
+int scn_mcast_tracker(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		      struct imc_mcast **out)
+{
+	struct mc_port *p;
+	struct mc_run *r;
+	int rc = run_get(c, true, &r);
+
+	if (!rc)
+		rc = port_get(r, node, port, true, &p);
+	if (!rc)
+		*out = imc_mcast_fabric_tracker(p->mf);
+	return rc;
+}
+
+static struct mc_member *member_of(struct imc_scn_ctx *c,
+				   const struct mc_join *line)
+{
+	return imc_scn_data(c, line);
+}
+
+/* The MGID m names now: a GID, or the group of a member that joined. */
+static int mgid_resolve(struct imc_scn_ctx *c, const struct mgid_arg *m,
+			struct imc_gid *out)
+{
+	const struct mc_member *x;
+
+	if (!m->label) {
+		*out = m->gid;
+		return 0;
+	}
+	x = member_of(c, m->label);
+	if (!x || !x->has_mgid)
+		return -ENOENT;
+	*out = x->mgid;
+	return 0;
+}
+
+static int mgid_resolve_or_fail(struct imc_scn_ctx *c,
+				const struct mgid_arg *m, struct imc_gid *out)
+{
+	if (!mgid_resolve(c, m, out))
+		return 0;
+	return imc_scn_fail(c, -ENOENT,
+			    "@%s has no MGID yet: its mcast-join has not joined",
+			    m->label->name);
+}
+
+/* ------------------------------------------------------------------ */
+/* mcast-tracker */
+
+static int cfg_parse(struct imc_scn_parser *p, unsigned argc,
+		     const char *const *argv, void **data)
+{
+	const struct imc_scenario *s = p->s;
+	struct mc_cfg *a;
+
+	for (unsigned i = 0; i < s->nsettings; i++)
+		if (!strcmp(s->settings[i].verb->name, "mcast-tracker"))
+			return imc_scn_parse_error(p,
+				"the trackers are set already on line %u",
+				s->settings[i].line);
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	for (unsigned i = 0; i < argc; i++) {
+		const char *v;
+		uint64_t x = 0;
+		int rc;
+
+		if (imc_scn_kv(argv[i], "rejoin", &v)) {
+			rc = 0;
+			if (!strcmp(v, "paced"))
+				a->rejoin = IMC_MCAST_REJOIN_PACED;
+			else if (!strcmp(v, "immediate"))
+				a->rejoin = IMC_MCAST_REJOIN_IMMEDIATE;
+			else
+				rc = imc_scn_parse_error(p,
+					"rejoin: expected paced or immediate, got '%s'",
+					v);
+			a->mask |= C_REJOIN;
+		} else if (imc_scn_kv(argv[i], "spread", &v)) {
+			rc = imc_scn_parse_time(p, "spread", v, &a->spread);
+			a->mask |= C_SPREAD;
+		} else if (imc_scn_kv(argv[i], "window", &v)) {
+			rc = imc_scn_parse_uint(p, "window", v, WINDOW_MAX, &x);
+			if (!rc && !x)
+				rc = imc_scn_parse_error(p,
+							 "window: at least 1");
+			a->window = (uint32_t)x;
+			a->mask |= C_WINDOW;
+		} else if (imc_scn_kv(argv[i], "timeout", &v)) {
+			rc = imc_scn_parse_time(p, "timeout", v, &a->timeout);
+			if (!rc && !a->timeout)
+				rc = imc_scn_parse_error(p,
+					"timeout: longer than 0");
+			a->mask |= C_TIMEOUT;
+		} else if (imc_scn_kv(argv[i], "retries", &v)) {
+			rc = imc_scn_parse_uint(p, "retries", v, RETRIES_MAX,
+						&x);
+			a->retries = (uint32_t)x;
+			a->mask |= C_RETRIES;
+		} else {
+			rc = imc_scn_parse_error(p,
+				"expected rejoin=, spread=, window=, timeout= or retries=, got '%s'",
+				argv[i]);
+		}
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void cfg_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct mc_cfg *a = data;
+
+	(void)t;
+	if (a->mask & C_REJOIN)
+		fprintf(f, " rejoin=%s", a->rejoin == IMC_MCAST_REJOIN_PACED ?
+			"paced" : "immediate");
+	if (a->mask & C_SPREAD) {
+		fputs(" spread=", f);
+		imc_scn_print_time(f, a->spread);
+	}
+	if (a->mask & C_WINDOW)
+		fprintf(f, " window=%" PRIu32, a->window);
+	if (a->mask & C_TIMEOUT) {
+		fputs(" timeout=", f);
+		imc_scn_print_time(f, a->timeout);
+	}
+	if (a->mask & C_RETRIES)
+		fprintf(f, " retries=%" PRIu32, a->retries);
+}
+
+/* Settings run before every action: the trackers, made later, read it
+ * from the run. */
+static int cfg_run(struct imc_scn_ctx *c, void *data)
+{
+	return imc_scn_data_set(c, &cfg_key, data, NULL);
+}
+
+static const struct imc_scn_verb verb_tracker = {
+	.name = "mcast-tracker", .kind = IMC_SCN_SETTING, .parse = cfg_parse,
+	.print = cfg_print, .run = cfg_run, .free = free,
+};
+
+/* ------------------------------------------------------------------ */
+/* mcast-join */
+
+static void join_free(void *data)
+{
+	struct mc_join *a = data;
+
+	if (!a)
+		return;
+	if (a->show)
+		a->show->head = NULL;
+	free(a->name);
+	free(a);
+}
+
+static int join_parse(struct imc_scn_parser *p, unsigned argc,
+		      const char *const *argv, void **data)
+{
+	static const char usage[] =
+		"expected 'mcast-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [noqp] [retry=TIME] [as=NAME]'";
+	struct mc_join *a;
+	int rc;
+
+	if (argc < 2)
+		return imc_scn_parse_error(p, "%s", usage);
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	a->head = head_lookup(p->s);
+	if (!a->head)
+		a->head = a;
+	rc = imc_scn_parse_host(p, argv[0], &a->host.node, &a->host.port);
+	if (!rc)
+		rc = mgid_parse(p, argv[1], true, &a->mgid);
+	for (unsigned i = 2; !rc && i < argc; i++) {
+		const char *v;
+
+		if (imc_scn_kv(argv[i], "state", &v)) {
+			rc = scn_sa_state_parse(p, v, &a->state);
+			if (!rc && (!a->state || a->state > 0xf))
+				rc = imc_scn_parse_error(p,
+					"state: at least one JoinState bit");
+			a->state_set = true;
+		} else if ((rc = scn_sa_comp_opt(p, argv[i], &a->rec,
+						 &a->mask)) != 1) {
+			/* a component, or its error */
+		} else if (!strcmp(argv[i], "create")) {
+			rc = 0;
+			a->create = true;
+		} else if (!strcmp(argv[i], "noqp")) {
+			rc = 0;
+			a->noqp = true;
+		} else if (imc_scn_kv(argv[i], "retry", &v)) {
+			rc = imc_scn_parse_time(p, "retry", v, &a->retry);
+			if (!rc && !a->retry)
+				rc = imc_scn_parse_error(p,
+					"retry: expected a time above 0");
+		} else if (imc_scn_kv(argv[i], "as", &v)) {
+			rc = 0;
+			if (!name_ok(v))
+				return imc_scn_parse_error(p,
+					"as: expected a name of letters, digits, '_', '-' or '.' (at most %d), got '%s'",
+					NAME_MAX_LEN, v);
+			if (label_lookup(p->s, v))
+				return imc_scn_parse_error(p,
+					"as=%s: an earlier mcast-join has that name",
+					v);
+			free(a->name);
+			a->name = strdup(v);
+			if (!a->name)
+				return -ENOMEM;
+		} else {
+			rc = imc_scn_parse_error(p, "unknown option '%s'; %s",
+						 argv[i], usage);
+		}
+	}
+	return rc;
+}
+
+static void join_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct mc_join *a = data;
+
+	scn_print_port_arg(f, t, &a->host);
+	mgid_print(f, &a->mgid);
+	if (a->state_set) {
+		fputs(" state=", f);
+		scn_sa_state_print(f, a->state);
+	}
+	scn_sa_comp_print(f, &a->rec, a->mask);
+	if (a->create)
+		fputs(" create", f);
+	if (a->noqp)
+		fputs(" noqp", f);
+	if (a->retry) {
+		fputs(" retry=", f);
+		imc_scn_print_time(f, a->retry);
+	}
+	if (a->name)
+		fprintf(f, " as=%s", a->name);
+}
+
+static void on_member(void *arg, struct imc_mcast_member *m,
+		      const struct imc_mcast_event *ev);
+
+/* retry=: the application lets go of the failed handle and joins again
+ * with the same request (a create makes a new group). */
+static void retry_fire(struct imc_timer *t)
+{
+	struct mc_member *x = imc_container_of(t, struct mc_member, retry);
+
+	imc_mcast_leave(x->m);
+	x->m = NULL;
+	if (imc_gid_is_zero(&x->req.rec.mgid))
+		x->has_mgid = false;
+	if (imc_mcast_join(imc_mcast_fabric_tracker(x->p->mf), &x->req,
+			   on_member, x, &x->m) < 0)
+		x->m = NULL;   /* no memory: the application gives up */
+}
+
+static void on_member(void *arg, struct imc_mcast_member *m,
+		      const struct imc_mcast_event *ev)
+{
+	struct mc_member *x = arg;
+
+	(void)m;
+	x->callbacks++;
+	if ((unsigned)ev->type < IMC_ARRAY_SIZE(x->by_event))
+		x->by_event[ev->type]++;
+	if (ev->type == IMC_MCAST_EV_JOINED) {
+		x->mgid = ev->rec->mgid;
+		x->has_mgid = true;
+	} else if (ev->type == IMC_MCAST_EV_ERROR) {
+		x->status = ev->status;
+		if (x->line->retry) {
+			struct imc_loop *loop = imc_fabric_loop(x->r->f);
+
+			(void)imc_timer_arm(loop, &x->retry,
+					    imc_loop_now(loop) + x->line->retry);
+		}
+	}
+}
+
+static int join_run(struct imc_scn_ctx *c, void *data)
+{
+	const struct mc_join *a = data;
+	const struct imc_topo *t = imc_scn_topo(c);
+	struct imc_mcast_join_req req;
+	struct mc_member *x;
+	struct mc_port *p;
+	struct mc_run *r;
+	int rc = run_get(c, true, &r);
+
+	if (rc)
+		return rc;
+	rc = port_get(r, a->host.node, a->host.port, false, &p);
+	if (rc)
+		return rc;
+	memset(&req, 0, sizeof(req));
+	req.rec = a->rec;
+	rc = mgid_resolve_or_fail(c, &a->mgid, &req.rec.mgid);
+	if (rc)
+		return rc;
+	req.comp_mask = a->mask | CM(MGID);
+	if (a->create) {
+		/* as sa-join: the create components, with Q_Key 0x1234 and
+		 * P_Key 0xFFFF unless given */
+		if (!(a->mask & CM(QKEY)))
+			req.rec.qkey = IMC_SCN_QKEY;
+		if (!(a->mask & CM(PKEY)))
+			req.rec.pkey = IMC_PKEY_DEFAULT;
+		req.comp_mask |= CREATE_COMPS;
+	}
+	req.join_state = a->state_set ? a->state : IMC_JOIN_FULL;
+	if (!a->noqp && (req.join_state & RECV_BITS)) {
+		uint16_t pkey = (req.comp_mask & CM(PKEY)) ? req.rec.pkey :
+							     IMC_PKEY_DEFAULT;
+		uint32_t qkey = (req.comp_mask & CM(QKEY)) ? req.rec.qkey :
+							     IMC_SCN_QKEY;
+		struct imc_qp *qp;
+
+		rc = imc_scn_qp(c, a->host.node, a->host.port,
+				local_pkey(r->f, a->host.node, a->host.port,
+					   pkey), qkey, &qp);
+		if (rc)
+			return imc_scn_fail(c, rc,
+				"%s has no QP for P_Key 0x%04x: %s",
+				t->node[a->host.node].name, pkey,
+				strerror(-rc));
+		req.qp = qp;
+	}
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	x->r = r;
+	x->line = a;
+	x->p = p;
+	x->req = req;
+	imc_timer_init(&x->retry, retry_fire);
+	if (!imc_gid_is_zero(&req.rec.mgid)) {
+		x->mgid = req.rec.mgid;
+		x->has_mgid = true;
+	}
+	rc = imc_scn_data_set(c, a, x, NULL);
+	if (!rc)
+		rc = imc_mcast_join(imc_mcast_fabric_tracker(p->mf), &req,
+				    on_member, x, &x->m);
+	if (rc) {
+		free(x);
+		return imc_scn_fail(c, rc, "the tracker refuses the join: %s",
+				    strerror(-rc));
+	}
+	*r->tail = x;
+	r->tail = &x->next;
+	return 0;
+}
+
+static const struct imc_scn_verb verb_join = {
+	.name = "mcast-join", .kind = IMC_SCN_ACTION, .parse = join_parse,
+	.print = join_print, .run = join_run, .free = join_free,
+};
+
+/* ------------------------------------------------------------------ */
+/* mcast-leave NAME */
+
+static int leave_parse(struct imc_scn_parser *p, unsigned argc,
+		       const char *const *argv, void **data)
+{
+	struct mc_leave *a;
+
+	if (argc != 1)
+		return imc_scn_parse_error(p,
+			"expected 'mcast-leave NAME' (an mcast-join's as=NAME)");
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	return label_find(p, argv[0][0] == '@' ? argv[0] + 1 : argv[0],
+			  &a->label);
+}
+
+static void leave_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct mc_leave *a = data;
+
+	(void)t;
+	fprintf(f, " %s", a->label->name);
+}
+
+static int leave_run(struct imc_scn_ctx *c, void *data)
+{
+	const struct mc_leave *a = data;
+	struct mc_member *x = member_of(c, a->label);
+
+	if (!x)
+		return imc_scn_fail(c, -ENOENT,
+				    "%s has not joined: its mcast-join has not run",
+				    a->label->name);
+	if (!x->m)
+		return imc_scn_fail(c, -EALREADY, "%s has left already",
+				    a->label->name);
+	imc_timer_cancel(imc_scn_loop(c), &x->retry);
+	imc_mcast_leave(x->m);
+	x->m = NULL;
+	return 0;
+}
+
+static const struct imc_scn_verb verb_leave = {
+	.name = "mcast-leave", .kind = IMC_SCN_ACTION, .parse = leave_parse,
+	.print = leave_print, .run = leave_run, .free = free,
+};
+
+/* ------------------------------------------------------------------ */
+/* mcast-send FROM MGID|@NAME [count=N] [size=BYTES] [interval=T] [sl=N] */
+
+static int send_parse(struct imc_scn_parser *p, unsigned argc,
+		      const char *const *argv, void **data)
+{
+	struct mc_send *a;
+	int rc;
+
+	if (argc < 2)
+		return imc_scn_parse_error(p,
+			"expected 'mcast-send FROM MGID|@NAME [count=N] [size=BYTES] [interval=TIME] [sl=N]'");
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	a->count = 1;
+	a->size = 64;
+	a->interval = IMC_NSEC_PER_USEC;
+	rc = imc_scn_parse_host(p, argv[0], &a->src.node, &a->src.port);
+	if (!rc)
+		rc = mgid_parse(p, argv[1], false, &a->mgid);
+	for (unsigned i = 2; !rc && i < argc; i++) {
+		const char *v;
+		uint64_t x = 0;
+		bool m;
+
+		rc = scn_flow_kv(p, argv[i], &a->count, &a->size,
+				 &a->interval, &m);
+		if (rc || m)
+			continue;
+		if (imc_scn_kv(argv[i], "sl", &v)) {
+			rc = imc_scn_parse_uint(p, "sl", v, 15, &x);
+			a->sl = (uint8_t)x;
+		} else {
+			rc = imc_scn_parse_error(p,
+				"expected count=, size=, interval= or sl=, got '%s'",
+				argv[i]);
+		}
+	}
+	return rc;
+}
+
+static void send_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct mc_send *a = data;
+
+	scn_print_port_arg(f, t, &a->src);
+	mgid_print(f, &a->mgid);
+	scn_flow_print(f, a->count, a->size, a->interval);
+	fprintf(f, " sl=%u", a->sl);
+}
+
+static int send_run(struct imc_scn_ctx *c, void *data)
+{
+	const struct mc_send *a = data;
+	struct imc_gid mgid;
+	int rc = mgid_resolve_or_fail(c, &a->mgid, &mgid);
+
+	if (rc)
+		return rc;
+	return scn_sa_send(c, a->src.node, a->src.port, &mgid, a->count,
+			   a->size, a->interval, a->sl);
+}
+
+static const struct imc_scn_verb verb_send = {
+	.name = "mcast-send", .kind = IMC_SCN_ACTION, .parse = send_parse,
+	.print = send_print, .run = send_run, .free = free,
+};
+
+/* ------------------------------------------------------------------ */
+/* mcast-show */
+
+static int show_parse(struct imc_scn_parser *p, unsigned argc,
+		      const char *const *argv, void **data)
+{
+	struct mc_show_arg *a;
+
+	(void)argv;
+	if (argc)
+		return imc_scn_parse_error(p, "expected 'mcast-show' alone");
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	a->line = p->line;
+	a->head = head_lookup(p->s);
+	if (!a->head)
+		return imc_scn_parse_error(p,
+			"no mcast-join line before: nothing to show");
+	return 0;
+}
+
+static void show_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	(void)f;
+	(void)t;
+	(void)data;
+}
+
+static int show_run(struct imc_scn_ctx *c, void *data)
+{
+	const struct mc_show_arg *a = data;
+	struct mc_run *r;
+	int rc = run_get(c, true, &r);
+
+	if (!rc && r->show)
+		show_snapshot(r, a->line);
+	return rc;
+}
+
+static const struct imc_scn_verb verb_show = {
+	.name = "mcast-show", .kind = IMC_SCN_ACTION, .parse = show_parse,
+	.print = show_print, .run = show_run, .free = free,
+};
+
+/* ------------------------------------------------------------------ */
+/* Subjects */
+
+enum counter {
+	K_JOINS,
+	K_LEAVES,
+	K_LOCAL,
+	K_MADS,
+	K_RETRIES,
+	K_TIMEOUTS,
+	K_REJOINS,
+	K_ERRORS,
+	K_TRAPS,
+	K_LOST,
+	K_GROUPS,
+	K_JOINED,      /* members JOINED now */
+	K_HANDLES,     /* members not left */
+	K_UNJOINED,    /* of every user of the tracker, not JOINED */
+	K_MAX_IN_FLIGHT, /* the most SA requests in flight: a maximum */
+};
+
+struct subj_arg {
+	const struct mc_join *label;  /* NAME subjects */
+	int event;                    /* mcast-callbacks: -1 all */
+	bool has_host;
+	struct scn_port_arg host;
+	struct mgid_arg mgid;
+	enum counter k;
+};
+
+static int subj_new(void **data, struct subj_arg **out)
+{
+	*out = calloc(1, sizeof(**out));
+	*data = *out;
+	if (!*out)
+		return -ENOMEM;
+	(*out)->event = -1;
+	return 0;
+}
+
+static int name_subj_parse(struct imc_scn_parser *p, unsigned argc,
+			   const char *const *argv, void **data)
+{
+	struct subj_arg *a;
+	int rc;
+
+	if (argc != 1)
+		return imc_scn_parse_error(p,
+			"expected NAME (an mcast-join's as=NAME)");
+	rc = subj_new(data, &a);
+	return rc ? rc : label_find(p, argv[0][0] == '@' ? argv[0] + 1 :
+					     argv[0], &a->label);
+}
+
+static const char *const event_words[] = {
+	[IMC_MCAST_EV_JOINED] = "joined",
+	[IMC_MCAST_EV_ERROR] = "error",
+	[IMC_MCAST_EV_REJOINING] = "rejoining",
+	[IMC_MCAST_EV_WAITING] = "waiting",
+};
+
+static int callbacks_parse(struct imc_scn_parser *p, unsigned argc,
+			   const char *const *argv, void **data)
+{
+	struct subj_arg *a;
+	int rc;
+
+	if (argc != 1 && argc != 2)
+		return imc_scn_parse_error(p,
+			"expected NAME [joined|error|rejoining|waiting]");
+	rc = subj_new(data, &a);
+	if (!rc)
+		rc = label_find(p, argv[0][0] == '@' ? argv[0] + 1 : argv[0],
+				&a->label);
+	if (rc || argc == 1)
+		return rc;
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(event_words); i++)
+		if (!strcmp(argv[1], event_words[i]))
+			a->event = (int)i;
+	if (a->event < 0)
+		return imc_scn_parse_error(p,
+			"expected joined, error, rejoining or waiting, got '%s'",
+			argv[1]);
+	return 0;
+}
+
+static void name_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct subj_arg *a = data;
+
+	(void)t;
+	fprintf(f, " %s", a->label->name);
+	if (a->event >= 0)
+		fprintf(f, " %s", event_words[a->event]);
+}
+
+static int host_opt_parse(struct imc_scn_parser *p, unsigned argc,
+			  const char *const *argv, void **data,
+			  enum counter k)
+{
+	struct subj_arg *a;
+	int rc;
+
+	if (argc > 1)
+		return imc_scn_parse_error(p, "expected at most one host");
+	rc = subj_new(data, &a);
+	if (rc)
+		return rc;
+	a->k = k;
+	if (!argc)
+		return 0;
+	a->has_host = true;
+	return imc_scn_parse_host(p, argv[0], &a->host.node, &a->host.port);
+}
+
+static int host_mgid_parse(struct imc_scn_parser *p, unsigned argc,
+			   const char *const *argv, void **data)
+{
+	struct subj_arg *a;
+	int rc;
+
+	if (argc != 2)
+		return imc_scn_parse_error(p, "expected HOST and MGID|@NAME");
+	rc = subj_new(data, &a);
+	if (rc)
+		return rc;
+	a->has_host = true;
+	rc = imc_scn_parse_host(p, argv[0], &a->host.node, &a->host.port);
+	return rc ? rc : mgid_parse(p, argv[1], false, &a->mgid);
+}
+
+static void host_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct subj_arg *a = data;
+
+	if (a->has_host)
+		scn_print_port_arg(f, t, &a->host);
+}
+
+static void host_mgid_print(FILE *f, const struct imc_topo *t,
+			    const void *data)
+{
+	const struct subj_arg *a = data;
+
+	host_print(f, t, data);
+	mgid_print(f, &a->mgid);
+}
+
+/* ---- mcast-state NAME ---- */
+
+static const struct {
+	const char *name;
+	uint64_t value;
+} state_names[] = {
+	{ "none", ST_NONE },
+	{ "pending", IMC_MCAST_PENDING + 1 },
+	{ "joined", IMC_MCAST_JOINED + 1 },
+	{ "rejoining", IMC_MCAST_REJOINING + 1 },
+	{ "waiting", IMC_MCAST_WAITING + 1 },
+	{ "failed", IMC_MCAST_FAILED + 1 },
+	{ "left", ST_LEFT },
+};
+
+static int state_value_parse(const char *word, uint64_t *v)
+{
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(state_names); i++) {
+		if (!strcmp(word, state_names[i].name)) {
+			*v = state_names[i].value;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void state_value_format(uint64_t v, char *buf, size_t len)
+{
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(state_names); i++) {
+		if (state_names[i].value == v) {
+			snprintf(buf, len, "%s", state_names[i].name);
+			return;
+		}
+	}
+	snprintf(buf, len, "%" PRIu64, v);
+}
+
+static int state_observe(struct imc_scn_ctx *c, const void *data,
+			 uint64_t *v)
+{
+	const struct subj_arg *a = data;
+	const struct mc_member *x = member_of(c, a->label);
+
+	if (!x)
+		*v = ST_NONE;
+	else if (!x->m)
+		*v = ST_LEFT;
+	else
+		*v = (uint64_t)imc_mcast_member_state(x->m) + 1;
+	return 0;
+}
+
+/* ---- mcast-status NAME ---- */
+
+static const struct {
+	const char *name;
+	int err;
+} errno_names[] = {
+	{ "timeout", ETIMEDOUT },
+	{ "canceled", ECANCELED },
+	{ "reset", ENETRESET },
+	{ "mismatch", EINVAL },
+};
+
+static int status_value_parse(const char *word, uint64_t *v)
+{
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(errno_names); i++) {
+		if (!strcmp(word, errno_names[i].name)) {
+			*v = ERRNO_BASE + (unsigned)errno_names[i].err;
+			return 0;
+		}
+	}
+	return scn_sa_status_parse(word, v);
+}
+
+static void status_value_format(uint64_t v, char *buf, size_t len)
+{
+	const char *name;
+
+	if (v >= ERRNO_BASE) {
+		for (unsigned i = 0; i < IMC_ARRAY_SIZE(errno_names); i++) {
+			if (ERRNO_BASE + (unsigned)errno_names[i].err == v) {
+				snprintf(buf, len, "%s", errno_names[i].name);
+				return;
+			}
+		}
+		snprintf(buf, len, "errno %" PRIu64, v - ERRNO_BASE);
+		return;
+	}
+	name = scn_sa_status_name(v);
+	if (name)
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "0x%04" PRIx64, v);
+}
+
+static int status_observe(struct imc_scn_ctx *c, const void *data,
+			  uint64_t *v)
+{
+	const struct subj_arg *a = data;
+	const struct mc_member *x = member_of(c, a->label);
+
+	*v = 0;
+	if (x && x->status < 0)
+		*v = ERRNO_BASE + (uint64_t)-x->status;
+	else if (x)
+		*v = (uint64_t)x->status;
+	return 0;
+}
+
+/* ---- mcast-callbacks NAME [EVENT] ---- */
+
+static int callbacks_observe(struct imc_scn_ctx *c, const void *data,
+			     uint64_t *v)
+{
+	const struct subj_arg *a = data;
+	const struct mc_member *x = member_of(c, a->label);
+
+	*v = !x ? 0 : a->event < 0 ? x->callbacks : x->by_event[a->event];
+	return 0;
+}
+
+/* ---- per host ---- */
+
+static uint64_t counter_of(const struct mc_run *r, const struct mc_port *p,
+			   enum counter k)
+{
+	struct imc_mcast_stats st;
+	uint64_t n = 0;
+
+	if (k == K_JOINED || k == K_HANDLES) {
+		for (const struct mc_member *x = r->members; x; x = x->next)
+			if (x->m && (!p || x->p == p) &&
+			    (k == K_HANDLES ||
+			     imc_mcast_member_state(x->m) == IMC_MCAST_JOINED))
+				n++;
+		return n;
+	}
+	imc_mcast_get_stats(imc_mcast_fabric_tracker(p->mf), &st);
+	switch (k) {
+	case K_JOINS:
+		return st.joins;
+	case K_LEAVES:
+		return st.leaves;
+	case K_LOCAL:
+		return st.joins_local;
+	case K_MADS:
+		return st.mads_sent;
+	case K_RETRIES:
+		return st.retries;
+	case K_TIMEOUTS:
+		return st.timeouts;
+	case K_REJOINS:
+		return st.rejoins;
+	case K_ERRORS:
+		return st.errors;
+	case K_TRAPS:
+		return st.traps;
+	case K_LOST:
+		return st.groups_lost;
+	case K_GROUPS:
+		return st.groups;
+	case K_UNJOINED:
+		return st.members - st.joined;
+	case K_MAX_IN_FLIGHT: {
+		struct imc_sa_client_stats cs;
+
+		imc_sa_client_get_stats(imc_mcast_fabric_client(p->mf), &cs);
+		return cs.max_in_flight;
+	}
+	default:
+		return 0;
+	}
+}
+
+static int counter_observe(struct imc_scn_ctx *c, const void *data,
+			   uint64_t *v)
+{
+	const struct subj_arg *a = data;
+	struct mc_run *r;
+	size_t nslots;
+
+	*v = 0;
+	run_get(c, false, &r);
+	if (!r)
+		return 0;
+	if (a->has_host) {
+		const struct mc_port *p = port_find(r, a->host.node,
+						    a->host.port);
+
+		if (p)
+			*v = counter_of(r, p, a->k);
+		return 0;
+	}
+	if (a->k == K_JOINED || a->k == K_HANDLES) {
+		*v = counter_of(r, NULL, a->k);
+		return 0;
+	}
+	nslots = r->pbase[r->t->nnodes];
+	for (size_t i = 0; i < nslots; i++) {
+		uint64_t x;
+
+		if (!r->port[i])
+			continue;
+		x = counter_of(r, r->port[i], a->k);
+		if (a->k != K_MAX_IN_FLIGHT)
+			*v += x;
+		else if (x > *v)
+			*v = x;
+	}
+	return 0;
+}
+
+/* ---- mcast-consistent, mcast-orphans ---- */
+
+static void group_cb(void *arg, const struct imc_mcast_group_info *g);
+
+/* The SA's memberships against the trackers' groups (IBA 15.2.5.17: the
+ * SA keeps one JoinState per port and group). */
+struct cons {
+	struct mc_run *r;
+	struct snap_port *pg;       /* by slot: the tracker's groups, in MGID
+				     * order (imc_mcast_foreach_group) */
+	bool **seen;                /* by slot and group: the SA has it */
+	const struct imc_sa *sa;
+	struct imc_gid mgid;        /* the SA group being walked */
+	bool assigned;              /* ... has an MGID the SA assigned */
+	uint64_t bad, orphans;
+};
+
+static long pg_find(const struct snap_port *sp, const struct imc_gid *mgid)
+{
+	size_t lo = 0, hi = sp->ng;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int k = memcmp(sp->g[mid].rec.mgid.raw, mgid->raw, 16);
+
+		if (!k)
+			return (long)mid;
+		if (k < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* An MGID the SA assigned to a create (o15-0.1.5: signature 0xA01B). */
+static bool sa_assigned(const struct imc_gid *mgid)
+{
+	return mgid->raw[2] == 0xa0 && mgid->raw[3] == 0x1b;
+}
+
+static int cons_member(void *arg, const struct imc_sa_member_info *m)
+{
+	struct cons *k = arg;
+	const struct mc_run *r = k->r;
+	uint32_t node;
+	unsigned port;
+	long gi = -1;
+	size_t slot = 0;
+
+	if (r && !imc_fabric_port_by_gid(r->f, &m->port_gid, &node, &port)) {
+		slot = r->pbase[node] + port;
+		if (r->port[slot])
+			gi = pg_find(&k->pg[slot], &k->mgid);
+	}
+	if (gi < 0) {
+		/* A membership the port's tracker does not hold. In a group
+		 * the SA assigned the MGID of, a port that does not know the
+		 * MGID can only be there by a create whose answer it never
+		 * had (lost, or a second copy taken): an orphan. The MGID
+		 * may be known to others: an SA that restarted gives the
+		 * same MGIDs again. */
+		if (k->assigned && m->join_state == IMC_JOIN_FULL)
+			k->orphans++;
+		else
+			k->bad++;
+		return 0;
+	}
+	{
+		const struct imc_mcast_group_info *g = &k->pg[slot].g[gi];
+
+		k->seen[slot][gi] = true;
+		if (m->join_state != g->wanted || g->join_state != g->wanted ||
+		    !g->joined)
+			k->bad++;
+	}
+	return 0;
+}
+
+static int cons_group(void *arg, const struct imc_sa_group_info *g)
+{
+	struct cons *k = arg;
+
+	k->mgid = g->rec.mgid;
+	k->assigned = sa_assigned(&g->rec.mgid);
+	return imc_sa_foreach_member(k->sa, &g->rec.mgid, cons_member, k);
+}
+
+static int cons_run(struct imc_scn_ctx *c, struct cons *k)
+{
+	size_t nslots;
+	int rc = 0;
+
+	memset(k, 0, sizeof(*k));
+	run_get(c, false, &k->r);
+	k->sa = scn_sa_engine(c);
+	if (!k->r)   /* no tracker: every membership is a discrepancy */
+		return k->sa ? imc_sa_foreach_group(k->sa, cons_group, k) : 0;
+	nslots = k->r->pbase[k->r->t->nnodes];
+	k->pg = calloc(nslots ? nslots : 1, sizeof(*k->pg));
+	k->seen = calloc(nslots ? nslots : 1, sizeof(*k->seen));
+	if (!k->pg || !k->seen)
+		return -ENOMEM;
+	for (size_t i = 0; i < nslots && !rc; i++) {
+		if (!k->r->port[i])
+			continue;
+		rc = imc_mcast_foreach_group(
+			imc_mcast_fabric_tracker(k->r->port[i]->mf), group_cb,
+			&k->pg[i]);
+		if (!rc && k->pg[i].ng) {
+			k->seen[i] = calloc(k->pg[i].ng, sizeof(bool));
+			if (!k->seen[i])
+				rc = -ENOMEM;
+		}
+	}
+	if (!rc && k->sa)
+		rc = imc_sa_foreach_group(k->sa, cons_group, k);
+	/* What a tracker wants or holds and the SA does not have. */
+	for (size_t i = 0; i < nslots && !rc; i++)
+		for (size_t j = 0; j < k->pg[i].ng; j++) {
+			const struct imc_mcast_group_info *g = &k->pg[i].g[j];
+
+			if (!k->seen[i][j] && (g->wanted || g->join_state))
+				k->bad++;
+		}
+	return rc;
+}
+
+static void cons_fini(struct cons *k)
+{
+	size_t nslots = k->r ? k->r->pbase[k->r->t->nnodes] : 0;
+
+	for (size_t i = 0; i < nslots && k->pg; i++) {
+		free(k->pg[i].g);
+		if (k->seen)
+			free(k->seen[i]);
+	}
+	free(k->pg);
+	free(k->seen);
+}
+
+static int consistent_observe(struct imc_scn_ctx *c, const void *data,
+			      uint64_t *v)
+{
+	struct cons k;
+	int rc = cons_run(c, &k);
+
+	(void)data;
+	*v = rc ? 0 : k.bad;
+	cons_fini(&k);
+	return rc;
+}
+
+static int orphans_observe(struct imc_scn_ctx *c, const void *data,
+			   uint64_t *v)
+{
+	struct cons k;
+	int rc = cons_run(c, &k);
+
+	(void)data;
+	*v = rc ? 0 : k.orphans;
+	cons_fini(&k);
+	return rc;
+}
+
+/* ---- mcast-members HOST MGID, mcast-held HOST MGID ---- */
+
+struct find_group {
+	struct imc_gid mgid;
+	bool found;
+	struct imc_mcast_group_info g;
+};
+
+static void find_group_cb(void *arg, const struct imc_mcast_group_info *g)
+{
+	struct find_group *fg = arg;
+
+	if (imc_gid_equal(&g->rec.mgid, &fg->mgid)) {
+		fg->found = true;
+		fg->g = *g;
+	}
+}
+
+static int group_of(struct imc_scn_ctx *c, const struct subj_arg *a,
+		    struct find_group *fg)
+{
+	const struct mc_port *p;
+	struct mc_run *r;
+
+	memset(fg, 0, sizeof(*fg));
+	run_get(c, false, &r);
+	p = port_find(r, a->host.node, a->host.port);
+	if (!p || mgid_resolve(c, &a->mgid, &fg->mgid))
+		return 0;
+	return imc_mcast_foreach_group(imc_mcast_fabric_tracker(p->mf),
+				       find_group_cb, fg);
+}
+
+static int members_observe(struct imc_scn_ctx *c, const void *data,
+			   uint64_t *v)
+{
+	struct find_group fg;
+	int rc = group_of(c, data, &fg);
+
+	*v = fg.found ? fg.g.members : 0;
+	return rc;
+}
+
+static int held_observe(struct imc_scn_ctx *c, const void *data,
+			uint64_t *v)
+{
+	struct find_group fg;
+	int rc = group_of(c, data, &fg);
+
+	*v = fg.found ? fg.g.join_state : 0;
+	return rc;
+}
+
+static void hex_format(uint64_t v, char *buf, size_t len)
+{
+	snprintf(buf, len, "0x%" PRIx64, v);
+}
+
+static const struct imc_scn_subject subj_state = {
+	.name = "mcast-state", .parse = name_subj_parse, .print = name_print,
+	.observe = state_observe, .value_parse = state_value_parse,
+	.value_format = state_value_format, .free = free,
+};
+
+static const struct imc_scn_subject subj_status = {
+	.name = "mcast-status", .parse = name_subj_parse, .print = name_print,
+	.observe = status_observe, .value_parse = status_value_parse,
+	.value_format = status_value_format, .free = free,
+};
+
+static const struct imc_scn_subject subj_callbacks = {
+	.name = "mcast-callbacks", .parse = callbacks_parse,
+	.print = name_print, .observe = callbacks_observe, .free = free,
+};
+
+static const struct imc_scn_subject subj_members = {
+	.name = "mcast-members", .parse = host_mgid_parse,
+	.print = host_mgid_print, .observe = members_observe, .free = free,
+};
+
+static const struct imc_scn_subject subj_held = {
+	.name = "mcast-held", .parse = host_mgid_parse,
+	.print = host_mgid_print, .observe = held_observe,
+	.value_format = hex_format, .free = free,
+};
+
+#define COUNTER_SUBJECT(var, word, k)                                      \
+	static int var##_parse(struct imc_scn_parser *p, unsigned argc,    \
+			       const char *const *argv, void **data)       \
+	{                                                                  \
+		return host_opt_parse(p, argc, argv, data, k);             \
+	}                                                                  \
+	static const struct imc_scn_subject var = {                        \
+		.name = word, .parse = var##_parse, .print = host_print,   \
+		.observe = counter_observe, .free = free,                  \
+	}
+
+COUNTER_SUBJECT(subj_groups, "mcast-groups", K_GROUPS);
+COUNTER_SUBJECT(subj_joined, "mcast-joined", K_JOINED);
+COUNTER_SUBJECT(subj_handles, "mcast-handles", K_HANDLES);
+COUNTER_SUBJECT(subj_joins, "mcast-joins", K_JOINS);
+COUNTER_SUBJECT(subj_leaves, "mcast-leaves", K_LEAVES);
+COUNTER_SUBJECT(subj_local, "mcast-local", K_LOCAL);
+COUNTER_SUBJECT(subj_mads, "mcast-mads", K_MADS);
+COUNTER_SUBJECT(subj_retries, "mcast-retries", K_RETRIES);
+COUNTER_SUBJECT(subj_timeouts, "mcast-timeouts", K_TIMEOUTS);
+COUNTER_SUBJECT(subj_rejoins, "mcast-rejoins", K_REJOINS);
+COUNTER_SUBJECT(subj_errors, "mcast-errors", K_ERRORS);
+COUNTER_SUBJECT(subj_traps, "mcast-traps", K_TRAPS);
+COUNTER_SUBJECT(subj_lost, "mcast-lost", K_LOST);
+COUNTER_SUBJECT(subj_unjoined, "mcast-unjoined", K_UNJOINED);
+COUNTER_SUBJECT(subj_max_in_flight, "mcast-max-in-flight", K_MAX_IN_FLIGHT);
+
+static int bare_parse(struct imc_scn_parser *p, unsigned argc,
+		      const char *const *argv, void **data)
+{
+	(void)argv;
+	*data = NULL;
+	return argc ? imc_scn_parse_error(p, "expected no argument") : 0;
+}
+
+static void bare_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	(void)f;
+	(void)t;
+	(void)data;
+}
+
+static const struct imc_scn_subject subj_consistent = {
+	.name = "mcast-consistent", .parse = bare_parse, .print = bare_print,
+	.observe = consistent_observe,
+};
+
+static const struct imc_scn_subject subj_orphans = {
+	.name = "mcast-orphans", .parse = bare_parse, .print = bare_print,
+	.observe = orphans_observe,
+};
+
+/* ------------------------------------------------------------------ */
+/* The recorder */
+
+static void group_cb(void *arg, const struct imc_mcast_group_info *g)
+{
+	struct snap_port *sp = arg;
+
+	if (sp->ng == sp->cap) {
+		size_t n = sp->cap ? sp->cap * 2 : 8;
+		struct imc_mcast_group_info *ng =
+			realloc(sp->g, n * sizeof(*ng));
+
+		if (!ng)
+			return; /* the listing is cut short */
+		sp->g = ng;
+		sp->cap = n;
+	}
+	sp->g[sp->ng++] = *g;
+}
+
+static void snap_fini(struct snap *s)
+{
+	for (size_t i = 0; i < s->np; i++) {
+		free(s->p[i].name);
+		free(s->p[i].g);
+	}
+	free(s->p);
+	memset(s, 0, sizeof(*s));
+}
+
+static void show_clear(struct imc_scn_mcast_show *sh)
+{
+	for (unsigned i = 0; i < sh->n; i++)
+		snap_fini(&sh->s[i]);
+	sh->n = 0;
+}
+
+/* Records every tracker now, in topology order. Out of memory loses the
+ * snapshot, not the run. */
+static void show_snapshot(struct mc_run *r, unsigned line)
+{
+	struct imc_scn_mcast_show *sh = r->show;
+	size_t nslots = r->pbase[r->t->nnodes], np = 0;
+	struct snap s;
+
+	memset(&s, 0, sizeof(s));
+	s.at = imc_scn_now(r->c);
+	s.line = line;
+	for (size_t i = 0; i < nslots; i++)
+		np += r->port[i] != NULL;
+	s.p = calloc(np ? np : 1, sizeof(*s.p));
+	if (!s.p)
+		return;
+	for (size_t i = 0; i < nslots; i++) {
+		const struct mc_port *p = r->port[i];
+		const struct imc_mcast *t;
+		struct snap_port *sp;
+		char name[IMC_TOPO_MAX_NAME + 8];
+
+		if (!p)
+			continue;
+		t = imc_mcast_fabric_tracker(p->mf);
+		sp = &s.p[s.np++];
+		snprintf(name, sizeof(name), "%s:%u", r->t->node[p->node].name,
+			 p->port);
+		sp->name = strdup(name);
+		imc_fabric_port_attr(r->f, p->node, p->port, &sp->pa);
+		imc_mcast_get_stats(t, &sp->st);
+		if (!sp->name || imc_mcast_foreach_group(t, group_cb, sp)) {
+			snap_fini(&s);
+			return;
+		}
+	}
+	if (sh->n == sh->cap) {
+		unsigned n = sh->cap ? sh->cap * 2 : 4;
+		struct snap *ns = realloc(sh->s, n * sizeof(*ns));
+
+		if (!ns) {
+			snap_fini(&s);
+			return;
+		}
+		sh->s = ns;
+		sh->cap = n;
+	}
+	sh->s[sh->n++] = s;
+}
+
+int imc_scn_mcast_show_create(struct imc_scenario *s,
+			      struct imc_scn_mcast_show **out)
+{
+	struct imc_scn_mcast_show *sh;
+	struct mc_join *head;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!s)
+		return -EINVAL;
+	head = head_lookup(s);
+	if (!head)
+		return -ENOENT;
+	if (head->show)
+		return -EBUSY;
+	sh = calloc(1, sizeof(*sh));
+	if (!sh)
+		return -ENOMEM;
+	sh->head = head;
+	head->show = sh;
+	*out = sh;
+	return 0;
+}
+
+void imc_scn_mcast_show_destroy(struct imc_scn_mcast_show *sh)
+{
+	if (!sh)
+		return;
+	if (sh->head)
+		sh->head->show = NULL;
+	show_clear(sh);
+	free(sh->s);
+	free(sh);
+}
+
+unsigned imc_scn_mcast_show_count(const struct imc_scn_mcast_show *sh)
+{
+	return sh ? sh->n : 0;
+}
+
+static void snap_counts(const struct snap *s, size_t *groups,
+			uint64_t *members)
+{
+	*groups = 0;
+	*members = 0;
+	for (size_t i = 0; i < s->np; i++) {
+		*groups += s->p[i].ng;
+		*members += s->p[i].st.members;
+	}
+}
+
+static void print_text(FILE *f, const struct snap *s)
+{
+	char t[32], gid[IMC_GID_STRLEN];
+	uint64_t members;
+	size_t groups;
+
+	imc_scn_format_time(s->at, t, sizeof(t));
+	snap_counts(s, &groups, &members);
+	if (s->line)
+		fprintf(f, "mcast at %s (mcast-show, line %u):", t, s->line);
+	else
+		fprintf(f, "mcast at the end of the run (%s):", t);
+	fprintf(f, " %zu ports, %zu groups, %" PRIu64 " members\n", s->np,
+		groups, members);
+	for (size_t i = 0; i < s->np; i++) {
+		const struct snap_port *sp = &s->p[i];
+
+		imc_gid_format(&sp->pa.gid, gid);
+		fprintf(f, "port %s gid=%s lid=%u sm_lid=%u state=%s groups=%zu "
+			"members=%zu mads=%" PRIu64 " retries=%" PRIu64
+			" timeouts=%" PRIu64 " rejoins=%" PRIu64
+			" errors=%" PRIu64 "\n", sp->name, gid, sp->pa.lid,
+			sp->pa.sm_lid, imc_port_state_str(sp->pa.state), sp->ng,
+			sp->st.members, sp->st.mads_sent, sp->st.retries,
+			sp->st.timeouts, sp->st.rejoins, sp->st.errors);
+		/* As `ibmcast mcast show` lists a port's groups. */
+		for (size_t k = 0; k < sp->ng; k++) {
+			const struct imc_mcast_group_info *x = &sp->g[k];
+			const struct imc_mcmr *r = &x->rec;
+
+			imc_gid_format(&r->mgid, gid);
+			fprintf(f, "  group %s mlid=0x%04x join_state=0x%x "
+				"wanted=0x%x members=%u %s qkey=0x%08" PRIx32
+				" pkey=0x%04x mtu=%u rate=%u sl=%u tclass=%u "
+				"flow_label=0x%05" PRIx32 " hop_limit=%u "
+				"scope=%u\n", gid, r->mlid, x->join_state,
+				x->wanted, x->members,
+				x->joined ? "joined" : "pending", r->qkey,
+				r->pkey, r->mtu, r->rate, r->sl, r->tclass,
+				r->flow_label, r->hop_limit, r->scope);
+		}
+	}
+}
+
+static void print_json(FILE *f, const struct snap *s)
+{
+	char t[32], gid[IMC_GID_STRLEN];
+
+	imc_scn_format_time(s->at, t, sizeof(t));
+	fprintf(f, "{\"at_ns\": %" PRIu64 ", \"at\": \"%s\", ", s->at, t);
+	if (s->line)
+		fprintf(f, "\"line\": %u, ", s->line);
+	else
+		fputs("\"end\": true, ", f);
+	fputs("\"ports\": [", f);
+	for (size_t i = 0; i < s->np; i++) {
+		const struct snap_port *sp = &s->p[i];
+		const struct imc_mcast_stats *st = &sp->st;
+
+		imc_gid_format(&sp->pa.gid, gid);
+		fprintf(f, "%s\n      {\"host\": ", i ? "," : "");
+		imc_json_str(f, sp->name);
+		fprintf(f, ", \"port_gid\": \"%s\", \"lid\": %u, "
+			"\"sm_lid\": %u, \"state\": \"%s\",\n       "
+			"\"stats\": {\"joins\": %" PRIu64 ", \"leaves\": %"
+			PRIu64 ", \"joins_local\": %" PRIu64
+			", \"mads_sent\": %" PRIu64 ", \"retries\": %" PRIu64
+			", \"timeouts\": %" PRIu64 ", \"rejoins\": %" PRIu64
+			", \"errors\": %" PRIu64 ", \"members\": %zu},\n"
+			"       \"groups\": [", gid, sp->pa.lid, sp->pa.sm_lid,
+			imc_port_state_str(sp->pa.state), st->joins,
+			st->leaves, st->joins_local, st->mads_sent,
+			st->retries, st->timeouts, st->rejoins, st->errors,
+			st->members);
+		for (size_t k = 0; k < sp->ng; k++) {
+			const struct imc_mcast_group_info *x = &sp->g[k];
+			const struct imc_mcmr *r = &x->rec;
+
+			imc_gid_format(&r->mgid, gid);
+			fprintf(f, "%s\n        {\"mgid\": \"%s\", \"mlid\": %u, "
+				"\"join_state\": %u, \"wanted\": %u, "
+				"\"members\": %u, \"joined\": %s, "
+				"\"qkey\": %" PRIu32 ", \"pkey\": %u, "
+				"\"mtu\": %u, \"rate\": %u, \"sl\": %u, "
+				"\"tclass\": %u, \"flow_label\": %" PRIu32
+				", \"hop_limit\": %u, \"scope\": %u}",
+				k ? "," : "", gid, r->mlid, x->join_state,
+				x->wanted, x->members,
+				x->joined ? "true" : "false", r->qkey, r->pkey,
+				r->mtu, r->rate, r->sl, r->tclass,
+				r->flow_label, r->hop_limit, r->scope);
+		}
+		fprintf(f, "%s]}", sp->ng ? "\n       " : "");
+	}
+	fprintf(f, "%s]}", s->np ? "\n    " : "");
+}
+
+int imc_scn_mcast_show_print(const struct imc_scn_mcast_show *sh, FILE *f,
+			     bool json)
+{
+	if (!sh || !f)
+		return -EINVAL;
+	if (json)
+		fputc('[', f);
+	for (unsigned i = 0; i < sh->n; i++) {
+		if (json) {
+			fprintf(f, "%s\n    ", i ? "," : "");
+			print_json(f, &sh->s[i]);
+		} else {
+			print_text(f, &sh->s[i]);
+		}
+	}
+	if (json)
+		fprintf(f, "%s]", sh->n ? "\n  " : "");
+	return ferror(f) ? -EIO : 0;
+}
+
+/* ------------------------------------------------------------------ */
+
+/* ------------------------------------------------------------------ */
+/* The report's mcast section: the members of the mcast-join lines and
+ * the counters of the ports' trackers, summed (a port's tracker is the
+ * IPoIB interfaces' too: its counters count their joins). Left out when
+ * no mcast-join line ran. */
+
+static int mcast_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
+{
+	const struct mc_run *r = imc_scn_data(c, &run_key);
+	uint64_t ports = 0, mports = 0, members = 0, left = 0;
+	uint64_t by_state[5] = { 0 }, cb[4] = { 0 };
+	struct imc_mcast_stats sum, st;
+	uint32_t n;
+
+	bool *on;
+
+	if (!r || !r->members)
+		return 0;
+	/* The ports the members are on. */
+	n = r->pbase[r->t->nnodes];
+	on = calloc(n ? n : 1, sizeof(*on));
+	if (!on)
+		return -ENOMEM;
+	for (const struct mc_member *x = r->members; x; x = x->next) {
+		uint32_t slot = r->pbase[x->p->node] + x->p->port;
+
+		mports += !on[slot];
+		on[slot] = true;
+	}
+	free(on);
+	memset(&sum, 0, sizeof(sum));
+	for (uint32_t i = 0; i < n; i++) {
+		if (!r->port[i])
+			continue;
+		imc_mcast_get_stats(imc_mcast_fabric_tracker(r->port[i]->mf),
+				    &st);
+		ports++;
+		sum.joins += st.joins;
+		sum.leaves += st.leaves;
+		sum.joins_local += st.joins_local;
+		sum.mads_sent += st.mads_sent;
+		sum.retries += st.retries;
+		sum.timeouts += st.timeouts;
+		sum.rejoins += st.rejoins;
+		sum.errors += st.errors;
+		sum.groups += st.groups;
+	}
+	for (const struct mc_member *x = r->members; x; x = x->next) {
+		members++;
+		if (!x->m)
+			left++;
+		else
+			by_state[imc_mcast_member_state(x->m)]++;
+		for (unsigned k = 0; k < IMC_ARRAY_SIZE(cb); k++)
+			cb[k] += x->by_event[k];
+	}
+	imc_scn_report_u64(rep, "trackers", ports);
+	imc_scn_report_u64(rep, "ports", mports);
+	imc_scn_report_u64(rep, "members", members);
+	imc_scn_report_u64(rep, "joined", by_state[IMC_MCAST_JOINED]);
+	imc_scn_report_u64(rep, "pending", by_state[IMC_MCAST_PENDING] +
+			   by_state[IMC_MCAST_REJOINING] +
+			   by_state[IMC_MCAST_WAITING]);
+	imc_scn_report_u64(rep, "failed", by_state[IMC_MCAST_FAILED]);
+	imc_scn_report_u64(rep, "left", left);
+	imc_scn_report_object(rep, "callbacks");
+	for (unsigned k = 0; k < IMC_ARRAY_SIZE(cb); k++)
+		imc_scn_report_u64(rep, imc_mcast_event_str(k), cb[k]);
+	imc_scn_report_end(rep);
+	imc_scn_report_u64(rep, "groups", sum.groups);
+	imc_scn_report_u64(rep, "joins_local", sum.joins_local);
+	imc_scn_report_u64(rep, "mads", sum.mads_sent);
+	imc_scn_report_u64(rep, "retries", sum.retries);
+	imc_scn_report_u64(rep, "timeouts", sum.timeouts);
+	imc_scn_report_u64(rep, "rejoins", sum.rejoins);
+	imc_scn_report_line(rep,
+		"%" PRIu64 " members on %" PRIu64 " ports at the end: %" PRIu64 " joined, %" PRIu64 " on their way, %" PRIu64 " failed, %" PRIu64 " left",
+		members, mports, by_state[IMC_MCAST_JOINED],
+		by_state[IMC_MCAST_PENDING] + by_state[IMC_MCAST_REJOINING] +
+		by_state[IMC_MCAST_WAITING], by_state[IMC_MCAST_FAILED], left);
+	imc_scn_report_line(rep,
+		"callbacks: %" PRIu64 " joined, %" PRIu64 " rejoining, %" PRIu64 " waiting, %" PRIu64 " error",
+		cb[IMC_MCAST_EV_JOINED], cb[IMC_MCAST_EV_REJOINING],
+		cb[IMC_MCAST_EV_WAITING], cb[IMC_MCAST_EV_ERROR]);
+	imc_scn_report_line(rep,
+		"%" PRIu64 " trackers (IPoIB's joins too): %" PRIu64 " joins (%" PRIu64 " answered without a MAD), %" PRIu64 " SA requests (%" PRIu64 " retries, %" PRIu64 " timed out), %" PRIu64 " group re-joins",
+		ports, sum.joins, sum.joins_local, sum.mads_sent, sum.retries,
+		sum.timeouts, sum.rejoins);
+	return 0;
+}
+
+static const struct imc_scn_section section_mcast = {
+	.name = "mcast", .rank = 150, .report = mcast_report,
+};
+
+int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
+{
+	static const struct imc_scn_verb *const verbs[] = {
+		&verb_tracker, &verb_join, &verb_leave, &verb_send, &verb_show,
+	};
+	static const struct imc_scn_subject *const subjects[] = {
+		&subj_state, &subj_status, &subj_callbacks, &subj_groups,
+		&subj_members, &subj_held, &subj_joined, &subj_handles,
+		&subj_joins, &subj_leaves, &subj_local, &subj_mads,
+		&subj_retries, &subj_timeouts, &subj_rejoins, &subj_errors,
+		&subj_traps, &subj_lost,
+		&subj_unjoined, &subj_max_in_flight, &subj_consistent,
+		&subj_orphans,
+	};
+	int rc = 0;
+
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(verbs) && !rc; i++)
+		rc = imc_scn_lang_add_verb(l, verbs[i]);
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
+		rc = imc_scn_lang_add_subject(l, subjects[i]);
+	if (!rc)
+		rc = imc_scn_lang_add_section(l, &section_mcast);
+	return rc;
+}

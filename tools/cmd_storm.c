@@ -1,0 +1,591 @@
+/* ibmcast storm: a load generator for an SA reachable through libibumad
+ * (OpenSM on InfiniBand, or on ibsim through umad2sim): the run of
+ * storm.c on a real port, its report as text or JSON. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ibmcast/gid.h"
+#include "ibmcast/loop.h"
+#include "ibmcast/mad.h"
+#include "ibmcast/sa_client.h"
+#include "ibmcast/umad.h"
+#include "sa_tool.h"
+#include "sigwatch.h"
+#include "storm.h"
+#include "tools.h"
+
+#define PROG "ibmcast storm"
+
+static void help(FILE *f)
+{
+	fprintf(f,
+"usage: ibmcast storm [--device D] [--port N] [--ops OP,...]\n"
+"                     [--count N | --duration SECS] [--groups N]\n"
+"                     [--inflight N] [--rate R] [--state S] [--keep] [--json]\n"
+"\n"
+"Loads the SA of the port with MCMemberRecord requests through libibumad\n"
+"(on InfiniBand: /dev/infiniband/umadN; on ibsim: umad2sim), at most\n"
+"--inflight at a time, and reports the rate, the latency percentiles and\n"
+"the statuses the SA answered, per operation. Then it leaves every group\n"
+"it still holds (unless --keep).\n"
+"\n"
+"The work is a cycle of operations (--ops) run again and again, each run\n"
+"on one group: run k (from 0) on group 1 + k mod --groups, the group's\n"
+"operations one after the other. Group i is ff15:1234:TAG::i, or the MGID\n"
+"the SA chose for its last create.\n"
+"  join    Set with the components that create a missing group (Q_Key,\n"
+"          P_Key, SL, TClass, FlowLabel): creates or joins\n"
+"  rejoin  Set with MGID, PortGID and JoinState only, as a port re-joins\n"
+"          what it holds: creates nothing (INSUF_COMPS if the group is gone)\n"
+"  leave   Delete of the JoinState bits\n"
+"  create  Set with MGID 0: the SA creates a group and picks its MGID\n"
+"\n"
+"Options:\n"
+"  --device D, --port N  the port (default: libibumad's first active)\n"
+"  --ops OP,...          the cycle (default join,leave); a cycle that\n"
+"                        creates without leaving runs once per group\n"
+"  --count N             cycles to run (default 1000)\n"
+"  --duration SECS       run cycles for SECS instead\n"
+"  --groups N            groups the cycles go round (default: --count,\n"
+"                        256 with --duration; at most 1048576)\n"
+"  --inflight N          requests in flight at most (default and most: %d;\n"
+"                        more deadlocks ibsim)\n"
+"  --rate R              requests started per second at most (default:\n"
+"                        as fast as the answers come)\n"
+"  --state S             JoinState: full (default), nonmember, sendonly,\n"
+"                        sendonly-full, or a number 1..15\n"
+"  --qkey Q, --pkey P    components of join and create (default 0x1234,\n"
+"                        0xffff)\n"
+"  --tag T               the MGIDs' third group of digits (default 1)\n"
+"  --keep                no teardown: keep what the run holds at the end\n"
+"  --json                the report as one JSON object\n"
+"  --dlid LID            send to the SA at LID (default: the SM's LID)\n"
+"  --smkey KEY           SM_Key of the requests (default 0)\n"
+"  --timeout MS          first attempt's timeout (default 500)\n"
+"  --retries N           retries with backoff (default 3)\n"
+"  --transport T         umad (default: libibumad), or ibsim (ibsim's\n"
+"                        socket directly, without umad2sim)\n"
+"\n"
+"SIGINT or SIGTERM stops sending; the answers still due are awaited, the\n"
+"teardown runs, and the report covers what ran. A second signal (0.5 s\n"
+"or more after the first) cancels what is in flight and skips the rest\n"
+"of the teardown.\n"
+"\n"
+"Report (text; --json has the same figures): a 'storm' line with the\n"
+"port and settings, then per operation, for all of them ('all') and for\n"
+"the teardown, a line\n"
+"  op NAME sent=N answered=N success=N timeouts=N errors=N retries=N\n"
+"     per_sec=R p50_us=T p90_us=T p99_us=T max_us=T\n"
+"and a line 'status NAME COUNT' per SA status answered; last\n"
+"  end stopped=done|duration|signal|aborted seconds=T cycles=N held=N ...\n"
+"where held counts the groups still held (or in doubt) at exit.\n"
+"\n"
+"Exit: 0 every request answered SUCCESS and nothing held at exit (or\n"
+"--keep); 1 a request failed, timed out or had another status, or the\n"
+"port could not be opened; 2 bad usage; 128+N after signal N (130 for\n"
+"SIGINT), with the report of what ran.\n", STORM_MAX_INFLIGHT);
+}
+
+/* ---- options ---- */
+
+struct opts {
+	const char *device;
+	unsigned port;
+	const char *ops;
+	uint64_t count;
+	bool count_set;
+	double duration;
+	bool duration_set;
+	uint32_t groups;
+	bool groups_set;
+	unsigned inflight;
+	double rate;
+	uint8_t state;
+	uint32_t qkey;
+	uint16_t pkey;
+	uint16_t tag;
+	bool keep;
+	bool json;
+	uint16_t dlid;
+	uint64_t smkey;
+	imc_time_t timeout;
+	unsigned retries;
+	const char *transport;
+};
+
+/* A positive number of seconds (at most a year) or a rate (at most a
+ * billion a second). */
+static int opt_secs(const char *arg, void *f)
+{
+	return sa_tool_real(arg, 366 * 86400.0, f) < 0 || !(*(double *)f > 0) ?
+	       -EINVAL : 0;
+}
+
+static int opt_rate(const char *arg, void *f)
+{
+	return sa_tool_real(arg, 1e9, f) < 0 || !(*(double *)f > 0) ?
+	       -EINVAL : 0;
+}
+
+static int opt_state(const char *arg, void *f)
+{
+	return sa_tool_join_state(arg, f);
+}
+
+static int opt_ops(const char *arg, void *f)
+{
+	enum storm_op cycle[STORM_MAX_CYCLE];
+
+	if (storm_parse_ops(arg, cycle) < 0)
+		return -EINVAL;
+	*(const char **)f = arg;
+	return 0;
+}
+
+static int opt_transport(const char *arg, void *f)
+{
+	*(const char **)f = arg;
+	return strcmp(arg, "umad") && strcmp(arg, "ibsim") ? -EINVAL : 0;
+}
+
+#define O(name, f, lo, hi) SA_OPT_N(name, struct opts, f, lo, hi)
+#define FN(name, f, fn) \
+	{ name, SA_OPT_FN, offsetof(struct opts, f), 0, 0, 0, 0, fn, -1 }
+static const struct sa_opt options[] = {
+	SA_OPT_S("device", struct opts, device),
+	O("port", port, 0, 255),
+	FN("ops", ops, opt_ops),
+	{ "count", SA_OPT_NUM, SA_OPT_FIELD(struct opts, count), 1,
+	  UINT64_MAX / 2, 1, NULL, offsetof(struct opts, count_set) },
+	{ "duration", SA_OPT_FN, offsetof(struct opts, duration), 0, 0, 0, 0,
+	  opt_secs, offsetof(struct opts, duration_set) },
+	{ "groups", SA_OPT_NUM, SA_OPT_FIELD(struct opts, groups), 1,
+	  STORM_MAX_GROUPS, 1, NULL, offsetof(struct opts, groups_set) },
+	O("inflight", inflight, 1, STORM_MAX_INFLIGHT),
+	FN("rate", rate, opt_rate),
+	FN("state", state, opt_state),
+	O("qkey", qkey, 0, UINT32_MAX),
+	O("pkey", pkey, 0, 0xffff),
+	O("tag", tag, 0, 0xffff),
+	SA_OPT_F("keep", struct opts, keep),
+	SA_OPT_F("json", struct opts, json),
+	SA_OPT_CLIENT(struct opts),
+	FN("transport", transport, opt_transport),
+};
+#undef FN
+#undef O
+
+/* ---- the run ---- */
+
+enum stopped { STOP_DONE, STOP_DURATION, STOP_SIGNAL, STOP_ABORTED };
+
+static const char *const stopped_names[] = {
+	[STOP_DONE] = "done",
+	[STOP_DURATION] = "duration",
+	[STOP_SIGNAL] = "signal",
+	[STOP_ABORTED] = "aborted",
+};
+
+struct run {
+	const struct opts *o;
+	struct storm_config cfg;
+	struct imc_loop *loop;
+	struct imc_umad *u;
+	struct imc_sa_client *c;
+	struct storm *s;
+	struct sigwatch sw;
+	struct imc_timer end;
+	enum stopped stopped;
+	int signo;
+	imc_time_t first_signal;
+	bool done;
+};
+
+static imc_time_t mono(void *ctx)
+{
+	struct timespec ts;
+
+	(void)ctx;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (imc_time_t)ts.tv_sec * IMC_NSEC_PER_SEC +
+	       (imc_time_t)ts.tv_nsec;
+}
+
+static void on_done(void *arg, struct storm *s)
+{
+	struct run *r = arg;
+
+	(void)s;
+	r->done = true;
+	imc_loop_stop(r->loop);
+}
+
+static void on_end(struct imc_timer *t)
+{
+	struct run *r = imc_container_of(t, struct run, end);
+
+	if (r->stopped == STOP_DONE)
+		r->stopped = STOP_DURATION;
+	storm_stop(r->s);
+}
+
+/* The first signal stops the run; a second, once half a second has
+ * passed (timeout(1) sends one signal to the child and again to its
+ * process group), cancels what is in flight. */
+static void on_signal(struct sigwatch *sw)
+{
+	struct run *r = imc_container_of(sw, struct run, sw);
+	imc_time_t t = mono(NULL);
+
+	if (!r->signo) {
+		r->signo = sw->signo;
+		r->first_signal = t;
+		r->stopped = STOP_SIGNAL;
+		storm_stop(r->s);
+	} else if (t - r->first_signal >= 500 * IMC_NSEC_PER_MSEC) {
+		r->stopped = STOP_ABORTED;
+		storm_abort(r->s);
+	}
+}
+
+/* ---- the report ---- */
+
+/* Status counts merged by name (several MAD statuses may share one), in
+ * the order of the first status of each name (a tally keeps its statuses
+ * in ascending order). */
+struct named {
+	const char *name;
+	uint64_t count;
+};
+
+static size_t by_name(const struct storm_tally *t, struct named *out)
+{
+	size_t n = 0;
+
+	for (unsigned i = 0; i < t->n_statuses; i++) {
+		const char *name = imc_mad_status_str(t->statuses[i].status);
+		size_t j;
+
+		for (j = 0; j < n; j++)
+			if (!strcmp(out[j].name, name))
+				break;
+		if (j == n)
+			out[n++] = (struct named){ name, 0 };
+		out[j].count += t->statuses[i].count;
+	}
+	if (t->other_statuses)
+		out[n++] = (struct named){ "OTHER", t->other_statuses };
+	return n;
+}
+
+static double us(uint64_t ns)
+{
+	return (double)ns / 1e3;
+}
+
+static double per_sec(uint64_t n, imc_time_t t)
+{
+	return t ? (double)n * 1e9 / (double)t : 0.0;
+}
+
+static void print_tally(const char *name, const struct storm_tally *t,
+			imc_time_t time, bool json)
+{
+	struct named st[STORM_MAX_STATUSES + 1];
+	size_t n = by_name(t, st);
+	const struct storm_hist *h = &t->latency;
+
+	if (json) {
+		printf("\"%s\":{\"sent\":%" PRIu64 ",\"answered\":%" PRIu64
+		       ",\"success\":%" PRIu64 ",\"timeouts\":%" PRIu64
+		       ",\"errors\":%" PRIu64 ",\"retries\":%" PRIu64
+		       ",\"per_sec\":%.1f,\"latency_us\":{\"p50\":%.1f,"
+		       "\"p90\":%.1f,\"p99\":%.1f,\"max\":%.1f},\"statuses\":{",
+		       name, t->sent, t->answered, t->success, t->timeouts,
+		       t->errors, t->retries, per_sec(t->answered, time),
+		       us(storm_hist_quantile(h, 0.5)),
+		       us(storm_hist_quantile(h, 0.9)),
+		       us(storm_hist_quantile(h, 0.99)), us(h->max));
+		for (size_t i = 0; i < n; i++)
+			printf("%s\"%s\":%" PRIu64, i ? "," : "", st[i].name,
+			       st[i].count);
+		printf("}}");
+		return;
+	}
+	printf("op %s sent=%" PRIu64 " answered=%" PRIu64 " success=%" PRIu64
+	       " timeouts=%" PRIu64 " errors=%" PRIu64 " retries=%" PRIu64
+	       " per_sec=%.0f p50_us=%.1f p90_us=%.1f p99_us=%.1f max_us=%.1f\n",
+	       name, t->sent, t->answered, t->success, t->timeouts, t->errors,
+	       t->retries, per_sec(t->answered, time),
+	       us(storm_hist_quantile(h, 0.5)), us(storm_hist_quantile(h, 0.9)),
+	       us(storm_hist_quantile(h, 0.99)), us(h->max));
+	for (size_t i = 0; i < n; i++)
+		printf("  status %s %" PRIu64 "\n", st[i].name, st[i].count);
+}
+
+static void print_header(const struct run *r, bool json)
+{
+	const struct imc_umad_port *p = imc_umad_port(r->u);
+	char g[IMC_GID_STRLEN];
+
+	imc_gid_format(&p->gid, g);
+	printf(json ? "\"device\":\"%s\",\"port\":%u,\"lid\":%u,\"gid\":\"%s\","
+		      "\"sm_lid\":%u,\"sa_lid\":%u,\"ops\":["
+		    : "storm device=%s port=%u lid=%u gid=%s sm_lid=%u sa_lid=%u "
+		      "ops=",
+	       p->device, p->port, p->lid, g, p->sm_lid, imc_umad_sa_lid(r->u));
+	for (unsigned i = 0; i < r->cfg.cycle_len; i++)
+		printf(json ? "%s\"%s\"" : "%s%s", i ? "," : "",
+		       storm_op_name(r->cfg.cycle[i]));
+	printf(json ? "],\"groups\":%" PRIu32 ",\"inflight\":%u,\"rate\":%.1f,"
+		      "\"join_state\":%u,\"count\":%" PRIu64 ",\"duration\":%.3f,"
+		      "\"keep\":%s,"
+		    : " groups=%" PRIu32 " inflight=%u rate=%.1f join_state=0x%x "
+		      "count=%" PRIu64 " duration=%.3f keep=%s\n",
+	       r->cfg.groups, r->cfg.inflight, r->cfg.rate, r->cfg.join_state,
+	       r->cfg.count, r->o->duration_set ? r->o->duration : 0.0,
+	       r->cfg.keep ? (json ? "true" : "yes") : (json ? "false" : "no"));
+}
+
+static void print_report(struct run *r)
+{
+	const struct storm_report *rep = storm_get_report(r->s);
+	struct imc_sa_client_stats cs;
+	struct storm_tally *all = calloc(1, sizeof(*all));
+	bool json = r->o->json;
+	bool seen[STORM_OPS] = { false };
+
+	imc_sa_client_get_stats(r->c, &cs);
+	if (json) {
+		/* Text mode printed its header when the run started. */
+		printf("{");
+		print_header(r, true);
+		printf("\"by_op\":{");
+	}
+	for (unsigned i = 0, k = 0; i < r->cfg.cycle_len; i++) {
+		enum storm_op op = r->cfg.cycle[i];
+
+		if (seen[op])
+			continue;
+		seen[op] = true;
+		if (json && k++)
+			printf(",");
+		print_tally(storm_op_name(op), &rep->op[op], rep->run_time,
+			    json);
+		if (all)
+			storm_tally_add(all, &rep->op[op]);
+	}
+	if (json)
+		printf("},");
+	if (all) {
+		print_tally(json ? "total" : "all", all, rep->run_time, json);
+		if (json)
+			printf(",");
+	}
+	print_tally("teardown", &rep->teardown, rep->teardown_time, json);
+	printf(json ? ",\"stopped\":\"%s\",\"seconds\":%.3f,"
+		      "\"teardown_seconds\":%.3f,\"cycles_started\":%" PRIu64
+		      ",\"cycles_done\":%" PRIu64 ",\"held\":%" PRIu64
+		      ",\"unnamed\":%" PRIu64 ",\"max_in_flight\":%zu,"
+		      "\"client\":{\"sent\":%" PRIu64 ",\"resent\":%" PRIu64
+		      ",\"busy\":%" PRIu64 ",\"stale\":%" PRIu64
+		      ",\"timed_out\":%" PRIu64 "}}\n"
+		    : "end stopped=%s seconds=%.3f teardown_seconds=%.3f "
+		      "cycles_started=%" PRIu64 " cycles_done=%" PRIu64
+		      " held=%" PRIu64 " unnamed=%" PRIu64 " max_in_flight=%zu "
+		      "mads_sent=%" PRIu64 " resent=%" PRIu64 " busy=%" PRIu64
+		      " stale=%" PRIu64 " timed_out=%" PRIu64 "\n",
+	       stopped_names[r->stopped], (double)rep->run_time / 1e9,
+	       (double)rep->teardown_time / 1e9, rep->cycles_started,
+	       rep->cycles_done, rep->held, rep->unnamed, rep->max_in_flight,
+	       cs.sent, cs.resent, cs.busy, cs.stale, cs.timed_out);
+	free(all);
+	fflush(stdout);
+}
+
+/* Whether every request of the run was answered SUCCESS. */
+static bool all_success(const struct storm_report *rep)
+{
+	for (unsigned i = 0; i < STORM_OPS; i++)
+		if (rep->op[i].success != rep->op[i].sent)
+			return false;
+	return rep->teardown.success == rep->teardown.sent;
+}
+
+/* ---- entry ---- */
+
+static int open_port(struct run *r)
+{
+	struct imc_umad_config uc = {
+		.device = r->o->device, .port = r->o->port,
+		.mode = IMC_UMAD_CLIENT,
+		.backend = r->o->transport && !strcmp(r->o->transport, "ibsim") ?
+			   IMC_UMAD_IBSIM : IMC_UMAD_LIBIBUMAD,
+	};
+	struct imc_sa_client_config cc;
+	struct imc_sa_transport tr;
+	int e;
+
+	e = imc_umad_open(r->loop, &uc, &r->u);
+	if (e < 0) {
+		fprintf(stderr, PROG ": cannot open %s port %u: %s\n",
+			r->o->device ? r->o->device : "the default CA",
+			r->o->port, strerror(-e));
+		return e;
+	}
+	if (r->o->dlid)
+		imc_umad_set_sa_lid(r->u, r->o->dlid);
+	imc_sa_client_config_init(&cc);
+	cc.window = r->cfg.inflight;
+	cc.timeout = r->o->timeout;
+	if (cc.max_timeout < cc.timeout)
+		cc.max_timeout = cc.timeout;
+	cc.retries = r->o->retries;
+	/* The first TID differs from run to run, as the jitter does. */
+	cc.seed = (uint64_t)time(NULL) << 20 ^ (uint64_t)getpid();
+	imc_umad_sa_transport(r->u, &tr);
+	e = imc_sa_client_create(r->loop, &tr, &cc, &r->c);
+	if (e < 0) {
+		fprintf(stderr, PROG ": SA client: %s\n", strerror(-e));
+		return e;
+	}
+	imc_umad_attach(r->u, r->c);
+	return 0;
+}
+
+static int run_storm(const struct opts *o, const struct storm_config *cfg)
+{
+	struct run r;
+	int e, rc = IMC_EXIT_FAIL;
+
+	memset(&r, 0, sizeof(r));
+	r.o = o;
+	r.cfg = *cfg;
+	r.cfg.clock = mono;
+	imc_timer_init(&r.end, on_end);
+	e = imc_loop_create_realtime(&r.loop);
+	if (e < 0) {
+		fprintf(stderr, PROG ": loop: %s\n", strerror(-e));
+		return IMC_EXIT_FAIL;
+	}
+	/* Before the port opens: its threads inherit the blocked mask. */
+	e = sigwatch_start(&r.sw, r.loop, on_signal);
+	if (e < 0) {
+		fprintf(stderr, PROG ": signals: %s\n", strerror(-e));
+		goto out;
+	}
+	if (open_port(&r) < 0)
+		goto out;
+	r.cfg.port_gid = imc_umad_port(r.u)->gid;
+	e = storm_create(r.loop, r.c, &r.cfg, on_done, &r, &r.s);
+	if (e < 0) {
+		fprintf(stderr, PROG ": %s\n", strerror(-e));
+		goto out;
+	}
+	if (!o->json) {
+		print_header(&r, false);
+		fflush(stdout);
+	}
+	if (o->duration_set)
+		imc_timer_arm_in(r.loop, &r.end,
+				 (imc_time_t)llround(o->duration * 1e9));
+	storm_start(r.s);
+	while (!r.done) {
+		e = imc_loop_run(r.loop);
+		if (e < 0) {
+			fprintf(stderr, PROG ": loop: %s\n", strerror(-e));
+			storm_abort(r.s);
+			r.stopped = STOP_ABORTED;
+			break;
+		}
+	}
+	imc_timer_cancel(r.loop, &r.end);
+	print_report(&r);
+	{
+		const struct storm_report *rep = storm_get_report(r.s);
+
+		rc = all_success(rep) && !rep->unnamed &&
+		     (!rep->held || cfg->keep) && r.stopped != STOP_ABORTED ?
+		     IMC_EXIT_OK : IMC_EXIT_FAIL;
+	}
+	if (r.signo)
+		rc = 128 + r.signo;
+out:
+	storm_destroy(r.s);
+	if (r.u)
+		imc_umad_attach(r.u, NULL);
+	imc_sa_client_destroy(r.c);
+	imc_umad_close(r.u);
+	sigwatch_stop(&r.sw);
+	imc_loop_destroy(r.loop);
+	return rc;
+}
+
+static int run(int argc, char **argv)
+{
+	struct storm_config cfg;
+	struct opts o;
+	int n, rep, rc;
+
+	memset(&o, 0, sizeof(o));
+	o.ops = "join,leave";
+	o.count = 1000;
+	o.inflight = STORM_MAX_INFLIGHT;
+	o.state = UMAD_SA_MCM_JOIN_STATE_FULL_MEMBER;
+	o.qkey = 0x1234;
+	o.pkey = 0xffff;
+	o.tag = 1;
+	o.timeout = 500 * IMC_NSEC_PER_MSEC;
+	o.retries = IMC_SA_DEFAULT_RETRIES;
+	optind = 1;
+	rc = sa_tool_getopt(PROG, argc, argv, options,
+			    IMC_ARRAY_SIZE(options), &o);
+	if (rc)
+		return rc;
+	if (optind != argc)
+		return sa_tool_usage(PROG, "no operands are taken");
+	if (o.count_set && o.duration_set)
+		return sa_tool_usage(PROG, "--count and --duration exclude "
+				     "each other");
+	storm_config_init(&cfg);
+	n = storm_parse_ops(o.ops, cfg.cycle);
+	cfg.cycle_len = (unsigned)n;
+	rep = storm_cycle_repeats(cfg.cycle, cfg.cycle_len);
+	if (rep < 0)
+		return sa_tool_usage(PROG, "--ops creates twice without a "
+				     "leave between");
+	cfg.count = o.duration_set ? 0 : o.count;
+	if (o.groups_set)
+		cfg.groups = o.groups;
+	else if (o.duration_set)
+		cfg.groups = 256;
+	else
+		cfg.groups = (uint32_t)(o.count < STORM_MAX_GROUPS ?
+					o.count : STORM_MAX_GROUPS);
+	if (!rep && cfg.count > cfg.groups)
+		return sa_tool_usage(PROG, "--ops creates without a leave: "
+				     "each group runs it once, so --count "
+				     "must not exceed --groups");
+	cfg.inflight = o.inflight;
+	cfg.rate = o.rate;
+	cfg.join_state = o.state;
+	cfg.tag = o.tag;
+	cfg.qkey = o.qkey;
+	cfg.pkey = o.pkey;
+	cfg.sm_key = o.smkey;
+	cfg.keep = o.keep;
+	return run_storm(&o, &cfg);
+}
+
+const struct imc_cmd imc_cmd_storm = {
+	.name = "storm",
+	.summary = "load an SA with joins, re-joins, leaves and creates",
+	.run = run,
+	.help = help,
+};
