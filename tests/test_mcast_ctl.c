@@ -81,6 +81,17 @@ static void test_parse_bad(void **state)
 		"ibmcast-mcast 1\nport d 1 fe80::1 1 1 1 poll\n"
 		"group ff12::1 1 1 1 1 1 0 0 0 0 0 0 0 0\nend\n",
 		"ibmcast-mcast 1\nport d 1 fe80::1 1 1 1 poll\nend\nend\n",
+		/* Not as the writer spells it: no space after the keyword,
+		 * two spaces, a sign, a GID not in canonical form. */
+		"ibmcast-mcast 1\nport d 1 fe80::1 1 1 1 poll\n"
+		"group1::2 1 1 1 1 1 0 0 0 0 0 0 0 0 0\nend\n",
+		"ibmcast-mcast 1\nport d 1 fe80::1 1 1 1 poll\n"
+		"group ff12::1  1 1 1 1 1 0 0 0 0 0 0 0 0 0\nend\n",
+		"ibmcast-mcast 1\nport d 1 fe80::1 1 1 1 poll\n"
+		"group ff12::1 +1 1 1 1 1 0 0 0 0 0 0 0 0 0\nend\n",
+		"ibmcast-mcast 1\nport d 1 fe80::1 1 1 1 poll\n"
+		"group FF12::1 1 1 1 1 1 0 0 0 0 0 0 0 0 0\nend\n",
+		"ibmcast-mcast 1\nportd 1 fe80::1 1 1 1 poll\nend\n",
 	};
 	struct imc_ctl_listing l;
 

@@ -1,5 +1,6 @@
 /* The control socket of `ibmcast join` (see mcast_ctl.h). */
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,6 +195,20 @@ void imc_ctl_server_close(struct imc_ctl_server *s)
 
 /* ---- client ---- */
 
+/* Accepts a line only as the writer spells it: sscanf alone lets "group1"
+ * pass for "group 1", leading spaces, signs and numbers that wrap. */
+static bool canonical(const char *line, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return n > 0 && (size_t)n < sizeof(buf) && !strcmp(buf, line);
+}
+
 static int parse_group(const char *line, struct imc_ctl_group *g)
 {
 	char m[64];
@@ -212,6 +227,15 @@ static int parse_group(const char *line, struct imc_ctl_group *g)
 	    rate > 0x3f || sl > 0xf || tc > 0xff || fl > 0xfffff ||
 	    hop > 0xff || scope > 0xf)
 		return -EPROTO;
+	{
+		char cm[IMC_GID_STRLEN];
+
+		imc_gid_format(&g->rec.mgid, cm);
+		if (!canonical(line, "group %s %u %u %u %u %u %u %u %u %u %u %u %u %u %u",
+			       cm, mlid, js, want, mem, joined, qkey, pkey,
+			       mtu, rate, sl, tc, fl, hop, scope))
+			return -EPROTO;
+	}
 	g->rec.mlid = (uint16_t)mlid;
 	g->join_state = g->rec.join_state = (uint8_t)js;
 	g->wanted = (uint8_t)want;
@@ -241,6 +265,14 @@ static int parse_port(const char *line, struct imc_ctl_listing *l)
 	    imc_gid_parse(gid, &l->port_gid) < 0 || lid > 0xffff ||
 	    sm_lid > 0xffff)
 		return -EPROTO;
+	{
+		char cg[IMC_GID_STRLEN];
+
+		imc_gid_format(&l->port_gid, cg);
+		if (!canonical(line, "port %s %u %s %u %u %ld %s", dev, port,
+			       cg, lid, sm_lid, pid, watch))
+			return -EPROTO;
+	}
 	memcpy(l->device, dev, sizeof(l->device));
 	memcpy(l->watch, watch, sizeof(l->watch));
 	l->port = port;
