@@ -1877,24 +1877,9 @@ static int mcast_parse(struct imc_scn_parser *p, unsigned argc,
 	rc = imc_scn_parse_host(p, argv[0], &a->src.node, &a->src.port);
 	if (!rc)
 		rc = mgid_parse(p, argv[1], &a->mgid);
-	for (unsigned i = 2; !rc && i < argc; i++) {
-		const char *v;
-		uint64_t x = 0;
-		bool m;
-
-		rc = scn_flow_kv(p, argv[i], &a->count, &a->size,
-				 &a->interval, &m);
-		if (rc || m)
-			continue;
-		if (imc_scn_kv(argv[i], "sl", &v)) {
-			rc = imc_scn_parse_uint(p, "sl", v, 15, &x);
-			a->sl = (uint8_t)x;
-		} else {
-			rc = imc_scn_parse_error(p,
-				"expected count=, size=, interval= or sl=, got '%s'",
-				argv[i]);
-		}
-	}
+	if (!rc)
+		rc = scn_mcast_flow_opts(p, argc - 2, argv + 2, &a->count,
+					 &a->size, &a->interval, &a->sl);
 	return rc;
 }
 
@@ -1904,8 +1889,7 @@ static void mcast_print(FILE *f, const struct imc_topo *t, const void *data)
 
 	scn_print_port_arg(f, t, &a->src);
 	mgid_print(f, &a->mgid);
-	scn_flow_print(f, a->count, a->size, a->interval);
-	fprintf(f, " sl=%u", a->sl);
+	scn_mcast_flow_print(f, a->count, a->size, a->interval, a->sl);
 }
 
 static int send_to_group(struct imc_scn_ctx *c, struct sa_run *r,

@@ -206,6 +206,15 @@ int scn_flow_kv(struct imc_scn_parser *p, const char *word, uint32_t *count,
 void scn_flow_print(FILE *f, uint32_t count, uint32_t size,
 		    imc_time_t interval);
 
+/* The options of a flow to a multicast group (sa-mcast, mcast-send):
+ * count=, size=, interval= and sl=, words argv[0..argc). */
+int scn_mcast_flow_opts(struct imc_scn_parser *p, unsigned argc,
+			const char *const *argv, uint32_t *count, uint32_t *size,
+			imc_time_t *interval, uint8_t *sl);
+/* " count=N size=N interval=T sl=N" */
+void scn_mcast_flow_print(FILE *f, uint32_t count, uint32_t size,
+			  imc_time_t interval, uint8_t sl);
+
 /* Records a parse error with the line number; returns -EINVAL. */
 int scn_error(struct imc_scn_parser *p, const char *fmt, ...)
 	IMC_SCN_PRINTF(2, 3);

@@ -102,6 +102,39 @@ void scn_flow_print(FILE *f, uint32_t count, uint32_t size,
 	imc_scn_print_time(f, interval);
 }
 
+int scn_mcast_flow_opts(struct imc_scn_parser *p, unsigned argc,
+			const char *const *argv, uint32_t *count, uint32_t *size,
+			imc_time_t *interval, uint8_t *sl)
+{
+	int rc = 0;
+
+	for (unsigned i = 0; !rc && i < argc; i++) {
+		const char *v;
+		uint64_t x = 0;
+		bool m;
+
+		rc = scn_flow_kv(p, argv[i], count, size, interval, &m);
+		if (rc || m)
+			continue;
+		if (imc_scn_kv(argv[i], "sl", &v)) {
+			rc = imc_scn_parse_uint(p, "sl", v, 15, &x);
+			*sl = (uint8_t)x;
+		} else {
+			rc = imc_scn_parse_error(p,
+				"expected count=, size=, interval= or sl=, got '%s'",
+				argv[i]);
+		}
+	}
+	return rc;
+}
+
+void scn_mcast_flow_print(FILE *f, uint32_t count, uint32_t size,
+			  imc_time_t interval, uint8_t sl)
+{
+	scn_flow_print(f, count, size, interval);
+	fprintf(f, " sl=%u", sl);
+}
+
 void scn_link_params_print(FILE *f, const struct imc_link_params *lp,
 			   unsigned mask)
 {
