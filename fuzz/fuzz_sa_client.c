@@ -131,7 +131,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			len = IMC_SA_DATA_OFFSET +
 			      (len << 8 | next(data, size, &pos)) % 201;
 			memset(mad, 0, sizeof(mad));
-			for (size_t i = 0; i < len; i++)
+			/* len <= sizeof(mad) already; the second bound is
+			 * for gcc -O3, whose vectorised loop it cannot see. */
+			for (size_t i = 0; i < len && i < sizeof(mad); i++)
 				mad[i] = next(data, size, &pos);
 			if ((flags & 1) && nslots && slots[k % nslots].q)
 				imc_put32(mad + 12, (uint32_t)imc_sa_query_tid(

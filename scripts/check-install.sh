@@ -1,17 +1,39 @@
 #!/bin/sh
-# Installs ibmcast into a staging prefix with `cmake --install`, then builds
-# and runs a program against the installed library through pkg-config.
+# Installs ibmcast as users and packagers do, into prefixes other than the
+# one CMake was configured with, and checks what they get:
+#  - `cmake --install --prefix P`: ibmcast.pc names P (cflags, libs), a
+#    program built with `pkg-config --cflags --libs ibmcast` runs against
+#    the library in P, and P/bin/ibmcast runs without LD_LIBRARY_PATH;
+#  - `DESTDIR=D cmake --install --prefix /opt/x`: the files land under D
+#    and ibmcast.pc names /opt/x, not D.
 set -eu
 cd "$(dirname "$0")/.."
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-cmake -S . -B build-install -DIMC_TESTS=OFF -DCMAKE_INSTALL_PREFIX="$stage" >/dev/null
-cmake --build build-install -j "$(nproc 2>/dev/null || echo 2)" >/dev/null
-cmake --install build-install >/dev/null
-pcdir=$(dirname "$(find "$stage" -name ibmcast.pc)")
+fail() { echo "check-install: $*" >&2; exit 1; }
+configured=/nonexistent/ibmcast-configure-prefix
+cmake -S . -B build-install -DIMC_TESTS=OFF -DCMAKE_INSTALL_PREFIX="$configured" >/dev/null
+cmake --build build-install -j 2 >/dev/null
+
+prefix=$stage/prefix
+cmake --install build-install --prefix "$prefix" >/dev/null
+pc=$(find "$prefix" -name ibmcast.pc)
+[ -n "$pc" ] || fail "ibmcast.pc not installed"
 for f in bin/ibmcast include/ibmcast/common.h; do
-	[ -e "$stage/$f" ] || { echo "check-install: $f not installed" >&2; exit 1; }
+	[ -e "$prefix/$f" ] || fail "$f not installed"
 done
+if grep -q "$configured" "$pc"; then
+	cat "$pc" >&2
+	fail "ibmcast.pc names the configure-time prefix, not $prefix"
+fi
+export PKG_CONFIG_PATH="$(dirname "$pc")"
+cflags=$(pkg-config --cflags ibmcast)
+libs=$(pkg-config --libs ibmcast)
+libdir=$(pkg-config --variable=libdir ibmcast)
+case "$cflags" in *"-I$prefix/include"*) ;; *) fail "cflags '$cflags' do not point into $prefix" ;; esac
+case "$libs" in *"-L$prefix/"*) ;; *) fail "libs '$libs' do not point into $prefix" ;; esac
+[ -e "$libdir/libibmcast.so" ] || fail "no libibmcast.so in the .pc's libdir $libdir"
+
 cat >"$stage/hello.c" <<'C'
 #include <stdio.h>
 #include <string.h>
@@ -22,9 +44,27 @@ int main(void)
 	return strlen(imc_version()) ? 0 : 1;
 }
 C
-# shellcheck disable=SC2046
-cc -Wall -Werror -o "$stage/hello" "$stage/hello.c" \
-	$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs ibmcast)
-LD_LIBRARY_PATH=$(dirname "$pcdir") "$stage/hello"
-"$stage/bin/ibmcast" --version
-echo "check-install: ok (library, headers, pkg-config file and command installed)"
+# shellcheck disable=SC2086
+cc -Wall -Werror -o "$stage/hello" "$stage/hello.c" $cflags $libs
+# The program is linked against the shared library of P, found through the
+# libdir the .pc names (a prefix outside the loader's path needs it).
+LD_LIBRARY_PATH=$libdir "$stage/hello"
+LD_LIBRARY_PATH=$libdir ldd "$stage/hello" | grep -q "libibmcast.so.* => $libdir/" ||
+	fail "hello does not load libibmcast from $libdir"
+
+# The installed command finds its library by itself.
+ver=$(env -u LD_LIBRARY_PATH "$prefix/bin/ibmcast" --version) ||
+	fail "installed ibmcast --version fails"
+echo "$ver"
+if env -u LD_LIBRARY_PATH ldd "$prefix/bin/ibmcast" | grep -q "not found"; then
+	fail "installed ibmcast has unresolved libraries"
+fi
+
+# A packager's staged install: files under DESTDIR, paths without it.
+dest=$stage/destdir
+DESTDIR=$dest cmake --install build-install --prefix /opt/ibmcast >/dev/null
+pc=$(find "$dest" -name ibmcast.pc)
+case "$pc" in "$dest/opt/ibmcast/"*) ;; *) fail "DESTDIR install put ibmcast.pc at '$pc'" ;; esac
+grep -q "^prefix=/opt/ibmcast$" "$pc" || fail "staged ibmcast.pc does not name /opt/ibmcast"
+if grep -q "$dest" "$pc"; then fail "staged ibmcast.pc names DESTDIR"; fi
+echo "check-install: ok (ibmcast.pc names the install prefix; a pkg-config program and the installed ibmcast run)"

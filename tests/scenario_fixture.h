@@ -17,6 +17,13 @@
 
 #include "ibmcast/scenario.h"
 
+/* Text read by these checks comes from open_memstream(&buf, ...); gcc 12
+ * at -O3 cannot tell the stream's buffer from &buf itself and warns that
+ * the string may dangle once the helper returns. It is heap memory. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic ignored "-Wdangling-pointer"
+#endif
+
 static inline struct imc_scenario *
 scn_fx_parse(const char *text, const struct imc_scenario_parse_opts *o)
 {

@@ -648,7 +648,7 @@ static void put(const char *name, const char *text)
 static void bad_file(const char *name, int rc, const char *want)
 {
 	struct imc_topo *t;
-	char path[512], err[512], exp[512];
+	char path[512], err[512], exp[1024];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	snprintf(exp, sizeof(exp), want, dir, dir, dir);

@@ -210,7 +210,7 @@ static void netns_name_for(const struct tun_spec *sp, unsigned port,
 	char host[40];
 	size_t i;
 
-	snprintf(host, sizeof(host), "%s", sp->host);
+	snprintf(host, sizeof(host), "%.*s", (int)sizeof(host) - 1, sp->host);
 	for (i = 0; host[i]; i++) {
 		char c = host[i];
 

@@ -1051,6 +1051,9 @@ static int run_get(struct imc_scn_ctx *c, struct sa_run **out)
 {
 	struct sa_run *r = imc_scn_data(c, &run_key);
 
+	/* Callers test rc; set *out anyway, as the compiler cannot see that
+	 * imc_scn_fail() never returns 0. */
+	*out = NULL;
 	if (!r)
 		return imc_scn_fail(c, -ENOENT,
 				    "no SA runs: the scenario has no 'sa' line");
