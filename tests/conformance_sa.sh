@@ -5,13 +5,17 @@
 # their answers are compared (`ibmcast sa-serve compare`). The SA runs
 # twice, on each of its transports: ibsim's socket directly (Hca3) and
 # libibumad through umad2sim (Hca4). Every expect-differs ID must be a
-# row of docs/conformance.md section 8. The directory each server
-# learned is checked against the fabric too.
+# row of docs/conformance.md section 8, and every statement of that
+# document names the case (or unit test) that checks it: the answers
+# each SA gave must be the ones the document states
+# (tests/conformance/doc_check.sh). The directory each server learned is
+# checked against the fabric too.
 # Arguments: build directory, source directory.
 set -u
 . "$(dirname "$(realpath "$0")")/lib/ibsim_test.sh" "$@"
 cases=$src/tests/conformance/cases.txt
 doc=$src/docs/conformance.md
+. "$src/tests/conformance/doc_check.sh"
 
 if [ -z "${IBSIM_HARNESS_DIR:-}" ]; then
 	# Bad usage is found before any port is opened: exit 2.
@@ -38,6 +42,8 @@ if [ -z "${IBSIM_HARNESS_DIR:-}" ]; then
 			fail=1
 		fi
 	done < <(sed -n 's/^expect-differs: *\([A-Z0-9]*\).*/\1/p' "$cases" | sort -u)
+	# Each statement of the document names what checks it.
+	doc_static || fail=1
 	[ $fail -eq 0 ] || exit 1
 fi
 # OpenSM on Hca1, the client on Hca2, ibmcast's SA on Hca3 and Hca4.
@@ -74,9 +80,13 @@ while read -r _ _ plid _ _ _ pguid _; do
 		'[ -n "$want" ] && [ $((want)) -eq $((pguid)) ]'
 done < <(grep '^port ' "$out")
 
-SIM_HOST=Hca2 "$ibmcast" sa-serve compare --imc-lid "$lid" --tag "$tag" "$cases"
+SIM_HOST=Hca2 "$ibmcast" sa-serve compare --imc-lid "$lid" --tag "$tag" "$cases" \
+	> "$out.compare"
 rc=$?
+cat "$out.compare"
 check "every case agrees or differs as documented" '[ $rc -eq 0 ]'
+# What the document says each SA answered is what each answered.
+doc_observed "$out.compare" || fail=1
 
 # A port the directory has not seen yet (absent): the request waits for
 # its lookup and is answered; the answer is OpenSM's (REQ_INVALID).
