@@ -1,8 +1,9 @@
 /* Statements of docs/conformance.md that neither the other SA engine
  * tests nor the side-by-side run against OpenSM assert: the methods of
  * ClassPortInfo and GetTraceTable (13.4.7), ProxyJoin as a query
- * component (15.2.5.17), and the bounds on a table and on the
- * subscriptions (NO_RESOURCES, 15.2.1.1). */
+ * component (15.2.5.17), the bounds on a table and on the subscriptions
+ * (NO_RESOURCES, 15.2.1.1), requests from a port the directory does not
+ * know, and the MLID component of a create. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -116,6 +117,59 @@ static void table_bound(void **state)
 	fx_fini(&f);
 }
 
+/* A port the directory does not know (by SLID): Set, Get and GetTable
+ * are dropped, as OpenSM drops them; Delete is REQ_INVALID. */
+static void unknown_requester_methods(void **state)
+{
+	struct imc_gid g = fx_mgid("ff12:1234::1");
+	struct imc_mcmr r;
+	struct fx f;
+	char *before, *after;
+	size_t sent;
+
+	fx_init(&f);
+	fx_start(&f);
+	assert_int_equal(fx_join(&f, 2, &g, 2, 1, NULL), 0);
+	memset(&r, 0, sizeof(r));
+	r.mgid = g;
+	sent = f.nsent;
+	assert_int_equal(fx_req(&f, 40, UMAD_METHOD_GET, CM(MGID), &r, NULL),
+			 -1);
+	assert_int_equal(fx_req(&f, 40, UMAD_SA_METHOD_GET_TABLE, CM(MGID),
+				&r, NULL), -1);
+	assert_int_equal(f.nsent, sent);
+	before = fx_dump(&f);
+	assert_int_equal(fx_leave(&f, 40, &g, 2, 1, NULL), ST_REQ_INVALID);
+	after = fx_dump(&f);
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+	fx_fini(&f);
+}
+
+/* 15.2.1.1: the MLID of a record is a wildcard unless its component is
+ * in the mask: without it, the lowest free MLID. */
+static void mlid_needs_its_component(void **state)
+{
+	struct imc_gid g = fx_mgid("ff12:1234::1"), h = fx_mgid("ff12:1234::2");
+	struct imc_mcmr r = fx_create_rec(&g, 2, 1);
+	struct imc_sa_mad a;
+	struct fx f;
+
+	fx_init(&f);
+	fx_start(&f);
+	r.mlid = 0xc010;
+	assert_int_equal(fx_req(&f, 2, UMAD_METHOD_SET, CREATE_MASK, &r, &a),
+			 0);
+	assert_int_equal(fx_rec(&a).mlid, 0xc001);
+	r = fx_create_rec(&h, 2, 1);
+	r.mlid = 0xc010;
+	assert_int_equal(fx_req(&f, 2, UMAD_METHOD_SET, CREATE_MASK | CM(MLID),
+				&r, &a), 0);
+	assert_int_equal(fx_rec(&a).mlid, 0xc010);
+	fx_fini(&f);
+}
+
 static int subscribe(struct fx *f, uint16_t lid, uint16_t trap)
 {
 	struct imc_inform_info ii;
@@ -164,6 +218,8 @@ int main(void)
 		cmocka_unit_test(query_by_proxy_join),
 		cmocka_unit_test(table_bound),
 		cmocka_unit_test(subscription_bound),
+		cmocka_unit_test(unknown_requester_methods),
+		cmocka_unit_test(mlid_needs_its_component),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
