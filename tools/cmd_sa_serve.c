@@ -198,6 +198,8 @@ struct raw {
 	uint8_t ans[IMC_MAD_SIZE];
 	struct imc_timer timer;
 	bool timed_out;
+	uint32_t probe_tid;         /* the liveness probe's, 0 when none */
+	bool probe_got;
 };
 
 static void raw_recv(void *arg, const uint8_t *mad, size_t len,
@@ -207,8 +209,14 @@ static void raw_recv(void *arg, const uint8_t *mad, size_t len,
 
 	(void)from;
 	if (!w->waiting || len < IMC_MAD_HDR_SIZE ||
-	    !(mad[3] & UMAD_METHOD_RESP_MASK) ||
-	    imc_get32(mad + 12) != w->tid)
+	    !(mad[3] & UMAD_METHOD_RESP_MASK))
+		return;
+	if (w->probe_tid && imc_get32(mad + 12) == w->probe_tid) {
+		w->probe_got = true;
+		imc_loop_stop(w->loop);
+		return;
+	}
+	if (imc_get32(mad + 12) != w->tid)
 		return;
 	memset(w->ans, 0, sizeof(w->ans));
 	memcpy(w->ans, mad, len);
@@ -226,9 +234,50 @@ static void raw_timeout(struct imc_timer *t)
 	imc_loop_stop(w->loop);
 }
 
+/* Serves the loop for at most ms, until the answer came (or, with
+ * probe, the probe's answer). */
+static void raw_wait(struct raw *w, unsigned ms, bool probe)
+{
+	w->waiting = true;
+	w->timed_out = false;
+	imc_timer_arm_in(w->loop, &w->timer, ms * IMC_NSEC_PER_MSEC);
+	while (!w->got && !(probe && w->probe_got) && !w->timed_out)
+		if (imc_loop_run(w->loop) < 0)
+			break;
+	imc_timer_cancel(w->loop, &w->timer);
+}
+
+/* Sends a Get(ClassPortInfo), which every SA answers, to dlid: true
+ * when its answer came within 20 s (or the request's came first). A
+ * loaded machine may delay an SA past the 300 ms a request waits; the
+ * probe tells such an SA from one that does not answer the request. */
+static bool raw_probe(struct raw *w, const struct imc_umad_addr *to)
+{
+	struct imc_sa_mad m;
+	uint8_t buf[IMC_MAD_SIZE];
+
+	memset(&m, 0, sizeof(m));
+	m.mad.base_version = 1;
+	m.mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
+	m.mad.class_version = UMAD_SA_CLASS_VERSION;
+	m.mad.method = UMAD_METHOD_GET;
+	m.mad.attr_id = UMAD_ATTR_CLASS_PORT_INFO;
+	/* The TID after the request's; raw_call() skips it afterwards. */
+	m.mad.tid = w->tid + 1;
+	imc_sa_mad_pack(&m, buf, sizeof(buf));
+	w->probe_tid = w->tid + 1;
+	w->probe_got = false;
+	if (imc_umad_send(w->u, to, buf, sizeof(buf)) >= 0)
+		raw_wait(w, 20000, true);
+	w->probe_tid = 0;
+	return w->probe_got;
+}
+
 /* Sends mad (len bytes) to dlid and waits for the answer: 1 with it in
- * w->ans, 0 when two attempts of 300 ms went unanswered, or a negative
- * errno. The TID of mad is replaced. */
+ * w->ans, 0 when there is none, or a negative errno. None means two
+ * attempts of 300 ms went unanswered, then a probe was answered, and
+ * the request's answer did not follow within 300 ms more (an SA may
+ * answer out of order). The TID of mad is replaced. */
 static int raw_call(struct raw *w, uint16_t dlid, uint8_t *mad, size_t len)
 {
 	struct imc_umad_addr to = {
@@ -237,23 +286,27 @@ static int raw_call(struct raw *w, uint16_t dlid, uint8_t *mad, size_t len)
 		.qkey = IMC_UMAD_GSI_QKEY,
 		.sl = imc_umad_port(w->u)->sm_sl,
 	};
+	uint32_t tid = ++w->tid;
 
-	w->tid++;
 	imc_put32(mad + 8, 0);
-	imc_put32(mad + 12, w->tid);
+	imc_put32(mad + 12, tid);
 	w->got = false;
 	for (int attempt = 0; attempt < 2 && !w->got; attempt++) {
 		int r = imc_umad_send(w->u, &to, mad, len);
 
 		if (r < 0)
 			return r;
-		w->waiting = true;
-		w->timed_out = false;
-		imc_timer_arm_in(w->loop, &w->timer, 300 * IMC_NSEC_PER_MSEC);
-		while (!w->got && !w->timed_out)
-			if (imc_loop_run(w->loop) < 0)
-				break;
-		imc_timer_cancel(w->loop, &w->timer);
+		raw_wait(w, 300, false);
+	}
+	if (!w->got) {
+		bool alive = raw_probe(w, &to);
+
+		if (!w->got)
+			raw_wait(w, 300, false);
+		w->tid = tid + 1;
+		if (!w->got && !alive)
+			fprintf(stderr, "ibmcast sa-serve: LID %u answers "
+				"nothing, not even ClassPortInfo\n", dlid);
 	}
 	w->waiting = false;
 	return w->got ? 1 : 0;

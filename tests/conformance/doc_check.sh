@@ -6,8 +6,8 @@
 #   <!-- run: CASE osm=S,S,... imc=S,S,... [SIDE.N:FIELD=VALUE ...] -->
 #       the case of tests/conformance/cases.txt whose answers the row
 #       states: S is the status of each request in turn (4 hex digits,
-#       or "none" when no answer came within the client's timeout of two
-#       300 ms attempts); SIDE.N:FIELD=VALUE is a field of the answer to
+#       or "none": no answer, `sa-serve compare` tells silence from a
+#       slow SA by a probe); SIDE.N:FIELD=VALUE is a field of the answer to
 #       request N (osm: OpenSM, imc: ibmcast), as `sa-serve compare`
 #       prints it for a request whose answers differ;
 #   <!-- unit: FILE FUNCTION -->
