@@ -48,7 +48,10 @@ fi
 # OpenSM on Hca1, storm on Hca2.
 ibsim_rerun 120 2
 
-storm() { SIM_HOST=Hca2 timeout --kill-after=5 60 "$ibmcast" storm "$@"; }
+# A loaded machine can hold OpenSM's answer past storm's default 500 ms,
+# and a resend breaks the counts checked below: these runs check what is
+# answered, not how fast, so they wait up to 10 s.
+storm() { SIM_HOST=Hca2 timeout --kill-after=5 60 "$ibmcast" storm --timeout 10000 "$@"; }
 
 # groups_left TAG: the MGIDs ff15:1234:TAG::* saquery -g lists. ibsim
 # carries no RMPP, so -g shows the first 3 records only; the IPoIB
@@ -152,9 +155,13 @@ cat sig.out
 check "SIGINT: exit 130" '[ $rc -eq 130 ]'
 check "SIGINT: a report of what ran, stopped=signal, nothing held" \
 	'grep -q "^end stopped=signal .* held=0 unnamed=0 " sig.out'
+# Stopped by the signal, not by --duration, and within the rate (a join
+# is one request in three): how many ran depends on the machine's load.
 sent=$(sed -n 's/^op join sent=\([0-9]*\) .*/\1/p' sig.out)
-check "SIGINT: it ran for about a second at 3,000/s ($sent joins)" \
-	'[ "${sent:-0}" -gt 300 ] && [ "$sent" -lt 3000 ]'
+secs=$(sed -n 's/^end .* seconds=\([0-9.]*\) .*/\1/p' sig.out)
+check "SIGINT: it ran from the signal's second to its end at most 3,000/s ($sent joins in $secs s)" \
+	'[ "${sent:-0}" -gt 0 ] && awk -v s="${secs:-0}" -v n="$sent" \
+		"BEGIN { exit !(s >= 0.9 && s < 30 && n <= s * 1050 + 64) }"'
 check "SIGINT: no group ff15:1234:3:: left" \
 	'[ -z "$(groups_left 3)" ] && [ "$(groups_all)" = 1 ]'
 exit $fail
