@@ -4,8 +4,9 @@
 # optimisation level finds warnings the others do not (-O3 inlining gives
 # gcc's maybe-uninitialized; -O0 keeps code that -O2 folds away).
 #   scripts/build-matrix.sh [-j N] [COMPILER ...]
-# Build trees go to build-matrix/<compiler>-<type>/; the first failing
-# combination stops the script with its compiler output.
+# Build trees go to build-matrix/<compiler>-<type>/ (IMC_MATRIX_DIR
+# moves them); the first failing combination stops the script with its
+# compiler output.
 set -eu
 cd "$(dirname "$0")/.."
 jobs=2
@@ -17,7 +18,7 @@ fi
 start=$(date +%s)
 for cc in "$@"; do
 	for type in Debug Release RelWithDebInfo; do
-		dir=build-matrix/$cc-$type
+		dir=${IMC_MATRIX_DIR:-build-matrix}/$cc-$type
 		t0=$(date +%s)
 		CC=$cc cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=$type \
 			-DIMC_WERROR=ON >/dev/null

@@ -26,7 +26,8 @@ if grep -q "$configured" "$pc"; then
 	cat "$pc" >&2
 	fail "ibmcast.pc names the configure-time prefix, not $prefix"
 fi
-export PKG_CONFIG_PATH="$(dirname "$pc")"
+PKG_CONFIG_PATH=$(dirname "$pc")
+export PKG_CONFIG_PATH
 cflags=$(pkg-config --cflags ibmcast)
 libs=$(pkg-config --libs ibmcast)
 libdir=$(pkg-config --variable=libdir ibmcast)

@@ -15,13 +15,15 @@
 #       malformed MADs), asserted by FUNCTION of tests/FILE or fuzz/FILE.
 # doc_static checks the markers against the files; doc_observed checks
 # the run markers against the output of one `sa-serve compare` run.
+# doc, cases and src are the sourcing script's.
+# shellcheck shell=bash disable=SC2154
 
 doc_markers() { # doc_markers KIND: the bodies of the KIND markers
 	grep '^| ' "$doc" | grep -o "<!-- $1: [^>]* -->" | sed "s/^<!-- $1: //; s/ -->\$//"
 }
 
 doc_static() {
-	local bad=0 name file fn
+	local bad=0 name file fn row
 	# Rows without a marker: a statement nothing checks.
 	while IFS= read -r row; do
 		echo "FAIL docs/conformance.md row without a run or unit marker: ${row:0:100}"
