@@ -324,7 +324,12 @@ struct imc_mcast_stats {
 	size_t in_flight;           /* SA requests not answered */
 	uint64_t port_events[6];    /* by enum imc_mcast_port_event */
 	uint64_t traps;             /* trap 67 Reports, duplicates too */
-	uint64_t groups_lost;       /* groups re-joined after a trap 67 */
+	uint64_t groups_lost;       /* groups re-joined after a trap 67 (or
+				     * a trap 66 of a group the port held
+				     * without a full bit) */
+	uint64_t traps_created;     /* trap 66 Reports, duplicates too */
+	uint64_t waits;             /* members told WAITING (-ENOENT): the
+				     * SA has no group of their MGID */
 };
 
 void imc_mcast_get_stats(const struct imc_mcast *t,

@@ -480,6 +480,10 @@ void mct_mstate(struct imc_mcast_member *m, enum imc_mcast_state to,
 		[IMC_MCAST_FAILED] = 0,
 	};
 	struct group *g = m->g;
+	/* A member that waits for its group is told when it joins (or
+	 * fails), not of each try (mcast_events.c). */
+	bool quiet = m->state == IMC_MCAST_WAITING && m->status == -ENOENT &&
+		     to == IMC_MCAST_REJOINING;
 
 	if (!(allowed[m->state] & 1u << to))
 		abort();
@@ -487,9 +491,11 @@ void mct_mstate(struct imc_mcast_member *m, enum imc_mcast_state to,
 		g->t->st.joined--;
 	if (to == IMC_MCAST_JOINED)
 		g->t->st.joined++;
-	if (to == IMC_MCAST_WAITING)
+	if (to == IMC_MCAST_WAITING) {
 		m->resume = m->state == IMC_MCAST_PENDING ?
 			    IMC_MCAST_PENDING : IMC_MCAST_REJOINING;
+		m->status = status;
+	}
 	if (to == IMC_MCAST_REJOINING)
 		m->since = imc_loop_now(g->t->loop);
 	m->state = to;
@@ -506,7 +512,7 @@ void mct_mstate(struct imc_mcast_member *m, enum imc_mcast_state to,
 			g->trigger = NULL;
 		fail_count(g->t, status);
 	}
-	if (to != IMC_MCAST_PENDING)
+	if (to != IMC_MCAST_PENDING && !quiet)
 		notify(m);
 }
 
@@ -514,7 +520,7 @@ void mct_gstate(struct group *g, enum gstate to)
 {
 	static const unsigned allowed[] = {
 		[G_IDLE] = 1u << G_SET | 1u << G_DELETE | 1u << G_PACE |
-			   1u << G_DOWN,
+			   1u << G_DOWN | 1u << G_PROBE | 1u << G_ABSENT,
 		[G_SET] = 1u << G_IDLE | 1u << G_DOWN,
 		[G_DELETE] = 1u << G_IDLE | 1u << G_DOWN,
 		[G_PACE] = 1u << G_REJOIN | 1u << G_WINDOW | 1u << G_IDLE |
@@ -522,6 +528,8 @@ void mct_gstate(struct group *g, enum gstate to)
 		[G_WINDOW] = 1u << G_REJOIN | 1u << G_IDLE | 1u << G_DOWN,
 		[G_REJOIN] = 1u << G_IDLE | 1u << G_DOWN,
 		[G_DOWN] = 1u << G_PACE | 1u << G_IDLE,
+		[G_PROBE] = 1u << G_IDLE | 1u << G_DOWN,
+		[G_ABSENT] = 1u << G_IDLE | 1u << G_DOWN,
 	};
 	struct imc_mcast *t = g->t;
 
@@ -529,12 +537,14 @@ void mct_gstate(struct group *g, enum gstate to)
 		abort();
 	if (g->state == G_REJOIN)
 		t->rejoins_in_flight--;
-	if (g->state == G_WINDOW)
+	if (g->state == G_WINDOW || g->state == G_ABSENT)
 		list_del(&g->wait);
 	if (to == G_REJOIN)
 		t->rejoins_in_flight++;
 	if (to == G_WINDOW)
 		list_add_tail(&t->window, &g->wait);
+	if (to == G_ABSENT)
+		list_add_tail(&t->absent, &g->wait);
 	g->state = to;
 }
 
@@ -602,6 +612,7 @@ static void group_free(struct group *g)
 	struct imc_mcast *t = g->t;
 
 	mct_group_stop(g);
+	mct_absent_end(g);
 	if (g->state == G_REJOIN)
 		t->rejoins_in_flight--;
 	while (!list_empty(&g->atts))
@@ -621,9 +632,8 @@ static void group_free(struct group *g)
 static void on_set(void *arg, int err, const struct imc_sa_answer *ans);
 static void on_delete(void *arg, int err, const struct imc_sa_answer *ans);
 
-static int send_mcmr(struct group *g, uint8_t method,
-		     const struct imc_mcmr *rec, uint64_t mask,
-		     imc_sa_query_cb cb)
+int mct_send_mcmr(struct group *g, uint8_t method, const struct imc_mcmr *rec,
+		  uint64_t mask, imc_sa_query_cb cb)
 {
 	struct imc_mcast *t = g->t;
 	struct imc_sa_mad m;
@@ -661,7 +671,7 @@ static void need_sub(struct imc_mcast *t, uint8_t bits)
 {
 	if (!(bits & FULL_BITS) && !t->sub_needed && t->cfg.subscribe) {
 		t->sub_needed = true;
-		mct_sub_kick(t);
+		mct_sub_kick(&t->deleted);
 	}
 }
 
@@ -704,7 +714,7 @@ static int send_set(struct group *g, bool rejoin)
 	g->rejoin_rec = rejoin && g->rec_valid;
 	g->req_bits = w;
 	g->sent_gen = t->gen;
-	rc = send_mcmr(g, UMAD_METHOD_SET, &rec, mask, on_set);
+	rc = mct_send_mcmr(g, UMAD_METHOD_SET, &rec, mask, on_set);
 	if (rc == 0 && rejoin)
 		t->st.rejoins++;
 	return rc;
@@ -724,7 +734,7 @@ static int send_delete(struct group *g, uint8_t bits)
 	rec.port_gid = g->t->cfg.port_gid;
 	rec.join_state = bits;
 	g->req_bits = bits;
-	return send_mcmr(g, UMAD_SA_METHOD_DELETE, &rec, JOIN_MASK, on_delete);
+	return mct_send_mcmr(g, UMAD_SA_METHOD_DELETE, &rec, JOIN_MASK, on_delete);
 }
 
 void mct_count_answer(struct imc_mcast *t, int err,
@@ -836,6 +846,18 @@ static struct group *key_created(struct group *g, const struct imc_gid *mgid)
 	return x;
 }
 
+/* A Set refused for good: the members it judged fail. */
+void mct_refused(struct group *g, uint16_t status, bool by_rec)
+{
+	if (by_rec)
+		/* A re-join refused: its whole group, status as received. */
+		fail_covered(g, status);
+	else if (g->trigger)
+		/* A join: the SA judged the trigger's template; the others
+		 * are asked for again, each gets its own status. */
+		mct_mstate(g->trigger, IMC_MCAST_FAILED, status);
+}
+
 static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
 {
 	struct group *g = arg;
@@ -886,6 +908,8 @@ static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
 		g->rec.port_gid = t->cfg.port_gid;
 		g->rec_valid = true;
 		g->rejoin_fails = 0;
+		g->probe_found = 0;
+		mct_absent_end(g);
 	} else if (stale) {
 		/* Sent before a reregister or an SM change: its failure
 		 * says nothing of the SA the port has now. */
@@ -903,15 +927,14 @@ static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
 		/* -ETIMEDOUT after the retries, -ECANCELED flushed by the
 		 * client's owner, -EPROTO: every member it covered. */
 		fail_covered(g, err);
-	} else if (by_rec) {
-		/* A re-join refused: its whole group, status as received. */
-		fail_covered(g, status);
-	} else if (g->trigger) {
-		/* A join: the SA judged the trigger's template; the others
-		 * are asked for again, each gets its own status. */
-		mct_mstate(g->trigger, IMC_MCAST_FAILED, status);
+	} else if (mct_probe(g, status, rejoin, by_rec) == 0) {
+		/* A Set with no full bit refused: the group may be gone
+		 * (mcast_events.c); the trigger stays for the verdict. */
+	} else {
+		mct_refused(g, status, by_rec);
 	}
-	g->trigger = NULL;
+	if (g->state != G_PROBE)
+		g->trigger = NULL;
 	if (g->state == G_IDLE) {
 		/* the answer predates the event, or none came */
 		if ((stale || again) && want(g))
@@ -1023,6 +1046,13 @@ void mct_reconcile(struct group *g, bool answered)
 			group_free(g);
 		return;
 	}
+	if (g->state == G_ABSENT) {
+		/* A new join may create the group (or be refused as the
+		 * others were); a group nobody waits for any more goes. */
+		if (list_empty(&g->pending) && want(g))
+			return;
+		mct_absent_wake(g);
+	}
 	if (g->state != G_IDLE)
 		return;
 	if (g->rec_valid) {
@@ -1106,6 +1136,8 @@ static void on_group_timer(struct imc_timer *tm)
 		start_rejoin(g);
 	else if (g->state == G_IDLE)
 		mct_reconcile(g, false);
+	else if (g->state == G_ABSENT)
+		mct_absent_retry(g); /* no Report came: ask again */
 }
 
 /* Schedules g's re-join: a random delay in [0, rejoin_spread) drawn from
@@ -1165,6 +1197,7 @@ static void dispatch(struct imc_mcast *t)
 		case IMC_MCAST_WAITING:
 		case IMC_MCAST_PENDING:
 			ev.type = IMC_MCAST_EV_WAITING;
+			ev.status = m->status;
 			break;
 		}
 		if (t->obs.done && (ev.type == IMC_MCAST_EV_JOINED ||
@@ -1257,7 +1290,8 @@ int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
 	list_init(&t->window);
 	list_init(&t->events);
 	imc_timer_init(&t->work, on_work);
-	imc_timer_init(&t->sub_timer, mct_on_sub_timer);
+	list_init(&t->absent);
+	mct_subs_init(t);
 	if (cfg->subscribe)
 		imc_sa_client_set_report_handler(sa, mct_on_report, t);
 	*out = t;
@@ -1306,9 +1340,7 @@ void imc_mcast_destroy(struct imc_mcast *t)
 		group_free(g);
 	}
 	imc_timer_cancel(t->loop, &t->work);
-	if (t->sub_q)
-		imc_sa_query_cancel(t->sub_q);
-	imc_timer_cancel(t->loop, &t->sub_timer);
+	mct_subs_stop(t);
 	if (t->cfg.subscribe)
 		imc_sa_client_set_report_handler(t->sa, NULL, NULL);
 	free(t->groups.b);

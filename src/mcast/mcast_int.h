@@ -96,6 +96,8 @@ enum gstate {
 	G_WINDOW,
 	G_REJOIN,
 	G_DOWN,
+	G_PROBE,
+	G_ABSENT,
 };
 
 enum pstate {
@@ -103,20 +105,35 @@ enum pstate {
 	P_DOWN,
 };
 
-/* The port's subscription to trap 67 (group deleted), sub_move():
+/* The port's subscriptions (InformInfo, IBA 13.4.8.3), one per trap:
+ * 67 (group deleted) and 66 (group created). sub_move():
  *
- *   from      to        when
- *   OFF       SENDING   a group's bits are all non-full (the SA deletes
- *                       the group when its last full member leaves,
- *                       IBA 15.2.5.17; o13-12.1.1 InformInfo Set)
- *   SENDING   ON        answered with success
- *   SENDING   OFF       refused or unanswered: again a second later
- *   any       OFF       port down, reregister, SM change (the SA forgot
- *                       it, IBA 14.4.11): sent again at once if needed */
+ *   from      to         when
+ *   OFF       SENDING    needed: 67 once a group's bits are all non-full
+ *                        (the SA deletes the group when its last full
+ *                        member leaves, IBA 15.2.5.17); 66 while a group
+ *                        is ABSENT (its members wait for its creation)
+ *   SENDING   ON         answered with success (66: a creation before
+ *                        it went unheard; the fallback timer asks)
+ *   SENDING   OFF        refused or unanswered: again a second later
+ *   ON        CANCELING  not needed any more (66 only): Subscribe 0
+ *   CANCELING OFF        answered or not (a subscription the SA keeps
+ *                        costs a Report now and then)
+ *   any       OFF        port down, reregister, SM change (the SA forgot
+ *                        it, IBA 14.4.11): sent again at once if needed */
 enum sstate {
 	S_OFF,
 	S_SENDING,
 	S_ON,
+	S_CANCELING,
+};
+
+struct sub {
+	struct imc_mcast *t;
+	enum sstate state;
+	uint16_t trap;              /* IMC_TRAP_MCAST_GROUP_* */
+	struct imc_sa_query *q;
+	struct imc_timer timer;     /* retry, or a change of need */
 };
 
 struct group;
@@ -156,7 +173,13 @@ struct group {
 	bool rejoin_rec;            /* the REJOIN in flight names rec */
 	uint8_t rejoin_fails;       /* re-joins unanswered in a row */
 	struct link all;            /* t->all: creation order */
-	struct link wait;           /* t->window: waiting for a slot */
+	struct link wait;           /* WINDOW: t->window; ABSENT: t->absent */
+	uint8_t absent_tries;       /* found ABSENT since the last joined
+				     * answer (0: not waiting for it) */
+	uint8_t probe_found;        /* probes that found it, in a row */
+	bool probe_rejoin;          /* the refused Set was a re-join */
+	bool probe_by_rec;          /* ... and named the group's record */
+	uint16_t probe_status;      /* the refused Set's status */
 	struct imc_sa_query *q;
 	struct imc_mcast_member *trigger; /* whose template the Set carries */
 	uint64_t sent_gen;          /* members joined up to it are covered */
@@ -205,10 +228,11 @@ struct imc_mcast {
 	uint64_t gen;
 	uint64_t epoch;             /* re-join events so far */
 	struct guard *guard;
-	enum sstate sub;
 	bool sub_needed;            /* a group was at the mercy of others */
-	struct imc_sa_query *sub_q;
-	struct imc_timer sub_timer; /* retry */
+	struct sub deleted;         /* trap 67 */
+	struct sub created;         /* trap 66 */
+	struct link absent;         /* ABSENT groups (g->wait) */
+	size_t n_absent;            /* groups with absent_tries */
 	struct imc_mcast_observer obs;
 	struct imc_mcast_stats st;
 };
@@ -243,12 +267,20 @@ void mct_reconcile(struct group *g, bool answered);
 void mct_pace(struct group *g);
 void mct_count_answer(struct imc_mcast *t, int err,
 		      const struct imc_sa_answer *ans);
+int mct_send_mcmr(struct group *g, uint8_t method, const struct imc_mcmr *rec,
+		  uint64_t mask, imc_sa_query_cb cb);
+void mct_refused(struct group *g, uint16_t status, bool by_rec);
 
 /* mcast_events.c */
-void mct_sub_kick(struct imc_mcast *t);
+void mct_subs_init(struct imc_mcast *t);
+void mct_subs_stop(struct imc_mcast *t);
+void mct_sub_kick(struct sub *s);
 void mct_sub_reset(struct imc_mcast *t);
-void mct_on_sub_timer(struct imc_timer *tm);
 void mct_on_report(void *arg, const struct imc_sa_mad *report);
 void mct_group_lost(struct group *g);
+int mct_probe(struct group *g, uint16_t status, bool rejoin, bool by_rec);
+void mct_absent_wake(struct group *g);
+void mct_absent_retry(struct group *g);
+void mct_absent_end(struct group *g);
 
 #endif
