@@ -295,6 +295,9 @@ struct imc_mcast_group_info {
 	uint8_t wanted;             /* union of live members' bits */
 	unsigned members;
 	bool joined;                /* the SA holds join_state */
+	bool waiting;               /* the SA has no such group: its
+				     * members wait for it (WAITING,
+				     * -ENOENT) */
 };
 
 /* Calls fn for each group, in MGID order (groups not yet keyed, MGID 0
@@ -330,6 +333,9 @@ struct imc_mcast_stats {
 	uint64_t traps_created;     /* trap 66 Reports, duplicates too */
 	uint64_t waits;             /* members told WAITING (-ENOENT): the
 				     * SA has no group of their MGID */
+	size_t groups_absent;       /* groups whose members wait for the SA
+				     * to create them (a fallback timer
+				     * each) */
 };
 
 void imc_mcast_get_stats(const struct imc_mcast *t,

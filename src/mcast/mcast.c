@@ -495,6 +495,10 @@ void mct_mstate(struct imc_mcast_member *m, enum imc_mcast_state to,
 		m->resume = m->state == IMC_MCAST_PENDING ?
 			    IMC_MCAST_PENDING : IMC_MCAST_REJOINING;
 		m->status = status;
+		/* No group at the SA, no MLID to receive on: the QP is
+		 * attached again with the join (complete()). */
+		if (status == -ENOENT)
+			att_put(m);
 	}
 	if (to == IMC_MCAST_REJOINING)
 		m->since = imc_loop_now(g->t->loop);
@@ -543,8 +547,12 @@ void mct_gstate(struct group *g, enum gstate to)
 		t->rejoins_in_flight++;
 	if (to == G_WINDOW)
 		list_add_tail(&t->window, &g->wait);
-	if (to == G_ABSENT)
+	if (g->state == G_ABSENT)
+		t->st.groups_absent--;
+	if (to == G_ABSENT) {
 		list_add_tail(&t->absent, &g->wait);
+		t->st.groups_absent++;
+	}
 	g->state = to;
 }
 
@@ -615,6 +623,8 @@ static void group_free(struct group *g)
 	mct_absent_end(g);
 	if (g->state == G_REJOIN)
 		t->rejoins_in_flight--;
+	if (g->state == G_ABSENT)
+		t->st.groups_absent--;
 	while (!list_empty(&g->atts))
 		att_free(imc_container_of(g->atts.next, struct att, link));
 	if (!imc_gid_is_zero(&g->mgid))
@@ -1176,7 +1186,12 @@ static void dispatch(struct imc_mcast *t)
 		struct imc_mcmr rec;
 
 		list_del(&m->ev);
-		if (m->state == m->told || m->state == IMC_MCAST_PENDING)
+		/* WAITING is told again when its reason changed (port
+		 * down, 0; no group at the SA, -ENOENT). */
+		if ((m->state == m->told &&
+		     (m->state != IMC_MCAST_WAITING ||
+		      m->status == m->told_status)) ||
+		    m->state == IMC_MCAST_PENDING)
 			continue;
 		memset(&ev, 0, sizeof(ev));
 		switch (m->state) {
@@ -1192,6 +1207,13 @@ static void dispatch(struct imc_mcast *t)
 			ev.status = m->status;
 			break;
 		case IMC_MCAST_REJOINING:
+			/* Lost before its JOINED was told (a trap came
+			 * between the answer and this dispatch): the join
+			 * request completes later, as JOINED or ERROR. */
+			if (m->told == IMC_MCAST_PENDING ||
+			    (m->told == IMC_MCAST_WAITING &&
+			     m->resume == IMC_MCAST_PENDING))
+				continue;
 			ev.type = IMC_MCAST_EV_REJOINING;
 			break;
 		case IMC_MCAST_WAITING:
@@ -1211,6 +1233,7 @@ static void dispatch(struct imc_mcast *t)
 				     m->resume == IMC_MCAST_PENDING),
 				    imc_loop_now(t->loop) - m->since);
 		m->told = m->state;
+		m->told_status = m->status;
 		/* m may be freed, t destroyed: touch neither after. */
 		m->cb(m->arg, m, &ev);
 		if (guard.destroyed)
@@ -1505,6 +1528,7 @@ int imc_mcast_foreach_group(const struct imc_mcast *t,
 		gi.join_state = sure(g);
 		gi.wanted = want(g);
 		gi.members = g->n_members;
+		gi.waiting = g->state == G_ABSENT;
 		gi.joined = sure(g) &&
 			    (g->state == G_IDLE || g->state == G_SET ||
 			     g->state == G_DELETE);

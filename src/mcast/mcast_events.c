@@ -192,6 +192,22 @@ static bool sub_needed(const struct sub *s)
 	return t->n_absent > 0;
 }
 
+/* Subscribed to trap 67 after a join without a full bit was answered
+ * (the InformInfo Set went first but was retried, or the SA changed): a
+ * deletion before the subscription went unheard, so such groups re-join
+ * and learn what the SA holds. */
+static void check_unheard(struct imc_mcast *t)
+{
+	for (struct link *l = t->all.next; l != &t->all; l = l->next) {
+		struct group *g = imc_container_of(l, struct group, all);
+
+		if (g->state == G_IDLE && sure(g) && !(g->held & FULL_BITS)) {
+			t->st.groups_lost++;
+			mct_group_lost(g);
+		}
+	}
+}
+
 static void on_sub(void *arg, int err, const struct imc_sa_answer *ans)
 {
 	struct sub *s = arg;
@@ -206,6 +222,8 @@ static void on_sub(void *arg, int err, const struct imc_sa_answer *ans)
 	}
 	if (!err && !ans->status) {
 		sub_move(s, S_ON);
+		if (s->trap == IMC_TRAP_MCAST_GROUP_DELETED)
+			check_unheard(t);
 		mct_sub_kick(s); /* not needed any more meanwhile? */
 		return;
 	}
@@ -535,6 +553,7 @@ static void absent_enter(struct group *g)
 		delay += imc_rng_below(&t->rng, t->cfg.rejoin_spread);
 	(void)imc_timer_arm_in(t->loop, &g->timer, delay);
 	mct_sub_kick(&t->created);
+	mct_mark_dirty(g); /* detaches the QPs of the members that wait */
 }
 
 /* ABSENT -> IDLE: the waiting members resume (PENDING, or REJOINING

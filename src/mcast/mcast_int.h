@@ -196,7 +196,8 @@ struct imc_mcast_member {
 	enum imc_mcast_state state;
 	enum imc_mcast_state told;  /* last reported (PENDING: none) */
 	enum imc_mcast_state resume; /* WAITING: state at port up */
-	int status;                 /* FAILED: why */
+	int status;                 /* FAILED, WAITING: why */
+	int told_status;            /* with told */
 	imc_time_t since;           /* joined, or went REJOINING, at */
 	uint64_t gen;
 	struct att *att;
