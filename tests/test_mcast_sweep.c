@@ -855,22 +855,25 @@ static void world_stop(void)
 static void quiesce(const char *what)
 {
 	struct imc_loop_stats ls;
-	size_t absent = 0;
+	size_t absent = 0, waiting_ports = 0;
 
 	if (S.failed)
 		return;
 	imc_loop_run_until(S.loop, imc_loop_now(S.loop) + QUIET_LIMIT);
 	imc_loop_get_stats(S.loop, &ls);
 	/* Groups whose members wait for the SA to create them keep a
-	 * fallback timer each; nothing else may be armed. */
+	 * fallback timer each, and their port may retry its trap 66
+	 * subscription; nothing else may be armed. */
 	for (unsigned i = 0; i < S.np; i++) {
 		struct imc_mcast_stats st;
 
 		imc_mcast_get_stats(imc_mcast_fabric_tracker(S.ports[i].mf),
 				    &st);
 		absent += st.groups_absent;
+		waiting_ports += st.groups_absent > 0;
 	}
-	if (!S.failed && ls.timers_armed != absent)
+	if (!S.failed && (ls.timers_armed < absent ||
+			  ls.timers_armed > absent + waiting_ports))
 		bad("%s: %zu timers still armed after %llu s (%zu groups wait for the SA)",
 		    what, ls.timers_armed,
 		    (unsigned long long)(QUIET_LIMIT / IMC_NSEC_PER_SEC),
@@ -940,7 +943,9 @@ static void tracker_group(void *arg, const struct imc_mcast_group_info *g)
 	char b[IMC_GID_STRLEN];
 
 	e->seen_tracker = true;
-	if (g->waiting) {
+	if (g->waiting || (!want && !g->join_state && g->wanted &&
+			   !(g->wanted & FULL_BITS))) {
+		/* (or a try of its fallback under way) */
 		/* its members WAITING (check_waiting()), nothing held */
 		if (want || g->join_state || g->joined ||
 		    (g->wanted & FULL_BITS))
@@ -1069,7 +1074,11 @@ static void check_quiet(void)
 		struct handle *h = S.live[i];
 		enum imc_mcast_state st = imc_mcast_member_state(h->m);
 
-		if (st == IMC_MCAST_WAITING)
+		/* (or trying again: a fallback may be under way when the
+		 * quiet time ends) */
+		if (st == IMC_MCAST_WAITING ||
+		    ((st == IMC_MCAST_PENDING || st == IMC_MCAST_REJOINING) &&
+		     h->last == IMC_MCAST_EV_WAITING))
 			check_waiting(h);
 		else if (h->completions != 1)
 			bad("handle %u: %u completions", h->id,
