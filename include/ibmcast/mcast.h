@@ -16,14 +16,20 @@
  *   PENDING   SA join answered with success        JOINED
  *   PENDING   SA status, -ETIMEDOUT, mismatch      FAILED
  *   PENDING   port down                            WAITING
+ *   PENDING   no full bit, the SA has no group     WAITING (-ENOENT)
  *   JOINED    reregister / SM / P_Key change       REJOINING
  *   JOINED    trap 67: the SA deleted the group    REJOINING
  *   JOINED    port down                            WAITING
  *   REJOINING SA join answered with success        JOINED
  *   REJOINING SA status, -ENETRESET                FAILED
  *   REJOINING port down                            WAITING
+ *   JOINED,   no full bit, the SA has no group     WAITING (-ENOENT)
+ *   REJOINING
  *   WAITING   port up (ACTIVE)                     REJOINING (or PENDING
  *                                                  when never joined)
+ *   WAITING   (-ENOENT) trap 66 for the MGID, the  REJOINING (or PENDING),
+ *             fallback timer, a new local join     not told: JOINED, or
+ *                                                  WAITING again, is
  *   any       imc_mcast_leave()                    freed: no callback
  *
  * Callbacks (ARCHITECTURE.md "Callbacks"; each rule is tested):
@@ -144,6 +150,9 @@ struct imc_mcast_config {
 	 * owner needs that handler may pass the Reports on with
 	 * imc_mcast_report() instead, with subscribe set. */
 	bool subscribe;
+	/* With subscribe, a group whose members wait for its creation
+	 * (WAITING, -ENOENT) also subscribes the port to trap 66 until
+	 * none waits; without, only the fallback timer asks again. */
 };
 
 /* Paced re-joins over 1 s, one in flight per port (docs/performance.md,
@@ -185,7 +194,13 @@ enum imc_mcast_event_type {
 	IMC_MCAST_EV_JOINED,     /* rec is the group's record */
 	IMC_MCAST_EV_ERROR,      /* status says why; the member is FAILED */
 	IMC_MCAST_EV_REJOINING,  /* reregister or SM change: re-joining */
-	IMC_MCAST_EV_WAITING,    /* port down: waiting for it to come back */
+	/* status 0: port down, waiting for it to come back; -ENOENT: the
+	 * member has no full bit and the SA has no group of its MGID
+	 * (a Set refused with REQ_INVALID, then a Get answered
+	 * NO_RECORDS): waiting for the group to be created (trap 66, or a
+	 * fallback try after 1 s doubling to 32 s); told again when the
+	 * reason changes */
+	IMC_MCAST_EV_WAITING,
 };
 
 const char *imc_mcast_event_str(enum imc_mcast_event_type t);

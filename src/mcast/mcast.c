@@ -15,8 +15,12 @@
  *   REJOINING  FAILED     re-join refused, -ENETRESET (unanswered:
  *                         paced again)
  *   REJOINING  WAITING    port down
- *   WAITING    PENDING    port up, never joined
- *   WAITING    REJOINING  port up, joined before
+ *   PENDING,   WAITING    the SA has no group (ABSENT below), status
+ *   JOINED,               -ENOENT
+ *   REJOINING
+ *   WAITING    PENDING    port up, never joined (or ABSENT woken)
+ *   WAITING    REJOINING  port up, joined before (or ABSENT woken:
+ *                         not told, mcast_events.c)
  *   FAILED     -          (terminal until imc_mcast_leave())
  *
  * PENDING and REJOINING members sit on their group's pending list, the
@@ -40,6 +44,12 @@
  *   PACE     WINDOW   its delay passed, the window is full
  *   WINDOW   REJOIN   a re-join of the port completed: room
  *   PACE|WINDOW IDLE  no member waits for the re-join any more
+ *   IDLE     PROBE    a Set with no full bit refused REQ_INVALID: a
+ *                     Get of the MGID tells whether the group exists
+ *   PROBE    IDLE     answered: found (the Set again, once), failed
+ *   IDLE     ABSENT   the Get said NO_RECORDS: members WAITING
+ *   ABSENT   IDLE     trap 66, fallback timer, a new join, or nobody
+ *                     waits (then PACE or reconcile)
  *   any      DOWN     port down: requests canceled, what was held
  *                     in doubt (the SA may keep it: a short flap)
  *   DOWN     PACE     port up with wanted bits
