@@ -1,7 +1,7 @@
 /* The join tracker's insides, shared by its files: mcast.c (groups,
- * members, SA requests, the public API) and mcast_events.c (port events,
- * traps 66 and 67, groups the SA does not have). The state tables are
- * at the top of mcast.c. */
+ * members, SA requests, the public API), mcast_events.c (port events,
+ * traps 66 and 67, groups the SA does not have) and mcast_info.c (names,
+ * listing, counters). The state tables are at the top of mcast.c. */
 #ifndef IMC_MCAST_INT_H
 #define IMC_MCAST_INT_H
 
