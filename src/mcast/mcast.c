@@ -1103,7 +1103,8 @@ static void on_group_timer(struct imc_timer *tm)
 	else if (g->state == G_IDLE)
 		mct_reconcile(g, false);
 	else if (g->state == G_ABSENT)
-		mct_absent_retry(g); /* no Report came: ask again */
+		/* no Report came: ask again (the timer had its jitter) */
+		mct_absent_retry(g, 0);
 }
 
 /* Schedules g's re-join: a random delay in [0, rejoin_spread) drawn from
@@ -1113,12 +1114,17 @@ static void on_group_timer(struct imc_timer *tm)
  * for each re-join of g left unanswered in a row. */
 void mct_pace(struct group *g)
 {
+	mct_pace_over(g, g->t->cfg.rejoin_spread);
+}
+
+/* mct_pace() over spread instead of rejoin_spread. */
+void mct_pace_over(struct group *g, imc_time_t spread)
+{
 	struct imc_mcast *t = g->t;
 	imc_time_t delay = 0;
 
-	if (t->cfg.rejoin == IMC_MCAST_REJOIN_PACED && t->cfg.rejoin_spread)
-		delay = imc_rng_below(&t->rng, t->cfg.rejoin_spread
-						       << g->rejoin_fails);
+	if (t->cfg.rejoin == IMC_MCAST_REJOIN_PACED && spread)
+		delay = imc_rng_below(&t->rng, spread << g->rejoin_fails);
 	mct_gstate(g, G_PACE);
 	(void)imc_timer_arm_in(t->loop, &g->timer, delay);
 }

@@ -266,6 +266,7 @@ void mct_group_stop(struct group *g);
 void mct_mark_dirty(struct group *g);
 void mct_reconcile(struct group *g, bool answered);
 void mct_pace(struct group *g);
+void mct_pace_over(struct group *g, imc_time_t spread);
 void mct_count_answer(struct imc_mcast *t, int err,
 		      const struct imc_sa_answer *ans);
 int mct_send_mcmr(struct group *g, uint8_t method, const struct imc_mcmr *rec,
@@ -281,7 +282,7 @@ void mct_on_report(void *arg, const struct imc_sa_mad *report);
 void mct_group_lost(struct group *g);
 int mct_probe(struct group *g, uint16_t status, bool rejoin, bool by_rec);
 void mct_absent_wake(struct group *g);
-void mct_absent_retry(struct group *g);
+void mct_absent_retry(struct group *g, imc_time_t spread);
 void mct_absent_end(struct group *g);
 
 #endif
