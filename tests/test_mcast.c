@@ -2053,6 +2053,38 @@ static void test_restart_nonfull_waits(void **state)
 	finish();
 }
 
+/* The SA dropped the port (its sweep found it gone) and the group went
+ * with another port's last full member: no trap 67 reaches a port that
+ * is no member. The port's FullMember leaves; the Delete is refused
+ * (REQ_INVALID), and what the port keeps has no full bit: a Get of the
+ * group finds it gone, and the NonMember waits instead of staying JOINED
+ * to a group the SA does not have. */
+static void test_refused_delete_verifies(void **state)
+{
+	struct node *n = node(2), *n3 = node(3);
+	struct imc_gid g1 = fx_mgid(G1);
+	struct h *a, *c, *other;
+	size_t mark;
+
+	other = join(n3, G1, IMC_JOIN_FULL, NULL);
+	a = join(n, G1, IMC_JOIN_FULL, NULL);
+	c = join(n, G1, IMC_JOIN_NON, &QP1);
+	run();
+	assert_int_equal(sa_js(2, &g1), 0x3);
+	assert_int_equal(imc_sa_port_gone(W->f.sa, &W->f.ports[2].p.gid), 1);
+	leave(other);
+	run();
+	mark = W->nlog;
+	leave(a);
+	run_for(100 * MS);
+	assert_int_equal(sent(2, UMAD_SA_METHOD_DELETE, mark), 1);
+	assert_int_equal(sent(2, UMAD_METHOD_GET, mark), 1);
+	assert_int_equal(c->ev[1], IMC_MCAST_EV_WAITING);
+	assert_int_equal(c->st[1], -ENOENT);
+	assert_non_null(find_log(L_DETACH, 2, 0, mark, NULL));
+	finish();
+}
+
 /* A non-full join refused by an existing group (a Q_Key that differs)
  * does not wait: the probe finds the group, the Set goes once more (the
  * group may have been created meanwhile), and the refusal stands. */
@@ -2830,6 +2862,7 @@ int main(void)
 		T(test_leave_while_waiting),
 		T(test_restart_nonfull_waits),
 		T(test_nonfull_mismatch_fails),
+		T(test_refused_delete_verifies),
 		T(test_delete_answer_names_what_is_left),
 		T(test_lid_change),
 		T(test_rejoin_paced_window),

@@ -851,6 +851,20 @@ static void world_stop(void)
 	S.nh = S.caph = S.nlive = 0;
 }
 
+static size_t in_flight(void)
+{
+	size_t n = 0;
+
+	for (unsigned i = 0; i < S.np; i++) {
+		struct imc_mcast_stats st;
+
+		imc_mcast_get_stats(imc_mcast_fabric_tracker(S.ports[i].mf),
+				    &st);
+		n += st.in_flight;
+	}
+	return n;
+}
+
 /* Runs until nothing is armed (QUIET_LIMIT at most). */
 static void quiesce(const char *what)
 {
@@ -860,6 +874,10 @@ static void quiesce(const char *what)
 	if (S.failed)
 		return;
 	imc_loop_run_until(S.loop, imc_loop_now(S.loop) + QUIET_LIMIT);
+	/* A group that waits for the SA tries again now and then (every
+	 * 33 s at most): end between two tries, with nothing in flight. */
+	for (unsigned k = 0; k < 4000 && in_flight(); k++)
+		imc_loop_run_until(S.loop, imc_loop_now(S.loop) + 10 * MS);
 	imc_loop_get_stats(S.loop, &ls);
 	/* Groups whose members wait for the SA to create them keep a
 	 * fallback timer each, and their port may retry its trap 66

@@ -77,6 +77,21 @@
  * most 32 times rejoin_spread), until the SA answers or the port goes
  * down; joins that came meanwhile wait for it.
  *
+ * Members without a full bit outlive their group. A Set with no full bit
+ * (FullMember or SendOnlyFullMember) cannot create a group (IBA
+ * 15.2.5.17); to a missing group the SA answers REQ_INVALID (0x0200), as
+ * it does to a template that does not fit. The tracker then sends a
+ * Get(MCMemberRecord) of the MGID: NO_RECORDS (0x0300) means the group is
+ * gone, and its members go WAITING with status -ENOENT (QPs detached, the
+ * member's request not completed if it never joined). The port subscribes
+ * to trap 66 (group created) while a member waits, and the group joins
+ * again on the Report, at a fallback try (1 s after the refusal, doubling
+ * to 32 s, plus up to rejoin_spread of jitter), or when a new local
+ * member joins; the member hears JOINED (or ERROR), not each try. A Get
+ * that finds the group lets the Set go once more (the group may have been
+ * created in between); found again, the refusal stands and the members it
+ * judged fail with its status.
+ *
  * What the tracker cannot know: the MGID of a create whose answers were
  * all lost (the SA may hold a group nobody knows of), a trap 67 whose
  * Reports were all lost, or an old copy of a Set that the network
@@ -145,7 +160,8 @@ struct imc_mcast_config {
 	 * (InformInfo, IBA 13.4.8.3) once it joins a group with no full
 	 * bit of its own, and again after a reregister, an SM change or
 	 * port up; the members of a group the SA deleted re-join (a
-	 * NonMember or SendOnlyNonMember alone is refused: ERROR). The
+	 * NonMember or SendOnlyNonMember alone is refused, and waits for
+	 * the group: WAITING, -ENOENT, below). The
 	 * tracker installs the SA client's Report handler; a client whose
 	 * owner needs that handler may pass the Reports on with
 	 * imc_mcast_report() instead, with subscribe set. */
@@ -299,7 +315,10 @@ void imc_mcast_port_event(struct imc_mcast *t, enum imc_mcast_port_event ev);
 const char *imc_mcast_port_event_str(enum imc_mcast_port_event ev);
 
 /* A Report the SA client received (imc_sa_report_cb): trap 67 for a group
- * of the port makes it re-join; anything else is ignored. For owners of
+ * of the port makes it re-join; trap 66 for a group whose members wait
+ * makes it join (paced over a quarter of rejoin_spread), and for a group
+ * the port holds without a full bit makes it re-join (a trap 67 went
+ * unheard); anything else is ignored. For owners of
  * the client's Report handler (see imc_mcast_config.subscribe). */
 void imc_mcast_report(struct imc_mcast *t, const struct imc_sa_mad *report);
 

@@ -44,7 +44,8 @@
  *   PACE     WINDOW   its delay passed, the window is full
  *   WINDOW   REJOIN   a re-join of the port completed: room
  *   PACE|WINDOW IDLE  no member waits for the re-join any more
- *   IDLE     PROBE    a Set with no full bit refused REQ_INVALID: a
+ *   IDLE     PROBE    a Set with no full bit refused REQ_INVALID, or a
+ *                     Delete refused that leaves only non-full bits: a
  *                     Get of the MGID tells whether the group exists
  *   PROBE    IDLE     answered: found (the Set again, once), failed
  *   IDLE     ABSENT   the Get said NO_RECORDS: members WAITING
@@ -958,6 +959,15 @@ static void on_delete(void *arg, int err, const struct imc_sa_answer *ans)
 	if (gone) {
 		g->t->st.groups_lost++;
 		mct_group_lost(g);
+	} else if (!err && !stale && ans->status &&
+		   imc_sa_status_code(ans->status) ==
+			   UMAD_SA_STATUS_REQ_INVALID &&
+		   (sure(g) & want(g)) && !(g->held & FULL_BITS) &&
+		   mct_verify(g) == 0) {
+		/* Refused: the SA lacks the bits, maybe with the group,
+		 * and the bits left have no full one (a deletion before
+		 * the port's trap 67 subscription went unheard). A Get of
+		 * the group tells (mcast_events.c). */
 	} else if (stale && want(g)) {
 		mct_pace(g);
 	} else {
@@ -1019,6 +1029,8 @@ void mct_reconcile(struct group *g, bool answered)
 			return;
 		mct_absent_wake(g);
 	}
+	if (!want(g))
+		mct_absent_end(g); /* nobody waits for a creation */
 	if (g->state != G_IDLE)
 		return;
 	if (g->rec_valid) {

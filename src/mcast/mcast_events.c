@@ -122,6 +122,12 @@ static void port_rejoin(struct imc_mcast *t)
 		g->doubt = g->held;
 		g->trigger = NULL;
 		each_member(g, m_rejoin);
+		if (g->state == G_ABSENT) {
+			/* The SA the port has now may have the group
+			 * (no trap 66 tells of a group that exists). */
+			mct_absent_retry(g, t->cfg.rejoin_spread);
+			continue;
+		}
 		if (g->state != G_IDLE)
 			continue;
 		if (want(g))
@@ -479,6 +485,11 @@ static void on_probe(void *arg, int err, const struct imc_sa_answer *ans)
 		g->trigger = NULL;
 		absent_enter(g);
 		return;
+	} else if (g->probe_verify) {
+		/* The group exists (or no answer: the audit, a trap or a
+		 * re-join will tell): what is held stays. */
+		mct_reconcile(g, true);
+		return;
 	} else if (!err && !st && g->probe_found < PROBE_FOUND_MAX &&
 		   imc_mcmr_unpack(&rec, ans->data, ans->len) >= 0 &&
 		   imc_gid_equal(&rec.mgid, &g->mgid)) {
@@ -502,23 +513,42 @@ static void on_probe(void *arg, int err, const struct imc_sa_answer *ans)
  * the group is gone: Get(MCMemberRecord) by MGID. Returns 0 when the
  * probe went out (the group is PROBE), else -EAGAIN (the refusal
  * stands). */
-int mct_probe(struct group *g, uint16_t status, bool rejoin, bool by_rec)
+static int probe_send(struct group *g)
 {
 	struct imc_mcmr rec;
 
-	if (imc_sa_status_code(status) != UMAD_SA_STATUS_REQ_INVALID ||
-	    (g->req_bits & FULL_BITS) || imc_gid_is_zero(&g->mgid) ||
-	    (!by_rec && !g->trigger) || g->state != G_IDLE)
-		return -EAGAIN;
 	memset(&rec, 0, sizeof(rec));
 	rec.mgid = g->mgid;
 	if (mct_send_mcmr(g, UMAD_METHOD_GET, &rec, CM(MGID), on_probe) < 0)
 		return -EAGAIN;
+	mct_gstate(g, G_PROBE);
+	return 0;
+}
+
+int mct_probe(struct group *g, uint16_t status, bool rejoin, bool by_rec)
+{
+	if (imc_sa_status_code(status) != UMAD_SA_STATUS_REQ_INVALID ||
+	    (g->req_bits & FULL_BITS) || imc_gid_is_zero(&g->mgid) ||
+	    (!by_rec && !g->trigger) || g->state != G_IDLE)
+		return -EAGAIN;
 	g->probe_status = status;
 	g->probe_rejoin = rejoin;
 	g->probe_by_rec = by_rec;
-	mct_gstate(g, G_PROBE);
-	return 0;
+	g->probe_verify = false;
+	return probe_send(g);
+}
+
+/* A Delete refused: does the group still exist? The same Get; when it
+ * does, nothing changes. Returns 0 when it went out (PROBE). */
+int mct_verify(struct group *g)
+{
+	if (imc_gid_is_zero(&g->mgid) || g->state != G_IDLE)
+		return -EAGAIN;
+	g->probe_verify = true;
+	g->probe_rejoin = false;
+	g->probe_by_rec = false;
+	g->probe_status = 0;
+	return probe_send(g);
 }
 
 static void m_absent(struct imc_mcast_member *m)

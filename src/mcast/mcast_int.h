@@ -179,6 +179,7 @@ struct group {
 	uint8_t probe_found;        /* probes that found it, in a row */
 	bool probe_rejoin;          /* the refused Set was a re-join */
 	bool probe_by_rec;          /* ... and named the group's record */
+	bool probe_verify;          /* no Set refused: does it exist? */
 	uint16_t probe_status;      /* the refused Set's status */
 	struct imc_sa_query *q;
 	struct imc_mcast_member *trigger; /* whose template the Set carries */
@@ -281,6 +282,7 @@ void mct_sub_reset(struct imc_mcast *t);
 void mct_on_report(void *arg, const struct imc_sa_mad *report);
 void mct_group_lost(struct group *g);
 int mct_probe(struct group *g, uint16_t status, bool rejoin, bool by_rec);
+int mct_verify(struct group *g);
 void mct_absent_wake(struct group *g);
 void mct_absent_retry(struct group *g, imc_time_t spread);
 void mct_absent_end(struct group *g);
