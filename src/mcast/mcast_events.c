@@ -509,10 +509,8 @@ static void on_probe(void *arg, int err, const struct imc_sa_answer *ans)
 		mct_reconcile(g, true);
 }
 
-/* After the refusal of a Set (status), when the refusal may mean that
- * the group is gone: Get(MCMemberRecord) by MGID. Returns 0 when the
- * probe went out (the group is PROBE), else -EAGAIN (the refusal
- * stands). */
+/* Get(MCMemberRecord) by MGID, as a port that is not trusted asks it
+ * (no PortGID: the group's record, IBA 15.2.5.17). */
 static int probe_send(struct group *g)
 {
 	struct imc_mcmr rec;
@@ -525,6 +523,9 @@ static int probe_send(struct group *g)
 	return 0;
 }
 
+/* After the refusal of a Set (status), when the refusal may mean that
+ * the group is gone: the Get. Returns 0 when it went out (the group is
+ * PROBE), else -EAGAIN (the refusal stands). */
 int mct_probe(struct group *g, uint16_t status, bool rejoin, bool by_rec)
 {
 	if (imc_sa_status_code(status) != UMAD_SA_STATUS_REQ_INVALID ||
