@@ -227,7 +227,8 @@ struct imc_mcast_event {
 	 * or a negative errno: -ETIMEDOUT (no answer after the retries),
 	 * -ECANCELED (the request was flushed), -ENETRESET (the group was
 	 * lost and could not be re-joined), -EINVAL (the group's record does
-	 * not match this member's template) or an attach error. */
+	 * not match this member's template) or an attach error. WAITING: 0
+	 * (port down) or -ENOENT (no group at the SA). */
 	int status;
 	const struct imc_mcmr *rec;   /* JOINED: valid during the call */
 };
