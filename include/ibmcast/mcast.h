@@ -14,22 +14,27 @@
  *   state     event                                next
  *   PENDING   group holds its bits, record matches JOINED  (no MAD)
  *   PENDING   SA join answered with success        JOINED
- *   PENDING   SA status, -ETIMEDOUT, mismatch      FAILED
+ *   PENDING   SA status, -ETIMEDOUT, mismatch,     FAILED
+ *             attach error
  *   PENDING   port down                            WAITING
  *   PENDING   no full bit, the SA has no group     WAITING (-ENOENT)
  *   JOINED    reregister / SM / P_Key change       REJOINING
  *   JOINED    trap 67: the SA deleted the group    REJOINING
  *   JOINED    port down                            WAITING
+ *   JOINED    attach error after an MLID change    FAILED
  *   REJOINING SA join answered with success        JOINED
- *   REJOINING SA status, -ENETRESET                FAILED
+ *   REJOINING SA status, -ENETRESET (unanswered:   FAILED
+ *             paced again, nothing fails)
  *   REJOINING port down                            WAITING
  *   JOINED,   no full bit, the SA has no group     WAITING (-ENOENT)
  *   REJOINING
  *   WAITING   port up (ACTIVE)                     REJOINING (or PENDING
  *                                                  when never joined)
- *   WAITING   (-ENOENT) trap 66 for the MGID, the  REJOINING (or PENDING),
- *             fallback timer, a new local join     not told: JOINED, or
- *                                                  WAITING again, is
+ *   WAITING   (-ENOENT) trap 66 for the MGID, the  REJOINING (or PENDING)
+ *             fallback timer, a new local join,    without an event: the
+ *             a reregister or an SM change         member hears JOINED or
+ *                                                  ERROR when a try ends so
+ *   FAILED    -                                    (until imc_mcast_leave())
  *   any       imc_mcast_leave()                    freed: no callback
  *
  * Callbacks (ARCHITECTURE.md "Callbacks"; each rule is tested):

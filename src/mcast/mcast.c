@@ -1,27 +1,10 @@
 /* Join tracker: many local joins, one SA membership per port and group
  * (see ibmcast/mcast.h).
  *
- * A member (struct imc_mcast_member) changes state only through mct_mstate():
- *
- *   from       to         when
- *   PENDING    JOINED     its bits are held and the record matches
- *                         (after an SA answer, or locally)
- *   PENDING    FAILED     SA status, -ETIMEDOUT, -EINVAL mismatch, attach
- *   PENDING    WAITING    port down
- *   JOINED     REJOINING  reregister, SM change, P_Key change
- *   JOINED     WAITING    port down
- *   JOINED     FAILED     attach error after an MLID change
- *   REJOINING  JOINED     the re-join answered, record matches
- *   REJOINING  FAILED     re-join refused, -ENETRESET (unanswered:
- *                         paced again)
- *   REJOINING  WAITING    port down
- *   PENDING,   WAITING    the SA has no group (ABSENT below), status
- *   JOINED,               -ENOENT
- *   REJOINING
- *   WAITING    PENDING    port up, never joined (or ABSENT woken)
- *   WAITING    REJOINING  port up, joined before (or ABSENT woken:
- *                         not told, mcast_events.c)
- *   FAILED     -          (terminal until imc_mcast_leave())
+ * A member (struct imc_mcast_member) changes state only through
+ * mct_mstate(), as the table in ibmcast/mcast.h says (one copy: its
+ * allowed[] is that table's). FAILED is terminal until
+ * imc_mcast_leave().
  *
  * PENDING and REJOINING members sit on their group's pending list, the
  * others on its member list. A member that is not FAILED counts in its
