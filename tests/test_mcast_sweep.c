@@ -181,10 +181,12 @@ struct sweep {
 	size_t nlive;
 
 	uint64_t reports_failed;    /* of the SAs stopped */
-	unsigned n_unheard;         /* see "Trap 67 Reports all lost" */
 	/* counted for the summary */
 	unsigned n_restarts, n_moves, n_flaps, n_rereg, n_orphans;
 	unsigned n_failed, n_joined, n_cb_leaves;
+	unsigned n_waits;           /* WAITING (-ENOENT) events */
+	unsigned n_waiting;         /* handles waiting at quiescence */
+	unsigned n_unheard;         /* see "Trap 67 Reports all lost" */
 };
 
 static struct sweep S;
@@ -336,6 +338,7 @@ static void on_event(void *arg, struct imc_mcast_member *m,
 		break;
 	case IMC_MCAST_EV_WAITING:
 		h->status_wait = ev->status;
+		S.n_waits += ev->status == -ENOENT;
 		break;
 	}
 	h->last = (int)ev->type;
@@ -1078,6 +1081,8 @@ static void check_waiting(const struct handle *h)
 	else if (imc_sa_group_get(imc_sa_fabric_sa(S.sf), &h->want, &gi) == 0)
 		bad("handle %u waits for %s, which the SA has", h->id,
 		    gidstr(&h->want, b));
+	else
+		S.n_waiting++;
 }
 
 static void check_quiet(void)
@@ -1242,7 +1247,7 @@ static void summary(void)
 /* Totals over the seeds run, for the last line. */
 static struct {
 	uint64_t handles, joined, failed, cb_leaves, restarts, moves, flaps,
-		rereg, orphans, steps;
+		rereg, orphans, steps, waits, waiting, unheard;
 } T;
 
 static void add_totals(void)
@@ -1257,6 +1262,9 @@ static void add_totals(void)
 	T.rereg += S.n_rereg;
 	T.orphans += S.n_orphans;
 	T.steps += S.steps;
+	T.waits += S.n_waits;
+	T.waiting += S.n_waiting;
+	T.unheard += S.n_unheard;
 }
 
 static bool run_seed(uint64_t seed, bool trace_on, bool verbose)
@@ -1321,12 +1329,16 @@ static void test_sweep(void **state)
 	       "  %" PRIu64 " steps, %" PRIu64 " joins (%" PRIu64 " completed JOINED, %" PRIu64
 	       " ERROR, %" PRIu64 " leaves from callbacks), %" PRIu64
 	       " SA restarts, %" PRIu64 " SA moves, %" PRIu64 " flaps, %" PRIu64
-	       " reregisters, %" PRIu64 " orphan creates\n",
+	       " reregisters, %" PRIu64 " orphan creates\n"
+	       "  %" PRIu64 " WAITING for a group the SA did not have, %" PRIu64
+	       " still waiting at quiescence, %" PRIu64
+	       " JOINED after a trap 67 the SA gave up on\n",
 	       seeds.one ? 1 : seeds.count, seeds.one ? seeds.seed : seeds.first, nfail,
 	       (double)(b.tv_sec - a.tv_sec) +
 		       (double)(b.tv_nsec - a.tv_nsec) / 1e9,
 	       T.steps, T.handles, T.joined, T.failed, T.cb_leaves,
-	       T.restarts, T.moves, T.flaps, T.rereg, T.orphans);
+	       T.restarts, T.moves, T.flaps, T.rereg, T.orphans, T.waits,
+	       T.waiting, T.unheard);
 	if (nfail)
 		fail_msg("%u seeds failed, the first %" PRIu64, nfail,
 			 first_fail);
