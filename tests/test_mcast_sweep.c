@@ -19,7 +19,11 @@
  *
  * After quiescence (every cable up, the loop run dry):
  *  - every live handle is JOINED or FAILED, as its last event said, and
- *    got exactly one completion (its first JOINED or ERROR);
+ *    got exactly one completion (its first JOINED or ERROR); or, with no
+ *    full bit, WAITING (-ENOENT) for a group the SA does not have, with
+ *    no completion yet unless it had joined;
+ *  - the only timers armed are the fallbacks of the trackers' groups that
+ *    wait for the SA to create them;
  *  - each tracker's groups hold at the SA exactly the union of their
  *    JOINED members' bits, and the SA's membership of every port is that
  *    union (imc_sa_foreach_group/member), group by group;
@@ -41,13 +45,11 @@
  *    one the port knew from before, and its tracker's Deletes of its own
  *    bits there may leave part of the orphan's.
  *  - Trap 67 Reports all lost. The SA deletes a group with its last full
- *    member (IBA 15.2.5.17, o15-0.1.9); the other members' trackers hear
- *    of it from trap 67 only, once subscribed. So NonMember and
- *    SendOnlyNonMember joins go to groups that can lose their last full
- *    member only in runs where no MAD is lost: no loss, an SA that drops
- *    nothing, the SA's port never flapped (a subscription lost while the
- *    join after it goes through leaves a deletion unheard); otherwise to
- *    the SA's persistent groups.
+ *    member (IBA 15.2.5.17, o15-0.1.9); a port that holds it without a
+ *    full bit hears of it from trap 67 only (or from trap 66 when the
+ *    group is created again). When the SA gave up on a Report (every copy
+ *    lost; its reports_failed counter), a port may keep JOINED non-full
+ *    members of a group the SA no longer has.
  *  - Reordering past a round trip. A copy of a Delete that reaches the SA
  *    after its answer and after the next Set would undo that Set; no
  *    client can prevent it against an SA that does not deduplicate
@@ -139,6 +141,7 @@ struct handle {
 	int last;                   /* last event type, -1: none */
 	int status;
 	bool joined_once;
+	int status_wait;            /* of the last WAITING */
 	size_t slot;                /* index in live[] */
 };
 
@@ -157,11 +160,6 @@ struct sweep {
 	struct imc_mcast_fabric_config mcfg;
 	unsigned steps;
 	bool events;                /* restarts, moves, flaps, reregisters */
-	/* No MAD lost: no loss, an SA that drops nothing, the SA's port
-	 * never flapped. Only then may non-full members join groups that
-	 * can lose their last full member (they hear of it from trap 67
-	 * alone, once subscribed). */
-	bool trap_safe;
 
 	struct imc_topo *t;
 	struct imc_loop *loop;
@@ -182,9 +180,13 @@ struct sweep {
 	struct handle **live;
 	size_t nlive;
 
+	uint64_t reports_failed;    /* of the SAs stopped */
 	/* counted for the summary */
 	unsigned n_restarts, n_moves, n_flaps, n_rereg, n_orphans;
 	unsigned n_failed, n_joined, n_cb_leaves;
+	unsigned n_waits;           /* WAITING (-ENOENT) events */
+	unsigned n_waiting;         /* handles waiting at quiescence */
+	unsigned n_unheard;         /* see "Trap 67 Reports all lost" */
 };
 
 static struct sweep S;
@@ -291,7 +293,8 @@ static void on_event(void *arg, struct imc_mcast_member *m,
 	if (h->last == IMC_MCAST_EV_ERROR)
 		bad("handle %u: %s after its error",
 		    h->id, imc_mcast_event_str(ev->type));
-	if ((int)ev->type == h->last)
+	if ((int)ev->type == h->last &&
+	    (ev->type != IMC_MCAST_EV_WAITING || ev->status == h->status_wait))
 		bad("handle %u: %s twice in a row", h->id,
 		    imc_mcast_event_str(ev->type));
 	switch (ev->type) {
@@ -334,6 +337,8 @@ static void on_event(void *arg, struct imc_mcast_member *m,
 			    h->id);
 		break;
 	case IMC_MCAST_EV_WAITING:
+		h->status_wait = ev->status;
+		S.n_waits += ev->status == -ENOENT;
 		break;
 	}
 	h->last = (int)ev->type;
@@ -375,7 +380,7 @@ static struct handle *handle_new(struct port *p)
 	return h;
 }
 
-static uint8_t draw_state(enum kind k)
+static uint8_t draw_state(void)
 {
 	static const uint8_t any[] = {
 		IMC_JOIN_FULL, IMC_JOIN_FULL, IMC_JOIN_NON,
@@ -384,18 +389,9 @@ static uint8_t draw_state(enum kind k)
 		IMC_JOIN_NON | IMC_JOIN_SENDONLY_NON,
 		IMC_JOIN_FULL | IMC_JOIN_SENDONLY_FULL,
 	};
-	static const uint8_t full[] = {
-		IMC_JOIN_FULL, IMC_JOIN_FULL, IMC_JOIN_SENDONLY_FULL,
-		IMC_JOIN_FULL | IMC_JOIN_SENDONLY_FULL,
-	};
-	uint64_t i;
+	uint64_t i = below(IMC_ARRAY_SIZE(any));
 
-	if (k == K_PERSIST) {
-		i = below(IMC_ARRAY_SIZE(any));
-		return any[i];
-	}
-	i = below(IMC_ARRAY_SIZE(full));
-	return full[i];
+	return any[i];
 }
 
 static void do_join(void)
@@ -451,10 +447,10 @@ static void do_join(void)
 		if (h->kind == K_CREATE || h->kind == K_POOL || no_create)
 			r.comp_mask |= CREATE_COMPS;
 	}
-	/* Non-full members of groups that may lose their last full member
-	 * count on trap 67: see trap_safe. */
-	h->js = draw_state(!S.trap_safe && h->kind != K_CREATE ? h->kind :
-			   K_PERSIST);
+	/* Non-full members join any group: one that loses its last full
+	 * member (trap 67) leaves them WAITING until it is created again
+	 * (trap 66, or the fallback). */
+	h->js = draw_state();
 	if (h->kind == K_CREATE && !(h->js & FULL_BITS))
 		h->js |= IMC_JOIN_FULL;
 	r.join_state = h->js;
@@ -573,8 +569,18 @@ static void sa_start(struct port *p)
 						      &S.persist[i]), 0);
 }
 
+/* Reports the SA gave up on (every copy lost), over its lives. */
+static uint64_t reports_failed(void)
+{
+	struct imc_sa_stats st;
+
+	imc_sa_get_stats(imc_sa_fabric_sa(S.sf), &st);
+	return S.reports_failed + st.reports_failed;
+}
+
 static void sa_stop(void)
 {
+	S.reports_failed = reports_failed();
 	imc_gsi_set_qp(S.sm->gsi, NULL);
 	imc_sa_fabric_destroy(S.sf);
 	S.sf = NULL;
@@ -645,7 +651,7 @@ static void do_flap(void)
 	 * drops the port's memberships. */
 	uint64_t d = 100 * US + below(6 * MS);
 
-	if (imc_timer_armed(&p->up) || (S.trap_safe && p == S.sm))
+	if (imc_timer_armed(&p->up))
 		return;
 	S.n_flaps++;
 	trace("cable of port %u down for %" PRIu64 " ns", p->idx, d);
@@ -727,7 +733,6 @@ static void draw_params(void)
 	cc->window = chance(300) ? 1 + (unsigned)below(4) :
 				   IMC_SA_DEFAULT_WINDOW;
 	S.steps = 150 + (unsigned)below(450);
-	S.trap_safe = S.mad_loss == 0 && S.sa_rate == 0;
 }
 
 static void world_start(void)
@@ -849,19 +854,51 @@ static void world_stop(void)
 	S.nh = S.caph = S.nlive = 0;
 }
 
+static size_t in_flight(void)
+{
+	size_t n = 0;
+
+	for (unsigned i = 0; i < S.np; i++) {
+		struct imc_mcast_stats st;
+
+		imc_mcast_get_stats(imc_mcast_fabric_tracker(S.ports[i].mf),
+				    &st);
+		n += st.in_flight;
+	}
+	return n;
+}
+
 /* Runs until nothing is armed (QUIET_LIMIT at most). */
 static void quiesce(const char *what)
 {
 	struct imc_loop_stats ls;
+	size_t absent = 0, waiting_ports = 0;
 
 	if (S.failed)
 		return;
 	imc_loop_run_until(S.loop, imc_loop_now(S.loop) + QUIET_LIMIT);
+	/* A group that waits for the SA tries again now and then (every
+	 * 33 s at most): end between two tries, with nothing in flight. */
+	for (unsigned k = 0; k < 4000 && in_flight(); k++)
+		imc_loop_run_until(S.loop, imc_loop_now(S.loop) + 10 * MS);
 	imc_loop_get_stats(S.loop, &ls);
-	if (!S.failed && ls.timers_armed)
-		bad("%s: %zu timers still armed after %llu s", what,
-		    ls.timers_armed,
-		    (unsigned long long)(QUIET_LIMIT / IMC_NSEC_PER_SEC));
+	/* Groups whose members wait for the SA to create them keep a
+	 * fallback timer each, and their port may retry its trap 66
+	 * subscription; nothing else may be armed. */
+	for (unsigned i = 0; i < S.np; i++) {
+		struct imc_mcast_stats st;
+
+		imc_mcast_get_stats(imc_mcast_fabric_tracker(S.ports[i].mf),
+				    &st);
+		absent += st.groups_absent;
+		waiting_ports += st.groups_absent > 0;
+	}
+	if (!S.failed && (ls.timers_armed < absent ||
+			  ls.timers_armed > absent + waiting_ports))
+		bad("%s: %zu timers still armed after %llu s (%zu groups wait for the SA)",
+		    what, ls.timers_armed,
+		    (unsigned long long)(QUIET_LIMIT / IMC_NSEC_PER_SEC),
+		    absent);
 }
 
 /* ------------------------------------------------------------------ */
@@ -927,8 +964,17 @@ static void tracker_group(void *arg, const struct imc_mcast_group_info *g)
 	char b[IMC_GID_STRLEN];
 
 	e->seen_tracker = true;
-	if (g->wanted != want || g->join_state != want ||
-	    (want && !g->joined))
+	if (g->waiting || (!want && !g->join_state && g->wanted &&
+			   !(g->wanted & FULL_BITS))) {
+		/* (or a try of its fallback under way) */
+		/* its members WAITING (check_waiting()), nothing held */
+		if (want || g->join_state || g->joined ||
+		    (g->wanted & FULL_BITS))
+			bad("port %u group %s waits for the SA, holding 0x%x (wanted 0x%x), its JOINED members 0x%x",
+			    c->port, gidstr(&g->rec.mgid, b), g->join_state,
+			    g->wanted, want);
+	} else if (g->wanted != want || g->join_state != want ||
+		   (want && !g->joined))
 		bad("port %u group %s: the tracker holds 0x%x (wanted 0x%x, %s), its JOINED members 0x%x",
 		    c->port, gidstr(&g->rec.mgid, b), g->join_state, g->wanted,
 		    g->joined ? "joined" : "not joined", want);
@@ -1016,6 +1062,29 @@ static int sa_group(void *arg, const struct imc_sa_group_info *g)
 	return 0;
 }
 
+/* A handle may wait after quiescence only for a group the SA does not
+ * have (a fallback runs every 33 s at most, so one that exists would
+ * have been joined by now), when it has no full bit to create it. */
+static void check_waiting(const struct handle *h)
+{
+	struct imc_sa_group_info gi;
+	char b[IMC_GID_STRLEN];
+
+	if (h->last != IMC_MCAST_EV_WAITING || h->status_wait != -ENOENT)
+		bad("handle %u is WAITING but was last told %d (%d)", h->id,
+		    h->last, h->status_wait);
+	else if (h->js & FULL_BITS)
+		bad("handle %u waits with a full bit 0x%x", h->id, h->js);
+	else if (h->completions != (h->joined_once ? 1u : 0u))
+		bad("handle %u waits with %u completions", h->id,
+		    h->completions);
+	else if (imc_sa_group_get(imc_sa_fabric_sa(S.sf), &h->want, &gi) == 0)
+		bad("handle %u waits for %s, which the SA has", h->id,
+		    gidstr(&h->want, b));
+	else
+		S.n_waiting++;
+}
+
 static void check_quiet(void)
 {
 	struct check c = { 0 };
@@ -1028,7 +1097,13 @@ static void check_quiet(void)
 		struct handle *h = S.live[i];
 		enum imc_mcast_state st = imc_mcast_member_state(h->m);
 
-		if (h->completions != 1)
+		/* (or trying again: a fallback may be under way when the
+		 * quiet time ends) */
+		if (st == IMC_MCAST_WAITING ||
+		    ((st == IMC_MCAST_PENDING || st == IMC_MCAST_REJOINING) &&
+		     h->last == IMC_MCAST_EV_WAITING))
+			check_waiting(h);
+		else if (h->completions != 1)
 			bad("handle %u: %u completions", h->id,
 			    h->completions);
 		else if (st == IMC_MCAST_JOINED)
@@ -1070,7 +1145,10 @@ static void check_quiet(void)
 	for (size_t i = 0; i < c.n && !S.failed; i++) {
 		if (!c.e[i].bits)
 			continue;
-		if (!c.e[i].seen_sa)
+		if (!c.e[i].seen_sa && !(c.e[i].bits & FULL_BITS) &&
+		    reports_failed())
+			S.n_unheard++; /* see "Trap 67 Reports all lost" */
+		else if (!c.e[i].seen_sa)
 			bad("port %u has JOINED members of %s (0x%x) the SA does not hold",
 			    c.e[i].port, gidstr(&c.e[i].mgid, b), c.e[i].bits);
 		else if (!c.e[i].seen_tracker)
@@ -1169,7 +1247,7 @@ static void summary(void)
 /* Totals over the seeds run, for the last line. */
 static struct {
 	uint64_t handles, joined, failed, cb_leaves, restarts, moves, flaps,
-		rereg, orphans, steps;
+		rereg, orphans, steps, waits, waiting, unheard;
 } T;
 
 static void add_totals(void)
@@ -1184,6 +1262,9 @@ static void add_totals(void)
 	T.rereg += S.n_rereg;
 	T.orphans += S.n_orphans;
 	T.steps += S.steps;
+	T.waits += S.n_waits;
+	T.waiting += S.n_waiting;
+	T.unheard += S.n_unheard;
 }
 
 static bool run_seed(uint64_t seed, bool trace_on, bool verbose)
@@ -1248,12 +1329,16 @@ static void test_sweep(void **state)
 	       "  %" PRIu64 " steps, %" PRIu64 " joins (%" PRIu64 " completed JOINED, %" PRIu64
 	       " ERROR, %" PRIu64 " leaves from callbacks), %" PRIu64
 	       " SA restarts, %" PRIu64 " SA moves, %" PRIu64 " flaps, %" PRIu64
-	       " reregisters, %" PRIu64 " orphan creates\n",
+	       " reregisters, %" PRIu64 " orphan creates\n"
+	       "  %" PRIu64 " WAITING for a group the SA did not have, %" PRIu64
+	       " still waiting at quiescence, %" PRIu64
+	       " JOINED after a trap 67 the SA gave up on\n",
 	       seeds.one ? 1 : seeds.count, seeds.one ? seeds.seed : seeds.first, nfail,
 	       (double)(b.tv_sec - a.tv_sec) +
 		       (double)(b.tv_nsec - a.tv_nsec) / 1e9,
 	       T.steps, T.handles, T.joined, T.failed, T.cb_leaves,
-	       T.restarts, T.moves, T.flaps, T.rereg, T.orphans);
+	       T.restarts, T.moves, T.flaps, T.rereg, T.orphans, T.waits,
+	       T.waiting, T.unheard);
 	if (nfail)
 		fail_msg("%u seeds failed, the first %" PRIu64, nfail,
 			 first_fail);

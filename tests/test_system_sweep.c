@@ -10,10 +10,12 @@
  * on the other partition's subnet, so that their pings try to cross).
  * IPoIB interfaces come up on most hosts; then, over one to four
  * seconds, applications join and leave groups through the join trackers
- * (FullMember and SendOnlyFullMember creates of a few fixed MGIDs, creates
- * with MGID 0, and FullMember, NonMember and SendOnlyNonMember joins of
- * the IPoIB broadcast group, which the interfaces hold too; each
- * application joins again after a failure, retry=), interfaces go down
+ * (FullMember and SendOnlyFullMember creates of a few fixed MGIDs,
+ * NonMember and SendOnlyNonMember joins of those, which lose their last
+ * full member to leaves and SA restarts, creates with MGID 0, and
+ * FullMember, NonMember and SendOnlyNonMember joins of the IPoIB
+ * broadcast group, which the interfaces hold too; each application joins
+ * again after a failure, retry=), interfaces go down
  * and up, listen to groups and stop, ping and send unicast and multicast
  * datagrams; host cables lose packets (MADs and data alike); every cable
  * may duplicate and reorder (by at most one cable latency, less than a
@@ -28,8 +30,10 @@
  * start) and the system is left alone for 20 s (more than the IPoIB
  * broadcast join's longest backoff, 16 s); a ping-all round pings every
  * pair of interfaces that can reach each other, and at the end:
- *  - every live handle is JOINED, of applications and IPoIB alike
- *    (mcast-unjoined == 0; each application's mcast-state);
+ *  - every live handle is JOINED, of applications and IPoIB alike, but
+ *    the non-full members of a fixed MGID that no live application holds
+ *    with a full bit: they are WAITING for the group to be created
+ *    (mcast-unjoined counts them; each application's mcast-state);
  *  - the SA's membership of every port in every group is the union of
  *    the JoinState bits of the live handles of the port's tracker
  *    (mcast-consistent == 0), but for orphan creates, which no client can
@@ -153,6 +157,8 @@ struct gen {
 	bool lossy[MAXH];
 	unsigned napp;
 	bool app_live[MAXAPP];
+	unsigned app_group[MAXAPP];  /* N of ff15::N, else 0 */
+	bool app_full[MAXAPP];       /* FullMember or SendOnlyFullMember */
 	struct event *ev;
 	unsigned nev;
 	uint64_t heal;
@@ -450,22 +456,33 @@ static void do_app_join(uint64_t t)
 
 	if (a >= MAXAPP)
 		return;
-	if (r < 30)
-		snprintf(what, sizeof(what), "ff15::%u create",
-			 1 + (unsigned)below(4));
-	else if (r < 40)
+	G.app_group[a] = 0;
+	G.app_full[a] = r < 70;
+	if (r < 30 || (r >= 80 && r < 90)) {
+		unsigned n = 1 + (unsigned)below(4);
+
+		/* Non-full members of these groups wait while no full
+		 * member holds them (they lose their last full member to
+		 * leaves and SA restarts). */
+		snprintf(what, sizeof(what), "ff15::%u create%s", n,
+			 r < 30 ? "" : r < 85 ? " state=nonmember" :
+						" state=sendonly");
+		G.app_group[a] = n;
+	} else if (r < 40) {
+		G.app_group[a] = 1 + (unsigned)below(4);
 		snprintf(what, sizeof(what),
 			 "ff15::%u create state=sendonly-full",
-			 1 + (unsigned)below(4));
-	else if (r < 55)
+			 G.app_group[a]);
+	} else if (r < 55) {
 		snprintf(what, sizeof(what), "0 create");
-	else if (r < 70)
+	} else if (r < 70) {
 		snprintf(what, sizeof(what), "%s", bcast);
-	else if (r < 85)
+	} else if (r < 80) {
 		snprintf(what, sizeof(what), "%s state=nonmember%s", bcast,
 			 chance(300) ? " noqp" : "");
-	else
+	} else {
 		snprintf(what, sizeof(what), "%s state=sendonly", bcast);
+	}
 	ev(t, "mcast-join %s %s retry=%ums as=a%u", G.h[h].name, what,
 	   10 + (unsigned)below(500), a);
 	G.app_live[a] = true;
@@ -476,6 +493,29 @@ static void do_app_join(uint64_t t)
 		G.app_live[a] = false;
 		G.n_leaves++;
 	}
+}
+
+/* A live application without a full bit waits at the end when no live
+ * application holds its group with one (the SA deleted the group with
+ * its last full member, or lost it in a restart). */
+static bool app_waits(unsigned a)
+{
+	if (!G.app_live[a] || G.app_full[a] || !G.app_group[a])
+		return false;
+	for (unsigned b = 0; b < G.napp; b++)
+		if (G.app_live[b] && G.app_full[b] &&
+		    G.app_group[b] == G.app_group[a])
+			return false;
+	return true;
+}
+
+static unsigned waiting_apps(void)
+{
+	unsigned n = 0;
+
+	for (unsigned a = 0; a < G.napp; a++)
+		n += app_waits(a);
+	return n;
 }
 
 static void do_traffic(uint64_t t, bool ping)
@@ -715,12 +755,13 @@ static void draw(uint64_t seed, FILE *f)
 		fprintf(f, "at %" PRIu64 "us %s\n", G.ev[k].at / US,
 			G.ev[k].text);
 	fputc('\n', f);
-	fprintf(f, "expect mcast-unjoined == 0\n");
+	fprintf(f, "expect mcast-unjoined == %u\n", waiting_apps());
 	fprintf(f, "expect mcast-consistent == 0\n");
 	fprintf(f, "expect mcast-orphans >= 0\n");
 	for (unsigned a = 0; a < G.napp; a++)
 		fprintf(f, "expect mcast-state a%u == %s\n", a,
-			G.app_live[a] ? "joined" : "left");
+			!G.app_live[a] ? "left" :
+			app_waits(a) ? "waiting" : "joined");
 	for (unsigned k = 0; k < G.nif; k++)
 		fprintf(f, "expect ipoib-carrier %s == %s\n",
 			ifname(&G.ifc[k]), G.ifc[k].up ? "up" : "down");

@@ -14,16 +14,27 @@
  *   state     event                                next
  *   PENDING   group holds its bits, record matches JOINED  (no MAD)
  *   PENDING   SA join answered with success        JOINED
- *   PENDING   SA status, -ETIMEDOUT, mismatch      FAILED
+ *   PENDING   SA status, -ETIMEDOUT, mismatch,     FAILED
+ *             attach error
  *   PENDING   port down                            WAITING
+ *   PENDING   no full bit, the SA has no group     WAITING (-ENOENT)
  *   JOINED    reregister / SM / P_Key change       REJOINING
  *   JOINED    trap 67: the SA deleted the group    REJOINING
  *   JOINED    port down                            WAITING
+ *   JOINED    attach error after an MLID change    FAILED
  *   REJOINING SA join answered with success        JOINED
- *   REJOINING SA status, -ENETRESET                FAILED
+ *   REJOINING SA status, -ENETRESET (unanswered:   FAILED
+ *             paced again, nothing fails)
  *   REJOINING port down                            WAITING
+ *   JOINED,   no full bit, the SA has no group     WAITING (-ENOENT)
+ *   REJOINING
  *   WAITING   port up (ACTIVE)                     REJOINING (or PENDING
  *                                                  when never joined)
+ *   WAITING   (-ENOENT) trap 66 for the MGID, the  REJOINING (or PENDING)
+ *             fallback timer, a new local join,    without an event: the
+ *             a reregister or an SM change         member hears JOINED or
+ *                                                  ERROR when a try ends so
+ *   FAILED    -                                    (until imc_mcast_leave())
  *   any       imc_mcast_leave()                    freed: no callback
  *
  * Callbacks (ARCHITECTURE.md "Callbacks"; each rule is tested):
@@ -70,6 +81,21 @@
  * rule): it is paced again over a spread doubled each time in a row (at
  * most 32 times rejoin_spread), until the SA answers or the port goes
  * down; joins that came meanwhile wait for it.
+ *
+ * Members without a full bit outlive their group. A Set with no full bit
+ * (FullMember or SendOnlyFullMember) cannot create a group (IBA
+ * 15.2.5.17); to a missing group the SA answers REQ_INVALID (0x0200), as
+ * it does to a template that does not fit. The tracker then sends a
+ * Get(MCMemberRecord) of the MGID: NO_RECORDS (0x0300) means the group is
+ * gone, and its members go WAITING with status -ENOENT (QPs detached, the
+ * member's request not completed if it never joined). The port subscribes
+ * to trap 66 (group created) while a member waits, and the group joins
+ * again on the Report, at a fallback try (1 s after the refusal, doubling
+ * to 32 s, plus up to rejoin_spread of jitter), or when a new local
+ * member joins; the member hears JOINED (or ERROR), not each try. A Get
+ * that finds the group lets the Set go once more (the group may have been
+ * created in between); found again, the refusal stands and the members it
+ * judged fail with its status.
  *
  * What the tracker cannot know: the MGID of a create whose answers were
  * all lost (the SA may hold a group nobody knows of), a trap 67 whose
@@ -139,11 +165,15 @@ struct imc_mcast_config {
 	 * (InformInfo, IBA 13.4.8.3) once it joins a group with no full
 	 * bit of its own, and again after a reregister, an SM change or
 	 * port up; the members of a group the SA deleted re-join (a
-	 * NonMember or SendOnlyNonMember alone is refused: ERROR). The
+	 * NonMember or SendOnlyNonMember alone is refused, and waits for
+	 * the group: WAITING, -ENOENT, below). The
 	 * tracker installs the SA client's Report handler; a client whose
 	 * owner needs that handler may pass the Reports on with
 	 * imc_mcast_report() instead, with subscribe set. */
 	bool subscribe;
+	/* With subscribe, a group whose members wait for its creation
+	 * (WAITING, -ENOENT) also subscribes the port to trap 66 until
+	 * none waits; without, only the fallback timer asks again. */
 };
 
 /* Paced re-joins over 1 s, one in flight per port (docs/performance.md,
@@ -185,7 +215,13 @@ enum imc_mcast_event_type {
 	IMC_MCAST_EV_JOINED,     /* rec is the group's record */
 	IMC_MCAST_EV_ERROR,      /* status says why; the member is FAILED */
 	IMC_MCAST_EV_REJOINING,  /* reregister or SM change: re-joining */
-	IMC_MCAST_EV_WAITING,    /* port down: waiting for it to come back */
+	/* status 0: port down, waiting for it to come back; -ENOENT: the
+	 * member has no full bit and the SA has no group of its MGID
+	 * (a Set refused with REQ_INVALID, then a Get answered
+	 * NO_RECORDS): waiting for the group to be created (trap 66, or a
+	 * fallback try after 1 s doubling to 32 s); told again when the
+	 * reason changes */
+	IMC_MCAST_EV_WAITING,
 };
 
 const char *imc_mcast_event_str(enum imc_mcast_event_type t);
@@ -196,7 +232,8 @@ struct imc_mcast_event {
 	 * or a negative errno: -ETIMEDOUT (no answer after the retries),
 	 * -ECANCELED (the request was flushed), -ENETRESET (the group was
 	 * lost and could not be re-joined), -EINVAL (the group's record does
-	 * not match this member's template) or an attach error. */
+	 * not match this member's template) or an attach error. WAITING: 0
+	 * (port down) or -ENOENT (no group at the SA). */
 	int status;
 	const struct imc_mcmr *rec;   /* JOINED: valid during the call */
 };
@@ -284,7 +321,10 @@ void imc_mcast_port_event(struct imc_mcast *t, enum imc_mcast_port_event ev);
 const char *imc_mcast_port_event_str(enum imc_mcast_port_event ev);
 
 /* A Report the SA client received (imc_sa_report_cb): trap 67 for a group
- * of the port makes it re-join; anything else is ignored. For owners of
+ * of the port makes it re-join; trap 66 for a group whose members wait
+ * makes it join (paced over a quarter of rejoin_spread), and for a group
+ * the port holds without a full bit makes it re-join (a trap 67 went
+ * unheard); anything else is ignored. For owners of
  * the client's Report handler (see imc_mcast_config.subscribe). */
 void imc_mcast_report(struct imc_mcast *t, const struct imc_sa_mad *report);
 
@@ -295,6 +335,9 @@ struct imc_mcast_group_info {
 	uint8_t wanted;             /* union of live members' bits */
 	unsigned members;
 	bool joined;                /* the SA holds join_state */
+	bool waiting;               /* the SA has no such group: its
+				     * members wait for it (WAITING,
+				     * -ENOENT) */
 };
 
 /* Calls fn for each group, in MGID order (groups not yet keyed, MGID 0
@@ -324,7 +367,15 @@ struct imc_mcast_stats {
 	size_t in_flight;           /* SA requests not answered */
 	uint64_t port_events[6];    /* by enum imc_mcast_port_event */
 	uint64_t traps;             /* trap 67 Reports, duplicates too */
-	uint64_t groups_lost;       /* groups re-joined after a trap 67 */
+	uint64_t groups_lost;       /* groups re-joined after a trap 67 (or
+				     * a trap 66 of a group the port held
+				     * without a full bit) */
+	uint64_t traps_created;     /* trap 66 Reports, duplicates too */
+	uint64_t waits;             /* members told WAITING (-ENOENT): the
+				     * SA has no group of their MGID */
+	size_t groups_absent;       /* groups whose members wait for the SA
+				     * to create them (a fallback timer
+				     * each) */
 };
 
 void imc_mcast_get_stats(const struct imc_mcast *t,

@@ -1,23 +1,10 @@
 /* Join tracker: many local joins, one SA membership per port and group
  * (see ibmcast/mcast.h).
  *
- * A member (struct imc_mcast_member) changes state only through mstate():
- *
- *   from       to         when
- *   PENDING    JOINED     its bits are held and the record matches
- *                         (after an SA answer, or locally)
- *   PENDING    FAILED     SA status, -ETIMEDOUT, -EINVAL mismatch, attach
- *   PENDING    WAITING    port down
- *   JOINED     REJOINING  reregister, SM change, P_Key change
- *   JOINED     WAITING    port down
- *   JOINED     FAILED     attach error after an MLID change
- *   REJOINING  JOINED     the re-join answered, record matches
- *   REJOINING  FAILED     re-join refused, -ENETRESET (unanswered:
- *                         paced again)
- *   REJOINING  WAITING    port down
- *   WAITING    PENDING    port up, never joined
- *   WAITING    REJOINING  port up, joined before
- *   FAILED     -          (terminal until imc_mcast_leave())
+ * A member (struct imc_mcast_member) changes state only through
+ * mct_mstate(), as the table in ibmcast/mcast.h says (one copy: its
+ * allowed[] is that table's). FAILED is terminal until
+ * imc_mcast_leave().
  *
  * PENDING and REJOINING members sit on their group's pending list, the
  * others on its member list. A member that is not FAILED counts in its
@@ -25,7 +12,7 @@
  *
  * A group serializes its SA requests: at most one Set or Delete is in
  * flight, and a join or leave meanwhile only changes the wanted bits; the
- * group is reconciled when the request completes. gstate():
+ * group is reconciled when the request completes. mct_gstate():
  *
  *   from     to       when
  *   IDLE     SET      bits wanted but not held, or a create: one Set
@@ -40,6 +27,13 @@
  *   PACE     WINDOW   its delay passed, the window is full
  *   WINDOW   REJOIN   a re-join of the port completed: room
  *   PACE|WINDOW IDLE  no member waits for the re-join any more
+ *   IDLE     PROBE    a Set with no full bit refused REQ_INVALID, or a
+ *                     Delete refused that leaves only non-full bits: a
+ *                     Get of the MGID tells whether the group exists
+ *   PROBE    IDLE     answered: found (the Set again, once), failed
+ *   IDLE     ABSENT   the Get said NO_RECORDS: members WAITING
+ *   ABSENT   IDLE     trap 66, fallback timer, a new join, or nobody
+ *                     waits (then PACE or reconcile)
  *   any      DOWN     port down: requests canceled, what was held
  *                     in doubt (the SA may keep it: a short flap)
  *   DOWN     PACE     port up with wanted bits
@@ -49,9 +43,9 @@
  * Everything that calls out (QP attach and detach, member callbacks,
  * MADs) happens from the loop: the tracker's work timer (armed at now by
  * joins, leaves and port events), the SA client's completions and the
- * groups' pacing timers. QPs are attached in reconcile() right after the
+ * groups' pacing timers. QPs are attached in mct_reconcile() right after the
  * answer is taken, before the member's callback (which runs from the work
- * timer, later), and detached in reconcile() before it sends a Delete.
+ * timer, later), and detached in mct_reconcile() before it sends a Delete.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -61,80 +55,10 @@
 #include "ibmcast/gid.h"
 #include "ibmcast/mcast.h"
 #include "ibmcast/rng.h"
-
-#define CM(x) ((uint64_t)UMAD_SA_MCM_COMP_MASK_##x)
-#define JOIN_MASK (CM(MGID) | CM(PORT_GID) | CM(JOIN_STATE))
-/* A re-join names every parameter of the group's record (selectors
- * "exactly"), so that an SA that lost the group creates it again as it
- * was (OpenSM needs Q_Key, TClass, P_Key, FlowLabel and SL to create,
- * IBA 15.2.5.17 o15-0.2.3). The MLID is left to the SA. */
-#define REJOIN_MASK (JOIN_MASK | CM(QKEY) | CM(TCLASS) | CM(PKEY) | \
-		     CM(FLOW_LABEL) | CM(SL) | CM(MTU_SEL) | CM(MTU) | \
-		     CM(RATE_SEL) | CM(RATE) | CM(LIFE_TIME_SEL) | \
-		     CM(LIFE_TIME))
-#define RECV_BITS (IMC_JOIN_FULL | IMC_JOIN_NON)
-/* A re-join left unanswered is paced again over at most 32 spreads. */
-#define REJOIN_BACKOFF_MAX 5
-/* Bits that keep a group alive at the SA (as the SA engine counts full
- * members: FullMember or SendOnlyFullMember). */
-#define FULL_BITS (IMC_JOIN_FULL | IMC_JOIN_SENDONLY_FULL)
-#define PKEY_FULL 0x8000
+#include "mcast/mcast_int.h"
 
 /* ------------------------------------------------------------------ */
-/* Intrusive list and hash table. */
-
-struct link {
-	struct link *prev, *next;
-};
-
-static void list_init(struct link *h)
-{
-	h->prev = h->next = h;
-}
-
-static bool list_empty(const struct link *h)
-{
-	return h->next == h;
-}
-
-static void list_add_tail(struct link *h, struct link *l)
-{
-	l->prev = h->prev;
-	l->next = h;
-	h->prev->next = l;
-	h->prev = l;
-}
-
-static void list_del(struct link *l)
-{
-	l->prev->next = l->next;
-	l->next->prev = l->prev;
-	l->prev = l->next = l;
-}
-
-/* Moves every entry of from to the tail of to. */
-static void list_splice(struct link *to, struct link *from)
-{
-	if (list_empty(from))
-		return;
-	from->next->prev = to->prev;
-	to->prev->next = from->next;
-	from->prev->next = to;
-	to->prev = from->prev;
-	list_init(from);
-}
-
-struct hnode {
-	struct hnode *next;
-	uint64_t hash;
-};
-
-/* Chained, power-of-two buckets, grown at load 1 and shrunk below 1/8
- * (not under 16 buckets): O(1) expected, memory that follows the load. */
-struct htab {
-	struct hnode **b;
-	size_t mask, n;
-};
+/* Hash table (struct htab: mcast_int.h). */
 
 static int ht_init(struct htab *h)
 {
@@ -219,205 +143,11 @@ static uint64_t mix(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-/* ------------------------------------------------------------------ */
-/* Objects. */
-
-enum gstate {
-	G_IDLE,
-	G_SET,
-	G_DELETE,
-	G_PACE,
-	G_WINDOW,
-	G_REJOIN,
-	G_DOWN,
-};
-
-enum pstate {
-	P_ACTIVE,
-	P_DOWN,
-};
-
-/* The port's subscription to trap 67 (group deleted), sub_move():
- *
- *   from      to        when
- *   OFF       SENDING   a group's bits are all non-full (the SA deletes
- *                       the group when its last full member leaves,
- *                       IBA 15.2.5.17; o13-12.1.1 InformInfo Set)
- *   SENDING   ON        answered with success
- *   SENDING   OFF       refused or unanswered: again a second later
- *   any       OFF       port down, reregister, SM change (the SA forgot
- *                       it, IBA 14.4.11): sent again at once if needed */
-enum sstate {
-	S_OFF,
-	S_SENDING,
-	S_ON,
-};
-
-struct group;
-
-/* A QP attached to a group: once, whatever the number of members. */
-struct att {
-	struct hnode node;          /* t->atts, by (group, qp) */
-	struct link link;           /* g->atts */
-	struct group *g;
-	void *qp;
-	uint16_t mlid;              /* attached with */
-	unsigned refs;              /* members using it */
-};
-
-/* The fields a local join and leave touch come first (a hash probe
- * lands on the first cache line; the second holds the rest). */
-struct group {
-	struct hnode node;          /* t->groups by MGID, once keyed */
-	struct imc_gid mgid;        /* key; zero while a create is pending */
-	struct imc_mcast *t;
-	struct link pending;        /* PENDING and REJOINING members */
-	enum gstate state;
-	uint8_t held;               /* JoinState bits the SA may hold */
-	uint8_t doubt;              /* of held: not known to be held (a Set
-				     * unanswered, a Delete refused) */
-	uint8_t req_bits;           /* bits of the request in flight */
-	bool rec_valid;             /* rec holds an SA answer */
-	struct link members;        /* JOINED, WAITING and FAILED ones */
-	struct link dirty;          /* t->dirty: to reconcile */
-	struct link atts;
-	struct att att0;            /* the first QP's, inside: most groups
-				     * have one (no allocation, no cache
-				     * line elsewhere) */
-	uint32_t cnt[4];            /* wanting members per JoinState bit */
-	uint32_t n_members;
-	uint32_t zero_atts;         /* attachments with no member left */
-	bool rejoin_rec;            /* the REJOIN in flight names rec */
-	uint8_t rejoin_fails;       /* re-joins unanswered in a row */
-	struct link all;            /* t->all: creation order */
-	struct link wait;           /* t->window: waiting for a slot */
-	struct imc_sa_query *q;
-	struct imc_mcast_member *trigger; /* whose template the Set carries */
-	uint64_t sent_gen;          /* members joined up to it are covered */
-	uint64_t epoch;             /* t->epoch when the request was sent;
-				     * STALE: the group was lost meanwhile */
-	struct imc_mcmr rec;
-	struct imc_timer timer;     /* PACE delay; IDLE: retry reconcile */
-};
-
-struct imc_mcast_member {
-	struct link link;           /* g->pending or g->members */
-	struct link ev;             /* t->events */
-	struct group *g;
-	enum imc_mcast_state state;
-	enum imc_mcast_state told;  /* last reported (PENDING: none) */
-	enum imc_mcast_state resume; /* WAITING: state at port up */
-	int status;                 /* FAILED: why */
-	imc_time_t since;           /* joined, or went REJOINING, at */
-	uint64_t gen;
-	struct att *att;
-	imc_mcast_cb cb;
-	void *arg;
-	struct imc_mcast_join_req req;
-};
-
-/* Lives on the dispatcher's stack: tells it that a callback destroyed
- * the tracker. */
-struct guard {
-	bool destroyed;
-};
-
-struct imc_mcast {
-	struct imc_loop *loop;
-	struct imc_sa_client *sa;
-	struct imc_mcast_config cfg;
-	struct imc_mcast_ops ops;
-	struct imc_rng rng;
-	uint64_t hash_seed;
-	unsigned sa_retries;
-	enum pstate port;
-	struct htab groups, atts;
-	struct link all, dirty, window, events;
-	struct imc_timer work;
-	bool working;               /* inside on_work: arm it at the end */
-	unsigned rejoins_in_flight;
-	uint64_t gen;
-	uint64_t epoch;             /* re-join events so far */
-	struct guard *guard;
-	enum sstate sub;
-	bool sub_needed;            /* a group was at the mercy of others */
-	struct imc_sa_query *sub_q;
-	struct imc_timer sub_timer; /* retry */
-	struct imc_mcast_observer obs;
-	struct imc_mcast_stats st;
-};
-
-#define STALE UINT64_MAX
-
-static void reconcile(struct group *g, bool answered);
-static void sub_kick(struct imc_mcast *t);
-static void sub_reset(struct imc_mcast *t);
-static void on_sub_timer(struct imc_timer *tm);
-static void on_report(void *arg, const struct imc_sa_mad *report);
-static void group_lost(struct group *g);
-static void each_member(struct group *g,
-			void (*fn)(struct imc_mcast_member *m));
-static void m_rejoin(struct imc_mcast_member *m);
 static void on_group_timer(struct imc_timer *tm);
-static void pace(struct group *g);
 static void pump_window(struct imc_mcast *t);
 
 /* ------------------------------------------------------------------ */
-/* Names. */
-
-const char *imc_mcast_event_str(enum imc_mcast_event_type t)
-{
-	switch (t) {
-	case IMC_MCAST_EV_JOINED:
-		return "joined";
-	case IMC_MCAST_EV_ERROR:
-		return "error";
-	case IMC_MCAST_EV_REJOINING:
-		return "rejoining";
-	case IMC_MCAST_EV_WAITING:
-		return "waiting";
-	}
-	return "?";
-}
-
-const char *imc_mcast_state_str(enum imc_mcast_state s)
-{
-	switch (s) {
-	case IMC_MCAST_PENDING:
-		return "pending";
-	case IMC_MCAST_JOINED:
-		return "joined";
-	case IMC_MCAST_REJOINING:
-		return "rejoining";
-	case IMC_MCAST_WAITING:
-		return "waiting";
-	case IMC_MCAST_FAILED:
-		return "failed";
-	}
-	return "?";
-}
-
-const char *imc_mcast_port_event_str(enum imc_mcast_port_event ev)
-{
-	switch (ev) {
-	case IMC_MCAST_PORT_ACTIVE:
-		return "active";
-	case IMC_MCAST_PORT_DOWN:
-		return "down";
-	case IMC_MCAST_PORT_LID_CHANGE:
-		return "lid-change";
-	case IMC_MCAST_PORT_SM_CHANGE:
-		return "sm-change";
-	case IMC_MCAST_PORT_REREGISTER:
-		return "reregister";
-	case IMC_MCAST_PORT_PKEY_CHANGE:
-		return "pkey-change";
-	}
-	return "?";
-}
-
-/* ------------------------------------------------------------------ */
-/* Record comparison: the seed's cmp_rec(), with the selectors. */
+/* Record comparison, with the selectors. */
 
 /* Bandwidth of each rate code in 100 Mb/s (IBA 15.2.5.16 Rate, codes 2
  * to 22): codes are not in bandwidth order, so selectors compare these. */
@@ -503,7 +233,7 @@ static void arm_work(struct imc_mcast *t)
 		(void)imc_timer_arm(t->loop, &t->work, imc_loop_now(t->loop));
 }
 
-static void mark_dirty(struct group *g)
+void mct_mark_dirty(struct group *g)
 {
 	if (list_empty(&g->dirty))
 		list_add_tail(&g->t->dirty, &g->dirty);
@@ -517,22 +247,6 @@ static void notify(struct imc_mcast_member *m)
 	if (list_empty(&m->ev))
 		list_add_tail(&t->events, &m->ev);
 	arm_work(t);
-}
-
-/* The bits the SA is known to hold. */
-static uint8_t sure(const struct group *g)
-{
-	return g->held & (uint8_t)~g->doubt;
-}
-
-static uint8_t want(const struct group *g)
-{
-	uint8_t w = 0;
-
-	for (unsigned i = 0; i < 4; i++)
-		if (g->cnt[i])
-			w |= (uint8_t)(1u << i);
-	return w;
 }
 
 static void count(struct group *g, uint8_t bits, int d)
@@ -643,7 +357,7 @@ static int att_get(struct imc_mcast_member *m)
 	return 0;
 }
 
-/* The detach itself waits for reconcile(): never inside an API call. */
+/* The detach itself waits for mct_reconcile(): never inside an API call. */
 static void att_put(struct imc_mcast_member *m)
 {
 	struct att *a = m->att;
@@ -688,7 +402,7 @@ static void fail_count(struct imc_mcast *t, int status)
 	}
 }
 
-static void mstate(struct imc_mcast_member *m, enum imc_mcast_state to,
+void mct_mstate(struct imc_mcast_member *m, enum imc_mcast_state to,
 		   int status)
 {
 	static const unsigned allowed[] = {
@@ -706,6 +420,10 @@ static void mstate(struct imc_mcast_member *m, enum imc_mcast_state to,
 		[IMC_MCAST_FAILED] = 0,
 	};
 	struct group *g = m->g;
+	/* A member that waits for its group is told when it joins (or
+	 * fails), not of each try (mcast_events.c). */
+	bool quiet = m->state == IMC_MCAST_WAITING && m->status == -ENOENT &&
+		     to == IMC_MCAST_REJOINING;
 
 	if (!(allowed[m->state] & 1u << to))
 		abort();
@@ -713,9 +431,15 @@ static void mstate(struct imc_mcast_member *m, enum imc_mcast_state to,
 		g->t->st.joined--;
 	if (to == IMC_MCAST_JOINED)
 		g->t->st.joined++;
-	if (to == IMC_MCAST_WAITING)
+	if (to == IMC_MCAST_WAITING) {
 		m->resume = m->state == IMC_MCAST_PENDING ?
 			    IMC_MCAST_PENDING : IMC_MCAST_REJOINING;
+		m->status = status;
+		/* No group at the SA, no MLID to receive on: the QP is
+		 * attached again with the join (complete()). */
+		if (status == -ENOENT)
+			att_put(m);
+	}
 	if (to == IMC_MCAST_REJOINING)
 		m->since = imc_loop_now(g->t->loop);
 	m->state = to;
@@ -732,15 +456,15 @@ static void mstate(struct imc_mcast_member *m, enum imc_mcast_state to,
 			g->trigger = NULL;
 		fail_count(g->t, status);
 	}
-	if (to != IMC_MCAST_PENDING)
+	if (to != IMC_MCAST_PENDING && !quiet)
 		notify(m);
 }
 
-static void gstate(struct group *g, enum gstate to)
+void mct_gstate(struct group *g, enum gstate to)
 {
 	static const unsigned allowed[] = {
 		[G_IDLE] = 1u << G_SET | 1u << G_DELETE | 1u << G_PACE |
-			   1u << G_DOWN,
+			   1u << G_DOWN | 1u << G_PROBE | 1u << G_ABSENT,
 		[G_SET] = 1u << G_IDLE | 1u << G_DOWN,
 		[G_DELETE] = 1u << G_IDLE | 1u << G_DOWN,
 		[G_PACE] = 1u << G_REJOIN | 1u << G_WINDOW | 1u << G_IDLE |
@@ -748,6 +472,8 @@ static void gstate(struct group *g, enum gstate to)
 		[G_WINDOW] = 1u << G_REJOIN | 1u << G_IDLE | 1u << G_DOWN,
 		[G_REJOIN] = 1u << G_IDLE | 1u << G_DOWN,
 		[G_DOWN] = 1u << G_PACE | 1u << G_IDLE,
+		[G_PROBE] = 1u << G_IDLE | 1u << G_DOWN,
+		[G_ABSENT] = 1u << G_IDLE | 1u << G_DOWN,
 	};
 	struct imc_mcast *t = g->t;
 
@@ -755,19 +481,25 @@ static void gstate(struct group *g, enum gstate to)
 		abort();
 	if (g->state == G_REJOIN)
 		t->rejoins_in_flight--;
-	if (g->state == G_WINDOW)
+	if (g->state == G_WINDOW || g->state == G_ABSENT)
 		list_del(&g->wait);
 	if (to == G_REJOIN)
 		t->rejoins_in_flight++;
 	if (to == G_WINDOW)
 		list_add_tail(&t->window, &g->wait);
+	if (g->state == G_ABSENT)
+		t->st.groups_absent--;
+	if (to == G_ABSENT) {
+		list_add_tail(&t->absent, &g->wait);
+		t->st.groups_absent++;
+	}
 	g->state = to;
 }
 
 /* ------------------------------------------------------------------ */
 /* Groups. */
 
-static struct group *group_find(const struct imc_mcast *t,
+struct group *mct_group_find(const struct imc_mcast *t,
 				const struct imc_gid *mgid)
 {
 	uint64_t h = imc_gid_hash(mgid, t->hash_seed);
@@ -812,7 +544,7 @@ static struct group *group_new(struct imc_mcast *t, const struct imc_gid *mgid)
 }
 
 /* Cancels what g has in flight or scheduled. */
-static void group_stop(struct group *g)
+void mct_group_stop(struct group *g)
 {
 	if (g->q) {
 		imc_sa_query_cancel(g->q);
@@ -827,9 +559,12 @@ static void group_free(struct group *g)
 {
 	struct imc_mcast *t = g->t;
 
-	group_stop(g);
+	mct_group_stop(g);
+	mct_absent_end(g);
 	if (g->state == G_REJOIN)
 		t->rejoins_in_flight--;
+	if (g->state == G_ABSENT)
+		t->st.groups_absent--;
 	while (!list_empty(&g->atts))
 		att_free(imc_container_of(g->atts.next, struct att, link));
 	if (!imc_gid_is_zero(&g->mgid))
@@ -847,9 +582,8 @@ static void group_free(struct group *g)
 static void on_set(void *arg, int err, const struct imc_sa_answer *ans);
 static void on_delete(void *arg, int err, const struct imc_sa_answer *ans);
 
-static int send_mcmr(struct group *g, uint8_t method,
-		     const struct imc_mcmr *rec, uint64_t mask,
-		     imc_sa_query_cb cb)
+int mct_send_mcmr(struct group *g, uint8_t method, const struct imc_mcmr *rec,
+		  uint64_t mask, imc_sa_query_cb cb)
 {
 	struct imc_mcast *t = g->t;
 	struct imc_sa_mad m;
@@ -872,7 +606,7 @@ static int send_mcmr(struct group *g, uint8_t method,
 	return 0;
 }
 
-/* Retry reconcile() later when a request could not even start. */
+/* Retry mct_reconcile() later when a request could not even start. */
 static void retry_later(struct group *g)
 {
 	(void)imc_timer_arm_in(g->t->loop, &g->timer, IMC_NSEC_PER_SEC);
@@ -887,7 +621,7 @@ static void need_sub(struct imc_mcast *t, uint8_t bits)
 {
 	if (!(bits & FULL_BITS) && !t->sub_needed && t->cfg.subscribe) {
 		t->sub_needed = true;
-		sub_kick(t);
+		mct_sub_kick(&t->deleted);
 	}
 }
 
@@ -930,7 +664,7 @@ static int send_set(struct group *g, bool rejoin)
 	g->rejoin_rec = rejoin && g->rec_valid;
 	g->req_bits = w;
 	g->sent_gen = t->gen;
-	rc = send_mcmr(g, UMAD_METHOD_SET, &rec, mask, on_set);
+	rc = mct_send_mcmr(g, UMAD_METHOD_SET, &rec, mask, on_set);
 	if (rc == 0 && rejoin)
 		t->st.rejoins++;
 	return rc;
@@ -950,10 +684,10 @@ static int send_delete(struct group *g, uint8_t bits)
 	rec.port_gid = g->t->cfg.port_gid;
 	rec.join_state = bits;
 	g->req_bits = bits;
-	return send_mcmr(g, UMAD_SA_METHOD_DELETE, &rec, JOIN_MASK, on_delete);
+	return mct_send_mcmr(g, UMAD_SA_METHOD_DELETE, &rec, JOIN_MASK, on_delete);
 }
 
-static void count_answer(struct imc_mcast *t, int err,
+void mct_count_answer(struct imc_mcast *t, int err,
 			 const struct imc_sa_answer *ans)
 {
 	t->st.in_flight--;
@@ -976,7 +710,7 @@ static void fail_covered(struct group *g, int status)
 
 		next = l->next;
 		if (m->gen <= g->sent_gen)
-			mstate(m, IMC_MCAST_FAILED, status);
+			mct_mstate(m, IMC_MCAST_FAILED, status);
 	}
 }
 
@@ -1012,7 +746,7 @@ static void remap_mlid(struct group *g, uint16_t mlid)
 
 				mnext = ml->next;
 				if (m->att == a)
-					mstate(m, IMC_MCAST_FAILED, rc);
+					mct_mstate(m, IMC_MCAST_FAILED, rc);
 			}
 		}
 		/* No member left on it, and it is not attached any more. */
@@ -1026,7 +760,7 @@ static void remap_mlid(struct group *g, uint16_t mlid)
  * members are in now. */
 static struct group *key_created(struct group *g, const struct imc_gid *mgid)
 {
-	struct group *x = group_find(g->t, mgid);
+	struct group *x = mct_group_find(g->t, mgid);
 	struct link *l, *next;
 
 	if (!x) {
@@ -1058,8 +792,20 @@ static struct group *key_created(struct group *g, const struct imc_gid *mgid)
 		x->n_members++;
 	}
 	group_free(g);
-	mark_dirty(x);
+	mct_mark_dirty(x);
 	return x;
+}
+
+/* A Set refused for good: the members it judged fail. */
+void mct_refused(struct group *g, uint16_t status, bool by_rec)
+{
+	if (by_rec)
+		/* A re-join refused: its whole group, status as received. */
+		fail_covered(g, status);
+	else if (g->trigger)
+		/* A join: the SA judged the trigger's template; the others
+		 * are asked for again, each gets its own status. */
+		mct_mstate(g->trigger, IMC_MCAST_FAILED, status);
 }
 
 static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
@@ -1074,8 +820,8 @@ static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
 	uint16_t status;
 
 	g->q = NULL;
-	count_answer(t, err, ans);
-	gstate(g, G_IDLE);
+	mct_count_answer(t, err, ans);
+	mct_gstate(g, G_IDLE);
 	status = ans ? ans->status : 0;
 	if (!err && !status &&
 	    (imc_mcmr_unpack(&rec, ans->data, ans->len) < 0 ||
@@ -1112,6 +858,8 @@ static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
 		g->rec.port_gid = t->cfg.port_gid;
 		g->rec_valid = true;
 		g->rejoin_fails = 0;
+		g->probe_found = 0;
+		mct_absent_end(g);
 	} else if (stale) {
 		/* Sent before a reregister or an SM change: its failure
 		 * says nothing of the SA the port has now. */
@@ -1129,21 +877,20 @@ static void on_set(void *arg, int err, const struct imc_sa_answer *ans)
 		/* -ETIMEDOUT after the retries, -ECANCELED flushed by the
 		 * client's owner, -EPROTO: every member it covered. */
 		fail_covered(g, err);
-	} else if (by_rec) {
-		/* A re-join refused: its whole group, status as received. */
-		fail_covered(g, status);
-	} else if (g->trigger) {
-		/* A join: the SA judged the trigger's template; the others
-		 * are asked for again, each gets its own status. */
-		mstate(g->trigger, IMC_MCAST_FAILED, status);
+	} else if (mct_probe(g, status, rejoin, by_rec) == 0) {
+		/* A Set with no full bit refused: the group may be gone
+		 * (mcast_events.c); the trigger stays for the verdict. */
+	} else {
+		mct_refused(g, status, by_rec);
 	}
-	g->trigger = NULL;
+	if (g->state != G_PROBE)
+		g->trigger = NULL;
 	if (g->state == G_IDLE) {
 		/* the answer predates the event, or none came */
 		if ((stale || again) && want(g))
-			pace(g);
+			mct_pace(g);
 		else
-			reconcile(g, true);
+			mct_reconcile(g, true);
 	}
 	if (rejoin)
 		pump_window(t);
@@ -1157,12 +904,12 @@ static void on_delete(void *arg, int err, const struct imc_sa_answer *ans)
 	uint8_t gone = 0;
 
 	g->q = NULL;
-	count_answer(g->t, err, ans);
-	gstate(g, G_IDLE);
+	mct_count_answer(g->t, err, ans);
+	mct_gstate(g, G_IDLE);
 	/* Answered with success, or refused for one bit: the SA does not
 	 * hold those bits. A refused Delete of several bits may have named
 	 * one the SA did not have (an SA checks the port holds them all,
-	 * o15-0.1.14): they are deleted one by one. Unanswered: reconcile()
+	 * o15-0.1.14): they are deleted one by one. Unanswered: mct_reconcile()
 	 * sends it again (until the port goes away), or a Set if they are
 	 * wanted again meanwhile. */
 	if (err || (ans->status && (g->req_bits & (g->req_bits - 1)))) {
@@ -1194,11 +941,20 @@ static void on_delete(void *arg, int err, const struct imc_sa_answer *ans)
 	}
 	if (gone) {
 		g->t->st.groups_lost++;
-		group_lost(g);
+		mct_group_lost(g);
+	} else if (!err && !stale && ans->status &&
+		   imc_sa_status_code(ans->status) ==
+			   UMAD_SA_STATUS_REQ_INVALID &&
+		   (sure(g) & want(g)) && !(g->held & FULL_BITS) &&
+		   mct_verify(g) == 0) {
+		/* Refused: the SA lacks the bits, maybe with the group,
+		 * and the bits left have no full one (a deletion before
+		 * the port's trap 67 subscription went unheard). A Get of
+		 * the group tells (mcast_events.c). */
 	} else if (stale && want(g)) {
-		pace(g);
+		mct_pace(g);
 	} else {
-		reconcile(g, true);
+		mct_reconcile(g, true);
 	}
 }
 
@@ -1219,7 +975,7 @@ static void complete(struct group *g, bool answered)
 		if ((m->req.join_state & sure(g)) != m->req.join_state)
 			continue;
 		if (!rec_matches(&g->rec, &m->req.rec, m->req.comp_mask)) {
-			mstate(m, IMC_MCAST_FAILED,
+			mct_mstate(m, IMC_MCAST_FAILED,
 			       m->state == IMC_MCAST_REJOINING ? -ENETRESET :
 								 -EINVAL);
 			continue;
@@ -1229,16 +985,16 @@ static void complete(struct group *g, bool answered)
 		 * of it (the seed's race was the other order). */
 		rc = att_get(m);
 		if (rc < 0) {
-			mstate(m, IMC_MCAST_FAILED, rc);
+			mct_mstate(m, IMC_MCAST_FAILED, rc);
 			continue;
 		}
 		if (!answered && m->state == IMC_MCAST_PENDING)
 			t->st.joins_local++;
-		mstate(m, IMC_MCAST_JOINED, 0);
+		mct_mstate(m, IMC_MCAST_JOINED, 0);
 	}
 }
 
-static void reconcile(struct group *g, bool answered)
+void mct_reconcile(struct group *g, bool answered)
 {
 	uint8_t w, extra;
 
@@ -1249,6 +1005,15 @@ static void reconcile(struct group *g, bool answered)
 			group_free(g);
 		return;
 	}
+	if (g->state == G_ABSENT) {
+		/* A new join may create the group (or be refused as the
+		 * others were); a group nobody waits for any more goes. */
+		if (list_empty(&g->pending) && want(g))
+			return;
+		mct_absent_wake(g);
+	}
+	if (!want(g))
+		mct_absent_end(g); /* nobody waits for a creation */
 	if (g->state != G_IDLE)
 		return;
 	if (g->rec_valid) {
@@ -1260,7 +1025,7 @@ static void reconcile(struct group *g, bool answered)
 	w = want(g);
 	if (!list_empty(&g->pending) && (w & ~sure(g) || !g->rec_valid)) {
 		if (send_set(g, false) == 0)
-			gstate(g, G_SET);
+			mct_gstate(g, G_SET);
 		else
 			retry_later(g);
 		return;
@@ -1276,7 +1041,7 @@ static void reconcile(struct group *g, bool answered)
 		/* Members that gave up receiving bits were detached by
 		 * att_sweep() above, before this Delete. */
 		if (send_delete(g, bits) == 0)
-			gstate(g, G_DELETE);
+			mct_gstate(g, G_DELETE);
 		else
 			retry_later(g);
 		return;
@@ -1296,20 +1061,20 @@ static void start_rejoin(struct group *g)
 	if (!want(g) || list_empty(&g->pending)) {
 		/* Everyone left or failed meanwhile: give back what is
 		 * held, if anything. */
-		gstate(g, G_IDLE);
-		reconcile(g, false);
+		mct_gstate(g, G_IDLE);
+		mct_reconcile(g, false);
 		return;
 	}
 	if (t->rejoins_in_flight >= t->cfg.rejoin_window) {
 		if (g->state != G_WINDOW)
-			gstate(g, G_WINDOW);
+			mct_gstate(g, G_WINDOW);
 		return;
 	}
 	if (send_set(g, true) == 0) {
-		gstate(g, G_REJOIN);
+		mct_gstate(g, G_REJOIN);
 		return;
 	}
-	gstate(g, G_IDLE);
+	mct_gstate(g, G_IDLE);
 	retry_later(g);
 }
 
@@ -1331,7 +1096,10 @@ static void on_group_timer(struct imc_timer *tm)
 	if (g->state == G_PACE)
 		start_rejoin(g);
 	else if (g->state == G_IDLE)
-		reconcile(g, false);
+		mct_reconcile(g, false);
+	else if (g->state == G_ABSENT)
+		/* no Report came: ask again (the timer had its jitter) */
+		mct_absent_retry(g, 0);
 }
 
 /* Schedules g's re-join: a random delay in [0, rejoin_spread) drawn from
@@ -1339,15 +1107,20 @@ static void on_group_timer(struct imc_timer *tm)
  * of the whole subnet) spread their Sets over the spread instead of
  * storming the SA (protocol.md, "Known problems"); the spread doubles
  * for each re-join of g left unanswered in a row. */
-static void pace(struct group *g)
+void mct_pace(struct group *g)
+{
+	mct_pace_over(g, g->t->cfg.rejoin_spread);
+}
+
+/* mct_pace() over spread instead of rejoin_spread. */
+void mct_pace_over(struct group *g, imc_time_t spread)
 {
 	struct imc_mcast *t = g->t;
 	imc_time_t delay = 0;
 
-	if (t->cfg.rejoin == IMC_MCAST_REJOIN_PACED && t->cfg.rejoin_spread)
-		delay = imc_rng_below(&t->rng, t->cfg.rejoin_spread
-						       << g->rejoin_fails);
-	gstate(g, G_PACE);
+	if (t->cfg.rejoin == IMC_MCAST_REJOIN_PACED && spread)
+		delay = imc_rng_below(&t->rng, spread << g->rejoin_fails);
+	mct_gstate(g, G_PACE);
 	(void)imc_timer_arm_in(t->loop, &g->timer, delay);
 }
 
@@ -1370,7 +1143,12 @@ static void dispatch(struct imc_mcast *t)
 		struct imc_mcmr rec;
 
 		list_del(&m->ev);
-		if (m->state == m->told || m->state == IMC_MCAST_PENDING)
+		/* WAITING is told again when its reason changed (port
+		 * down, 0; no group at the SA, -ENOENT). */
+		if ((m->state == m->told &&
+		     (m->state != IMC_MCAST_WAITING ||
+		      m->status == m->told_status)) ||
+		    m->state == IMC_MCAST_PENDING)
 			continue;
 		memset(&ev, 0, sizeof(ev));
 		switch (m->state) {
@@ -1386,11 +1164,19 @@ static void dispatch(struct imc_mcast *t)
 			ev.status = m->status;
 			break;
 		case IMC_MCAST_REJOINING:
+			/* Lost before its JOINED was told (a trap came
+			 * between the answer and this dispatch): the join
+			 * request completes later, as JOINED or ERROR. */
+			if (m->told == IMC_MCAST_PENDING ||
+			    (m->told == IMC_MCAST_WAITING &&
+			     m->resume == IMC_MCAST_PENDING))
+				continue;
 			ev.type = IMC_MCAST_EV_REJOINING;
 			break;
 		case IMC_MCAST_WAITING:
 		case IMC_MCAST_PENDING:
 			ev.type = IMC_MCAST_EV_WAITING;
+			ev.status = m->status;
 			break;
 		}
 		if (t->obs.done && (ev.type == IMC_MCAST_EV_JOINED ||
@@ -1404,6 +1190,7 @@ static void dispatch(struct imc_mcast *t)
 				     m->resume == IMC_MCAST_PENDING),
 				    imc_loop_now(t->loop) - m->since);
 		m->told = m->state;
+		m->told_status = m->status;
 		/* m may be freed, t destroyed: touch neither after. */
 		m->cb(m->arg, m, &ev);
 		if (guard.destroyed)
@@ -1421,7 +1208,7 @@ static void on_work(struct imc_timer *tm)
 	 * not in another round. */
 	t->working = true;
 	while (!list_empty(&t->dirty))
-		reconcile(imc_container_of(t->dirty.next, struct group, dirty),
+		mct_reconcile(imc_container_of(t->dirty.next, struct group, dirty),
 			  false);
 	t->working = false;
 	dispatch(t); /* t may be gone after */
@@ -1483,9 +1270,10 @@ int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
 	list_init(&t->window);
 	list_init(&t->events);
 	imc_timer_init(&t->work, on_work);
-	imc_timer_init(&t->sub_timer, on_sub_timer);
+	list_init(&t->absent);
+	mct_subs_init(t);
 	if (cfg->subscribe)
-		imc_sa_client_set_report_handler(sa, on_report, t);
+		imc_sa_client_set_report_handler(sa, mct_on_report, t);
 	*out = t;
 	return 0;
 }
@@ -1532,9 +1320,7 @@ void imc_mcast_destroy(struct imc_mcast *t)
 		group_free(g);
 	}
 	imc_timer_cancel(t->loop, &t->work);
-	if (t->sub_q)
-		imc_sa_query_cancel(t->sub_q);
-	imc_timer_cancel(t->loop, &t->sub_timer);
+	mct_subs_stop(t);
 	if (t->cfg.subscribe)
 		imc_sa_client_set_report_handler(t->sa, NULL, NULL);
 	free(t->groups.b);
@@ -1564,7 +1350,7 @@ int imc_mcast_join(struct imc_mcast *t, const struct imc_mcast_join_req *req,
 	if (!m)
 		return -ENOMEM;
 	g = imc_gid_is_zero(&req->rec.mgid) ? NULL :
-					      group_find(t, &req->rec.mgid);
+					      mct_group_find(t, &req->rec.mgid);
 	if (!g) {
 		g = group_new(t, &req->rec.mgid);
 		if (!g) {
@@ -1586,8 +1372,8 @@ int imc_mcast_join(struct imc_mcast *t, const struct imc_mcast_join_req *req,
 	t->st.joins++;
 	t->st.members++;
 	if (t->port == P_DOWN)
-		mstate(m, IMC_MCAST_WAITING, 0);
-	mark_dirty(g);
+		mct_mstate(m, IMC_MCAST_WAITING, 0);
+	mct_mark_dirty(g);
 	*out = m;
 	return 0;
 }
@@ -1614,7 +1400,7 @@ void imc_mcast_leave(struct imc_mcast_member *m)
 	t->st.leaves++;
 	t->st.members--;
 	free(m);
-	mark_dirty(g);
+	mct_mark_dirty(g);
 }
 
 int imc_mcast_release_qp(struct imc_mcast *t, const void *qp)
@@ -1655,352 +1441,4 @@ int imc_mcast_release_qp(struct imc_mcast *t, const void *qp)
 enum imc_mcast_state imc_mcast_member_state(const struct imc_mcast_member *m)
 {
 	return m->state;
-}
-
-static void each_member(struct group *g,
-			void (*fn)(struct imc_mcast_member *m))
-{
-	struct link done, *l;
-
-	/* fn moves members between the two lists: walk a snapshot. */
-	list_init(&done);
-	list_splice(&done, &g->pending);
-	list_splice(&done, &g->members);
-	while (!list_empty(&done)) {
-		struct imc_mcast_member *m;
-
-		l = done.next;
-		m = imc_container_of(l, struct imc_mcast_member, link);
-		list_del(l);
-		if (m->state == IMC_MCAST_PENDING ||
-		    m->state == IMC_MCAST_REJOINING)
-			list_add_tail(&g->pending, l);
-		else
-			list_add_tail(&g->members, l);
-		fn(m);
-	}
-}
-
-static void m_down(struct imc_mcast_member *m)
-{
-	if (m->state != IMC_MCAST_FAILED && m->state != IMC_MCAST_WAITING)
-		mstate(m, IMC_MCAST_WAITING, 0);
-}
-
-static void m_up(struct imc_mcast_member *m)
-{
-	if (m->state == IMC_MCAST_WAITING)
-		mstate(m, m->resume, 0);
-}
-
-static void m_rejoin(struct imc_mcast_member *m)
-{
-	if (m->state == IMC_MCAST_JOINED)
-		mstate(m, IMC_MCAST_REJOINING, 0);
-}
-
-static void port_down(struct imc_mcast *t)
-{
-	struct link *l;
-
-	t->port = P_DOWN;
-	sub_reset(t);
-	for (l = t->all.next; l != &t->all; l = l->next) {
-		struct group *g = imc_container_of(l, struct group, all);
-
-		/* The SA drops a port that goes away once the SM's sweep
-		 * finds it gone (IBA 15.2.5.17); a flap shorter than the
-		 * sweep leaves its memberships there, and a Set in flight
-		 * may have been taken. So what the SA may hold stays, in
-		 * doubt: at port up the wanted bits are joined again and
-		 * the others deleted one by one (o15-0.1.14 refuses the
-		 * Delete of a bit not held, which settles it too). Nothing
-		 * is sent until then. */
-		if ((g->state == G_SET || g->state == G_REJOIN) &&
-		    !imc_gid_is_zero(&g->mgid))
-			g->held |= g->req_bits;
-		g->doubt = g->held;
-		group_stop(g);
-		g->trigger = NULL;
-		gstate(g, G_DOWN);
-		each_member(g, m_down);
-		mark_dirty(g); /* frees groups with nobody and nothing */
-	}
-}
-
-static void port_up(struct imc_mcast *t)
-{
-	struct link *l;
-
-	t->port = P_ACTIVE;
-	sub_reset(t);
-	for (l = t->all.next; l != &t->all; l = l->next) {
-		struct group *g = imc_container_of(l, struct group, all);
-
-		each_member(g, m_up);
-		if (want(g)) {
-			pace(g);
-		} else {
-			gstate(g, G_IDLE);
-			mark_dirty(g);
-		}
-	}
-}
-
-/* Reregister (IBA 14.4.11), a new SM, a new P_Key table: the SA may have
- * lost or changed our memberships; every group is joined again with its
- * union of bits. */
-static void port_rejoin(struct imc_mcast *t)
-{
-	struct link *l;
-
-	/* Requests in flight carry on (their retries reach the SM the
-	 * transport follows); the epoch tells their answers that a re-join
-	 * must follow. Groups already paced keep their turn. */
-	t->epoch++;
-	for (l = t->all.next; l != &t->all; l = l->next) {
-		struct group *g = imc_container_of(l, struct group, all);
-
-		/* The SA may have lost anything: what is held is in doubt
-		 * until the re-join's answer names the port's JoinState
-		 * (a join that arrives meanwhile must not be answered
-		 * from a bit the SA no longer has). */
-		g->doubt = g->held;
-		g->trigger = NULL;
-		each_member(g, m_rejoin);
-		if (g->state != G_IDLE)
-			continue;
-		if (want(g))
-			pace(g);
-		else
-			mark_dirty(g);
-	}
-}
-
-void imc_mcast_port_event(struct imc_mcast *t, enum imc_mcast_port_event ev)
-{
-	if (!t || (unsigned)ev >= IMC_ARRAY_SIZE(t->st.port_events))
-		return;
-	t->st.port_events[ev]++;
-	switch (ev) {
-	case IMC_MCAST_PORT_DOWN:
-		if (t->port != P_DOWN)
-			port_down(t);
-		break;
-	case IMC_MCAST_PORT_ACTIVE:
-		if (t->port == P_DOWN)
-			port_up(t);
-		break;
-	case IMC_MCAST_PORT_LID_CHANGE:
-		/* PortGID is unchanged: the SA keys memberships by it. */
-		break;
-	case IMC_MCAST_PORT_SM_CHANGE:
-	case IMC_MCAST_PORT_REREGISTER:
-		if (t->port == P_ACTIVE)
-			sub_reset(t);
-		/* fall through */
-	case IMC_MCAST_PORT_PKEY_CHANGE:
-		if (t->port == P_ACTIVE)
-			port_rejoin(t);
-		break;
-	}
-}
-
-/* ------------------------------------------------------------------ */
-/* Trap 67: the SA deleted a group (IBA 15.2.5.17: when its last full
- * member left, whichever port that was). */
-
-static void sub_move(struct imc_mcast *t, enum sstate to)
-{
-	static const unsigned allowed[] = {
-		[S_OFF] = 1u << S_SENDING,
-		[S_SENDING] = 1u << S_ON | 1u << S_OFF,
-		[S_ON] = 1u << S_OFF,
-	};
-
-	if (!(allowed[t->sub] & 1u << to))
-		abort();
-	t->sub = to;
-}
-
-static void on_sub(void *arg, int err, const struct imc_sa_answer *ans)
-{
-	struct imc_mcast *t = arg;
-
-	t->sub_q = NULL;
-	count_answer(t, err, ans);
-	if (!err && !ans->status) {
-		sub_move(t, S_ON);
-		return;
-	}
-	sub_move(t, S_OFF);
-	(void)imc_timer_arm_in(t->loop, &t->sub_timer, IMC_NSEC_PER_SEC);
-}
-
-/* InformInfo Set (IBA 13.4.8.3): generic trap 67 from any issuer, to
- * this port's QP1 (the SA takes the requester's address). */
-static void sub_kick(struct imc_mcast *t)
-{
-	struct imc_inform_info ii;
-	struct imc_sa_mad m;
-
-	if (!t->sub_needed || t->sub != S_OFF || t->port != P_ACTIVE)
-		return;
-	memset(&ii, 0, sizeof(ii));
-	ii.lid_range_begin = 0xffff;
-	ii.is_generic = 1;
-	ii.subscribe = 1;
-	ii.type = 0xffff;
-	ii.trap_number_or_device_id = IMC_TRAP_MCAST_GROUP_DELETED;
-	ii.qpn = 1;
-	ii.producer_type_or_vendor_id = 0xffffff;
-	memset(&m, 0, sizeof(m));
-	m.mad.method = UMAD_METHOD_SET;
-	m.mad.attr_id = UMAD_ATTR_INFORM_INFO;
-	if (imc_inform_info_pack(&ii, m.data, sizeof(m.data)) < 0 ||
-	    imc_sa_query_start(t->sa, &m, on_sub, t, &t->sub_q) < 0) {
-		(void)imc_timer_arm_in(t->loop, &t->sub_timer,
-				       IMC_NSEC_PER_SEC);
-		return;
-	}
-	imc_timer_cancel(t->loop, &t->sub_timer);
-	t->st.mads_sent++;
-	t->st.in_flight++;
-	sub_move(t, S_SENDING);
-}
-
-static void on_sub_timer(struct imc_timer *tm)
-{
-	sub_kick(imc_container_of(tm, struct imc_mcast, sub_timer));
-}
-
-/* The SA forgot the subscription, or will: subscribe again (from the
- * loop) when the port is up. */
-static void sub_reset(struct imc_mcast *t)
-{
-	if (t->sub_q) {
-		imc_sa_query_cancel(t->sub_q);
-		t->sub_q = NULL;
-		t->st.in_flight--;
-	}
-	imc_timer_cancel(t->loop, &t->sub_timer);
-	if (t->sub != S_OFF)
-		sub_move(t, S_OFF);
-	if (t->sub_needed && t->port == P_ACTIVE)
-		(void)imc_timer_arm(t->loop, &t->sub_timer,
-				    imc_loop_now(t->loop));
-}
-
-void imc_mcast_report(struct imc_mcast *t, const struct imc_sa_mad *report)
-{
-	struct imc_notice n;
-	struct imc_gid mgid;
-	struct group *g;
-
-	if (!t || !report || report->mad.attr_id != UMAD_ATTR_NOTICE ||
-	    imc_notice_unpack(&n, report->data, sizeof(report->data)) < 0 ||
-	    imc_notice_mcast_mgid(&n, &mgid) < 0 ||
-	    n.trap_number_or_device_id != IMC_TRAP_MCAST_GROUP_DELETED)
-		return;
-	t->st.traps++;
-	g = group_find(t, &mgid);
-	if (t->port != P_ACTIVE || !g || (!g->held && g->state == G_IDLE))
-		return;
-	/* What the port held there may be gone: its members re-join (a
-	 * full member creates the group again; others are refused). The
-	 * bits are in doubt, not dropped: a Report may come late (sent
-	 * again after a lost ReportResp, IBA 13.4.8.2) and tell of a
-	 * deletion older than the port's last join; the re-join's answer,
-	 * or a refused Delete, tells what the SA holds. A request in
-	 * flight may predate the deletion: after its answer, the group
-	 * re-joins. Duplicates of the Report cost a re-join. */
-	t->st.groups_lost++;
-	group_lost(g);
-}
-
-/* The SA may have deleted g with what the port held there: its members
- * re-join (a full member creates the group again; others are refused);
- * what is held is in doubt until the answers tell. */
-static void group_lost(struct group *g)
-{
-	g->doubt = g->held;
-	each_member(g, m_rejoin);
-	switch (g->state) {
-	case G_IDLE:
-		if (want(g))
-			pace(g);
-		else
-			mark_dirty(g);
-		break;
-	case G_SET:
-	case G_DELETE:
-	case G_REJOIN:
-		g->epoch = STALE;
-		break;
-	case G_PACE:
-	case G_WINDOW:
-	case G_DOWN:
-		break;
-	}
-}
-
-static void on_report(void *arg, const struct imc_sa_mad *report)
-{
-	imc_mcast_report(arg, report);
-}
-
-static int cmp_group(const void *a, const void *b)
-{
-	const struct group *x = *(const struct group *const *)a;
-	const struct group *y = *(const struct group *const *)b;
-
-	return imc_gid_cmp(&x->mgid, &y->mgid);
-}
-
-int imc_mcast_foreach_group(const struct imc_mcast *t,
-			    void (*fn)(void *arg,
-				       const struct imc_mcast_group_info *g),
-			    void *arg)
-{
-	struct group **v;
-	size_t n = 0;
-	const struct link *l;
-
-	if (!t->groups.n)
-		return 0;
-	v = malloc(t->groups.n * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	for (l = t->all.next; l != &t->all; l = l->next) {
-		struct group *g = imc_container_of(l, struct group, all);
-
-		if (!imc_gid_is_zero(&g->mgid))
-			v[n++] = g;
-	}
-	qsort(v, n, sizeof(*v), cmp_group);
-	for (size_t i = 0; i < n; i++) {
-		struct imc_mcast_group_info gi;
-		const struct group *g = v[i];
-
-		memset(&gi, 0, sizeof(gi));
-		if (g->rec_valid)
-			gi.rec = g->rec;
-		else
-			gi.rec.mgid = g->mgid;
-		gi.rec.join_state = sure(g);
-		gi.join_state = sure(g);
-		gi.wanted = want(g);
-		gi.members = g->n_members;
-		gi.joined = sure(g) &&
-			    (g->state == G_IDLE || g->state == G_SET ||
-			     g->state == G_DELETE);
-		fn(arg, &gi);
-	}
-	free(v);
-	return 0;
-}
-
-void imc_mcast_get_stats(const struct imc_mcast *t, struct imc_mcast_stats *st)
-{
-	*st = t->st;
 }

@@ -1479,12 +1479,14 @@ static int cons_run(struct imc_scn_ctx *c, struct cons *k)
 	}
 	if (!rc && k->sa)
 		rc = imc_sa_foreach_group(k->sa, cons_group, k);
-	/* What a tracker wants or holds and the SA does not have. */
+	/* What a tracker wants or holds and the SA does not have (but
+	 * the groups its members wait for, holding nothing). */
 	for (size_t i = 0; i < nslots && !rc; i++)
 		for (size_t j = 0; j < k->pg[i].ng; j++) {
 			const struct imc_mcast_group_info *g = &k->pg[i].g[j];
 
-			if (!k->seen[i][j] && (g->wanted || g->join_state))
+			if (!k->seen[i][j] && (g->wanted || g->join_state) &&
+			    !(g->waiting && !g->join_state))
 				k->bad++;
 		}
 	return rc;
