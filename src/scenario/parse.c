@@ -13,7 +13,10 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <search.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +72,100 @@ int scn_error(struct imc_scn_parser *p, const char *fmt, ...)
 const struct imc_topo *imc_scn_parser_topo(const struct imc_scn_parser *p)
 {
 	return p->s->topo;
+}
+
+/* Room for need entries of size bytes in the array *arrp points to (a
+ * pointer to any object type), doubling its capacity: amortized O(1) per
+ * entry where growing by one would copy the whole array every time.
+ * 0 or -ENOMEM. */
+static int room(void *arrp, unsigned *cap, unsigned need, size_t size)
+{
+	unsigned nc = *cap ? *cap : 16;
+	void *old, *na;
+
+	if (need <= *cap)
+		return 0;
+	while (nc < need) {
+		if (nc > UINT_MAX / 2)
+			return -ENOMEM;
+		nc *= 2;
+	}
+	if ((size_t)nc > SIZE_MAX / size)
+		return -ENOMEM;
+	memcpy(&old, arrp, sizeof(old));
+	na = realloc(old, (size_t)nc * size);
+	if (!na)
+		return -ENOMEM;
+	memcpy(arrp, &na, sizeof(na));
+	*cap = nc;
+	return 0;
+}
+
+struct scn_name {
+	const void *space;
+	const void *data;
+	char name[];
+};
+
+static int name_cmp(const void *a, const void *b)
+{
+	const struct scn_name *x = a, *y = b;
+	uintptr_t sx = (uintptr_t)x->space, sy = (uintptr_t)y->space;
+
+	if (sx != sy)
+		return sx < sy ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int scn_name_add(struct imc_scenario *s, const void *space, const char *name,
+		 const void *data)
+{
+	size_t len = strlen(name);
+	struct scn_name *n = malloc(sizeof(*n) + len + 1);
+	struct scn_name **slot;
+
+	if (!n)
+		return -ENOMEM;
+	n->space = space;
+	n->data = data;
+	memcpy(n->name, name, len + 1);
+	slot = tsearch(n, &s->names, name_cmp);
+	if (!slot) {
+		free(n);
+		return -ENOMEM;
+	}
+	if (*slot != n) {
+		free(n);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+const void *scn_name_find(const struct imc_scenario *s, const void *space,
+			  const char *name)
+{
+	union {
+		struct scn_name n;
+		char b[sizeof(struct scn_name) + 128];
+	} local;
+	size_t len = strlen(name);
+	struct scn_name *key = &local.n;
+	struct scn_name *const *hit;
+	const void *data;
+
+	/* Names of lines are short; a longer one is found all the same. */
+	if (len >= sizeof(local) - sizeof(struct scn_name)) {
+		key = malloc(sizeof(*key) + len + 1);
+		if (!key)
+			return NULL;
+	}
+	key->space = space;
+	memcpy(key->name, name, len + 1);
+	hit = tfind(key, &s->names, name_cmp);
+	data = hit ? (*hit)->data : NULL;
+	if (key != &local.n)
+		free(key);
+	return data;
 }
 
 static unsigned first_cabled(const struct imc_topo_node *n)
@@ -268,8 +365,6 @@ const struct scn_group *scn_group_find(const struct imc_scenario *s,
 
 int scn_group_add(struct imc_scenario *s, const struct scn_group *g)
 {
-	struct scn_group *ng;
-
 	if (g->mlid < SCN_MLID_MIN || g->mlid > SCN_MLID_MAX)
 		return -EINVAL;
 	if (!s->group_by_mlid) {
@@ -280,10 +375,9 @@ int scn_group_add(struct imc_scenario *s, const struct scn_group *g)
 	}
 	if (s->group_by_mlid[g->mlid - SCN_MLID_MIN])
 		return -EEXIST;
-	ng = realloc(s->groups, (s->ngroups + 1) * sizeof(*ng));
-	if (!ng)
+	if (room(&s->groups, &s->capgroups, s->ngroups + 1,
+		 sizeof(*s->groups)))
 		return -ENOMEM;
-	s->groups = ng;
 	s->groups[s->ngroups++] = *g;
 	s->group_by_mlid[g->mlid - SCN_MLID_MIN] = s->ngroups;
 	return 0;
@@ -591,13 +685,9 @@ static int expect_words(struct imc_scn_parser *p, const struct line *l,
 			rc = -ENOMEM;
 	}
 	if (!rc) {
-		struct scn_expect *ne = realloc(s->expects,
-			(s->nexpects + 1) * sizeof(*ne));
-
-		if (!ne) {
-			rc = -ENOMEM;
-		} else {
-			s->expects = ne;
+		rc = room(&s->expects, &s->capexpects,
+			  s->nexpects + 1, sizeof(*s->expects));
+		if (!rc) {
 			s->expects[s->nexpects++] = e;
 			return 0;
 		}
@@ -615,7 +705,7 @@ static int verb_words(struct imc_scn_parser *p, const struct line *l,
 	const struct imc_scn_verb *v = imc_scn_lang_verb(s->lang,
 							 l->w.argv[first]);
 	struct scn_action a, **list;
-	unsigned *n;
+	unsigned *n, *cap;
 	void *data = NULL;
 	int rc;
 
@@ -636,21 +726,18 @@ static int verb_words(struct imc_scn_parser *p, const struct line *l,
 	if (v->kind == IMC_SCN_SETTING) {
 		list = &s->settings;
 		n = &s->nsettings;
+		cap = &s->capsettings;
 	} else {
 		list = &s->actions;
 		n = &s->nactions;
+		cap = &s->capactions;
 	}
 	a = (struct scn_action){ .line = l->no, .index = *n, .at = at,
 				 .verb = v, .data = data };
-	{
-		struct scn_action *na = realloc(*list, (*n + 1) * sizeof(*na));
-
-		if (!na) {
-			if (v->free)
-				v->free(data);
-			return -ENOMEM;
-		}
-		*list = na;
+	if (room(list, cap, *n + 1, sizeof(**list))) {
+		if (v->free)
+			v->free(data);
+		return -ENOMEM;
 	}
 	(*list)[(*n)++] = a;
 	return 0;
@@ -776,6 +863,7 @@ void imc_scenario_destroy(struct imc_scenario *s)
 	free(s->expects);
 	free(s->groups);
 	free(s->group_by_mlid);
+	tdestroy(s->names, free);
 	imc_topo_destroy(s->own_topo);
 	imc_scn_lang_destroy(s->own_lang);
 	free(s->topo_arg);
