@@ -689,10 +689,7 @@ static int join_parse(struct imc_scn_parser *p, unsigned argc,
 				return imc_scn_parse_error(p,
 					"as: expected a name of letters, digits, '_', '-' or '.' (at most %d), got '%s'",
 					NAME_MAX_LEN, v);
-			if (a->name)
-				return imc_scn_parse_error(p,
-					"as=%s: as= given twice on this line",
-					v);
+			free(a->name);
 			a->name = strdup(v);
 			if (!a->name)
 				return -ENOMEM;

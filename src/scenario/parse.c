@@ -445,6 +445,10 @@ static int seed_words(struct imc_scn_parser *p, const struct scn_words *w)
 {
 	if (w->argc != 2)
 		return scn_error(p, "expected 'seed NUMBER'");
+	if (p->seed_line)
+		return scn_error(p, "seed already given on line %u",
+				 p->seed_line);
+	p->seed_line = p->line;
 	return imc_scn_parse_uint(p, "seed", w->argv[1], UINT64_MAX,
 				  &p->s->seed);
 }
@@ -453,8 +457,22 @@ static int stop_words(struct imc_scn_parser *p, const struct scn_words *w)
 {
 	if (w->argc != 2)
 		return scn_error(p, "expected 'stop TIME'");
+	if (p->s->stop_line)
+		return scn_error(p, "stop already given on line %u",
+				 p->s->stop_line);
 	p->s->stop_line = p->line;
 	return imc_scn_parse_time(p, "stop", w->argv[1], &p->s->stop);
+}
+
+/* A key of a fabric or links line set again on a later line. */
+static int setting_once(struct imc_scn_parser *p, unsigned *line,
+			const char *setting, const char *word)
+{
+	if (*line)
+		return scn_error(p, "%s %.*s= already given on line %u", setting,
+				 (int)strcspn(word, "="), word, *line);
+	*line = p->line;
+	return 0;
 }
 
 static const unsigned mtu_sizes[] = { 0, 256, 512, 1024, 2048, 4096 };
@@ -463,13 +481,27 @@ static int fabric_words(struct imc_scn_parser *p, const struct scn_words *w)
 {
 	struct imc_fabric_config *c = &p->s->cfg;
 
+	static const char *const keys[] = { "mtu", "rate", "rq", "sweep",
+					    "prefix" };
+	int rc;
+
 	if (w->argc < 2)
 		return scn_error(p,
 			"expected fabric mtu=BYTES rate=CODE rq=DEPTH sweep=TIME prefix=HEX");
+	rc = scn_words_unique(p, w->argc - 1, (const char *const *)w->argv + 1);
+	for (unsigned i = 1; !rc && i < w->argc; i++) {
+		const char *v;
+
+		for (unsigned k = 0; k < IMC_ARRAY_SIZE(keys); k++)
+			if (imc_scn_kv(w->argv[i], keys[k], &v))
+				rc = setting_once(p, &p->fabric_line[k],
+						  "fabric", w->argv[i]);
+	}
+	if (rc)
+		return rc;
 	for (unsigned i = 1; i < w->argc; i++) {
 		const char *a = w->argv[i], *v;
 		uint64_t x;
-		int rc;
 
 		if (imc_scn_kv(a, "mtu", &v)) {
 			rc = imc_scn_parse_uint(p, "mtu", v, 4096, &x);
@@ -519,16 +551,35 @@ static int fabric_words(struct imc_scn_parser *p, const struct scn_words *w)
 	return 0;
 }
 
+/* The keys of a links line, by SCN_LP_* bit. */
+static const char *const link_keys[] = { "latency", "bandwidth", "loss",
+					  "dup", "reorder", "reorder-delay" };
+
 static int links_words(struct imc_scn_parser *p, const struct scn_words *w)
 {
+	struct imc_link_params lp = p->s->cfg.link;
 	unsigned mask;
+	int rc;
 
 	if (w->argc < 2)
 		return scn_error(p,
 			"expected links latency=TIME bandwidth=RATE loss=P dup=P reorder=P reorder-delay=TIME");
-	return scn_link_params_parse(p, w->argc - 1,
-				     (const char *const *)w->argv + 1,
-				     &p->s->cfg.link, &mask);
+	rc = scn_words_unique(p, w->argc - 1, (const char *const *)w->argv + 1);
+	if (!rc)
+		rc = scn_link_params_parse(p, w->argc - 1,
+					   (const char *const *)w->argv + 1,
+					   &lp, &mask);
+	for (unsigned i = 1; !rc && i < w->argc; i++) {
+		const char *v;
+
+		for (unsigned b = 0; b < IMC_ARRAY_SIZE(link_keys); b++)
+			if (imc_scn_kv(w->argv[i], link_keys[b], &v))
+				rc = setting_once(p, &p->links_line[b],
+						  "links", w->argv[i]);
+	}
+	if (!rc)
+		p->s->cfg.link = lp;
+	return rc;
 }
 
 /* ---- expectations ---- */
@@ -715,6 +766,12 @@ static int verb_words(struct imc_scn_parser *p, const struct line *l,
 		return scn_error(p, "'%s' is a setting: it takes no time",
 				 v->name);
 	p->verb = v->name;
+	rc = scn_words_unique(p, l->w.argc - first - 1,
+			      (const char *const *)l->w.argv + first + 1);
+	if (rc) {
+		p->verb = NULL;
+		return rc;
+	}
 	rc = v->parse(p, l->w.argc - first - 1,
 		      (const char *const *)l->w.argv + first + 1, &data);
 	p->verb = NULL;
@@ -1015,11 +1072,82 @@ int imc_scenario_parse(const char *text, size_t len, const char *name,
 	free(lines);
 	if (rc) {
 		if (rc == -ENOMEM && err && errlen)
-			snprintf(err, errlen, "%s: out of memory", s->name);
+			snprintf(err, errlen,
+				 "%s:%u: out of memory for what this line makes",
+				 s->name, p.line);
 		imc_scenario_destroy(s);
 		return rc;
 	}
 	*out = s;
+	return 0;
+}
+
+/* The largest scenario read: 100,000 lines take about 5 MB, and a file
+ * past this is not a scenario (/dev/zero, a disk image) to grow into. */
+#define SCN_MAX_FILE (64u << 20)
+
+/* Reads all of f (a file, a pipe, /dev/stdin) into *out. Fails on the
+ * first chunk with a NUL byte: no scenario holds one. */
+static int read_all(FILE *f, const char *path, char **out, size_t *outlen,
+		    char *err, size_t errlen)
+{
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+
+	for (;;) {
+		size_t got;
+		const char *nul;
+
+		if (cap - len < 4096) {
+			char *nt;
+			size_t nc = cap ? cap * 2 : 8192;
+
+			if (cap >= SCN_MAX_FILE) {
+				if (err && errlen)
+					snprintf(err, errlen,
+						 "%s: larger than %u MiB, the most a scenario may be",
+						 path, SCN_MAX_FILE >> 20);
+				free(text);
+				return -EFBIG;
+			}
+			nt = realloc(text, nc + 1);
+			if (!nt) {
+				if (err && errlen)
+					snprintf(err, errlen,
+						 "%s: out of memory for %zu bytes of text",
+						 path, nc + 1);
+				free(text);
+				return -ENOMEM;
+			}
+			text = nt;
+			cap = nc;
+		}
+		got = fread(text + len, 1, cap - len, f);
+		nul = got ? memchr(text + len, '\0', got) : NULL;
+		if (nul) {
+			unsigned line = 1;
+
+			for (const char *c = text; c < nul; c++)
+				line += *c == '\n';
+			if (err && errlen)
+				snprintf(err, errlen,
+					 "%s:%u: a NUL byte: not scenario text",
+					 path, line);
+			free(text);
+			return -EINVAL;
+		}
+		len += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s: read error", path);
+		free(text);
+		return -EIO;
+	}
+	*out = text;
+	*outlen = len;
 	return 0;
 }
 
@@ -1030,7 +1158,7 @@ int imc_scenario_parse_file(const char *path,
 {
 	FILE *f = fopen(path, "rb");
 	char *text = NULL;
-	size_t len = 0, cap = 0;
+	size_t len = 0;
 	int rc;
 
 	if (!f) {
@@ -1039,35 +1167,10 @@ int imc_scenario_parse_file(const char *path,
 			snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return rc;
 	}
-	for (;;) {
-		size_t got;
-
-		if (cap - len < 4096) {
-			char *nt;
-
-			cap = cap ? cap * 2 : 8192;
-			nt = realloc(text, cap);
-			if (!nt) {
-				free(text);
-				fclose(f);
-				return -ENOMEM;
-			}
-			text = nt;
-		}
-		got = fread(text + len, 1, cap - len, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		rc = -EIO;
-		if (err && errlen)
-			snprintf(err, errlen, "%s: read error", path);
-		free(text);
-		fclose(f);
-		return rc;
-	}
+	rc = read_all(f, path, &text, &len, err, errlen);
 	fclose(f);
+	if (rc)
+		return rc;
 	rc = imc_scenario_parse(text, len, path, opts, out, err, errlen);
 	free(text);
 	return rc;

@@ -534,8 +534,14 @@ static int advance(struct imc_scn_ctx *c, struct slicer *sl, imc_time_t to)
 			return rc;
 		imc_loop_get_stats(c->loop, &st);
 		if (st.timers_fired - before < SLICE_EVENTS / 4 &&
-		    sl->slice < SLICE_MAX)
+		    (sl->slice < SLICE_MAX ||
+		     (c->own_loop && st.timers_fired == before &&
+		      sl->slice <= IMC_TIME_LIMIT)))
+			/* Virtual time with nothing to do: leap, so that a
+			 * run to a distant stop takes O(log) idle slices. */
 			sl->slice *= 2;
+		else if (sl->slice > SLICE_MAX)
+			sl->slice = SLICE_MAX;
 		else if (st.timers_fired - before > SLICE_EVENTS &&
 			 sl->slice > SLICE_MIN)
 			sl->slice /= 2;

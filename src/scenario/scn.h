@@ -143,7 +143,17 @@ struct imc_scn_parser {
 	char *err;
 	size_t errlen;
 	bool failed;
+	/* Lines that set each setting, 0 for none: a second one is an
+	 * error naming the first. */
+	unsigned seed_line;
+	unsigned fabric_line[5];   /* mtu, rate, rq, sweep, prefix */
+	unsigned links_line[6];    /* by SCN_LP_* bit */
 };
+
+/* An error when two of the argc words are KEY=VALUE with one KEY (an
+ * option given twice on one line): 0 or the parse error. */
+int scn_words_unique(struct imc_scn_parser *p, unsigned argc,
+		     const char *const *argv);
 
 /* Built-in verbs and subjects (verbs.c, subjects.c). */
 extern const struct imc_scn_verb *const scn_builtin_verbs[];

@@ -1,0 +1,266 @@
+/* Scenario input at its edges: settings and options given twice, times
+ * at and past the limit of virtual time (nothing wraps 64 bits), runs to
+ * a distant stop, files that are not scenario text, and names defined
+ * and found across many lines. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ibmcast/scenario.h"
+
+#define SCENARIO_FIXTURE_OWN_PARSE
+#include "scenario_fixture.h"
+
+#define TOPO "topology switch:hosts=4\n"
+
+static struct imc_scenario *parse(const char *text)
+{
+	return scn_fx_parse(text, NULL);
+}
+
+static void expect_error(const char *text, const char *want)
+{
+	scn_fx_expect_error(text, NULL, want);
+}
+
+static void test_repeated_settings(void **state)
+{
+	(void)state;
+	expect_error(TOPO "seed 1\nstop 1ms\nseed 2\n",
+		     "t.scn:4: seed already given on line 2");
+	expect_error(TOPO "stop 1ms\n\nstop 2ms\n",
+		     "t.scn:4: stop already given on line 2");
+	expect_error(TOPO "fabric mtu=2048\nfabric sweep=1ms mtu=4096\n",
+		     "t.scn:3: fabric mtu= already given on line 2");
+	expect_error(TOPO "links latency=1us\nlinks loss=1%\nlinks latency=2us\n",
+		     "t.scn:4: links latency= already given on line 2");
+	expect_error(TOPO "links reorder=1%\nlinks reorder-delay=1us reorder=2%\n",
+		     "t.scn:3: links reorder= already given on line 2");
+	/* Different keys on two lines are two settings, not a repeat. */
+	{
+		struct imc_scenario *s = parse(TOPO
+			"fabric mtu=2048\nfabric sweep=2ms\n"
+			"links latency=1us\nlinks reorder=1% reorder-delay=3us\n");
+		struct imc_fabric_config c;
+
+		imc_scenario_config(s, &c);
+		assert_int_equal(c.sm_sweep_delay, 2 * IMC_NSEC_PER_MSEC);
+		assert_int_equal(c.link.latency, 1000);
+		assert_int_equal(c.link.reorder_delay, 3000);
+		imc_scenario_destroy(s);
+	}
+}
+
+static void test_repeated_options(void **state)
+{
+	(void)state;
+	expect_error(TOPO "send H-000001 H-000002 count=1 count=2\n",
+		     "t.scn:2: send: count= given twice on this line: 'count=1' and 'count=2'");
+	expect_error(TOPO "send H-000001 H-000002 size=64 interval=1us size=64\n",
+		     "t.scn:2: send: size= given twice on this line: 'size=64' and 'size=64'");
+	expect_error(TOPO "fabric mtu=256 rq=4 mtu=512\n",
+		     "t.scn:2: mtu= given twice on this line: 'mtu=256' and 'mtu=512'");
+	expect_error(TOPO "links loss=1% loss=2%\n",
+		     "t.scn:2: loss= given twice on this line: 'loss=1%' and 'loss=2%'");
+	expect_error(TOPO "sa\nmcast-join H-000001 ff15::1 create as=a as=b\n",
+		     "t.scn:3: mcast-join: as= given twice on this line: 'as=a' and 'as=b'");
+	expect_error(TOPO "sa\nsa-join H-000001 ff15::1 create qkey=1 qkey=1\n",
+		     "t.scn:3: sa-join: qkey= given twice on this line: 'qkey=1' and 'qkey=1'");
+	expect_error(TOPO "sa rate=10 queue=4 rate=20\n",
+		     "t.scn:2: sa: rate= given twice on this line: 'rate=10' and 'rate=20'");
+}
+
+static void test_time_limit(void **state)
+{
+	(void)state;
+	expect_error(TOPO "links latency=18446744073709551615ns\n",
+		     "t.scn:2: latency: time 18446744073709551615ns is out of range (at most 4611686018427387904ns, 2^62 ns or about 146 years)");
+	expect_error(TOPO "links reorder-delay=4611686018427387905ns\n",
+		     "t.scn:2: reorder-delay: time 4611686018427387905ns is out of range (at most 4611686018427387904ns, 2^62 ns or about 146 years)");
+	expect_error(TOPO "stop 5000000000s\n",
+		     "t.scn:2: stop: time 5000000000s is out of range (at most 4611686018427387904ns, 2^62 ns or about 146 years)");
+	expect_error(TOPO "send H-000001 H-000002 interval=4611686019s\n",
+		     "t.scn:2: send: interval: time 4611686019s is out of range (at most 4611686018427387904ns, 2^62 ns or about 146 years)");
+	expect_error(TOPO "fabric sweep=18446744074s\n",
+		     "t.scn:2: sweep: time 18446744074s is out of range (at most 4611686018427387904ns, 2^62 ns or about 146 years)");
+	expect_error(TOPO "send H-000001 H-000002 count=4294967296\n",
+		     "t.scn:2: send: count: 4294967296 is out of range (at most 4294967295)");
+}
+
+struct slices {
+	unsigned n;
+	imc_time_t last;
+};
+
+static void on_progress(void *ctx, imc_time_t now, uint64_t events)
+{
+	struct slices *sl = ctx;
+
+	(void)events;
+	sl->n++;
+	sl->last = now;
+}
+
+/* The longest latency there is: the datagram is still on the wire when
+ * the run ends (a wrapped sum would deliver it at once). */
+static void test_run_latency_at_limit(void **state)
+{
+	struct imc_scenario *s;
+	struct imc_scenario_result r;
+	struct imc_scenario_run_opts o = { 0 };
+
+	(void)state;
+	s = parse(TOPO "stop 1s\nlinks latency=4611686018427387904ns\n"
+		  "send H-000001 H-000002 count=3\n"
+		  "expect sent H-000001 == 3\n"
+		  "expect delivered H-000002 == 0\n");
+	run_ok(s, &o, &r);
+	all_pass(&r);
+	assert_int_equal(r.end, IMC_NSEC_PER_SEC);
+	imc_scenario_result_free(&r);
+	imc_scenario_destroy(s);
+}
+
+/* An action at the end of virtual time runs at that time, not at once,
+ * and the run gets there in few idle slices (counted, not timed). */
+static void test_run_to_the_limit(void **state)
+{
+	struct imc_scenario *s;
+	struct imc_scenario_result r;
+	struct slices sl = { 0 };
+	struct imc_scenario_run_opts o = { .progress = on_progress,
+					   .ctx = &sl };
+
+	(void)state;
+	s = parse(TOPO "stop 4611686018427387904ns\n"
+		  "at 4611686018427387903ns expect sent H-000001 == 0\n"
+		  "at 4611686018427387904ns send H-000001 H-000002 count=1\n"
+		  "expect sent H-000001 == 1\n");
+	run_ok(s, &o, &r);
+	all_pass(&r);
+	assert_int_equal(r.end, IMC_TIME_LIMIT);
+	assert_int_equal(sl.last, IMC_TIME_LIMIT);
+	/* Doubling idle slices: about 2 * 62 of them, not 2^62 / 10 s. */
+	assert_in_range(sl.n, 1, 400);
+	imc_scenario_result_free(&r);
+	imc_scenario_destroy(s);
+}
+
+static char *tmp_file(const void *data, size_t len)
+{
+	char *path = strdup("/tmp/scn_input_XXXXXX");
+	int fd;
+
+	assert_non_null(path);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	close(fd);
+	return path;
+}
+
+static void test_file_not_text(void **state)
+{
+	static const char nul[] = "topology switch:hosts=2\nseed 1\0\0\0\n";
+	struct imc_scenario *s = NULL;
+	char err[256], want[320];
+	char *path = tmp_file(nul, sizeof(nul) - 1);
+
+	(void)state;
+	assert_int_equal(imc_scenario_parse_file(path, NULL, &s, err,
+						 sizeof(err)), -EINVAL);
+	assert_null(s);
+	snprintf(want, sizeof(want), "%s:2: a NUL byte: not scenario text",
+		 path);
+	assert_string_equal(err, want);
+	unlink(path);
+	free(path);
+
+	assert_int_equal(imc_scenario_parse_file("/nonexistent/x.scn", NULL,
+						 &s, err, sizeof(err)),
+			 -ENOENT);
+	assert_string_equal(err,
+			    "/nonexistent/x.scn: No such file or directory");
+}
+
+/* Names defined on many lines and found from far-away lines: each @NAME
+ * finds its own as=NAME, and a name used again is refused wherever the
+ * first one is. */
+static void test_names_many(void **state)
+{
+	enum { N = 3000 };
+	size_t cap = (size_t)N * 160 + 128, n = 0;
+	char *t = malloc(cap);
+	struct imc_scenario *s;
+	char *out;
+
+	(void)state;
+	assert_non_null(t);
+	n += (size_t)snprintf(t + n, cap - n, TOPO "sa\nstop 10s\n");
+	for (unsigned i = 0; i < N; i++)
+		n += (size_t)snprintf(t + n, cap - n,
+			"sa-join H-000001 0 create as=g%u\n"
+			"mcast-join H-000002 ff15::%x as=m%u\n", i, i + 1, i);
+	for (unsigned i = 0; i < N; i++)
+		n += (size_t)snprintf(t + n, cap - n,
+			"sa-join H-000003 @g%u\n"
+			"expect mcast-state m%u == joined\n", N - 1 - i,
+			N - 1 - i);
+	s = parse(t);
+	assert_int_equal(imc_scenario_nactions(s), 3 * N);
+	assert_int_equal(imc_scenario_nexpects(s), N);
+	out = print(s);
+	has(out, "sa-join H-000003:1 @g0\n");
+	has(out, "expect mcast-state m2999 == joined\n");
+	free(out);
+	imc_scenario_destroy(s);
+
+	n += (size_t)snprintf(t + n, cap - n, "sa-join H-000004 0 as=g17\n");
+	{
+		char err[256];
+		unsigned line = 4 + 4 * N;
+		char want[256];
+
+		assert_int_equal(imc_scenario_parse(t, n, "t.scn", NULL, &s,
+						    err, sizeof(err)),
+				 -EINVAL);
+		snprintf(want, sizeof(want),
+			 "t.scn:%u: sa-join: as=g17: an earlier line has that name",
+			 line);
+		assert_string_equal(err, want);
+	}
+	free(t);
+	expect_error(TOPO "sa\nsa-join H-000001 @nope\n",
+		     "t.scn:3: sa-join: @nope: no sa-join ... as=nope on an earlier line");
+	expect_error(TOPO "sa\nmcast-join H-000001 ff15::1 as=x\nmcast-join H-000002 ff15::1 as=x\n",
+		     "t.scn:4: mcast-join: as=x: an earlier mcast-join has that name");
+	/* The two verbs name in two spaces: one name may be in both. */
+	s = parse(TOPO "sa\nsa-join H-000001 0 create as=x\n"
+		  "mcast-join H-000002 ff15::1 as=x\n"
+		  "sa-join H-000003 @x\nmcast-join H-000004 @x\n");
+	imc_scenario_destroy(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_repeated_settings),
+		cmocka_unit_test(test_repeated_options),
+		cmocka_unit_test(test_time_limit),
+		cmocka_unit_test(test_run_latency_at_limit),
+		cmocka_unit_test(test_run_to_the_limit),
+		cmocka_unit_test(test_file_not_text),
+		cmocka_unit_test(test_names_many),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
