@@ -233,7 +233,6 @@ int imc_mcast_show_main(int argc, char **argv)
 	const char *device = NULL, *run_dir = NULL;
 	unsigned port = 0;
 	bool all = false, json = false;
-	char *end;
 	int ch;
 
 	optind = 1;
@@ -245,12 +244,11 @@ int imc_mcast_show_main(int argc, char **argv)
 			return IMC_EXIT_OK;
 		case OPT_DEVICE: device = optarg; break;
 		case OPT_PORT: {
-			unsigned long v;
+			uint64_t v;
 
-			errno = 0;
-			v = strtoul(optarg, &end, 0);
-			if (errno || !*optarg || *end || *optarg == '-' || v > 255)
-				return usage_error("bad port", optarg);
+			if (imc_opt_num("ibmcast mcast", "port", optarg, 0,
+					255, &v))
+				return IMC_EXIT_USAGE;
 			port = (unsigned)v;
 			break;
 		}

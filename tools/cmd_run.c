@@ -260,23 +260,18 @@ static int run(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
-			if (imc_scn_parse_uint(NULL, "seed", optarg, UINT64_MAX,
-					       &ro.seed)) {
-				fprintf(stderr, "ibmcast run: bad --seed '%s' (a number)\n",
-					optarg);
+			if (imc_opt_num("ibmcast run", "seed", optarg, 0,
+					UINT64_MAX, &ro.seed))
 				return IMC_EXIT_USAGE;
-			}
 			ro.seed_set = true;
 			break;
 		case 'p':
 			pcap_path = optarg;
 			break;
 		case 'u':
-			if (imc_scn_parse_time(NULL, "until", optarg, &ro.until)) {
-				fprintf(stderr, "ibmcast run: bad --until '%s' (a time such as 5ms)\n",
-					optarg);
+			if (imc_opt_time("ibmcast run", "until", optarg, 0,
+					 IMC_TIME_LIMIT, &ro.until))
 				return IMC_EXIT_USAGE;
-			}
 			ro.until_set = true;
 			break;
 		case 'j':

@@ -120,17 +120,32 @@ struct opts {
 };
 
 /* A positive number of seconds (at most a year) or a rate (at most a
- * billion a second). */
+ * billion a second); an error is told here, with the limit. */
+static int opt_real(const char *name, const char *arg, double max,
+		    const char *unit, double *out)
+{
+	double v;
+
+	if (sa_tool_real(arg, HUGE_VAL, &v) < 0)
+		return imc_opt_bad(PROG, name, arg, "expected a number of %s",
+				   unit);
+	if (v > max)
+		return imc_opt_bad(PROG, name, arg, "at most %.0f (%s)", max,
+				   unit);
+	if (!(v > 0))
+		return imc_opt_bad(PROG, name, arg, "above 0 (%s)", unit);
+	*out = v;
+	return 0;
+}
+
 static int opt_secs(const char *arg, void *f)
 {
-	return sa_tool_real(arg, 366 * 86400.0, f) < 0 || !(*(double *)f > 0) ?
-	       -EINVAL : 0;
+	return opt_real("duration", arg, 366 * 86400.0, "seconds", f);
 }
 
 static int opt_rate(const char *arg, void *f)
 {
-	return sa_tool_real(arg, 1e9, f) < 0 || !(*(double *)f > 0) ?
-	       -EINVAL : 0;
+	return opt_real("rate", arg, 1e9, "joins a second", f);
 }
 
 static int opt_state(const char *arg, void *f)

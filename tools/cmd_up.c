@@ -668,29 +668,27 @@ static int run(int argc, char **argv)
 			u->own_netns = true;
 			break;
 		case 'u':
-			if (imc_scn_parse_time(NULL, "until", optarg, &until)) {
-				fprintf(stderr, "ibmcast up: bad --until '%s' (a time such as 30s)\n",
-					optarg);
+			if (imc_opt_time("ibmcast up", "until", optarg, 0,
+					 IMC_TIME_LIMIT, &until)) {
 				free(u);
 				return IMC_EXIT_USAGE;
 			}
 			until_set = true;
 			break;
 		case 's':
-			if (imc_scn_parse_uint(NULL, "seed", optarg, UINT64_MAX,
-					       &ro.seed)) {
-				fprintf(stderr, "ibmcast up: bad --seed '%s' (a number)\n",
-					optarg);
+			if (imc_opt_num("ibmcast up", "seed", optarg, 0,
+					UINT64_MAX, &ro.seed)) {
 				free(u);
 				return IMC_EXIT_USAGE;
 			}
 			ro.seed_set = true;
 			break;
 		case 'k':
-			if (imc_scn_parse_uint(NULL, "pkey", optarg, 0xffff, &v) ||
-			    !(v & 0x7fff)) {
-				fprintf(stderr, "ibmcast up: bad --pkey '%s' (a P_Key such as 0xffff)\n",
-					optarg);
+			if (imc_opt_num("ibmcast up", "pkey", optarg, 0, 0xffff,
+					&v) ||
+			    (!(v & 0x7fff) &&
+			     imc_opt_bad("ibmcast up", "pkey", optarg,
+					 "the invalid P_Key (IBA 10.9.1.2); a P_Key such as 0xffff"))) {
 				free(u);
 				return IMC_EXIT_USAGE;
 			}

@@ -283,10 +283,12 @@ int sa_tool_record(const char *prog, const char *spec,
 
 enum { MAX_OPTS = 32 };
 
-static int store(const struct sa_opt *t, const char *arg, void *opts)
+/* num: the value of an SA_OPT_NUM, checked by imc_opt_num(). */
+static int store(const struct sa_opt *t, const char *arg, uint64_t num,
+		 void *opts)
 {
 	uint8_t *p = (uint8_t *)opts + t->off;
-	uint64_t v;
+	uint64_t v = num;
 
 	switch (t->kind) {
 	case SA_OPT_FLAG:
@@ -300,8 +302,6 @@ static int store(const struct sa_opt *t, const char *arg, void *opts)
 	case SA_OPT_FN:
 		return t->fn(arg, p);
 	case SA_OPT_NUM:
-		if (sa_tool_num(arg, t->max, &v) < 0 || v < t->min)
-			return -EINVAL;
 		v *= t->scale ? t->scale : 1;
 		switch (t->size) {
 		case 1: *p = (uint8_t)v; break;
@@ -324,7 +324,8 @@ int sa_tool_getopt(const char *prog, int argc, char **argv,
 		   const struct sa_opt *table, size_t n, void *opts)
 {
 	struct option lo[MAX_OPTS + 1];
-	int ch, idx;
+	uint64_t num = 0;
+	int ch, idx, rc;
 
 	if (n > MAX_OPTS)
 		return sa_tool_usage(prog, "too many options");
@@ -347,11 +348,16 @@ int sa_tool_getopt(const char *prog, int argc, char **argv,
 			return IMC_EXIT_USAGE;
 		}
 		t = &table[ch - 256];
-		if (store(t, optarg, opts) < 0) {
-			fprintf(stderr, "%s: bad value '%s' for --%s\n", prog,
-				optarg, t->name);
+		if (t->kind == SA_OPT_NUM &&
+		    imc_opt_num(prog, t->name, optarg, t->min, t->max, &num))
 			return IMC_EXIT_USAGE;
-		}
+		rc = store(t, optarg, num, opts);
+		if (rc == IMC_EXIT_USAGE)
+			return rc;   /* an SA_OPT_FN told why */
+		if (rc < 0)
+			return imc_opt_bad(prog, t->name, optarg,
+					   "not a valid value (try '%s --help')",
+					   prog);
 		if (t->set_off >= 0)
 			*(bool *)((uint8_t *)opts + t->set_off) = true;
 	}

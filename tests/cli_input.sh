@@ -1,0 +1,83 @@
+#!/bin/sh
+# Bad input to ibmcast run is refused with FILE:LINE and exit 2, quickly:
+# a net file giving one GUID twice (also through an include), a setting
+# or an option given twice, times past 2^62 ns, /dev/zero and an endless
+# stream on /dev/stdin (read up to a cap, not into gigabytes).
+. "$(dirname "$(realpath "$0")")/lib/cli.sh" "$@"
+refused() { # refused WHAT WANT-IN-STDERR -- command...
+	what=$1; want=$2; shift 3
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	if [ "$got" -ne 2 ]; then
+		echo "FAIL: $what: exit $got, expected 2"; cat "$tmp/out" "$tmp/err"; fail=1
+	elif ! grep -qF -- "$want" "$tmp/err"; then
+		echo "FAIL: $what: '$want' not in:"; cat "$tmp/err"; fail=1
+	else
+		echo "ok: $what"
+	fi
+}
+
+# Two HCAs given one node GUID by an included file.
+cat >"$tmp/main.net" <<'EOF'
+Switch 4 "S"
+[1] "a"[1]
+[2] "b"[1]
+
+caguid=0x1000
+Hca 1 "a"
+[1] "S"[1]
+
+include b.net
+EOF
+cat >"$tmp/b.net" <<'EOF'
+caguid=0x1000
+Hca 1 "b"
+[1] "S"[2]
+EOF
+cat >"$tmp/dup.scn" <<'EOF'
+topology file main.net
+at 0 send a b count=1
+EOF
+refused "node GUID given twice across an include" \
+	"$tmp/b.net:2: node GUID 0x0000000000001000 of \"b\" is also the node GUID of \"a\" ($tmp/main.net:6)" \
+	-- "$ib" run "$tmp/dup.scn"
+# Two ports with one port GUID.
+cat >"$tmp/main.net" <<'EOF'
+Switch 4 "S"
+[1] "a"[1](0x2001)
+[2] "b"[1](0x2001)
+
+Hca 1 "a"
+[1] "S"[1]
+
+Hca 1 "b"
+[1] "S"[2]
+EOF
+refused "port GUID given twice" \
+	"$tmp/main.net:3: port GUID 0x0000000000002001 of \"b\"[1] is also the port GUID of \"a\"[1] ($tmp/main.net:2)" \
+	-- "$ib" run "$tmp/dup.scn"
+
+printf 'topology switch:hosts=2\nseed 1\nseed 2\n' >"$tmp/s.scn"
+refused "a second seed" "$tmp/s.scn:3: seed already given on line 2" \
+	-- "$ib" run "$tmp/s.scn"
+printf 'topology switch:hosts=2\nat 0 send H-000001 H-000002 count=1 count=2\n' >"$tmp/s.scn"
+refused "an option twice" \
+	"$tmp/s.scn:2: send: count= given twice on this line: 'count=1' and 'count=2'" \
+	-- "$ib" run "$tmp/s.scn"
+printf 'topology switch:hosts=2\nlinks latency=18446744073709551615ns\n' >"$tmp/s.scn"
+refused "a latency past the limit" \
+	"$tmp/s.scn:2: latency: time 18446744073709551615ns is out of range (at most 4611686018427387904ns" \
+	-- "$ib" run "$tmp/s.scn"
+printf 'topology switch:hosts=2\nstop 1ms\n' >"$tmp/s.scn"
+refused "--until past the limit" \
+	"--until 18446744073709551615ns: at most 4611686018427387904ns" \
+	-- "$ib" run --until 18446744073709551615ns "$tmp/s.scn"
+
+refused "/dev/zero" "/dev/zero:1: a NUL byte: not scenario text" \
+	-- "$ib" run /dev/zero
+# An endless stream of comment bytes: refused at the cap, in bounded
+# memory (ulimit -v: 1 GiB of address space is plenty for 64 MiB).
+refused "an endless stream on /dev/stdin" \
+	"/dev/stdin: larger than 64 MiB, the most a scenario may be" \
+	-- sh -c "ulimit -v 1048576; yes '# comment' | '$ib' run /dev/stdin"
+exit $fail
