@@ -452,6 +452,7 @@ static int run_session(struct opts *o, const struct imc_gid *mgids,
 		fprintf(stderr, "ibmcast join: cannot open %s port %u: %s\n",
 			o->device ? o->device : "the default CA", o->port,
 			strerror(-r));
+		imc_port_hint("ibmcast join", r);
 		goto out;
 	}
 	if (!o->no_ctl) {

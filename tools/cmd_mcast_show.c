@@ -160,6 +160,7 @@ static int do_show(const char *device, unsigned port, bool all,
 			fprintf(stderr, "ibmcast mcast: cannot read %s port %u "
 				"through libibumad\n",
 				device ? device : "the default CA", port);
+			imc_port_hint("ibmcast mcast", -ENODEV);
 			return IMC_EXIT_FAIL;
 		}
 		memcpy(&guid, &up.port_guid, sizeof(guid));

@@ -452,6 +452,7 @@ static int open_port(struct run *r)
 		fprintf(stderr, PROG ": cannot open %s port %u: %s\n",
 			r->o->device ? r->o->device : "the default CA",
 			r->o->port, strerror(-e));
+		imc_port_hint(PROG, e);
 		return e;
 	}
 	if (r->o->dlid)

@@ -438,7 +438,8 @@ static void print_ready(const struct up *u, struct imc_scn_ctx *c)
 		if (u->json) {
 			printf("%s{\"host\": ", i ? ", " : "");
 			imc_json_str(stdout, t->node[sp->node].name);
-			printf(", \"port\": %u, \"pkey\": \"0x%04x\", \"ifname\": ",
+			/* P_Key a number, as in every command's JSON. */
+			printf(", \"port\": %u, \"pkey\": %u, \"ifname\": ",
 			       sp->port, u->pkey);
 			imc_json_str(stdout, imc_tun_name(tun));
 			printf(", \"netns\": ");

@@ -80,3 +80,18 @@ int imc_opt_time(const char *prog, const char *name, const char *arg,
 	*out = v;
 	return 0;
 }
+
+void imc_port_hint(const char *prog, int err)
+{
+	/* ENOENT/ENODEV: no such CA or port; EACCES/EPERM: the umad device
+	 * files need privilege. Either way say how to get a port. */
+	if (err == -EACCES || err == -EPERM)
+		fprintf(stderr,
+			"%s: hint: /dev/infiniband/umad* needs read-write access (root, or the rdma group)\n",
+			prog);
+	fprintf(stderr,
+		"%s: hint: name a port with --device NAME --port N (ibstat lists them), or run on a simulated fabric:\n"
+		"  scripts/ibsim-harness.sh run examples/ibsim-2sw.net -- %s ...\n"
+		"  (OpenSM on ibsim; SIM_HOST=NODE picks the HCA, see docs/real-fabric.md)\n",
+		prog, prog);
+}

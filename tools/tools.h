@@ -39,6 +39,11 @@ int imc_opt_time(const char *prog, const char *name, const char *arg,
 int imc_opt_bad(const char *prog, const char *name, const char *arg,
 		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* After "cannot open ... port": how to get a usable port (--device and
+ * --port, or the ibsim harness with SIM_HOST), to stderr. err is the
+ * open's negative errno. */
+void imc_port_hint(const char *prog, int err);
+
 /* Writes ibmcast(1) from usage() and each command's help. 0 or -1. */
 int imc_man_print(FILE *out, const struct imc_cmd *const *cmds, size_t n,
 		  void (*usage)(FILE *f));
