@@ -80,4 +80,28 @@ refused "/dev/zero" "/dev/zero:1: a NUL byte: not scenario text" \
 refused "an endless stream on /dev/stdin" \
 	"/dev/stdin: larger than 64 MiB, the most a scenario may be" \
 	-- sh -c "ulimit -v 1048576; yes '# comment' | '$ib' run /dev/stdin"
+
+# Option values: "PROG: --NAME VALUE: at most MAX", one form everywhere.
+refused "storm --inflight 64" "ibmcast storm: --inflight 64: at most 32" \
+	-- "$ib" storm --inflight 64
+refused "storm --inflight 0" "ibmcast storm: --inflight 0: at least 1" \
+	-- "$ib" storm --inflight 0
+refused "storm --pkey in hex" "ibmcast storm: --pkey 0x10000: at most 0xffff" \
+	-- "$ib" storm --pkey 0x10000
+refused "storm --duration" "ibmcast storm: --duration 1e9: at most 31622400 (seconds)" \
+	-- "$ib" storm --duration 1e9
+refused "storm --rate" "ibmcast storm: --rate x: expected a number of joins a second" \
+	-- "$ib" storm --rate x
+refused "sa join --timeout" "ibmcast sa: --timeout 0: at least 1" \
+	-- "$ib" sa join --timeout 0 ff12::1
+refused "join --port" "ibmcast join: --port 300: at most 255" \
+	-- "$ib" join --port 300 ff12::1
+refused "join --watch" "ibmcast join: --watch x: not a valid value" \
+	-- "$ib" join --watch x ff12::1
+refused "mcast show --port" "ibmcast mcast: --port 256: at most 255" \
+	-- "$ib" mcast show --port 256
+refused "run --seed" "ibmcast run: --seed 18446744073709551616: at most 18446744073709551615" \
+	-- "$ib" run --seed 18446744073709551616 "$tmp/s.scn"
+refused "decode --sm-lid" "ibmcast decode: --sm-lid 0: at least 1" \
+	-- "$ib" decode --sm-lid 0 /dev/null
 exit $fail

@@ -46,7 +46,7 @@ void imc_mcast_show_help(FILE *f)
 "  --json                {\"processes\":[{\"device\",\"port\",\"port_gid\",\n"
 "                        \"lid\",\"sm_lid\",\"pid\",\"watch\",\"groups\":[{\"mgid\",\n"
 "                        \"mlid\",\"join_state\",\"wanted\",\"members\",\n"
-"                        \"joined\",\"qkey\",\"pkey\",\"mtu\",\"rate\",\"sl\",\n"
+"                        \"is_joined\",\"qkey\",\"pkey\",\"mtu\",\"rate\",\"sl\",\n"
 "                        \"tclass\",\"flow_label\",\"hop_limit\",\"scope\"}]}]}\n"
 "\n"
 "Sockets left by a process that died are removed.\n"
@@ -119,7 +119,7 @@ static void print_json(const struct imc_ctl_listing *l, size_t n)
 
 			imc_gid_format(&r->mgid, g);
 			printf("%s{\"mgid\":\"%s\",\"mlid\":%u,\"join_state\":%u,"
-			       "\"wanted\":%u,\"members\":%u,\"joined\":%s,"
+			       "\"wanted\":%u,\"members\":%u,\"is_joined\":%s,"
 			       "\"qkey\":%u,\"pkey\":%u,\"mtu\":%u,\"rate\":%u,"
 			       "\"sl\":%u,\"tclass\":%u,\"flow_label\":%u,"
 			       "\"hop_limit\":%u,\"scope\":%u}", j ? "," : "", g,

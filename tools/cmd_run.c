@@ -111,7 +111,7 @@ static void print_json(const char *path, const struct imc_scenario *s,
 	printf(",\n  \"hcas\": %" PRIu32 ", \"switches\": %" PRIu32
 	       ", \"cables\": %" PRIu32 ",\n", hcas, sws, cables);
 	printf("  \"seed\": %" PRIu64 ",\n", r->seed);
-	printf("  \"end_ns\": %" PRIu64 ", \"end\": \"%s\",\n", r->end, t);
+	printf("  \"end_ns\": %" PRIu64 ", \"end_time\": \"%s\",\n", r->end, t);
 	printf("  \"events\": %" PRIu64 ",\n", r->events);
 	printf("  \"wall_ns\": %" PRIu64 ",\n", r->wall_ns);
 	/* A string: JSON numbers lose bits past 2^53. */

@@ -447,7 +447,7 @@ static void print_ready(const struct up *u, struct imc_scn_ctx *c)
 				imc_json_str(stdout, imc_netns_name(sp->netns));
 			else
 				printf("null");
-			printf(", \"mtu\": %u, \"carrier\": %s, \"hwaddr\": \"%s\""
+			printf(", \"mtu\": %u, \"has_carrier\": %s, \"hwaddr\": \"%s\""
 			       ", \"addresses\": [", imc_tun_mtu(tun),
 			       imc_ipoib_carrier(ifc) ? "true" : "false", hws);
 			for (unsigned k = 0; k < sp->naddrs; k++) {

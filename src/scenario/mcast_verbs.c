@@ -1885,7 +1885,7 @@ static void print_json(FILE *f, const struct snap *s)
 			imc_gid_format(&r->mgid, gid);
 			fprintf(f, "%s\n        {\"mgid\": \"%s\", \"mlid\": %u, "
 				"\"join_state\": %u, \"wanted\": %u, "
-				"\"members\": %u, \"joined\": %s, "
+				"\"members\": %u, \"is_joined\": %s, "
 				"\"qkey\": %" PRIu32 ", \"pkey\": %u, "
 				"\"mtu\": %u, \"rate\": %u, \"sl\": %u, "
 				"\"tclass\": %u, \"flow_label\": %" PRIu32
