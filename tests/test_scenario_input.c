@@ -250,6 +250,61 @@ static void test_names_many(void **state)
 	imc_scenario_destroy(s);
 }
 
+/* The identities docs/scenarios.md states between the SA counters:
+ * sa-requests and sa-answers count the MADs of sa-* lines; sa-dropped
+ * counts every request the SA dropped, also those of join trackers. */
+static void test_sa_counter_identities(void **state)
+{
+	struct imc_scenario *s;
+	struct imc_scenario_result r;
+	struct imc_scenario_run_opts o = { 0 };
+	char text[2048];
+	size_t n = 0;
+
+	(void)state;
+	/* sa-* lines alone, a queue of 2: every request answered or
+	 * dropped, retries included. */
+	n += (size_t)snprintf(text + n, sizeof(text) - n, TOPO
+			      "stop 200ms\nsa rate=1000/s queue=2\n");
+	for (unsigned h = 1; h <= 4; h++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n,
+			"sa-join H-%06u ff15::5 create retries=20 timeout=5ms\n",
+			h);
+	snprintf(text + n, sizeof(text) - n,
+		 "expect sa-dropped > 0\n"
+		 "expect sa-answers == 4\n"
+		 "expect sa-requests == sa-answers + sa-dropped\n"
+		 "expect sa-requests == sa-requests H-000001 + "
+		 "sa-requests H-000002 + sa-requests H-000003 + "
+		 "sa-requests H-000004\n"
+		 "expect sa-members ff15::5 == 4\n");
+	s = parse(text);
+	run_ok(s, &o, &r);
+	all_pass(&r);
+	imc_scenario_result_free(&r);
+	imc_scenario_destroy(s);
+
+	/* Join trackers alone: their requests are mcast-mads, not
+	 * sa-requests, and the SA's drops of them count in sa-dropped. */
+	n = (size_t)snprintf(text, sizeof(text), TOPO
+			     "stop 2s\nsa rate=100/s queue=1\n"
+			     "mcast-tracker timeout=20ms retries=8\n");
+	for (unsigned h = 1; h <= 4; h++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n,
+			"mcast-join H-%06u ff15::%u create as=m%u\n", h, h, h);
+	snprintf(text + n, sizeof(text) - n,
+		 "expect sa-requests == 0\n"
+		 "expect sa-answers == 0\n"
+		 "expect sa-dropped > 0\n"
+		 "expect mcast-joined == 4\n"
+		 "expect mcast-mads > sa-dropped\n");
+	s = parse(text);
+	run_ok(s, &o, &r);
+	all_pass(&r);
+	imc_scenario_result_free(&r);
+	imc_scenario_destroy(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -260,6 +315,7 @@ int main(void)
 		cmocka_unit_test(test_run_to_the_limit),
 		cmocka_unit_test(test_file_not_text),
 		cmocka_unit_test(test_names_many),
+		cmocka_unit_test(test_sa_counter_identities),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
