@@ -55,6 +55,22 @@ SIM_HOST=Hca2 "$ibmcast" sa query --smkey 1 ff12:e001::7 \
 check "SM_Key 1: members listed, no note" \
 	'[ "$(grep -c "^  member" "$tmp/o")" = 2 ] && ! grep -q note "$tmp/e"'
 
+# storm --duration on a terminal (a pty from script(1)): progress on
+# stderr, then the report.
+if command -v script >/dev/null 2>&1; then
+	SIM_HOST=Hca2 script -qec "'$ibmcast' storm --duration 1.5 --rate 200" \
+		/dev/null >"$tmp/pty" 2>&1
+	rc=$?
+	check "storm on a pty: exit 0" '[ $rc -eq 0 ]'
+	check "storm on a pty: progress line" \
+		'grep -q "ibmcast storm: [0-9.]* s of 2 s, [0-9]* cycles done" "$tmp/pty"'
+	check "storm on a pty: report" 'grep -q "^end stopped=duration" "$tmp/pty"'
+else
+	echo "SKIP part: no script(1) (bsdutils) for a pty: progress not checked"
+fi
+SIM_HOST=Hca2 "$ibmcast" storm --duration 0.5 --rate 200 >/dev/null 2>"$tmp/e"
+check "storm not on a terminal: no progress line" '! grep -q "cycles done" "$tmp/e"'
+
 # JSON of every command.
 SIM_HOST=Hca2 "$ibmcast" sa query --smkey 1 --json all >"$tmp/j_sa_query.json"
 SIM_HOST=Hca2 "$ibmcast" sa send --json --method get --attr cpi \

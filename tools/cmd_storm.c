@@ -216,6 +216,9 @@ struct run {
 	struct storm *s;
 	struct sigwatch sw;
 	struct imc_timer end;
+	struct imc_timer tick;      /* progress on a terminal */
+	imc_time_t t0;
+	bool shown;                 /* a progress line is on stderr */
 	enum stopped stopped;
 	int signo;
 	imc_time_t first_signal;
@@ -248,6 +251,33 @@ static void on_end(struct imc_timer *t)
 	if (r->stopped == STOP_DONE)
 		r->stopped = STOP_DURATION;
 	storm_stop(r->s);
+}
+
+#define TICK_NS (500 * IMC_NSEC_PER_MSEC)
+
+/* Progress on stderr (a terminal): one line, rewritten in place. */
+static void show_progress(struct run *r)
+{
+	const struct storm_report *rep = storm_get_report(r->s);
+	double t = (double)(mono(NULL) - r->t0) / 1e9;
+
+	fprintf(stderr, "\r" PROG ": %.1f s", t);
+	if (r->o->duration_set)
+		fprintf(stderr, " of %.0f s", r->o->duration);
+	fprintf(stderr, ", %" PRIu64 " cycles done", rep->cycles_done);
+	if (r->cfg.count)
+		fprintf(stderr, " of %" PRIu64, r->cfg.count);
+	fprintf(stderr, ", %" PRIu64 " held   ", rep->held);
+	fflush(stderr);
+	r->shown = true;
+}
+
+static void on_tick(struct imc_timer *t)
+{
+	struct run *r = imc_container_of(t, struct run, tick);
+
+	show_progress(r);
+	imc_timer_arm_in(r->loop, &r->tick, TICK_NS);
 }
 
 /* The first signal stops the run; a second, once half a second has
@@ -511,6 +541,12 @@ static int run_storm(const struct opts *o, const struct storm_config *cfg)
 	if (o->duration_set)
 		imc_timer_arm_in(r.loop, &r.end,
 				 (imc_time_t)llround(o->duration * 1e9));
+	imc_timer_init(&r.tick, on_tick);
+	r.t0 = mono(NULL);
+	if (!o->json && isatty(STDERR_FILENO)) {
+		show_progress(&r);
+		imc_timer_arm_in(r.loop, &r.tick, TICK_NS);
+	}
 	storm_start(r.s);
 	while (!r.done) {
 		e = imc_loop_run(r.loop);
@@ -522,6 +558,9 @@ static int run_storm(const struct opts *o, const struct storm_config *cfg)
 		}
 	}
 	imc_timer_cancel(r.loop, &r.end);
+	imc_timer_cancel(r.loop, &r.tick);
+	if (r.shown)
+		fprintf(stderr, "\r%70s\r", "");
 	print_report(&r);
 	{
 		const struct storm_report *rep = storm_get_report(r.s);
