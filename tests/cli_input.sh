@@ -108,4 +108,8 @@ refused "run --seed" "ibmcast run: --seed 18446744073709551616: at most 18446744
 	-- "$ib" run --seed 18446744073709551616 "$tmp/s.scn"
 refused "decode --sm-lid" "ibmcast decode: --sm-lid 0: at least 1" \
 	-- "$ib" decode --sm-lid 0 /dev/null
+refused "storm --count twice" "ibmcast storm: --count given twice: '5' and '6'" \
+	-- "$ib" storm --count 5 --count 6
+refused "run --seed twice" "ibmcast run: --seed given twice" \
+	-- "$ib" run --seed 1 --seed 2 "$tmp/s.scn"
 exit $fail

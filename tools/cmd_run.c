@@ -260,6 +260,10 @@ static int run(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
+			if (ro.seed_set) {
+				fprintf(stderr, "ibmcast run: --seed given twice\n");
+				return IMC_EXIT_USAGE;
+			}
 			if (imc_opt_num("ibmcast run", "seed", optarg, 0,
 					UINT64_MAX, &ro.seed))
 				return IMC_EXIT_USAGE;
@@ -269,6 +273,10 @@ static int run(int argc, char **argv)
 			pcap_path = optarg;
 			break;
 		case 'u':
+			if (ro.until_set) {
+				fprintf(stderr, "ibmcast run: --until given twice\n");
+				return IMC_EXIT_USAGE;
+			}
 			if (imc_opt_time("ibmcast run", "until", optarg, 0,
 					 IMC_TIME_LIMIT, &ro.until))
 				return IMC_EXIT_USAGE;

@@ -324,6 +324,7 @@ int sa_tool_getopt(const char *prog, int argc, char **argv,
 		   const struct sa_opt *table, size_t n, void *opts)
 {
 	struct option lo[MAX_OPTS + 1];
+	const char *given[MAX_OPTS] = { NULL };
 	uint64_t num = 0;
 	int ch, idx, rc;
 
@@ -348,6 +349,13 @@ int sa_tool_getopt(const char *prog, int argc, char **argv,
 			return IMC_EXIT_USAGE;
 		}
 		t = &table[ch - 256];
+		/* A value given twice is a mistake, not an override. */
+		if (t->kind != SA_OPT_FLAG && given[ch - 256]) {
+			fprintf(stderr, "%s: --%s given twice: '%s' and '%s'\n",
+				prog, t->name, given[ch - 256], optarg);
+			return IMC_EXIT_USAGE;
+		}
+		given[ch - 256] = optarg;
 		if (t->kind == SA_OPT_NUM &&
 		    imc_opt_num(prog, t->name, optarg, t->min, t->max, &num))
 			return IMC_EXIT_USAGE;
