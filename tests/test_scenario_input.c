@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ibmcast/fabric.h"
+#include "ibmcast/loop.h"
 #include "ibmcast/scenario.h"
 
 #define SCENARIO_FIXTURE_OWN_PARSE
@@ -367,6 +369,40 @@ static void test_drop_identities(void **state)
 	free(text);
 }
 
+/* The fabric's own API refuses what the parser refuses: a latency or a
+ * delay whose sum with a time could wrap 64 bits. */
+static void test_fabric_time_limit(void **state)
+{
+	struct imc_fabric_config c;
+	struct imc_link_params lp;
+	struct imc_topo *t;
+	struct imc_loop *loop;
+	struct imc_fabric *f;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(imc_topo_generate("switch:hosts=2", &t, err,
+					   sizeof(err)), 0);
+	assert_int_equal(imc_loop_create_virtual(0, &loop), 0);
+	imc_fabric_config_default(&c);
+	c.link.latency = IMC_TIME_LIMIT + 1;
+	assert_int_equal(imc_fabric_create(t, loop, &c, &f), -EINVAL);
+	c.link.latency = 100;
+	c.sm_sweep_delay = UINT64_MAX;
+	assert_int_equal(imc_fabric_create(t, loop, &c, &f), -EINVAL);
+	c.sm_sweep_delay = IMC_TIME_LIMIT;
+	c.link.latency = IMC_TIME_LIMIT;
+	assert_int_equal(imc_fabric_create(t, loop, &c, &f), 0);
+	lp = c.link;
+	lp.reorder_delay = UINT64_MAX;
+	assert_int_equal(imc_fabric_link_params_set(f, 0, 1, &lp), -EINVAL);
+	lp.reorder_delay = IMC_TIME_LIMIT;
+	assert_int_equal(imc_fabric_link_params_set(f, 0, 1, &lp), 0);
+	imc_fabric_destroy(f);
+	imc_loop_destroy(loop);
+	imc_topo_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_names_many),
 		cmocka_unit_test(test_sa_counter_identities),
 		cmocka_unit_test(test_drop_identities),
+		cmocka_unit_test(test_fabric_time_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
