@@ -1138,7 +1138,9 @@ static int parse(const char *name, const char *text, size_t size,
 		rc = check_guids(&ps);
 out:
 	if (rc == -ENOMEM && err && errlen)
-		snprintf(err, errlen, "%s: out of memory", name);
+		snprintf(err, errlen,
+			 "%s: out of memory for the topology (%u nodes, %zu port lines read)",
+			 name, ps.t ? ps.t->nnodes : 0, ps.nent);
 	parser_free(&ps);
 	if (rc) {
 		imc_topo_destroy(ps.t);
