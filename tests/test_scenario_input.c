@@ -403,6 +403,36 @@ static void test_fabric_time_limit(void **state)
 	imc_topo_destroy(t);
 }
 
+/* Both sides of an expectation are exact past 64 bits: no sum wraps or
+ * saturates into a false verdict. */
+static void test_expect_wide(void **state)
+{
+	struct imc_scenario *s;
+	struct imc_scenario_result r;
+	struct imc_scenario_run_opts o = { 0 };
+
+	(void)state;
+	s = parse(TOPO "stop 1ms\nsend H-000001 H-000002 count=5\n"
+		  "expect sent H-000001 == 18446744073709551615 + 1 - "
+		  "18446744073709551615 - 1 + 5\n"
+		  "expect sent H-000001 < 18446744073709551615 + 18446744073709551615\n"
+		  "expect sent H-000001 > 0 - 18446744073709551615 - 18446744073709551615\n"
+		  "expect sent H-000001 != 18446744073709551615 + 6\n"
+		  "expect sent H-000001 == 18446744073709551615 + 1\n"
+		  "expect sent H-000001 == sent H-000001 + 18446744073709551615 + 1\n");
+	run_ok(s, &o, &r);
+	assert_int_equal(r.nchecks, 6);
+	assert_int_equal(r.npassed, 4);
+	assert_int_equal(r.nfailed, 2);
+	/* With a subject on the right, its sum is shown, all 65 bits. */
+	assert_string_equal(r.checks[5].observed_str,
+			    "5 vs 18446744073709551621");
+	assert_int_equal(r.checks[4].state, IMC_SCN_CHECK_FAIL);
+	assert_string_equal(r.checks[4].observed_str, "5");
+	imc_scenario_result_free(&r);
+	imc_scenario_destroy(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +446,7 @@ int main(void)
 		cmocka_unit_test(test_sa_counter_identities),
 		cmocka_unit_test(test_drop_identities),
 		cmocka_unit_test(test_fabric_time_limit),
+		cmocka_unit_test(test_expect_wide),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
