@@ -108,6 +108,15 @@ refused "run --seed" "ibmcast run: --seed 18446744073709551616: at most 18446744
 	-- "$ib" run --seed 18446744073709551616 "$tmp/s.scn"
 refused "decode --sm-lid" "ibmcast decode: --sm-lid 0: at least 1" \
 	-- "$ib" decode --sm-lid 0 /dev/null
+# Out of memory names what could not be made (ulimit -v: 12 MB of
+# address space cannot hold a topology of 102,400 HCAs; not under
+# AddressSanitizer).
+if [ -n "$limit" ]; then
+	printf 'topology fat-tree:pods=32,leaves=64,hosts=50,aggs=16,spines=64\nstop 1ms\n' >"$tmp/big.scn"
+	refused "out of memory" \
+		"$tmp/big.scn:1: out of memory for the topology fat-tree:pods=32" \
+		-- sh -c "ulimit -v 12000; '$ib' run '$tmp/big.scn'"
+fi
 refused "storm --count twice" "ibmcast storm: --count given twice: '5' and '6'" \
 	-- "$ib" storm --count 5 --count 6
 refused "run --seed twice" "ibmcast run: --seed given twice" \

@@ -1071,7 +1071,12 @@ int imc_scenario_parse(const char *text, size_t len, const char *name,
 		scn_words_free(&lines[i].w);
 	free(lines);
 	if (rc) {
-		if (rc == -ENOMEM && err && errlen)
+		if (rc == -ENOMEM && err && errlen && s->topo_arg &&
+		    p.line == s->topo_line)
+			snprintf(err, errlen,
+				 "%s:%u: out of memory for the topology %s",
+				 s->name, p.line, s->topo_arg);
+		else if (rc == -ENOMEM && err && errlen)
 			snprintf(err, errlen,
 				 "%s:%u: out of memory for what this line makes",
 				 s->name, p.line);
