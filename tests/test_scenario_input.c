@@ -77,6 +77,8 @@ static void test_repeated_options(void **state)
 		     "t.scn:3: mcast-join: as= given twice on this line: 'as=a' and 'as=b'");
 	expect_error(TOPO "sa\nsa-join H-000001 ff15::1 create qkey=1 qkey=1\n",
 		     "t.scn:3: sa-join: qkey= given twice on this line: 'qkey=1' and 'qkey=1'");
+	expect_error(TOPO "ipoib\nexpect ipoib-state H-000001 pkey=0xffff pkey=0x8001 == up\n",
+		     "t.scn:3: ipoib-state: pkey= given twice on this line: 'pkey=0xffff' and 'pkey=0x8001'");
 	expect_error(TOPO "sa rate=10 queue=4 rate=20\n",
 		     "t.scn:2: sa: rate= given twice on this line: 'rate=10' and 'rate=20'");
 }

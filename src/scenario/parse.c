@@ -603,6 +603,12 @@ static int operand(struct imc_scn_parser *p, unsigned argc,
 		return scn_error(p, "unknown subject '%s'", argv[0]);
 	p->verb = o->subj->name;
 	o->data = (void *)o->subj->arg;
+	rc = scn_words_unique(p, argc - 1, argv + 1);
+	if (rc) {
+		p->verb = NULL;
+		o->data = NULL;
+		return rc;
+	}
 	rc = o->subj->parse(p, argc - 1, argv + 1, &o->data);
 	p->verb = NULL;
 	/* Never the subject's constant: nothing to free. */
