@@ -117,6 +117,9 @@ if [ -n "$limit" ]; then
 		"$tmp/big.scn:1: out of memory for the topology fat-tree:pods=32" \
 		-- sh -c "ulimit -v 12000; '$ib' run '$tmp/big.scn'"
 fi
+refused "sa send --record field past its width" \
+	"ibmcast sa: qkey=0x100000000: at most 0xffffffff" \
+	-- "$ib" sa send --method get --record qkey=0x100000000
 refused "storm --count twice" "ibmcast storm: --count given twice: '5' and '6'" \
 	-- "$ib" storm --count 5 --count 6
 refused "run --seed twice" "ibmcast run: --seed given twice" \

@@ -381,6 +381,16 @@ static int do_send(struct opts *o)
 			IMC_SA_DATA_SIZE);
 		return IMC_EXIT_USAGE;
 	}
+	/* A bad record is bad usage, told before any port is opened
+	 * (port_gid=self checked against a stand-in GID). */
+	if (o->record) {
+		const struct imc_gid self = { 0 };
+		uint64_t m2 = 0;
+
+		memset(&r, 0, sizeof(r));
+		if (sa_tool_record(PROG, o->record, &self, &r, &m2) < 0)
+			return IMC_EXIT_USAGE;
+	}
 	if (session_open(&s, o, IMC_UMAD_CLIENT) < 0)
 		goto out;
 	memset(&r, 0, sizeof(r));

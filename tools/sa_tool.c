@@ -2,11 +2,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ibmcast/mad.h"
+#include "ibmcast/scenario.h"
 #include "sa_tool.h"
 #include "tools.h"
 
@@ -226,8 +228,11 @@ static int set_field(const struct field *f, const char *v,
 		memcpy(p, &g, sizeof(g));
 		return 0;
 	}
-	if (sa_tool_num(v, f->max, &x) < 0)
+	if (imc_scn_parse_uint(NULL, f->name, v, UINT64_MAX, &x) < 0 ||
+	    *v == '-')
 		return -EINVAL;
+	if (x > f->max)
+		return -ERANGE;
 	switch (f->kind) {
 	case F_U8: *p = (uint8_t)x; break;
 	case F_U16: { uint16_t y = (uint16_t)x; memcpy(p, &y, 2); break; }
@@ -268,8 +273,16 @@ int sa_tool_record(const char *prog, const char *spec,
 			break;
 		}
 		rc = set_field(&fields[i], eq + 1, self, r);
+		if (rc == -ERANGE) {
+			bool hex = eq[1] == '0' && (eq[2] == 'x' || eq[2] == 'X');
+
+			fprintf(stderr, hex ? "%s: %s=%s: at most 0x%" PRIx64 "\n" :
+					      "%s: %s=%s: at most %" PRIu64 "\n",
+				prog, tok, eq + 1, fields[i].max);
+			break;
+		}
 		if (rc) {
-			fprintf(stderr, "%s: bad value for %s: '%s'\n", prog,
+			fprintf(stderr, "%s: %s=%s: not a valid value\n", prog,
 				tok, eq + 1);
 			break;
 		}
