@@ -31,4 +31,18 @@ check "path as name exit" 2 $?
 check "bad option exit" 2 $?
 IBMCAST_BENCH_DIR="$tmp" "$ib" bench --list >/dev/null 2>&1
 check "empty bench dir exit" 1 $?
+# On a terminal (a pty from script(1)): a progress line while the program
+# is silent, its rows still whole, its exit status kept.
+if command -v script >/dev/null 2>&1; then
+	script -qec "'$ib' bench timers 2000" /dev/null >"$tmp/pty" 2>&1
+	check "pty run exit" 0 $?
+	grep -q '\[bench_timers running, [0-9]* s\]' "$tmp/pty" ||
+		{ echo "FAIL: no progress line on the pty"; cat -A "$tmp/pty"; fail=1; }
+	grep -q '1M/1k ratio' "$tmp/pty" ||
+		{ echo "FAIL: no ratio line on the pty"; cat -A "$tmp/pty"; fail=1; }
+	script -qec "'$ib' bench nosuch" /dev/null >/dev/null 2>&1
+	check "pty unknown benchmark exit" 2 $?
+else
+	echo "SKIP part: no script(1) (bsdutils) for a pty: progress not checked"
+fi
 exit $fail

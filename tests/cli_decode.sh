@@ -30,7 +30,7 @@ expect 0 "--version" -- "$ib" --version; has out "ibmcast [0-9]"
 expect 0 "decode --help" -- "$ib" decode --help; has out "usage: ibmcast decode"
 expect 2 "decode without file" -- "$ib" decode
 expect 2 "decode missing file" -- "$ib" decode "$tmp/nope"; has err "No such file"
-expect 2 "decode bad --sm-lid" -- "$ib" decode --sm-lid 0xc000 "$vec"; has err "bad --sm-lid"
+expect 2 "decode bad --sm-lid" -- "$ib" decode --sm-lid 0xc000 "$vec"; has err "--sm-lid 0xc000: at most 0xbfff"
 expect 2 "decode --check without --pcap" -- "$ib" decode --check "$vec"
 printf 'tx 1 0102\n' >"$tmp/short.txt"
 expect 2 "decode short MAD" -- "$ib" decode "$tmp/short.txt"; has err "short.txt:1: expected 256 bytes"

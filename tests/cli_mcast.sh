@@ -107,7 +107,7 @@ out=$("$ibmcast" mcast show --all --json --run-dir "$dir")
 echo "$out"
 n=$(echo "$out" | python3 -c 'import json, sys
 p = json.load(sys.stdin)["processes"]
-print(len(p), p[0]["pid"], p[0]["groups"][1]["wanted"], p[0]["groups"][0]["joined"])')
+print(len(p), p[0]["pid"], p[0]["groups"][1]["wanted"], p[0]["groups"][0]["is_joined"])')
 check "show --all --json parses" '[ "$n" = "1 77 3 True" ]'
 wait $server
 exit $fail

@@ -42,7 +42,7 @@ p = m[0]["ports"][0]
 assert p["host"] == "H-000002:1", p
 assert p["stats"]["joins_local"] == 1, p["stats"]
 g = p["groups"][0]
-assert g["mgid"] == "ff15::1" and g["members"] == 2 and g["joined"], g
+assert g["mgid"] == "ff15::1" and g["members"] == 2 and g["is_joined"], g
 assert g["join_state"] == 1 and g["qkey"] == 0x1234, g
 hosts = [q["host"] for q in m[1]["ports"]]
 assert hosts == sorted(hosts), hosts

@@ -73,8 +73,8 @@ expect 2 "no scenario" -- "$ib" run
 expect 2 "two scenarios" -- "$ib" run "$tmp/pass.scn" "$tmp/pass.scn"
 expect 2 "unknown option" -- "$ib" run --frob "$tmp/pass.scn"
 expect 2 "missing file" -- "$ib" run "$tmp/nope.scn"; has err "nope.scn: No such file"
-expect 2 "bad --seed" -- "$ib" run --seed x1 "$tmp/pass.scn"; has err "bad --seed 'x1'"
-expect 2 "bad --until" -- "$ib" run --until 5 "$tmp/pass.scn"; has err "bad --until '5'"
+expect 2 "bad --seed" -- "$ib" run --seed x1 "$tmp/pass.scn"; has err "--seed x1: expected a number"
+expect 2 "bad --until" -- "$ib" run --until 5 "$tmp/pass.scn"; has err "--until 5: expected a time with a unit"
 expect 2 "bad --pcap" -- "$ib" run --pcap "$tmp/no/such/dir.pcap" "$tmp/pass.scn"
 
 # parse errors name FILE:LINE

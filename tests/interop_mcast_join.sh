@@ -109,7 +109,7 @@ u, pending = {}, False
 for p in json.load(sys.stdin)["processes"]:
     for g in p["groups"]:
         u[g["mgid"]] = u.get(g["mgid"], 0) | g["join_state"]
-        pending |= not g["joined"]
+        pending |= not g["is_joined"]
 for m in sorted(u):
     print(m, hex(u[m]))
 if pending:

@@ -564,6 +564,26 @@ static const struct bad bad[] = {
 	{ "Hca 1 \"a\"\nsmport none\nsmport none\n", -EINVAL,
 	  "net:3: second 'smport' line (first at net:2)" },
 	{ "include\n", -EINVAL, "net:1: expected a file name after 'include'" },
+	/* GUIDs given twice (IBA 4.1.1: one node, one port each). */
+	{ "caguid=0x100\nHca 1 \"a\"\ncaguid=0x100\nHca 1 \"b\"\n", -EEXIST,
+	  "net:4: node GUID 0x0000000000000100 of \"b\" is also the node "
+	  "GUID of \"a\" (net:2)" },
+	{ "switchguid=0x300\nSwitch 2 \"s\"\n\nswitchguid=0x300\n"
+	  "Switch 2 \"t\"\n", -EEXIST,
+	  "net:5: node GUID 0x0000000000000300 of \"t\" is also the node "
+	  "GUID of \"s\" (net:2)" },
+	/* HCA a reserves 0x100..0x102; b's node GUID 0x101 is free as a
+	 * node GUID but its port 1 (0x102) is a's port 2. */
+	{ "caguid=0x100\nHca 2 \"a\"\n\ncaguid=0x101\nHca 1 \"b\"\n",
+	  -EEXIST,
+	  "net:5: port GUID 0x0000000000000102 of \"b\"[1] is also the port "
+	  "GUID of \"a\"[2] (net:2)" },
+	/* A port GUID on a port line equal to another port's. */
+	{ "Switch 4 \"s\"\n[1] \"a\"[1](0x100001)\n[2] \"b\"[1](0x100001)\n\n"
+	  "Hca 1 \"a\"\n[1] \"s\"[1]\n\nHca 1 \"b\"\n[1] \"s\"[2]\n",
+	  -EEXIST,
+	  "net:3: port GUID 0x0000000000100001 of \"b\"[1] is also the port "
+	  "GUID of \"a\"[1] (net:2)" },
 };
 
 static void test_errors(void **state)
@@ -699,6 +719,13 @@ static void test_include(void **state)
 		 "%s/e4.net:2: cable \"a\"[1] -> \"b\"[1] disagrees with "
 		 "\"b\"[1] -> \"a\"[2] (%s/e5.net:2)");
 
+	/* One GUID in two files: both places named. */
+	put("g1.net", "caguid=0x500\nHca 1 \"a\"\n\ninclude \"sub/g2.net\"\n");
+	put("sub/g2.net", "\ncaguid=0x500\nHca 1 \"b\"\n");
+	bad_file("g1.net", -EEXIST,
+		 "%s/sub/g2.net:3: node GUID 0x0000000000000500 of \"b\" is "
+		 "also the node GUID of \"a\" (%s/g1.net:2)");
+
 	/* Loops. */
 	put("loop1.net", "Hca 1 \"a\"\ninclude \"loop2.net\"\n");
 	put("loop2.net", "\ninclude \"loop1.net\"\n");
@@ -746,7 +773,7 @@ static void test_include(void **state)
 		static const char *const files[] = {
 			"main.net", "sub/leaf.net", "hosts.net", "e1.net",
 			"sub/e2.net", "e3.net", "e4.net", "e5.net",
-			"loop1.net", "loop2.net", "self.net",
+			"g1.net", "sub/g2.net", "loop1.net", "loop2.net", "self.net",
 		};
 		size_t k;
 

@@ -77,9 +77,16 @@ static void test_time_values(void **state)
 		{ "1.5ms", 0, 1500000 },
 		{ "0.25s", 0, 250000000 },
 		{ "1.000001ms", 0, 1000001 },
-		{ "18446744073709551615ns", 0, UINT64_MAX },
-		{ "18446744073.709551615s", 0, UINT64_MAX },
+		/* IMC_TIME_LIMIT, 2^62 ns, and one past it. */
+		{ "4611686018427387904ns", 0, 1ull << 62 },
+		{ "4611686018.427387904s", 0, 1ull << 62 },
+		{ "4611686018427387905ns", -ERANGE, 0 },
+		{ "4611686019s", -ERANGE, 0 },
+		/* Past 64 bits: no wrap to a small time. */
+		{ "18446744073709551615ns", -ERANGE, 0 },
+		{ "18446744073.709551615s", -ERANGE, 0 },
 		{ "18446744073709551616ns", -ERANGE, 0 },
+		{ "18446744073709551617ns", -ERANGE, 0 },
 		{ "18446744074s", -ERANGE, 0 },
 		{ "99999999999999999999999s", -ERANGE, 0 },
 		{ "1.5ns", -EINVAL, 0 },
@@ -115,7 +122,7 @@ static void test_time_format(void **state)
 		{ 0, "0" }, { 7, "7ns" }, { 1000, "1us" }, { 1500, "1500ns" },
 		{ 1500000, "1500us" }, { 2000000, "2ms" },
 		{ 2000000000, "2s" }, { 90000000000ull, "90s" },
-		{ UINT64_MAX, "18446744073709551615ns" },
+		{ 1ull << 62, "4611686018427387904ns" },
 	};
 	char buf[32];
 
@@ -407,7 +414,7 @@ static void test_errors_lines(void **state)
 	expect_error("at 5 send H-000001 H-000002\n", true,
 		     "t.scn:1: at: expected a time with a unit (ns, us, ms, s), got '5'");
 	expect_error("at 99999999999s send H-000001 H-000002\n", true,
-		     "t.scn:1: at: time 99999999999s is out of range");
+		     "t.scn:1: at: time 99999999999s is out of range (at most 4611686018427387904ns, 2^62 ns or about 146 years)");
 	expect_error("at 1.5ns send H-000001 H-000002\n", true,
 		     "t.scn:1: at: expected a whole number of nanoseconds, got '1.5ns'");
 	expect_error("at 2s send H-000001 H-000002\n", true,

@@ -540,7 +540,7 @@ static void test_show(void **state)
 	assert_int_equal(count_of(json, "\"at_ns\""), 3);
 	assert_int_equal(count_of(json, "\"end\": true"), 1);
 	has(json, "\"line\": 7, \"ports\": [\n      {\"host\": \"H-000002:1\", \"port_gid\": \"fe80::2:c903:0:5\", \"lid\": 3, \"sm_lid\": 1, \"state\": \"ACTIVE\",");
-	has(json, "{\"mgid\": \"ff15::1\", \"mlid\": 49153, \"join_state\": 3, \"wanted\": 3, \"members\": 2, \"joined\": true, \"qkey\": 4660, \"pkey\": 65535, \"mtu\": 4, \"rate\": 7, \"sl\": 0, \"tclass\": 0, \"flow_label\": 0, \"hop_limit\": 0, \"scope\": 0}");
+	has(json, "{\"mgid\": \"ff15::1\", \"mlid\": 49153, \"join_state\": 3, \"wanted\": 3, \"members\": 2, \"is_joined\": true, \"qkey\": 4660, \"pkey\": 65535, \"mtu\": 4, \"rate\": 7, \"sl\": 0, \"tclass\": 0, \"flow_label\": 0, \"hop_limit\": 0, \"scope\": 0}");
 	free(text);
 	free(json);
 	/* A second run replaces the first's snapshots. */

@@ -137,7 +137,7 @@ stop() { # NAME PID SIGNAL
 "$ibmcast" up "$scn" --tun H-000001 --until soon >/dev/null 2>"$tmp/e3"; rc3=$?
 if [ $rc1 = 2 ] && grep -q "no --tun" "$tmp/e1" && [ $rc2 = 2 ] &&
    grep -q "no host 'NO-SUCH-HOST'" "$tmp/e2" && [ $rc3 = 2 ] &&
-   grep -q "bad --until" "$tmp/e3"; then
+   grep -q -- "--until soon: expected a time" "$tmp/e3"; then
 	ok "bad command lines: exit 2 and say why"
 else
 	fail "bad command lines: $rc1 $rc2 $rc3"; cat "$tmp"/e1 "$tmp"/e2 "$tmp"/e3

@@ -3,11 +3,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
+#include <pty.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tools.h"
@@ -130,6 +135,80 @@ static int list(const char *dir)
 	return IMC_EXIT_OK;
 }
 
+static double secs_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* On a terminal: the program runs on a pseudo-terminal of its own (so
+ * its rows come line by line, as on a terminal), its output is passed
+ * on, and while it is silent at the start of a line a progress line on
+ * stderr says what runs and for how long. Returns the pid or -1. */
+static pid_t spawn_watched(const char *path, char **argv, int *master)
+{
+	struct winsize ws;
+	struct termios tio, *tp = NULL;
+	pid_t pid;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) < 0)
+		memset(&ws, 0, sizeof(ws));
+	/* Bytes pass as written: our own terminal maps "\n" already. */
+	if (!tcgetattr(STDOUT_FILENO, &tio)) {
+		tio.c_oflag &= ~(tcflag_t)OPOST;
+		tp = &tio;
+	}
+	pid = forkpty(master, NULL, tp, ws.ws_col ? &ws : NULL);
+	if (!pid) {
+		execv(path, argv);
+		fprintf(stderr, "ibmcast bench: %s: %s\n", path, strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+static void watch(int master, const char *name)
+{
+	double t0 = secs_now();
+	bool bol = true, shown = false;
+	char buf[4096];
+
+	for (;;) {
+		struct pollfd p = { .fd = master, .events = POLLIN };
+		int n;
+		ssize_t got;
+
+		if (bol) {
+			fprintf(stderr, "\r  [bench_%s running, %.0f s]",
+				name, secs_now() - t0);
+			fflush(stderr);
+			shown = true;
+		}
+		n = poll(&p, 1, 1000);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			continue;
+		got = read(master, buf, sizeof(buf));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;   /* EIO: the program has closed its terminal */
+		if (shown) {
+			fputs("\r\033[K", stderr);
+			fflush(stderr);
+			shown = false;
+		}
+		fwrite(buf, 1, (size_t)got, stdout);
+		fflush(stdout);
+		bol = buf[got - 1] == '\n';
+	}
+	if (shown)
+		fputs("\r\033[K", stderr);
+}
+
 static int run(int argc, char **argv)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 64];
@@ -178,16 +257,27 @@ static int run(int argc, char **argv)
 		return IMC_EXIT_USAGE;
 	}
 	fflush(stdout);
-	pid = fork();
+	argv[i] = path;
+	if (isatty(STDOUT_FILENO) && isatty(STDERR_FILENO)) {
+		int master = -1;
+
+		pid = spawn_watched(path, argv + i, &master);
+		if (pid > 0) {
+			watch(master, name);
+			close(master);
+		}
+	} else {
+		pid = fork();
+		if (!pid) {
+			execv(path, argv + i);
+			fprintf(stderr, "ibmcast bench: %s: %s\n", path,
+				strerror(errno));
+			_exit(127);
+		}
+	}
 	if (pid < 0) {
 		perror("ibmcast bench: fork");
 		return IMC_EXIT_FAIL;
-	}
-	if (!pid) {
-		argv[i] = path;
-		execv(path, argv + i);
-		fprintf(stderr, "ibmcast bench: %s: %s\n", path, strerror(errno));
-		_exit(127);
 	}
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)

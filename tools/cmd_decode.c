@@ -280,9 +280,10 @@ static int run(int argc, char **argv)
 	struct expect exp[64];
 	bool check = false;
 	unsigned long sm_lid = 1;
+	uint64_t lid;
 	unsigned n = 0, lineno = 0;
 	uint16_t last_tx_lid = 0;
-	char line[2048], *end;
+	char line[2048];
 	int opt, fail = 0;
 	FILE *f;
 
@@ -296,13 +297,10 @@ static int run(int argc, char **argv)
 			check = true;
 			break;
 		case 'l':
-			errno = 0;
-			sm_lid = strtoul(optarg, &end, 0);
-			if (errno || *end || sm_lid == 0 || sm_lid >= IMC_MLID_MIN) {
-				fprintf(stderr, "ibmcast decode: bad --sm-lid '%s' "
-					"(a unicast LID, 1..0xbfff)\n", optarg);
+			if (imc_opt_num("ibmcast decode", "sm-lid", optarg, 1,
+					IMC_MLID_MIN - 1, &lid))
 				return IMC_EXIT_USAGE;
-			}
+			sm_lid = (unsigned long)lid;
 			break;
 		default:
 			help(stderr);

@@ -452,6 +452,7 @@ static int run_session(struct opts *o, const struct imc_gid *mgids,
 		fprintf(stderr, "ibmcast join: cannot open %s port %u: %s\n",
 			o->device ? o->device : "the default CA", o->port,
 			strerror(-r));
+		imc_port_hint("ibmcast join", r);
 		goto out;
 	}
 	if (!o->no_ctl) {
@@ -537,6 +538,22 @@ enum {
 	OPT_DLID, OPT_RUN_DIR, OPT_NO_CTL,
 };
 
+static const char *opt_name(const struct option *lo, int ch)
+{
+	for (; lo->name; lo++)
+		if (lo->val == ch)
+			return lo->name;
+	return "?";
+}
+
+/* The value of option ch in [min, max]; IMC_EXIT_USAGE once told. */
+static int num(const struct option *lo, int ch, uint64_t min, uint64_t max,
+	       uint64_t *v)
+{
+	return imc_opt_num("ibmcast join", opt_name(lo, ch), optarg, min, max,
+			   v);
+}
+
 static int usage_error(const char *what, const char *arg)
 {
 	if (arg)
@@ -598,38 +615,38 @@ static int run(int argc, char **argv)
 		switch (ch) {
 		case OPT_DEVICE: o.device = optarg; break;
 		case OPT_PORT:
-			bad = sa_tool_num(optarg, 255, &v);
+			bad = num(lo, ch, 0, 255, &v);
 			o.port = (unsigned)v;
 			break;
 		case OPT_STATE: bad = sa_tool_join_state(optarg, &o.state); break;
 		case OPT_CREATE: o.create = true; break;
 		case OPT_QKEY:
-			bad = sa_tool_num(optarg, UINT32_MAX, &v);
+			bad = num(lo, ch, 0, UINT32_MAX, &v);
 			o.rec.qkey = (uint32_t)v;
 			o.mask |= UMAD_SA_MCM_COMP_MASK_QKEY;
 			break;
 		case OPT_PKEY:
-			bad = sa_tool_num(optarg, 0xffff, &v);
+			bad = num(lo, ch, 0, 0xffff, &v);
 			o.rec.pkey = (uint16_t)v;
 			o.mask |= UMAD_SA_MCM_COMP_MASK_PKEY;
 			break;
 		case OPT_SL:
-			bad = sa_tool_num(optarg, 0xf, &v);
+			bad = num(lo, ch, 0, 0xf, &v);
 			o.rec.sl = (uint8_t)v;
 			o.mask |= UMAD_SA_MCM_COMP_MASK_SL;
 			break;
 		case OPT_TCLASS:
-			bad = sa_tool_num(optarg, 0xff, &v);
+			bad = num(lo, ch, 0, 0xff, &v);
 			o.rec.tclass = (uint8_t)v;
 			o.mask |= UMAD_SA_MCM_COMP_MASK_TCLASS;
 			break;
 		case OPT_FLOW:
-			bad = sa_tool_num(optarg, 0xfffff, &v);
+			bad = num(lo, ch, 0, 0xfffff, &v);
 			o.rec.flow_label = (uint32_t)v;
 			o.mask |= UMAD_SA_MCM_COMP_MASK_FLOW_LABEL;
 			break;
 		case OPT_HOP:
-			bad = sa_tool_num(optarg, 0xff, &v);
+			bad = num(lo, ch, 0, 0xff, &v);
 			o.rec.hop_limit = (uint8_t)v;
 			o.mask |= UMAD_SA_MCM_COMP_MASK_HOP_LIMIT;
 			break;
@@ -660,15 +677,15 @@ static int run(int argc, char **argv)
 				bad = 1;
 			break;
 		case OPT_TIMEOUT:
-			bad = sa_tool_num(optarg, 3600000, &v) || !v;
+			bad = num(lo, ch, 1, 3600000, &v);
 			o.timeout = v * IMC_NSEC_PER_MSEC;
 			break;
 		case OPT_RETRIES:
-			bad = sa_tool_num(optarg, 100, &v);
+			bad = num(lo, ch, 0, 100, &v);
 			o.retries = (unsigned)v;
 			break;
 		case OPT_DLID:
-			bad = sa_tool_num(optarg, 0xbfff, &v) || !v;
+			bad = num(lo, ch, 1, 0xbfff, &v);
 			o.dlid = (uint16_t)v;
 			break;
 		case OPT_RUN_DIR: o.run_dir = optarg; break;
@@ -678,8 +695,12 @@ static int run(int argc, char **argv)
 			return usage_error("unknown option or missing value",
 					   argv[optind - 1]);
 		}
+		if (bad == IMC_EXIT_USAGE)
+			return bad;   /* told by num() */
 		if (bad)
-			return usage_error("bad value", optarg);
+			return imc_opt_bad("ibmcast join", opt_name(lo, ch),
+					   optarg,
+					   "not a valid value (try 'ibmcast join --help')");
 	}
 	if (optind >= argc)
 		return usage_error("expected at least one MGID", NULL);

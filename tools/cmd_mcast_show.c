@@ -46,7 +46,7 @@ void imc_mcast_show_help(FILE *f)
 "  --json                {\"processes\":[{\"device\",\"port\",\"port_gid\",\n"
 "                        \"lid\",\"sm_lid\",\"pid\",\"watch\",\"groups\":[{\"mgid\",\n"
 "                        \"mlid\",\"join_state\",\"wanted\",\"members\",\n"
-"                        \"joined\",\"qkey\",\"pkey\",\"mtu\",\"rate\",\"sl\",\n"
+"                        \"is_joined\",\"qkey\",\"pkey\",\"mtu\",\"rate\",\"sl\",\n"
 "                        \"tclass\",\"flow_label\",\"hop_limit\",\"scope\"}]}]}\n"
 "\n"
 "Sockets left by a process that died are removed.\n"
@@ -119,7 +119,7 @@ static void print_json(const struct imc_ctl_listing *l, size_t n)
 
 			imc_gid_format(&r->mgid, g);
 			printf("%s{\"mgid\":\"%s\",\"mlid\":%u,\"join_state\":%u,"
-			       "\"wanted\":%u,\"members\":%u,\"joined\":%s,"
+			       "\"wanted\":%u,\"members\":%u,\"is_joined\":%s,"
 			       "\"qkey\":%u,\"pkey\":%u,\"mtu\":%u,\"rate\":%u,"
 			       "\"sl\":%u,\"tclass\":%u,\"flow_label\":%u,"
 			       "\"hop_limit\":%u,\"scope\":%u}", j ? "," : "", g,
@@ -160,6 +160,7 @@ static int do_show(const char *device, unsigned port, bool all,
 			fprintf(stderr, "ibmcast mcast: cannot read %s port %u "
 				"through libibumad\n",
 				device ? device : "the default CA", port);
+			imc_port_hint("ibmcast mcast", -ENODEV);
 			return IMC_EXIT_FAIL;
 		}
 		memcpy(&guid, &up.port_guid, sizeof(guid));
@@ -233,7 +234,6 @@ int imc_mcast_show_main(int argc, char **argv)
 	const char *device = NULL, *run_dir = NULL;
 	unsigned port = 0;
 	bool all = false, json = false;
-	char *end;
 	int ch;
 
 	optind = 1;
@@ -245,12 +245,11 @@ int imc_mcast_show_main(int argc, char **argv)
 			return IMC_EXIT_OK;
 		case OPT_DEVICE: device = optarg; break;
 		case OPT_PORT: {
-			unsigned long v;
+			uint64_t v;
 
-			errno = 0;
-			v = strtoul(optarg, &end, 0);
-			if (errno || !*optarg || *end || *optarg == '-' || v > 255)
-				return usage_error("bad port", optarg);
+			if (imc_opt_num("ibmcast mcast", "port", optarg, 0,
+					255, &v))
+				return IMC_EXIT_USAGE;
 			port = (unsigned)v;
 			break;
 		}

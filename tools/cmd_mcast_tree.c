@@ -56,20 +56,15 @@ int imc_mcast_tree_main(int argc, char **argv)
 		case 'd':
 			break;
 		case 's':
-			if (imc_scn_parse_uint(NULL, "seed", optarg, UINT64_MAX,
-					       &ro.seed)) {
-				fprintf(stderr, "ibmcast mcast tree: bad --seed '%s' (a number)\n",
-					optarg);
+			if (imc_opt_num("ibmcast mcast tree", "seed", optarg, 0,
+					UINT64_MAX, &ro.seed))
 				return IMC_EXIT_USAGE;
-			}
 			ro.seed_set = true;
 			break;
 		case 'u':
-			if (imc_scn_parse_time(NULL, "until", optarg, &ro.until)) {
-				fprintf(stderr, "ibmcast mcast tree: bad --until '%s' (a time such as 5ms)\n",
-					optarg);
+			if (imc_opt_time("ibmcast mcast tree", "until", optarg, 0,
+					 IMC_TIME_LIMIT, &ro.until))
 				return IMC_EXIT_USAGE;
-			}
 			ro.until_set = true;
 			break;
 		case 'h':

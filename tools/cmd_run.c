@@ -111,7 +111,7 @@ static void print_json(const char *path, const struct imc_scenario *s,
 	printf(",\n  \"hcas\": %" PRIu32 ", \"switches\": %" PRIu32
 	       ", \"cables\": %" PRIu32 ",\n", hcas, sws, cables);
 	printf("  \"seed\": %" PRIu64 ",\n", r->seed);
-	printf("  \"end_ns\": %" PRIu64 ", \"end\": \"%s\",\n", r->end, t);
+	printf("  \"end_ns\": %" PRIu64 ", \"end_time\": \"%s\",\n", r->end, t);
 	printf("  \"events\": %" PRIu64 ",\n", r->events);
 	printf("  \"wall_ns\": %" PRIu64 ",\n", r->wall_ns);
 	/* A string: JSON numbers lose bits past 2^53. */
@@ -260,23 +260,26 @@ static int run(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
-			if (imc_scn_parse_uint(NULL, "seed", optarg, UINT64_MAX,
-					       &ro.seed)) {
-				fprintf(stderr, "ibmcast run: bad --seed '%s' (a number)\n",
-					optarg);
+			if (ro.seed_set) {
+				fprintf(stderr, "ibmcast run: --seed given twice\n");
 				return IMC_EXIT_USAGE;
 			}
+			if (imc_opt_num("ibmcast run", "seed", optarg, 0,
+					UINT64_MAX, &ro.seed))
+				return IMC_EXIT_USAGE;
 			ro.seed_set = true;
 			break;
 		case 'p':
 			pcap_path = optarg;
 			break;
 		case 'u':
-			if (imc_scn_parse_time(NULL, "until", optarg, &ro.until)) {
-				fprintf(stderr, "ibmcast run: bad --until '%s' (a time such as 5ms)\n",
-					optarg);
+			if (ro.until_set) {
+				fprintf(stderr, "ibmcast run: --until given twice\n");
 				return IMC_EXIT_USAGE;
 			}
+			if (imc_opt_time("ibmcast run", "until", optarg, 0,
+					 IMC_TIME_LIMIT, &ro.until))
+				return IMC_EXIT_USAGE;
 			ro.until_set = true;
 			break;
 		case 'j':

@@ -238,6 +238,7 @@ static int session_open(struct session *s, const struct opts *o,
 		fprintf(stderr, "ibmcast sa: cannot open %s port %u: %s\n",
 			o->device ? o->device : "(default)", o->port,
 			strerror(-r));
+		imc_port_hint("ibmcast sa", r);
 		return r;
 	}
 	if (mode == IMC_UMAD_SERVER)
@@ -380,6 +381,16 @@ static int do_send(struct opts *o)
 			IMC_SA_DATA_SIZE);
 		return IMC_EXIT_USAGE;
 	}
+	/* A bad record is bad usage, told before any port is opened
+	 * (port_gid=self checked against a stand-in GID). */
+	if (o->record) {
+		const struct imc_gid self = { 0 };
+		uint64_t m2 = 0;
+
+		memset(&r, 0, sizeof(r));
+		if (sa_tool_record(PROG, o->record, &self, &r, &m2) < 0)
+			return IMC_EXIT_USAGE;
+	}
 	if (session_open(&s, o, IMC_UMAD_CLIENT) < 0)
 		goto out;
 	memset(&r, 0, sizeof(r));
@@ -436,6 +447,17 @@ static int do_join_leave(struct opts *o, const struct imc_gid *mgid,
 		print_answer(&s, o->json);
 		rc = s.status == UMAD_STATUS_SUCCESS ? IMC_EXIT_OK :
 						       IMC_EXIT_FAIL;
+		/* o15-0.2.3: no group by that MGID, and the join lacked the
+		 * components that create one. */
+		if (join && !o->create &&
+		    imc_sa_status_code(s.status) == UMAD_SA_STATUS_INSUF_COMPS) {
+			char g[IMC_GID_STRLEN];
+
+			imc_gid_format(mgid, g);
+			fprintf(stderr,
+				"ibmcast sa: hint: INSUF_COMPS: no group %s is there to join; --create also sends the components a new group needs (Q_Key, P_Key, SL, FlowLabel, TClass; o15-0.2.3)\n",
+				g);
+		}
 	}
 out:
 	session_close(&s);
@@ -498,6 +520,24 @@ static void print_groups(const struct session *s, const struct imc_mcmr *recs,
 		printf("]}\n");
 }
 
+/* IBA 15.2.5.17 (p923): to a request with SM_Key 0 the SA answers with
+ * PortGID, JoinState and ProxyJoin zero, as OpenSM does; say so rather
+ * than let the zeros pass for members. */
+static void untrusted_note(const struct opts *o, const struct imc_mcmr *recs,
+			   size_t n)
+{
+	size_t zeroed = 0;
+
+	for (size_t i = 0; i < n; i++)
+		zeroed += imc_gid_is_zero(&recs[i].port_gid) &&
+			  !recs[i].join_state;
+	if (o->smkey || !zeroed)
+		return;
+	fprintf(stderr,
+		"ibmcast sa: note: SM_Key 0 is untrusted: the SA zeroed PortGID, JoinState and ProxyJoin of %zu of %zu records (IBA 15.2.5.17); give --smkey KEY (the SM's, OpenSM's default is 1) to see the members\n",
+		zeroed, n);
+}
+
 static int do_query(struct opts *o, const struct imc_gid *mgid)
 {
 	struct session s;
@@ -528,6 +568,7 @@ static int do_query(struct opts *o, const struct imc_gid *mgid)
 	if (n)
 		qsort(recs, n, sizeof(*recs), rec_cmp);
 	print_groups(&s, recs, n, o->json);
+	untrusted_note(o, recs, n);
 	rc = s.status == UMAD_STATUS_SUCCESS ? IMC_EXIT_OK : IMC_EXIT_FAIL;
 out:
 	free(recs);

@@ -330,6 +330,7 @@ static int raw_open(struct raw *w, const struct opts *o)
 		fprintf(stderr, "ibmcast sa-serve: cannot open %s port %u: %s\n",
 			o->device ? o->device : "(default)", o->port,
 			strerror(-r));
+		imc_port_hint("ibmcast sa-serve", r);
 		return r;
 	}
 	imc_umad_set_recv(w->u, raw_recv, w);

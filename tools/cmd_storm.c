@@ -120,17 +120,32 @@ struct opts {
 };
 
 /* A positive number of seconds (at most a year) or a rate (at most a
- * billion a second). */
+ * billion a second); an error is told here, with the limit. */
+static int opt_real(const char *name, const char *arg, double max,
+		    const char *unit, double *out)
+{
+	double v;
+
+	if (sa_tool_real(arg, HUGE_VAL, &v) < 0)
+		return imc_opt_bad(PROG, name, arg, "expected a number of %s",
+				   unit);
+	if (v > max)
+		return imc_opt_bad(PROG, name, arg, "at most %.0f (%s)", max,
+				   unit);
+	if (!(v > 0))
+		return imc_opt_bad(PROG, name, arg, "above 0 (%s)", unit);
+	*out = v;
+	return 0;
+}
+
 static int opt_secs(const char *arg, void *f)
 {
-	return sa_tool_real(arg, 366 * 86400.0, f) < 0 || !(*(double *)f > 0) ?
-	       -EINVAL : 0;
+	return opt_real("duration", arg, 366 * 86400.0, "seconds", f);
 }
 
 static int opt_rate(const char *arg, void *f)
 {
-	return sa_tool_real(arg, 1e9, f) < 0 || !(*(double *)f > 0) ?
-	       -EINVAL : 0;
+	return opt_real("rate", arg, 1e9, "joins a second", f);
 }
 
 static int opt_state(const char *arg, void *f)
@@ -201,6 +216,9 @@ struct run {
 	struct storm *s;
 	struct sigwatch sw;
 	struct imc_timer end;
+	struct imc_timer tick;      /* progress on a terminal */
+	imc_time_t t0;
+	bool shown;                 /* a progress line is on stderr */
 	enum stopped stopped;
 	int signo;
 	imc_time_t first_signal;
@@ -233,6 +251,33 @@ static void on_end(struct imc_timer *t)
 	if (r->stopped == STOP_DONE)
 		r->stopped = STOP_DURATION;
 	storm_stop(r->s);
+}
+
+#define TICK_NS (500 * IMC_NSEC_PER_MSEC)
+
+/* Progress on stderr (a terminal): one line, rewritten in place. */
+static void show_progress(struct run *r)
+{
+	const struct storm_report *rep = storm_get_report(r->s);
+	double t = (double)(mono(NULL) - r->t0) / 1e9;
+
+	fprintf(stderr, "\r" PROG ": %.1f s", t);
+	if (r->o->duration_set)
+		fprintf(stderr, " of %.0f s", r->o->duration);
+	fprintf(stderr, ", %" PRIu64 " cycles done", rep->cycles_done);
+	if (r->cfg.count)
+		fprintf(stderr, " of %" PRIu64, r->cfg.count);
+	fprintf(stderr, ", %" PRIu64 " held   ", rep->held);
+	fflush(stderr);
+	r->shown = true;
+}
+
+static void on_tick(struct imc_timer *t)
+{
+	struct run *r = imc_container_of(t, struct run, tick);
+
+	show_progress(r);
+	imc_timer_arm_in(r->loop, &r->tick, TICK_NS);
 }
 
 /* The first signal stops the run; a second, once half a second has
@@ -437,6 +482,7 @@ static int open_port(struct run *r)
 		fprintf(stderr, PROG ": cannot open %s port %u: %s\n",
 			r->o->device ? r->o->device : "the default CA",
 			r->o->port, strerror(-e));
+		imc_port_hint(PROG, e);
 		return e;
 	}
 	if (r->o->dlid)
@@ -495,6 +541,12 @@ static int run_storm(const struct opts *o, const struct storm_config *cfg)
 	if (o->duration_set)
 		imc_timer_arm_in(r.loop, &r.end,
 				 (imc_time_t)llround(o->duration * 1e9));
+	imc_timer_init(&r.tick, on_tick);
+	r.t0 = mono(NULL);
+	if (!o->json && isatty(STDERR_FILENO)) {
+		show_progress(&r);
+		imc_timer_arm_in(r.loop, &r.tick, TICK_NS);
+	}
 	storm_start(r.s);
 	while (!r.done) {
 		e = imc_loop_run(r.loop);
@@ -506,6 +558,9 @@ static int run_storm(const struct opts *o, const struct storm_config *cfg)
 		}
 	}
 	imc_timer_cancel(r.loop, &r.end);
+	imc_timer_cancel(r.loop, &r.tick);
+	if (r.shown)
+		fprintf(stderr, "\r%70s\r", "");
 	print_report(&r);
 	{
 		const struct storm_report *rep = storm_get_report(r.s);

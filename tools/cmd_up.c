@@ -49,7 +49,7 @@ static void help(FILE *f)
 	fprintf(f,
 		"usage: ibmcast up SCENARIO --tun HOST[=NETNS] [--tun ...] [--netns]\n"
 		"                  [--pkey P] [--until TIME] [--seed N] [--pcap FILE]\n"
-		"                  [--json]\n"
+		"                  [--snaplen N] [--json]\n"
 		"\n"
 		"Runs SCENARIO's fabric in real time and gives each HOST named by --tun\n"
 		"a Linux TUN interface bridged to the IPoIB interface the scenario\n"
@@ -69,7 +69,10 @@ static void help(FILE *f)
 		"  --until TIME     stop at scenario time TIME (e.g. 30s) instead of on a\n"
 		"                   signal; the scenario's stop line is ignored\n"
 		"  --seed N         seed of the run instead of the file's seed line\n"
-		"  --pcap FILE      capture every packet on every port into FILE\n"
+		"  --pcap FILE      capture every packet on every port into FILE, with\n"
+		"                   wall-clock timestamps\n"
+		"  --snaplen N      keep the first N bytes of each packet (default\n"
+		"                   and most 65535)\n"
 		"  --json           print the set-up and the final counters as JSON\n"
 		"                   lines ({\"event\": \"ready\", ...}, {\"event\": \"stopped\", ...})\n"
 		"\n"
@@ -438,7 +441,8 @@ static void print_ready(const struct up *u, struct imc_scn_ctx *c)
 		if (u->json) {
 			printf("%s{\"host\": ", i ? ", " : "");
 			imc_json_str(stdout, t->node[sp->node].name);
-			printf(", \"port\": %u, \"pkey\": \"0x%04x\", \"ifname\": ",
+			/* P_Key a number, as in every command's JSON. */
+			printf(", \"port\": %u, \"pkey\": %u, \"ifname\": ",
 			       sp->port, u->pkey);
 			imc_json_str(stdout, imc_tun_name(tun));
 			printf(", \"netns\": ");
@@ -446,7 +450,7 @@ static void print_ready(const struct up *u, struct imc_scn_ctx *c)
 				imc_json_str(stdout, imc_netns_name(sp->netns));
 			else
 				printf("null");
-			printf(", \"mtu\": %u, \"carrier\": %s, \"hwaddr\": \"%s\""
+			printf(", \"mtu\": %u, \"has_carrier\": %s, \"hwaddr\": \"%s\""
 			       ", \"addresses\": [", imc_tun_mtu(tun),
 			       imc_ipoib_carrier(ifc) ? "true" : "false", hws);
 			for (unsigned k = 0; k < sp->naddrs; k++) {
@@ -627,6 +631,17 @@ static int parse_tun(struct up *u, char *arg)
 	return 0;
 }
 
+/* CLOCK_REALTIME - CLOCK_MONOTONIC in ns, now. */
+static int64_t wall_offset(void)
+{
+	struct timespec r, m;
+
+	clock_gettime(CLOCK_REALTIME, &r);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	return ((int64_t)r.tv_sec - (int64_t)m.tv_sec) * 1000000000 +
+	       ((int64_t)r.tv_nsec - (int64_t)m.tv_nsec);
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -636,12 +651,14 @@ static int run(int argc, char **argv)
 		{ "seed", required_argument, NULL, 's' },
 		{ "pkey", required_argument, NULL, 'k' },
 		{ "pcap", required_argument, NULL, 'p' },
+		{ "snaplen", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct imc_scenario_run_opts ro = { 0 };
 	struct imc_scenario_result r;
 	struct imc_pcap *pc = NULL;
+	struct imc_pcap_config pcfg = { .linktype = IMC_PCAP_LINKTYPE_USER0 };
 	const char *pcap_path = NULL, *why;
 	imc_time_t until = 0;
 	bool until_set = false;
@@ -668,33 +685,39 @@ static int run(int argc, char **argv)
 			u->own_netns = true;
 			break;
 		case 'u':
-			if (imc_scn_parse_time(NULL, "until", optarg, &until)) {
-				fprintf(stderr, "ibmcast up: bad --until '%s' (a time such as 30s)\n",
-					optarg);
+			if (imc_opt_time("ibmcast up", "until", optarg, 0,
+					 IMC_TIME_LIMIT, &until)) {
 				free(u);
 				return IMC_EXIT_USAGE;
 			}
 			until_set = true;
 			break;
 		case 's':
-			if (imc_scn_parse_uint(NULL, "seed", optarg, UINT64_MAX,
-					       &ro.seed)) {
-				fprintf(stderr, "ibmcast up: bad --seed '%s' (a number)\n",
-					optarg);
+			if (imc_opt_num("ibmcast up", "seed", optarg, 0,
+					UINT64_MAX, &ro.seed)) {
 				free(u);
 				return IMC_EXIT_USAGE;
 			}
 			ro.seed_set = true;
 			break;
 		case 'k':
-			if (imc_scn_parse_uint(NULL, "pkey", optarg, 0xffff, &v) ||
-			    !(v & 0x7fff)) {
-				fprintf(stderr, "ibmcast up: bad --pkey '%s' (a P_Key such as 0xffff)\n",
-					optarg);
+			if (imc_opt_num("ibmcast up", "pkey", optarg, 0, 0xffff,
+					&v) ||
+			    (!(v & 0x7fff) &&
+			     imc_opt_bad("ibmcast up", "pkey", optarg,
+					 "the invalid P_Key (IBA 10.9.1.2); a P_Key such as 0xffff"))) {
 				free(u);
 				return IMC_EXIT_USAGE;
 			}
 			u->pkey = (uint16_t)v;
+			break;
+		case 'S':
+			if (imc_opt_num("ibmcast up", "snaplen", optarg, 1,
+					IMC_PCAP_SNAPLEN, &v)) {
+				free(u);
+				return IMC_EXIT_USAGE;
+			}
+			pcfg.snaplen = (uint32_t)v;
 			break;
 		case 'p':
 			pcap_path = optarg;
@@ -768,7 +791,10 @@ static int run(int argc, char **argv)
 		goto out_netns;
 	}
 	if (pcap_path) {
-		rc = imc_pcap_open(pcap_path, &pc);
+		/* The loop's clock is CLOCK_MONOTONIC; a capture is read
+		 * against the wall clock. */
+		pcfg.ts_offset_ns = wall_offset();
+		rc = imc_pcap_open_config(pcap_path, &pcfg, &pc);
 		if (rc < 0) {
 			fprintf(stderr, "ibmcast up: %s: %s\n", pcap_path,
 				strerror(-rc));

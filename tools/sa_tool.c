@@ -2,11 +2,13 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ibmcast/mad.h"
+#include "ibmcast/scenario.h"
 #include "sa_tool.h"
 #include "tools.h"
 
@@ -226,8 +228,11 @@ static int set_field(const struct field *f, const char *v,
 		memcpy(p, &g, sizeof(g));
 		return 0;
 	}
-	if (sa_tool_num(v, f->max, &x) < 0)
+	if (imc_scn_parse_uint(NULL, f->name, v, UINT64_MAX, &x) < 0 ||
+	    *v == '-')
 		return -EINVAL;
+	if (x > f->max)
+		return -ERANGE;
 	switch (f->kind) {
 	case F_U8: *p = (uint8_t)x; break;
 	case F_U16: { uint16_t y = (uint16_t)x; memcpy(p, &y, 2); break; }
@@ -268,8 +273,16 @@ int sa_tool_record(const char *prog, const char *spec,
 			break;
 		}
 		rc = set_field(&fields[i], eq + 1, self, r);
+		if (rc == -ERANGE) {
+			bool hex = eq[1] == '0' && (eq[2] == 'x' || eq[2] == 'X');
+
+			fprintf(stderr, hex ? "%s: %s=%s: at most 0x%" PRIx64 "\n" :
+					      "%s: %s=%s: at most %" PRIu64 "\n",
+				prog, tok, eq + 1, fields[i].max);
+			break;
+		}
 		if (rc) {
-			fprintf(stderr, "%s: bad value for %s: '%s'\n", prog,
+			fprintf(stderr, "%s: %s=%s: not a valid value\n", prog,
 				tok, eq + 1);
 			break;
 		}
@@ -283,10 +296,12 @@ int sa_tool_record(const char *prog, const char *spec,
 
 enum { MAX_OPTS = 32 };
 
-static int store(const struct sa_opt *t, const char *arg, void *opts)
+/* num: the value of an SA_OPT_NUM, checked by imc_opt_num(). */
+static int store(const struct sa_opt *t, const char *arg, uint64_t num,
+		 void *opts)
 {
 	uint8_t *p = (uint8_t *)opts + t->off;
-	uint64_t v;
+	uint64_t v = num;
 
 	switch (t->kind) {
 	case SA_OPT_FLAG:
@@ -300,8 +315,6 @@ static int store(const struct sa_opt *t, const char *arg, void *opts)
 	case SA_OPT_FN:
 		return t->fn(arg, p);
 	case SA_OPT_NUM:
-		if (sa_tool_num(arg, t->max, &v) < 0 || v < t->min)
-			return -EINVAL;
 		v *= t->scale ? t->scale : 1;
 		switch (t->size) {
 		case 1: *p = (uint8_t)v; break;
@@ -324,7 +337,9 @@ int sa_tool_getopt(const char *prog, int argc, char **argv,
 		   const struct sa_opt *table, size_t n, void *opts)
 {
 	struct option lo[MAX_OPTS + 1];
-	int ch, idx;
+	const char *given[MAX_OPTS] = { NULL };
+	uint64_t num = 0;
+	int ch, idx, rc;
 
 	if (n > MAX_OPTS)
 		return sa_tool_usage(prog, "too many options");
@@ -347,11 +362,23 @@ int sa_tool_getopt(const char *prog, int argc, char **argv,
 			return IMC_EXIT_USAGE;
 		}
 		t = &table[ch - 256];
-		if (store(t, optarg, opts) < 0) {
-			fprintf(stderr, "%s: bad value '%s' for --%s\n", prog,
-				optarg, t->name);
+		/* A value given twice is a mistake, not an override. */
+		if (t->kind != SA_OPT_FLAG && given[ch - 256]) {
+			fprintf(stderr, "%s: --%s given twice: '%s' and '%s'\n",
+				prog, t->name, given[ch - 256], optarg);
 			return IMC_EXIT_USAGE;
 		}
+		given[ch - 256] = optarg;
+		if (t->kind == SA_OPT_NUM &&
+		    imc_opt_num(prog, t->name, optarg, t->min, t->max, &num))
+			return IMC_EXIT_USAGE;
+		rc = store(t, optarg, num, opts);
+		if (rc == IMC_EXIT_USAGE)
+			return rc;   /* an SA_OPT_FN told why */
+		if (rc < 0)
+			return imc_opt_bad(prog, t->name, optarg,
+					   "not a valid value (try '%s --help')",
+					   prog);
 		if (t->set_off >= 0)
 			*(bool *)((uint8_t *)opts + t->set_off) = true;
 	}

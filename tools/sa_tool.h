@@ -60,7 +60,8 @@ enum sa_opt_kind {
 	SA_OPT_NUM,       /* a number in [min, max] times scale, stored in
 			   * a field of size bytes */
 	SA_OPT_GID,       /* struct imc_gid */
-	SA_OPT_FN,        /* fn(argument, field): 0 or -EINVAL */
+	SA_OPT_FN,        /* fn(argument, field): 0, -EINVAL, or
+			   * IMC_EXIT_USAGE once it told why (imc_opt_bad) */
 };
 
 struct sa_opt {
@@ -94,7 +95,8 @@ struct sa_opt {
 
 /* Parses the options of argv from optind (the operands stay in argv
  * from the returned optind) into opts. Returns 0, or prints
- * "PROG: bad value 'V' for --NAME" / "PROG: unknown option '--X' (try
+ * "PROG: --NAME V: at most MAX" (imc_opt_num()) or "PROG: --NAME V: not
+ * a valid value (try 'PROG --help')" / "PROG: unknown option '--X' (try
  * 'PROG --help')" and returns IMC_EXIT_USAGE. */
 int sa_tool_getopt(const char *prog, int argc, char **argv,
 		   const struct sa_opt *table, size_t n, void *opts);

@@ -4,7 +4,10 @@
 #define IMC_TOOLS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include "ibmcast/loop.h"
 
 enum {
 	IMC_EXIT_OK = 0,
@@ -22,6 +25,24 @@ struct imc_cmd {
 	/* the manual's text when help() is only a list of subcommands */
 	void (*help_all)(FILE *f);
 };
+
+/* Option values (opt.c). Each checks one value of --NAME, prints
+ * "PROG: --NAME VALUE: at most MAX" (or "at least MIN", or what was
+ * expected) to stderr when it is wrong, and returns 0 or IMC_EXIT_USAGE:
+ * the one form of every command's value errors. */
+int imc_opt_num(const char *prog, const char *name, const char *arg,
+		uint64_t min, uint64_t max, uint64_t *out);
+/* A time with a unit (ns, us, ms, s), as scenarios write it. */
+int imc_opt_time(const char *prog, const char *name, const char *arg,
+		 imc_time_t min, imc_time_t max, imc_time_t *out);
+/* "PROG: --NAME VALUE: " and the rest; returns IMC_EXIT_USAGE. */
+int imc_opt_bad(const char *prog, const char *name, const char *arg,
+		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* After "cannot open ... port": how to get a usable port (--device and
+ * --port, or the ibsim harness with SIM_HOST), to stderr. err is the
+ * open's negative errno. */
+void imc_port_hint(const char *prog, int err);
 
 /* Writes ibmcast(1) from usage() and each command's help. 0 or -1. */
 int imc_man_print(FILE *out, const struct imc_cmd *const *cmds, size_t n,

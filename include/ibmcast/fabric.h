@@ -84,8 +84,9 @@ void imc_fabric_config_default(struct imc_fabric_config *c);
 struct imc_fabric;
 
 /* Creates the fabric with every port down. topo and loop must outlive it,
- * and topo must not change while it lives. Returns 0, -EINVAL (bad config
- * or topology without an SM port) or -ENOMEM. */
+ * and topo must not change while it lives. Returns 0, -EINVAL (bad config,
+ * e.g. a latency or delay past IMC_TIME_LIMIT, or topology without an SM
+ * port) or -ENOMEM. */
 int imc_fabric_create(const struct imc_topo *topo, struct imc_loop *loop,
 		      const struct imc_fabric_config *cfg,
 		      struct imc_fabric **out);
@@ -178,7 +179,8 @@ int imc_fabric_link_set(struct imc_fabric *f, uint32_t node, unsigned port,
 bool imc_fabric_link_up(const struct imc_fabric *f, uint32_t node,
 			unsigned port);
 
-/* Fault parameters of the cable at node:port, both directions. */
+/* Fault parameters of the cable at node:port, both directions; -EINVAL
+ * for a probability outside 0..1 or a delay past IMC_TIME_LIMIT. */
 int imc_fabric_link_params_set(struct imc_fabric *f, uint32_t node,
 			       unsigned port, const struct imc_link_params *p);
 

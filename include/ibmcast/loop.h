@@ -46,7 +46,11 @@ typedef uint64_t imc_time_t;
 #define IMC_NSEC_PER_USEC 1000ull
 #define IMC_NSEC_PER_MSEC 1000000ull
 #define IMC_NSEC_PER_SEC 1000000000ull
-#define IMC_TIME_MAX UINT64_MAX
+#define IMC_TIME_MAX UINT64_MAX       /* never */
+/* The latest time input may name (scenario times, latencies, --until):
+ * 2^62 ns, about 146 years. Two such times add up without wrapping 64
+ * bits, so deadlines computed from them stay in order. */
+#define IMC_TIME_LIMIT (1ull << 62)
 
 struct imc_loop;
 

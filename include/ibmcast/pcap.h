@@ -32,14 +32,32 @@ struct imc_pcap;
  * negative errno of the failed open or write. */
 int imc_pcap_open(const char *path, struct imc_pcap **out);
 
+/* A capture's options. linktype as above; snaplen: the bytes kept of
+ * each packet, 1..IMC_PCAP_SNAPLEN (0: IMC_PCAP_SNAPLEN), a longer
+ * packet's record keeping its length on the wire; ts_offset_ns: added to
+ * every timestamp given (e.g. CLOCK_REALTIME - CLOCK_MONOTONIC, to write
+ * wall-clock times from a real-time loop's clock). */
+struct imc_pcap_config {
+	uint32_t linktype;
+	uint32_t snaplen;
+	int64_t ts_offset_ns;
+};
+
+/* As imc_pcap_open with the options of c. -EINVAL for a snaplen above
+ * IMC_PCAP_SNAPLEN. */
+int imc_pcap_open_config(const char *path, const struct imc_pcap_config *c,
+			 struct imc_pcap **out);
+
 /* Same on a stream the caller opened (a file, or open_memstream() for a
  * capture in memory), with the given link type. imc_pcap_close flushes
  * the stream but does not close it; the caller does. */
 int imc_pcap_open_stream(FILE *f, uint32_t linktype, struct imc_pcap **out);
 
 /* Appends one packet of len bytes captured at ts_ns nanoseconds since the
- * epoch. Errors: -EINVAL (frame NULL with a length), -EMSGSIZE (len above
- * IMC_PCAP_SNAPLEN), -ERANGE (time past 2106), -EIO or the write's errno.
+ * epoch (after the offset of the configuration), its first snaplen bytes.
+ * Errors: -EINVAL (frame NULL with a length), -EMSGSIZE (len above
+ * IMC_PCAP_SNAPLEN), -ERANGE (time before 1970 or past 2106), -EIO or the
+ * write's errno.
  * After a write error every later write fails too. */
 int imc_pcap_write(struct imc_pcap *p, uint64_t ts_ns, const uint8_t *frame,
 		   size_t len);

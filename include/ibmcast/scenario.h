@@ -233,7 +233,7 @@ void imc_scn_hosts_free(struct imc_scn_hosts *hs);
 int imc_scn_parse_uint(struct imc_scn_parser *p, const char *what,
 		       const char *word, uint64_t max, uint64_t *out);
 /* NUMBER[.FRACTION]UNIT with UNIT ns, us, ms or s, or a bare 0; exact in
- * nanoseconds. */
+ * nanoseconds; at most IMC_TIME_LIMIT (-ERANGE beyond). */
 int imc_scn_parse_time(struct imc_scn_parser *p, const char *what,
 		       const char *word, imc_time_t *out);
 /* A probability, 0 or 1e-9..1, as a fraction (0.05) or a percentage

@@ -688,9 +688,12 @@ static void dir_params(struct dir *d, const struct imc_link_params *lp,
 
 static bool params_ok(const struct imc_link_params *p)
 {
-	/* Written so that NaN fails every test. */
+	/* Written so that NaN fails every test. Delays past
+	 * IMC_TIME_LIMIT would wrap the 64-bit sums of arrival times. */
 	return p->loss >= 0 && p->loss <= 1 && p->dup >= 0 && p->dup <= 1 &&
-	       p->reorder >= 0 && p->reorder <= 1;
+	       p->reorder >= 0 && p->reorder <= 1 &&
+	       p->latency <= IMC_TIME_LIMIT &&
+	       p->reorder_delay <= IMC_TIME_LIMIT;
 }
 
 /* Doubles d's ring (RING_MIN at first), keeping the order. */
@@ -1280,7 +1283,8 @@ int imc_fabric_bring_up(struct imc_fabric *f)
 static bool config_ok(const struct imc_fabric_config *c)
 {
 	return params_ok(&c->link) && imc_mtu_bytes(c->mtu) && c->rate &&
-	       c->rate <= 0x3f && c->rq_depth;
+	       c->rate <= 0x3f && c->rq_depth &&
+	       c->sm_sweep_delay <= IMC_TIME_LIMIT;
 }
 
 /* n zeroed elements of size bytes (a multiple of 64) on a cache line. */

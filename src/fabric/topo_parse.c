@@ -985,6 +985,106 @@ static int resolve(struct parser *ps)
 	return 0;
 }
 
+/* One GUID and where it was given, for the duplicate check. */
+struct gref {
+	uint64_t guid;
+	uint32_t node;
+	uint32_t port;        /* UINT32_MAX: the node GUID */
+	uint32_t file;
+	uint32_t line;
+};
+
+static int gref_cmp(const void *a, const void *b)
+{
+	const struct gref *x = a, *y = b;
+
+	if (x->guid != y->guid)
+		return x->guid < y->guid ? -1 : 1;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return (x->port > y->port) - (x->port < y->port);
+}
+
+static void gref_name(const struct parser *ps, const struct gref *g,
+		      char *buf, size_t len)
+{
+	const char *name = ps->t->node[g->node].name;
+
+	if (g->port == UINT32_MAX)
+		snprintf(buf, len, "\"%s\"", name);
+	else
+		snprintf(buf, len, "\"%s\"[%u]", name, g->port);
+}
+
+/* Sorted by GUID, a GUID given twice is two neighbours: O(n log n). */
+static int guids_unique(struct parser *ps, struct gref *g, size_t n,
+			const char *what)
+{
+	char a[IMC_TOPO_MAX_NAME + 16], b[IMC_TOPO_MAX_NAME + 16];
+
+	qsort(g, n, sizeof(*g), gref_cmp);
+	for (size_t i = 1; i < n; i++) {
+		if (g[i].guid != g[i - 1].guid)
+			continue;
+		gref_name(ps, &g[i], a, sizeof(a));
+		gref_name(ps, &g[i - 1], b, sizeof(b));
+		return fail(ps, g[i].file, g[i].line, -EEXIST,
+			    "%s GUID 0x%016" PRIx64 " of %s is also the %s "
+			    "GUID of %s (%s:%u)", what, g[i].guid, a, what, b,
+			    ps->file[g[i - 1].file], g[i - 1].line);
+	}
+	return 0;
+}
+
+/* A GUID is unique to its node or port (IBA 4.1.1), and a port's GID is
+ * its subnet prefix and port GUID: two ports with one GUID would share
+ * one GID. An include, a "caguid=" or a "(guid)" can give a GUID twice.
+ * A port GUID set on a port line is located there, a derived one at its
+ * node's header. */
+static int check_guids(struct parser *ps)
+{
+	const struct imc_topo *t = ps->t;
+	struct gref *g;
+	size_t n = 0, np = 0;
+	int rc;
+
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		np += (size_t)t->node[i].nports + 1;
+	g = malloc((np > t->nnodes ? np : t->nnodes) * sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		g[n++] = (struct gref){ t->node[i].guid, i, UINT32_MAX,
+					ps->hfile[i], ps->hline[i] };
+	rc = guids_unique(ps, g, n, "node");
+	n = 0;
+	for (uint32_t i = 0; !rc && i < t->nnodes; i++) {
+		const struct imc_topo_node *nd = &t->node[i];
+
+		for (unsigned p = 0; p <= nd->nports; p++) {
+			uint32_t by = ps->gl[ps->base[i] + p];
+
+			if (!nd->port[p].guid)
+				continue;
+			g[n] = (struct gref){ nd->port[p].guid, i, p,
+					      ps->hfile[i], ps->hline[i] };
+			if (by) {
+				g[n].file = ps->ent[by - 1].file;
+				g[n].line = ps->ent[by - 1].line;
+			}
+			n++;
+		}
+	}
+	if (!rc)
+		rc = guids_unique(ps, g, n, "port");
+	free(g);
+	return rc;
+}
+
 static void parser_free(struct parser *ps)
 {
 	uint32_t i;
@@ -1034,9 +1134,13 @@ static int parse(const char *name, const char *text, size_t size,
 		goto out;
 	}
 	rc = resolve(&ps);
+	if (!rc)
+		rc = check_guids(&ps);
 out:
 	if (rc == -ENOMEM && err && errlen)
-		snprintf(err, errlen, "%s: out of memory", name);
+		snprintf(err, errlen,
+			 "%s: out of memory for the topology (%u nodes, %zu port lines read)",
+			 name, ps.t ? ps.t->nnodes : 0, ps.nent);
 	parser_free(&ps);
 	if (rc) {
 		imc_topo_destroy(ps.t);

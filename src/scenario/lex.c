@@ -271,10 +271,11 @@ int imc_scn_parse_time(struct imc_scn_parser *p, const char *what,
 		return 0;
 	}
 	rc = scaled(word, time_units, IMC_ARRAY_SIZE(time_units), &v);
-	if (rc == -ERANGE) {
+	if (rc == -ERANGE || (!rc && v > IMC_TIME_LIMIT)) {
 		if (p)
-			imc_scn_parse_error(p, "%s: time %s is out of range",
-					    what, word);
+			imc_scn_parse_error(p,
+				"%s: time %s is out of range (at most %" PRIu64 "ns, 2^62 ns or about 146 years)",
+				what, word, (uint64_t)IMC_TIME_LIMIT);
 		return -ERANGE;
 	}
 	if (rc == -EDOM)
@@ -369,6 +370,55 @@ int imc_scn_parse_prob(struct imc_scn_parser *p, const char *what,
 	}
 	*out = v;
 	return 0;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	size_t nx = strcspn(x, "="), ny = strcspn(y, "=");
+	int c = memcmp(x, y, nx < ny ? nx : ny);
+
+	if (c)
+		return c;
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	/* Equal keys: in line order (words are in one buffer, in order). */
+	return (x > y) - (x < y);
+}
+
+int scn_words_unique(struct imc_scn_parser *p, unsigned argc,
+		     const char *const *argv)
+{
+	const char **kv;
+	unsigned n = 0;
+	int rc = 0;
+
+	for (unsigned i = 0; i < argc; i++)
+		n += strchr(argv[i], '=') != NULL;
+	if (n < 2)
+		return 0;
+	kv = malloc(n * sizeof(*kv));
+	if (!kv)
+		return -ENOMEM;
+	n = 0;
+	for (unsigned i = 0; i < argc; i++)
+		if (strchr(argv[i], '='))
+			kv[n++] = argv[i];
+	/* Sorted by key, a repeated key is two neighbours: O(n log n). */
+	qsort(kv, n, sizeof(*kv), key_cmp);
+	for (unsigned i = 1; i < n; i++) {
+		size_t len = strcspn(kv[i], "=");
+
+		if (len == strcspn(kv[i - 1], "=") &&
+		    !memcmp(kv[i], kv[i - 1], len)) {
+			rc = imc_scn_parse_error(p,
+				"%.*s= given twice on this line: '%s' and '%s'",
+				(int)len, kv[i], kv[i - 1], kv[i]);
+			break;
+		}
+	}
+	free(kv);
+	return rc;
 }
 
 bool imc_scn_kv(const char *word, const char *key, const char **value)

@@ -219,28 +219,21 @@ static bool name_ok(const char *s)
 
 static const struct imc_scn_verb verb_join;
 
+/* The namespace of mcast-join's as= names in the scenario's name index;
+ * the empty name (never an as= name) keys the file's first mcast-join. */
+static const char label_space;
+
 /* The mcast-join line before this one named name, or NULL. */
 static const struct mc_join *label_lookup(const struct imc_scenario *s,
 					  const char *name)
 {
-	for (unsigned i = 0; i < s->nactions; i++) {
-		const struct scn_action *a = &s->actions[i];
-		const struct mc_join *j = a->data;
-
-		if (a->verb == &verb_join && j && j->name &&
-		    !strcmp(j->name, name))
-			return j;
-	}
-	return NULL;
+	return scn_name_find(s, &label_space, name);
 }
 
 /* The file's first mcast-join line, or NULL. */
 static struct mc_join *head_lookup(const struct imc_scenario *s)
 {
-	for (unsigned i = 0; i < s->nactions; i++)
-		if (s->actions[i].verb == &verb_join)
-			return s->actions[i].data;
-	return NULL;
+	return (struct mc_join *)scn_name_find(s, &label_space, "");
 }
 
 static int label_find(struct imc_scn_parser *p, const char *name,
@@ -658,8 +651,12 @@ static int join_parse(struct imc_scn_parser *p, unsigned argc,
 		return -ENOMEM;
 	*data = a;
 	a->head = head_lookup(p->s);
-	if (!a->head)
+	if (!a->head) {
 		a->head = a;
+		rc = scn_name_add(p->s, &label_space, "", a);
+		if (rc)
+			return rc;
+	}
 	rc = imc_scn_parse_host(p, argv[0], &a->host.node, &a->host.port);
 	if (!rc)
 		rc = mgid_parse(p, argv[1], true, &a->mgid);
@@ -692,14 +689,17 @@ static int join_parse(struct imc_scn_parser *p, unsigned argc,
 				return imc_scn_parse_error(p,
 					"as: expected a name of letters, digits, '_', '-' or '.' (at most %d), got '%s'",
 					NAME_MAX_LEN, v);
-			if (label_lookup(p->s, v))
-				return imc_scn_parse_error(p,
-					"as=%s: an earlier mcast-join has that name",
-					v);
 			free(a->name);
 			a->name = strdup(v);
 			if (!a->name)
 				return -ENOMEM;
+			rc = scn_name_add(p->s, &label_space, v, a);
+			if (rc == -EEXIST)
+				return imc_scn_parse_error(p,
+					"as=%s: an earlier mcast-join has that name",
+					v);
+			if (rc)
+				return rc;
 		} else {
 			rc = imc_scn_parse_error(p, "unknown option '%s'; %s",
 						 argv[i], usage);
@@ -1887,7 +1887,7 @@ static void print_json(FILE *f, const struct snap *s)
 			imc_gid_format(&r->mgid, gid);
 			fprintf(f, "%s\n        {\"mgid\": \"%s\", \"mlid\": %u, "
 				"\"join_state\": %u, \"wanted\": %u, "
-				"\"members\": %u, \"joined\": %s, "
+				"\"members\": %u, \"is_joined\": %s, "
 				"\"qkey\": %" PRIu32 ", \"pkey\": %u, "
 				"\"mtu\": %u, \"rate\": %u, \"sl\": %u, "
 				"\"tclass\": %u, \"flow_label\": %" PRIu32

@@ -13,7 +13,10 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <search.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +72,100 @@ int scn_error(struct imc_scn_parser *p, const char *fmt, ...)
 const struct imc_topo *imc_scn_parser_topo(const struct imc_scn_parser *p)
 {
 	return p->s->topo;
+}
+
+/* Room for need entries of size bytes in the array *arrp points to (a
+ * pointer to any object type), doubling its capacity: amortized O(1) per
+ * entry where growing by one would copy the whole array every time.
+ * 0 or -ENOMEM. */
+static int room(void *arrp, unsigned *cap, unsigned need, size_t size)
+{
+	unsigned nc = *cap ? *cap : 16;
+	void *old, *na;
+
+	if (need <= *cap)
+		return 0;
+	while (nc < need) {
+		if (nc > UINT_MAX / 2)
+			return -ENOMEM;
+		nc *= 2;
+	}
+	if ((size_t)nc > SIZE_MAX / size)
+		return -ENOMEM;
+	memcpy(&old, arrp, sizeof(old));
+	na = realloc(old, (size_t)nc * size);
+	if (!na)
+		return -ENOMEM;
+	memcpy(arrp, &na, sizeof(na));
+	*cap = nc;
+	return 0;
+}
+
+struct scn_name {
+	const void *space;
+	const void *data;
+	char name[];
+};
+
+static int name_cmp(const void *a, const void *b)
+{
+	const struct scn_name *x = a, *y = b;
+	uintptr_t sx = (uintptr_t)x->space, sy = (uintptr_t)y->space;
+
+	if (sx != sy)
+		return sx < sy ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int scn_name_add(struct imc_scenario *s, const void *space, const char *name,
+		 const void *data)
+{
+	size_t len = strlen(name);
+	struct scn_name *n = malloc(sizeof(*n) + len + 1);
+	struct scn_name **slot;
+
+	if (!n)
+		return -ENOMEM;
+	n->space = space;
+	n->data = data;
+	memcpy(n->name, name, len + 1);
+	slot = tsearch(n, &s->names, name_cmp);
+	if (!slot) {
+		free(n);
+		return -ENOMEM;
+	}
+	if (*slot != n) {
+		free(n);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+const void *scn_name_find(const struct imc_scenario *s, const void *space,
+			  const char *name)
+{
+	union {
+		struct scn_name n;
+		char b[sizeof(struct scn_name) + 128];
+	} local;
+	size_t len = strlen(name);
+	struct scn_name *key = &local.n;
+	struct scn_name *const *hit;
+	const void *data;
+
+	/* Names of lines are short; a longer one is found all the same. */
+	if (len >= sizeof(local) - sizeof(struct scn_name)) {
+		key = malloc(sizeof(*key) + len + 1);
+		if (!key)
+			return NULL;
+	}
+	key->space = space;
+	memcpy(key->name, name, len + 1);
+	hit = tfind(key, &s->names, name_cmp);
+	data = hit ? (*hit)->data : NULL;
+	if (key != &local.n)
+		free(key);
+	return data;
 }
 
 static unsigned first_cabled(const struct imc_topo_node *n)
@@ -268,8 +365,6 @@ const struct scn_group *scn_group_find(const struct imc_scenario *s,
 
 int scn_group_add(struct imc_scenario *s, const struct scn_group *g)
 {
-	struct scn_group *ng;
-
 	if (g->mlid < SCN_MLID_MIN || g->mlid > SCN_MLID_MAX)
 		return -EINVAL;
 	if (!s->group_by_mlid) {
@@ -280,10 +375,9 @@ int scn_group_add(struct imc_scenario *s, const struct scn_group *g)
 	}
 	if (s->group_by_mlid[g->mlid - SCN_MLID_MIN])
 		return -EEXIST;
-	ng = realloc(s->groups, (s->ngroups + 1) * sizeof(*ng));
-	if (!ng)
+	if (room(&s->groups, &s->capgroups, s->ngroups + 1,
+		 sizeof(*s->groups)))
 		return -ENOMEM;
-	s->groups = ng;
 	s->groups[s->ngroups++] = *g;
 	s->group_by_mlid[g->mlid - SCN_MLID_MIN] = s->ngroups;
 	return 0;
@@ -351,6 +445,10 @@ static int seed_words(struct imc_scn_parser *p, const struct scn_words *w)
 {
 	if (w->argc != 2)
 		return scn_error(p, "expected 'seed NUMBER'");
+	if (p->seed_line)
+		return scn_error(p, "seed already given on line %u",
+				 p->seed_line);
+	p->seed_line = p->line;
 	return imc_scn_parse_uint(p, "seed", w->argv[1], UINT64_MAX,
 				  &p->s->seed);
 }
@@ -359,8 +457,22 @@ static int stop_words(struct imc_scn_parser *p, const struct scn_words *w)
 {
 	if (w->argc != 2)
 		return scn_error(p, "expected 'stop TIME'");
+	if (p->s->stop_line)
+		return scn_error(p, "stop already given on line %u",
+				 p->s->stop_line);
 	p->s->stop_line = p->line;
 	return imc_scn_parse_time(p, "stop", w->argv[1], &p->s->stop);
+}
+
+/* A key of a fabric or links line set again on a later line. */
+static int setting_once(struct imc_scn_parser *p, unsigned *line,
+			const char *setting, const char *word)
+{
+	if (*line)
+		return scn_error(p, "%s %.*s= already given on line %u", setting,
+				 (int)strcspn(word, "="), word, *line);
+	*line = p->line;
+	return 0;
 }
 
 static const unsigned mtu_sizes[] = { 0, 256, 512, 1024, 2048, 4096 };
@@ -369,13 +481,27 @@ static int fabric_words(struct imc_scn_parser *p, const struct scn_words *w)
 {
 	struct imc_fabric_config *c = &p->s->cfg;
 
+	static const char *const keys[] = { "mtu", "rate", "rq", "sweep",
+					    "prefix" };
+	int rc;
+
 	if (w->argc < 2)
 		return scn_error(p,
 			"expected fabric mtu=BYTES rate=CODE rq=DEPTH sweep=TIME prefix=HEX");
+	rc = scn_words_unique(p, w->argc - 1, (const char *const *)w->argv + 1);
+	for (unsigned i = 1; !rc && i < w->argc; i++) {
+		const char *v;
+
+		for (unsigned k = 0; k < IMC_ARRAY_SIZE(keys); k++)
+			if (imc_scn_kv(w->argv[i], keys[k], &v))
+				rc = setting_once(p, &p->fabric_line[k],
+						  "fabric", w->argv[i]);
+	}
+	if (rc)
+		return rc;
 	for (unsigned i = 1; i < w->argc; i++) {
 		const char *a = w->argv[i], *v;
 		uint64_t x;
-		int rc;
 
 		if (imc_scn_kv(a, "mtu", &v)) {
 			rc = imc_scn_parse_uint(p, "mtu", v, 4096, &x);
@@ -425,16 +551,35 @@ static int fabric_words(struct imc_scn_parser *p, const struct scn_words *w)
 	return 0;
 }
 
+/* The keys of a links line, by SCN_LP_* bit. */
+static const char *const link_keys[] = { "latency", "bandwidth", "loss",
+					  "dup", "reorder", "reorder-delay" };
+
 static int links_words(struct imc_scn_parser *p, const struct scn_words *w)
 {
+	struct imc_link_params lp = p->s->cfg.link;
 	unsigned mask;
+	int rc;
 
 	if (w->argc < 2)
 		return scn_error(p,
 			"expected links latency=TIME bandwidth=RATE loss=P dup=P reorder=P reorder-delay=TIME");
-	return scn_link_params_parse(p, w->argc - 1,
-				     (const char *const *)w->argv + 1,
-				     &p->s->cfg.link, &mask);
+	rc = scn_words_unique(p, w->argc - 1, (const char *const *)w->argv + 1);
+	if (!rc)
+		rc = scn_link_params_parse(p, w->argc - 1,
+					   (const char *const *)w->argv + 1,
+					   &lp, &mask);
+	for (unsigned i = 1; !rc && i < w->argc; i++) {
+		const char *v;
+
+		for (unsigned b = 0; b < IMC_ARRAY_SIZE(link_keys); b++)
+			if (imc_scn_kv(w->argv[i], link_keys[b], &v))
+				rc = setting_once(p, &p->links_line[b],
+						  "links", w->argv[i]);
+	}
+	if (!rc)
+		p->s->cfg.link = lp;
+	return rc;
 }
 
 /* ---- expectations ---- */
@@ -458,6 +603,12 @@ static int operand(struct imc_scn_parser *p, unsigned argc,
 		return scn_error(p, "unknown subject '%s'", argv[0]);
 	p->verb = o->subj->name;
 	o->data = (void *)o->subj->arg;
+	rc = scn_words_unique(p, argc - 1, argv + 1);
+	if (rc) {
+		p->verb = NULL;
+		o->data = NULL;
+		return rc;
+	}
 	rc = o->subj->parse(p, argc - 1, argv + 1, &o->data);
 	p->verb = NULL;
 	/* Never the subject's constant: nothing to free. */
@@ -591,13 +742,9 @@ static int expect_words(struct imc_scn_parser *p, const struct line *l,
 			rc = -ENOMEM;
 	}
 	if (!rc) {
-		struct scn_expect *ne = realloc(s->expects,
-			(s->nexpects + 1) * sizeof(*ne));
-
-		if (!ne) {
-			rc = -ENOMEM;
-		} else {
-			s->expects = ne;
+		rc = room(&s->expects, &s->capexpects,
+			  s->nexpects + 1, sizeof(*s->expects));
+		if (!rc) {
 			s->expects[s->nexpects++] = e;
 			return 0;
 		}
@@ -615,7 +762,7 @@ static int verb_words(struct imc_scn_parser *p, const struct line *l,
 	const struct imc_scn_verb *v = imc_scn_lang_verb(s->lang,
 							 l->w.argv[first]);
 	struct scn_action a, **list;
-	unsigned *n;
+	unsigned *n, *cap;
 	void *data = NULL;
 	int rc;
 
@@ -625,6 +772,12 @@ static int verb_words(struct imc_scn_parser *p, const struct line *l,
 		return scn_error(p, "'%s' is a setting: it takes no time",
 				 v->name);
 	p->verb = v->name;
+	rc = scn_words_unique(p, l->w.argc - first - 1,
+			      (const char *const *)l->w.argv + first + 1);
+	if (rc) {
+		p->verb = NULL;
+		return rc;
+	}
 	rc = v->parse(p, l->w.argc - first - 1,
 		      (const char *const *)l->w.argv + first + 1, &data);
 	p->verb = NULL;
@@ -636,21 +789,18 @@ static int verb_words(struct imc_scn_parser *p, const struct line *l,
 	if (v->kind == IMC_SCN_SETTING) {
 		list = &s->settings;
 		n = &s->nsettings;
+		cap = &s->capsettings;
 	} else {
 		list = &s->actions;
 		n = &s->nactions;
+		cap = &s->capactions;
 	}
 	a = (struct scn_action){ .line = l->no, .index = *n, .at = at,
 				 .verb = v, .data = data };
-	{
-		struct scn_action *na = realloc(*list, (*n + 1) * sizeof(*na));
-
-		if (!na) {
-			if (v->free)
-				v->free(data);
-			return -ENOMEM;
-		}
-		*list = na;
+	if (room(list, cap, *n + 1, sizeof(**list))) {
+		if (v->free)
+			v->free(data);
+		return -ENOMEM;
 	}
 	(*list)[(*n)++] = a;
 	return 0;
@@ -776,6 +926,7 @@ void imc_scenario_destroy(struct imc_scenario *s)
 	free(s->expects);
 	free(s->groups);
 	free(s->group_by_mlid);
+	tdestroy(s->names, free);
 	imc_topo_destroy(s->own_topo);
 	imc_scn_lang_destroy(s->own_lang);
 	free(s->topo_arg);
@@ -926,12 +1077,88 @@ int imc_scenario_parse(const char *text, size_t len, const char *name,
 		scn_words_free(&lines[i].w);
 	free(lines);
 	if (rc) {
-		if (rc == -ENOMEM && err && errlen)
-			snprintf(err, errlen, "%s: out of memory", s->name);
+		if (rc == -ENOMEM && err && errlen && s->topo_arg &&
+		    p.line == s->topo_line)
+			snprintf(err, errlen,
+				 "%s:%u: out of memory for the topology %s",
+				 s->name, p.line, s->topo_arg);
+		else if (rc == -ENOMEM && err && errlen)
+			snprintf(err, errlen,
+				 "%s:%u: out of memory for what this line makes",
+				 s->name, p.line);
 		imc_scenario_destroy(s);
 		return rc;
 	}
 	*out = s;
+	return 0;
+}
+
+/* The largest scenario read: 100,000 lines take about 5 MB, and a file
+ * past this is not a scenario (/dev/zero, a disk image) to grow into. */
+#define SCN_MAX_FILE (64u << 20)
+
+/* Reads all of f (a file, a pipe, /dev/stdin) into *out. Fails on the
+ * first chunk with a NUL byte: no scenario holds one. */
+static int read_all(FILE *f, const char *path, char **out, size_t *outlen,
+		    char *err, size_t errlen)
+{
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+
+	for (;;) {
+		size_t got;
+		const char *nul;
+
+		if (cap - len < 4096) {
+			char *nt;
+			size_t nc = cap ? cap * 2 : 8192;
+
+			if (cap >= SCN_MAX_FILE) {
+				if (err && errlen)
+					snprintf(err, errlen,
+						 "%s: larger than %u MiB, the most a scenario may be",
+						 path, SCN_MAX_FILE >> 20);
+				free(text);
+				return -EFBIG;
+			}
+			nt = realloc(text, nc + 1);
+			if (!nt) {
+				if (err && errlen)
+					snprintf(err, errlen,
+						 "%s: out of memory for %zu bytes of text",
+						 path, nc + 1);
+				free(text);
+				return -ENOMEM;
+			}
+			text = nt;
+			cap = nc;
+		}
+		got = fread(text + len, 1, cap - len, f);
+		nul = got ? memchr(text + len, '\0', got) : NULL;
+		if (nul) {
+			unsigned line = 1;
+
+			for (const char *c = text; c < nul; c++)
+				line += *c == '\n';
+			if (err && errlen)
+				snprintf(err, errlen,
+					 "%s:%u: a NUL byte: not scenario text",
+					 path, line);
+			free(text);
+			return -EINVAL;
+		}
+		len += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s: read error", path);
+		free(text);
+		return -EIO;
+	}
+	*out = text;
+	*outlen = len;
 	return 0;
 }
 
@@ -942,7 +1169,7 @@ int imc_scenario_parse_file(const char *path,
 {
 	FILE *f = fopen(path, "rb");
 	char *text = NULL;
-	size_t len = 0, cap = 0;
+	size_t len = 0;
 	int rc;
 
 	if (!f) {
@@ -951,35 +1178,10 @@ int imc_scenario_parse_file(const char *path,
 			snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return rc;
 	}
-	for (;;) {
-		size_t got;
-
-		if (cap - len < 4096) {
-			char *nt;
-
-			cap = cap ? cap * 2 : 8192;
-			nt = realloc(text, cap);
-			if (!nt) {
-				free(text);
-				fclose(f);
-				return -ENOMEM;
-			}
-			text = nt;
-		}
-		got = fread(text + len, 1, cap - len, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		rc = -EIO;
-		if (err && errlen)
-			snprintf(err, errlen, "%s: read error", path);
-		free(text);
-		fclose(f);
-		return rc;
-	}
+	rc = read_all(f, path, &text, &len, err, errlen);
 	fclose(f);
+	if (rc)
+		return rc;
 	rc = imc_scenario_parse(text, len, path, opts, out, err, errlen);
 	free(text);
 	return rc;

@@ -436,24 +436,36 @@ static void format_value(const struct imc_scn_subject *subj, uint64_t v,
 		snprintf(buf, len, "%" PRIu64, v);
 }
 
-/* Counters stay far below 2^63; saturate rather than wrap if not. */
-static int64_t clamp(uint64_t v)
-{
-	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
-}
+/* Sides of an expectation: sums and differences of 64-bit values, exact
+ * in 128 bits (at most 2^63 terms would be needed to wrap), so that no
+ * value wraps or saturates into a false verdict. */
+typedef __int128 wide_t;
 
-static int64_t add_sat(int64_t a, int64_t b, bool neg)
+static void format_wide(wide_t x, char *buf, size_t len)
 {
-	if (!neg)
-		return b > 0 && a > INT64_MAX - b ? INT64_MAX : a + b;
-	return b > 0 && a < INT64_MIN + b ? INT64_MIN : a - b;
+	char d[48];
+	size_t n = 0;
+	bool neg = x < 0;
+	unsigned __int128 u = neg ? -(unsigned __int128)x : (unsigned __int128)x;
+
+	do {
+		d[n++] = (char)('0' + (int)(u % 10));
+		u /= 10;
+	} while (u && n < sizeof(d));
+	if (len < n + 2)
+		return;
+	if (neg)
+		*buf++ = '-';
+	while (n)
+		*buf++ = d[--n];
+	*buf = '\0';
 }
 
 static int check(struct imc_scn_ctx *c, const struct scn_expect *e,
 		 struct imc_scenario_check *out)
 {
 	uint64_t v;
-	int64_t lhs, rhs = 0;
+	wide_t lhs, rhs = 0;
 	bool ok;
 	int rc;
 
@@ -468,9 +480,9 @@ static int check(struct imc_scn_ctx *c, const struct scn_expect *e,
 		if (t->is_subject &&
 		    (rc = t->subj.subj->observe(c, t->subj.data, &w)))
 			return rc;
-		rhs = add_sat(rhs, clamp(w), t->neg);
+		rhs += t->neg ? -(wide_t)w : (wide_t)w;
 	}
-	lhs = clamp(v);
+	lhs = v;
 	switch (e->op) {
 	case SCN_EQ: ok = lhs == rhs; break;
 	case SCN_NE: ok = lhs != rhs; break;
@@ -486,18 +498,15 @@ static int check(struct imc_scn_ctx *c, const struct scn_expect *e,
 	if (e->rhs_observed) {
 		size_t n = strlen(out->observed_str);
 
-		if (e->nrhs == 1 && rhs >= 0 && e->rhs[0].subj.subj->value_format) {
-			char w[32];
+		char w[48];
 
+		if (e->nrhs == 1 && rhs >= 0 && e->rhs[0].subj.subj->value_format)
 			e->rhs[0].subj.subj->value_format((uint64_t)rhs, w,
 							  sizeof(w));
-			snprintf(out->observed_str + n,
-				 sizeof(out->observed_str) - n, " vs %s", w);
-		} else {
-			snprintf(out->observed_str + n,
-				 sizeof(out->observed_str) - n,
-				 " vs %" PRId64, rhs);
-		}
+		else
+			format_wide(rhs, w, sizeof(w));
+		snprintf(out->observed_str + n, sizeof(out->observed_str) - n,
+			 " vs %s", w);
 	}
 	out->state = ok ? IMC_SCN_CHECK_PASS : IMC_SCN_CHECK_FAIL;
 	return 0;
@@ -534,8 +543,14 @@ static int advance(struct imc_scn_ctx *c, struct slicer *sl, imc_time_t to)
 			return rc;
 		imc_loop_get_stats(c->loop, &st);
 		if (st.timers_fired - before < SLICE_EVENTS / 4 &&
-		    sl->slice < SLICE_MAX)
+		    (sl->slice < SLICE_MAX ||
+		     (c->own_loop && st.timers_fired == before &&
+		      sl->slice <= IMC_TIME_LIMIT)))
+			/* Virtual time with nothing to do: leap, so that a
+			 * run to a distant stop takes O(log) idle slices. */
 			sl->slice *= 2;
+		else if (sl->slice > SLICE_MAX)
+			sl->slice = SLICE_MAX;
 		else if (st.timers_fired - before > SLICE_EVENTS &&
 			 sl->slice > SLICE_MIN)
 			sl->slice /= 2;

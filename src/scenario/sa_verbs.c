@@ -287,19 +287,14 @@ static bool label_ok(const char *s)
 	return n > 0 && n <= LABEL_MAX;
 }
 
+/* The namespace of sa-join's as= names in the scenario's name index. */
+static const char label_space;
+
 /* The sa-join of an earlier line that names its MGID NAME, or NULL. */
 static const struct req_arg *label_lookup(const struct imc_scenario *s,
 					  const char *name)
 {
-	for (unsigned i = 0; i < s->nactions; i++) {
-		const struct scn_action *a = &s->actions[i];
-		const struct req_arg *ra = a->data;
-
-		if (!strcmp(a->verb->name, "sa-join") && ra && ra->label &&
-		    !strcmp(ra->label, name))
-			return ra;
-	}
-	return NULL;
+	return scn_name_find(s, &label_space, name);
 }
 
 static int label_find(struct imc_scn_parser *p, const char *name,
@@ -1779,9 +1774,15 @@ static int req_parse(struct imc_scn_parser *p, unsigned argc,
 		if (rc)
 			return rc;
 	}
-	if (a->label && label_lookup(p->s, a->label))
-		return imc_scn_parse_error(p,
-			"as=%s: an earlier line has that name", a->label);
+	if (a->label) {
+		rc = scn_name_add(p->s, &label_space, a->label, a);
+		if (rc == -EEXIST)
+			return imc_scn_parse_error(p,
+				"as=%s: an earlier line has that name",
+				a->label);
+		if (rc)
+			return rc;
+	}
 	if (kind == REQ_JOIN)
 		return join_define_group(p, a);
 	return 0;

@@ -109,16 +109,29 @@ struct imc_scenario {
 	unsigned stop_line;
 	struct imc_fabric_config cfg;
 
+	/* Arrays grow geometrically (cap* entries allocated), so a long
+	 * file parses in time linear in its length. */
 	struct scn_action *settings;  /* added settings, file order */
-	unsigned nsettings;
+	unsigned nsettings, capsettings;
 	struct scn_action *actions;   /* file order = time order */
-	unsigned nactions;
+	unsigned nactions, capactions;
 	struct scn_expect *expects;
-	unsigned nexpects;
+	unsigned nexpects, capexpects;
 	struct scn_group *groups;
-	unsigned ngroups;
+	unsigned ngroups, capgroups;
 	unsigned *group_by_mlid;      /* index + 1, by MLID - 0xC000 */
+	void *names;                  /* tsearch() tree of struct scn_name */
 };
+
+/* Names lines give to what they make (as=NAME), for later lines to find
+ * in O(log n): a balanced tree keyed by (space, name). space is the
+ * address of anything private to the verbs sharing one namespace; data
+ * is the verb's own (never read by the index). scn_name_add() returns 0,
+ * -EEXIST when the name is taken in that space, or -ENOMEM. */
+int scn_name_add(struct imc_scenario *s, const void *space, const char *name,
+		 const void *data);
+const void *scn_name_find(const struct imc_scenario *s, const void *space,
+			  const char *name);
 
 #define SCN_MLID_MIN 0xC000   /* IBA 4.1.3 multicast LIDs */
 #define SCN_MLID_MAX 0xFFFE
@@ -130,7 +143,17 @@ struct imc_scn_parser {
 	char *err;
 	size_t errlen;
 	bool failed;
+	/* Lines that set each setting, 0 for none: a second one is an
+	 * error naming the first. */
+	unsigned seed_line;
+	unsigned fabric_line[5];   /* mtu, rate, rq, sweep, prefix */
+	unsigned links_line[6];    /* by SCN_LP_* bit */
 };
+
+/* An error when two of the argc words are KEY=VALUE with one KEY (an
+ * option given twice on one line): 0 or the parse error. */
+int scn_words_unique(struct imc_scn_parser *p, unsigned argc,
+		     const char *const *argv);
 
 /* Built-in verbs and subjects (verbs.c, subjects.c). */
 extern const struct imc_scn_verb *const scn_builtin_verbs[];

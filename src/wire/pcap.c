@@ -9,6 +9,8 @@ struct imc_pcap {
 	FILE *f;
 	bool owned;   /* opened by imc_pcap_open, so closed by us */
 	int err;      /* first error; sticky */
+	uint32_t snaplen;
+	int64_t ts_offset_ns;
 };
 
 static void put_le16(uint8_t *p, uint16_t v)
@@ -35,26 +37,29 @@ static int put(struct imc_pcap *p, const void *buf, size_t len)
 	return p->err;
 }
 
-int imc_pcap_open_stream(FILE *f, uint32_t linktype, struct imc_pcap **out)
+static int open_stream(FILE *f, const struct imc_pcap_config *c,
+		       struct imc_pcap **out)
 {
 	uint8_t hdr[IMC_PCAP_FILE_HDR_SIZE];
 	struct imc_pcap *p;
 	int rc;
 
 	*out = NULL;
-	if (!f)
+	if (!f || c->snaplen > IMC_PCAP_SNAPLEN)
 		return -EINVAL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	p->f = f;
+	p->snaplen = c->snaplen ? c->snaplen : IMC_PCAP_SNAPLEN;
+	p->ts_offset_ns = c->ts_offset_ns;
 	put_le32(hdr, IMC_PCAP_MAGIC_NS);
 	put_le16(hdr + 4, 2);           /* version 2.4 */
 	put_le16(hdr + 6, 4);
 	put_le32(hdr + 8, 0);           /* thiszone: UTC */
 	put_le32(hdr + 12, 0);          /* sigfigs */
-	put_le32(hdr + 16, IMC_PCAP_SNAPLEN);
-	put_le32(hdr + 20, linktype);
+	put_le32(hdr + 16, p->snaplen);
+	put_le32(hdr + 20, c->linktype);
 	rc = put(p, hdr, sizeof(hdr));
 	if (rc < 0) {
 		free(p);
@@ -64,16 +69,26 @@ int imc_pcap_open_stream(FILE *f, uint32_t linktype, struct imc_pcap **out)
 	return 0;
 }
 
-int imc_pcap_open(const char *path, struct imc_pcap **out)
+int imc_pcap_open_stream(FILE *f, uint32_t linktype, struct imc_pcap **out)
+{
+	const struct imc_pcap_config c = { .linktype = linktype };
+
+	return open_stream(f, &c, out);
+}
+
+int imc_pcap_open_config(const char *path, const struct imc_pcap_config *c,
+			 struct imc_pcap **out)
 {
 	FILE *f;
 	int rc;
 
 	*out = NULL;
+	if (c->snaplen > IMC_PCAP_SNAPLEN)
+		return -EINVAL;
 	f = fopen(path, "wb");
 	if (!f)
 		return -errno;
-	rc = imc_pcap_open_stream(f, IMC_PCAP_LINKTYPE_USER0, out);
+	rc = open_stream(f, c, out);
 	if (rc < 0) {
 		fclose(f);
 		return rc;
@@ -82,25 +97,44 @@ int imc_pcap_open(const char *path, struct imc_pcap **out)
 	return 0;
 }
 
+int imc_pcap_open(const char *path, struct imc_pcap **out)
+{
+	const struct imc_pcap_config c = {
+		.linktype = IMC_PCAP_LINKTYPE_USER0,
+	};
+
+	return imc_pcap_open_config(path, &c, out);
+}
+
 int imc_pcap_write(struct imc_pcap *p, uint64_t ts_ns, const uint8_t *frame,
 		   size_t len)
 {
 	uint8_t rec[IMC_PCAP_REC_HDR_SIZE];
-	uint64_t sec = ts_ns / 1000000000u;
+	size_t keep = len < p->snaplen ? len : p->snaplen;
+	uint64_t sec;
 
 	if (!frame && len)
 		return -EINVAL;
 	if (len > IMC_PCAP_SNAPLEN)
 		return -EMSGSIZE;
+	/* The offset moves the clock without wrapping it. */
+	if (p->ts_offset_ns < 0 &&
+	    ts_ns < (uint64_t)-(p->ts_offset_ns + 1) + 1)
+		return -ERANGE;
+	if (p->ts_offset_ns > 0 &&
+	    ts_ns > UINT64_MAX - (uint64_t)p->ts_offset_ns)
+		return -ERANGE;
+	ts_ns += (uint64_t)p->ts_offset_ns;
+	sec = ts_ns / 1000000000u;
 	if (sec > UINT32_MAX)
 		return -ERANGE;
 	put_le32(rec, (uint32_t)sec);
 	put_le32(rec + 4, (uint32_t)(ts_ns % 1000000000u));
-	put_le32(rec + 8, (uint32_t)len);  /* captured */
+	put_le32(rec + 8, (uint32_t)keep); /* captured */
 	put_le32(rec + 12, (uint32_t)len); /* on the wire */
 	if (put(p, rec, sizeof(rec)) < 0)
 		return p->err;
-	return put(p, frame, len);
+	return put(p, frame, keep);
 }
 
 int imc_pcap_close(struct imc_pcap *p)
