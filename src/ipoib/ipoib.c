@@ -29,6 +29,20 @@
  *   state     event                                  next
  *   NOAV      the broadcast record is known          READY (AV fabricated)
  *   READY     the broadcast record changes           READY (fabricated again)
+ *   READY     port reregister or SM change           STALE
+ *   STALE     a send (interface UP)                  PROBING (unicast probe)
+ *   STALE,    a packet from the endpoint's GID       READY (queue flushed)
+ *   PROBING
+ *   PROBING   no answer after resolve_timeout        PROBING (multicast
+ *                                                    solicitation)
+ *   PROBING   no answer after the retries            STALE (queue dropped)
+ *
+ * Every received packet with a GRH refreshes its endpoint's LID (the LRH
+ * SLID) and QPN, so that a peer that took a new LID is found again by
+ * the first packet it sends; a port whose own LID changed sends one
+ * (gratuitous ARP, unsolicited NA), and after a reregister or an SM
+ * change (IBA 14.4.11: the SM may have given other LIDs) no fabricated
+ * AV is trusted until the peer answered or spoke.
  *
  * A neighbour (IPv4 or IPv6 address):
  *
@@ -60,7 +74,7 @@ enum {
 
 enum pkt_kind { K_IP, K_ARP, K_ND };
 
-enum ep_state { EP_NOAV, EP_READY };
+enum ep_state { EP_NOAV, EP_READY, EP_STALE, EP_PROBING };
 
 enum grp_state { GRP_IDLE, GRP_JOINING, GRP_JOINED, GRP_BACKOFF };
 
@@ -78,6 +92,10 @@ struct ep {
 	unsigned nrefs;             /* neighbours mapped here */
 	imc_time_t used;            /* last send or receive */
 	struct imc_timer expiry;
+	struct imc_ip_addr addr;    /* last neighbour mapped here: what a
+				     * probe asks for (zero family: none) */
+	unsigned tries;             /* multicast solicitations of a probe */
+	struct imc_timer probe;     /* PROBING: answer awaited until */
 };
 
 struct neigh {
@@ -401,10 +419,25 @@ static void grp_set_state(struct group *g, enum grp_state to)
 		g->has_av = false;
 }
 
+static bool ep_transition_ok(enum ep_state from, enum ep_state to)
+{
+	switch (to) {
+	case EP_NOAV:
+		return false;
+	case EP_READY:
+		return true;
+	case EP_STALE:
+		return from == EP_READY || from == EP_PROBING;
+	case EP_PROBING:
+		return from == EP_STALE;
+	}
+	return false;
+}
+
+/* An AV, once made, is never taken back; it is only made stale. */
 static void ep_set_state(struct ep *e, enum ep_state to)
 {
-	/* NOAV -> READY, READY -> READY; an AV is never taken back. */
-	if (to != EP_READY)
+	if (!ep_transition_ok(e->state, to))
 		abort();
 	e->state = to;
 }
@@ -453,16 +486,39 @@ static void ep_fabricate(struct ep *e)
 	e->av.flow_label = r->flow_label;
 	e->av.hop_limit = r->hop_limit;
 	ifc->st.avs_fabricated++;
-	ep_set_state(e, EP_READY);
+	/* A stale AV made again from a new broadcast record is still to be
+	 * re-validated: the record says nothing of the peer's LID. */
+	if (e->state == EP_NOAV)
+		ep_set_state(e, EP_READY);
 }
 
 static void ep_expiry_fire(struct imc_timer *t);
+static void ep_probe_fire(struct imc_timer *t);
+static void ep_probe(struct ep *e);
+static void ep_flush(struct imc_ipoib *ifc, struct ep *e);
+
+/* The endpoint spoke (any packet from its GID, the answer to a probe):
+ * what it says is its current LID and QPN, so a stale AV is good again
+ * and what waited for it goes out. */
+static void ep_confirm(struct ep *e)
+{
+	struct imc_ipoib *ifc = e->ifc;
+
+	if (e->state != EP_STALE && e->state != EP_PROBING)
+		return;
+	imc_timer_cancel(ifc->loop, &e->probe);
+	ep_set_state(e, EP_READY);
+	ifc->st.revalidated++;
+	if (ifc->state == IMC_IPOIB_UP)
+		ep_flush(ifc, e);
+}
 
 static void ep_free(struct ep *e)
 {
 	struct imc_ipoib *ifc = e->ifc;
 
 	imc_timer_cancel(ifc->loop, &e->expiry);
+	imc_timer_cancel(ifc->loop, &e->probe);
 	q_drop_all(ifc, &e->q, IMC_IPOIB_DROP_FLUSHED);
 	if (ipo_list_linked(&e->wait))
 		ipo_list_del(&e->wait);
@@ -491,9 +547,10 @@ static struct ep *ep_learn(struct imc_ipoib *ifc, const struct imc_gid *gid,
 			 * made a new QP: the packet is the latest word. */
 			e->lid = lid;
 			e->qpn = qpn;
-			if (e->state == EP_READY)
+			if (e->state != EP_NOAV)
 				ep_fabricate(e);
 		}
+		ep_confirm(e);
 		return e;
 	}
 	e = calloc(1, sizeof(*e));
@@ -509,6 +566,7 @@ static struct ep *ep_learn(struct imc_ipoib *ifc, const struct imc_gid *gid,
 	e->used = imc_loop_now(ifc->loop);
 	ipo_list_init(&e->wait);
 	imc_timer_init(&e->expiry, ep_expiry_fire);
+	imc_timer_init(&e->probe, ep_probe_fire);
 	if (ipo_ht_insert(&ifc->eps, &e->hn, gid_hash(ifc, gid)) < 0) {
 		free(e);
 		drop(ifc, IMC_IPOIB_DROP_NO_MEMORY);
@@ -560,6 +618,9 @@ static int ep_send(struct imc_ipoib *ifc, struct ep *e, const uint8_t *data,
 	ifc->st.deferred++;
 	if (!ipo_list_linked(&e->wait))
 		ipo_list_add_tail(&ifc->waiting, &e->wait);
+	/* data may be ifc->buf, which the probe reuses: it is copied. */
+	if (ifc->state == IMC_IPOIB_UP && e->state == EP_STALE)
+		ep_probe(e);
 	return 0;
 }
 
@@ -576,14 +637,19 @@ static void ep_flush(struct imc_ipoib *ifc, struct ep *e)
 	}
 }
 
-/* Every endpoint that waited, in the order it started waiting. */
+/* Every endpoint that waited, in the order it started waiting; a stale
+ * one is probed and keeps its packets until it answers. */
 static void flush_waiting(struct imc_ipoib *ifc)
 {
-	while (ifc->state == IMC_IPOIB_UP && !ipo_list_empty(&ifc->waiting)) {
-		struct ep *e = imc_container_of(ifc->waiting.next, struct ep,
-						wait);
+	for (struct ipo_list *l = ifc->waiting.next, *n;
+	     ifc->state == IMC_IPOIB_UP && l != &ifc->waiting; l = n) {
+		struct ep *e = imc_container_of(l, struct ep, wait);
 
-		ep_flush(ifc, e);
+		n = l->next;
+		if (e->state == EP_READY)
+			ep_flush(ifc, e);
+		else if (e->state == EP_STALE)
+			ep_probe(e);
 	}
 }
 
@@ -1292,41 +1358,61 @@ static struct group *v6_group(struct imc_ipoib *ifc, const uint8_t a[16])
 	return grp_get(ifc, &mgid, &ip);
 }
 
+/* One ARP request or NS for a into ifc->buf: the NS to the target's
+ * solicited-node group (RFC 4861 7.2.2), or, for a unicast probe of a
+ * known neighbour, to the target itself (RFC 4861 7.3.3 PROBE). Returns
+ * the length, or 0 when there is no own address to ask from. */
+static size_t solicit_build(struct imc_ipoib *ifc, const struct imc_ip_addr *a,
+			    bool unicast, uint8_t ns_dst[16])
+{
+	const struct own_addr *src = own_for(ifc, a);
+	struct ipo_nd nd;
+	int len;
+
+	if (a->family == IMC_IPV4)
+		return arp_build(ifc, IMC_ARP_OP_REQUEST, src ? src->a.v4 : 0,
+				 NULL, a->v4);
+	/* Without an own address there is no source to solicit from: the
+	 * retries run out. */
+	if (!src)
+		return 0;
+	memset(&nd, 0, sizeof(nd));
+	nd.type = IPO_ICMP6_NS;
+	memcpy(nd.src, src->a.v6, 16);
+	if (unicast)
+		memcpy(nd.dst, a->v6, 16);
+	else if (imc_ipv6_solicited_node(a->v6, nd.dst) < 0)
+		return 0;
+	memcpy(nd.target, a->v6, 16);
+	nd.has_lladdr = true;
+	nd.lladdr = ifc->hw;
+	memcpy(ns_dst, nd.dst, 16);
+	len = nd_build(ifc, &nd);
+	return len > 0 ? (size_t)len : 0;
+}
+
 /* One ARP request (to the broadcast group) or NS (to the target's
- * solicited-node group, RFC 4861 7.2.2). */
+ * solicited-node group) for a. */
+static void solicit(struct imc_ipoib *ifc, const struct imc_ip_addr *a)
+{
+	uint8_t dst[16];
+	size_t len = solicit_build(ifc, a, false, dst);
+	struct group *g;
+
+	if (!len)
+		return;
+	if (a->family == IMC_IPV4) {
+		grp_send(ifc, ifc->bcast, ifc->buf, len, K_ARP);
+		return;
+	}
+	g = v6_group(ifc, dst);
+	if (g)
+		grp_send(ifc, g, ifc->buf, len, K_ND);
+}
+
 static void neigh_solicit(struct neigh *nb)
 {
-	struct imc_ipoib *ifc = nb->ifc;
-	const struct own_addr *src = own_for(ifc, &nb->addr);
-
-	if (nb->addr.family == IMC_IPV4) {
-		size_t len = arp_build(ifc, IMC_ARP_OP_REQUEST,
-				       src ? src->a.v4 : 0, NULL,
-				       nb->addr.v4);
-
-		grp_send(ifc, ifc->bcast, ifc->buf, len, K_ARP);
-	} else {
-		struct ipo_nd nd;
-		struct group *g;
-		int len;
-
-		/* Without an own address there is no source to solicit
-		 * from: the retries run out. */
-		if (!src)
-			return;
-		memset(&nd, 0, sizeof(nd));
-		nd.type = IPO_ICMP6_NS;
-		memcpy(nd.src, src->a.v6, 16);
-		if (imc_ipv6_solicited_node(nb->addr.v6, nd.dst) < 0)
-			return;
-		memcpy(nd.target, nb->addr.v6, 16);
-		nd.has_lladdr = true;
-		nd.lladdr = ifc->hw;
-		g = v6_group(ifc, nd.dst);
-		len = nd_build(ifc, &nd);
-		if (g && len > 0)
-			grp_send(ifc, g, ifc->buf, (size_t)len, K_ND);
-	}
+	solicit(nb->ifc, &nb->addr);
 }
 
 static void neigh_timer_fire(struct imc_timer *t)
@@ -1376,6 +1462,7 @@ static void neigh_confirm(struct imc_ipoib *ifc, struct neigh *nb,
 		nb->ep = e;
 		e->nrefs++;
 	}
+	e->addr = *a;
 	nb->confirmed = imc_loop_now(ifc->loop);
 	if (nb->state == IMC_IPOIB_NEIGH_INCOMPLETE) {
 		neigh_set_state(nb, IMC_IPOIB_NEIGH_REACHABLE);
@@ -1420,6 +1507,133 @@ static int neigh_send(struct imc_ipoib *ifc, const struct imc_ip_addr *dst,
 	}
 	return q_push(ifc, &nb->q, ifc->cfg.queue_endpoint,
 		      IMC_IPOIB_DROP_QUEUE_ENDPOINT, data, len, K_IP);
+}
+
+/* ---- stale endpoints and LID changes ---- */
+
+/* A stale endpoint that has packets to send: ask its last known address
+ * at the AV we have (RFC 4861 7.3.3 PROBE; RFC 1122 2.3.2.1 for ARP). The
+ * answer, or any packet from the peer, makes it READY; an endpoint no
+ * address maps to cannot be asked and is trusted as it is. Only when UP
+ * (the AV needs the broadcast record). */
+static void ep_probe(struct ep *e)
+{
+	struct imc_ipoib *ifc = e->ifc;
+	uint8_t dst[16];
+	size_t len;
+
+	if (!e->addr.family || !(len = solicit_build(ifc, &e->addr, true,
+						     dst))) {
+		ep_set_state(e, EP_READY);
+		ep_flush(ifc, e);
+		return;
+	}
+	ep_set_state(e, EP_PROBING);
+	e->tries = 0;
+	ifc->st.probes++;
+	tx(ifc, &e->av, e->qpn, ifc->brec.qkey, ifc->buf, len,
+	   e->addr.family == IMC_IPV4 ? K_ARP : K_ND);
+	imc_timer_arm(ifc->loop, &e->probe,
+		      imc_loop_now(ifc->loop) + ifc->cfg.resolve_timeout);
+}
+
+/* No answer at the old AV: the peer may have moved and missed nothing we
+ * could hear, so ask the link (a peer that moved answers from its new
+ * LID), as an unresolved neighbour is asked. */
+static void ep_probe_fire(struct imc_timer *t)
+{
+	struct ep *e = imc_container_of(t, struct ep, probe);
+	struct imc_ipoib *ifc = e->ifc;
+
+	if (e->state != EP_PROBING)
+		return;
+	if (e->tries < ifc->cfg.resolve_retries) {
+		e->tries++;
+		ifc->st.resolve_retries++;
+		solicit(ifc, &e->addr);
+		imc_timer_arm(ifc->loop, &e->probe,
+			      imc_loop_now(ifc->loop) +
+				      ifc->cfg.resolve_timeout);
+		return;
+	}
+	ifc->st.resolve_failures++;
+	q_drop_all(ifc, &e->q, IMC_IPOIB_DROP_UNRESOLVED);
+	if (ipo_list_linked(&e->wait))
+		ipo_list_del(&e->wait);
+	ep_set_state(e, EP_STALE);
+}
+
+/* After a client reregister or an SM change the LIDs of the subnet may
+ * be new (IBA 14.4.11; a new SM assigns them again): no unicast AV is
+ * used again before its peer answered a probe or sent a packet. */
+static void eps_make_stale(struct imc_ipoib *ifc)
+{
+	for (struct ipo_list *l = ifc->ep_list.next; l != &ifc->ep_list;
+	     l = l->next) {
+		struct ep *e = imc_container_of(l, struct ep, all);
+
+		if (e->state == EP_READY) {
+			ep_set_state(e, EP_STALE);
+			ifc->st.made_stale++;
+		}
+	}
+}
+
+/* The port took a new LID: every peer still sends to the old one. Tell
+ * the link, for each own address: a gratuitous ARP request (RFC 5227 3,
+ * sender and target address ours) on the broadcast group, an unsolicited
+ * Neighbor Advertisement with the Override flag and the IPoIB link-layer
+ * address (RFC 4861 7.2.6, RFC 4391 9.1.1) to all-nodes. Peers learn the
+ * new LID from the LRH of either. While the interface is not UP the
+ * announcements wait in the groups' queues. */
+static void announce(struct imc_ipoib *ifc)
+{
+	static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 1 };
+
+	for (size_t i = 0; i < ifc->naddrs; i++) {
+		const struct imc_ip_addr *a = &ifc->addrs[i].a;
+
+		ifc->st.announces++;
+		if (a->family == IMC_IPV4) {
+			size_t len = arp_build(ifc, IMC_ARP_OP_REQUEST, a->v4,
+					       NULL, a->v4);
+
+			grp_send(ifc, ifc->bcast, ifc->buf, len, K_ARP);
+		} else {
+			struct group *g = v6_group(ifc, all_nodes);
+			struct ipo_nd na;
+			int len;
+
+			memset(&na, 0, sizeof(na));
+			na.type = IPO_ICMP6_NA;
+			na.flags = IPO_NA_OVERRIDE;
+			memcpy(na.src, a->v6, 16);
+			memcpy(na.dst, all_nodes, 16);
+			memcpy(na.target, a->v6, 16);
+			na.has_lladdr = true;
+			na.lladdr = ifc->hw;
+			len = nd_build(ifc, &na);
+			if (g && len > 0)
+				grp_send(ifc, g, ifc->buf, (size_t)len, K_ND);
+		}
+	}
+}
+
+void imc_ipoib_port_event(struct imc_ipoib *ifc, enum imc_mcast_port_event ev)
+{
+	if (!ifc || ifc->state == IMC_IPOIB_DOWN)
+		return;
+	switch (ev) {
+	case IMC_MCAST_PORT_LID_CHANGE:
+		announce(ifc);
+		break;
+	case IMC_MCAST_PORT_SM_CHANGE:
+	case IMC_MCAST_PORT_REREGISTER:
+		eps_make_stale(ifc);
+		break;
+	default:
+		break;
+	}
 }
 
 /* ---- receive ---- */
@@ -1470,9 +1684,14 @@ static void arp_input(struct imc_ipoib *ifc, const struct imc_ipoib_rx *rx,
 	imc_ip_addr_v4(a.tpa, &tpa);
 	nb = a.spa ? neigh_find(ifc, &spa) : NULL;
 	/* Only a sender we know or one that asks us is worth an endpoint:
-	 * every port of the partition hears every request. */
-	if (!nb && !is_own(ifc, &tpa))
+	 * every port of the partition hears every request. A known endpoint
+	 * learns the LID the packet came from (a gratuitous ARP after a LID
+	 * change). */
+	if (!nb && !is_own(ifc, &tpa)) {
+		if (ep_find(ifc, &a.sha.gid))
+			ep_learn(ifc, &a.sha.gid, rx->slid, a.sha.qpn);
 		return;
+	}
 	e = ep_learn(ifc, &a.sha.gid, rx->slid, a.sha.qpn);
 	if (!e)
 		return;
@@ -1514,8 +1733,16 @@ static void nd_input(struct imc_ipoib *ifc, const struct imc_ipoib_rx *rx,
 	 * an own address; others share our solicited-node group. */
 	if (nd->type == IPO_ICMP6_NA) {
 		nb = neigh_find(ifc, &target);
-		if (!nb)
+		/* An unsolicited NA (RFC 4861 7.2.6) still tells a known
+		 * endpoint its new LID. */
+		if (!nb) {
+			if (nd->has_lladdr &&
+			    imc_gid_equal(&nd->lladdr.gid, &rx->sgid) &&
+			    ep_find(ifc, &nd->lladdr.gid))
+				ep_learn(ifc, &nd->lladdr.gid, rx->slid,
+					 nd->lladdr.qpn);
 			return;
+		}
 	} else if (!is_own(ifc, &target)) {
 		return;
 	}
@@ -2021,7 +2248,8 @@ static void ep_info(const struct ep *e, struct imc_ipoib_endpoint_info *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->gid = e->gid;
-	o->has_av = e->state == EP_READY;
+	o->has_av = e->state != EP_NOAV;
+	o->stale = e->state == EP_STALE || e->state == EP_PROBING;
 	if (o->has_av)
 		o->av = e->av;
 	o->qpn = e->qpn;
