@@ -59,8 +59,7 @@ static size_t ping_to(uint8_t *pkt, const struct peer *p, uint16_t seq)
 /* A new LID: one gratuitous ARP per IPv4 address on the broadcast group
  * (RFC 5227 3: sender and target address ours, a request), one
  * unsolicited NA per IPv6 address to all-nodes (RFC 4861 7.2.6: Override,
- * not Solicited, our IPoIB link-layer address). A DOWN interface says
- * nothing. */
+ * not Solicited, our IPoIB link-layer address). */
 static void test_lid_change_announces(void **state)
 {
 	struct fx *f = *state;
@@ -70,8 +69,6 @@ static void test_lid_change_announces(void **state)
 	uint8_t all[16], own[16];
 	unsigned n;
 
-	port_event(f, IMC_MCAST_PORT_LID_CHANGE);
-	assert_int_equal(f->nsent, 0);
 	add_addr(f, "fd00::1/64");
 	bring_up(f);
 	answer_all(f);
@@ -354,7 +351,8 @@ static void test_stale_probe_ipv6(void **state)
 }
 
 /* Down forgets stale endpoints with their probes (no timer left:
- * teardown checks the loop). */
+ * teardown checks the loop). A LID change heard while down is announced
+ * at the next up, once. */
 static void test_down_while_probing(void **state)
 {
 	struct fx *f = *state;
@@ -372,11 +370,23 @@ static void test_down_while_probing(void **state)
 	imc_ipoib_down(f->ifc);
 	assert_int_equal(stats(f).endpoints, 0);
 	assert_int_equal(stats(f).drops[IMC_IPOIB_DROP_FLUSHED], 1);
-	/* A DOWN interface ignores port events. */
 	port_event(f, IMC_MCAST_PORT_REREGISTER);
+	port_event(f, IMC_MCAST_PORT_LID_CHANGE);
 	port_event(f, IMC_MCAST_PORT_LID_CHANGE);
 	assert_int_equal(stats(f).announces, 0);
 	run_for(f, 5 * SEC);
+	assert_int_equal(stats(f).announces, 0);
+	up(f);
+	answer_all(f);
+	run_for(f, 10 * MS);
+	assert_int_equal(imc_ipoib_state(f->ifc), IMC_IPOIB_UP);
+	assert_int_equal(stats(f).announces, 1);
+	assert_to_bcast(&f->sent[f->nsent - 1]);
+	imc_ipoib_down(f->ifc);
+	up(f);
+	answer_all(f);
+	run_for(f, 10 * MS);
+	assert_int_equal(stats(f).announces, 1);
 }
 
 int main(void)

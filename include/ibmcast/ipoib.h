@@ -304,7 +304,8 @@ int imc_ipoib_mcast_unlisten(struct imc_ipoib *ifc,
  *    anything; unanswered, the probe becomes a multicast solicitation
  *    (resolve_timeout, resolve_retries), then the packets are dropped
  *    (IMC_IPOIB_DROP_UNRESOLVED).
- * Other events and a DOWN interface: nothing. */
+ * A DOWN interface has no endpoint to make stale; a LID change it hears
+ * is announced once it is up again. Other events: nothing. */
 void imc_ipoib_port_event(struct imc_ipoib *ifc, enum imc_mcast_port_event ev);
 
 /* ---- counters and listings ---- */

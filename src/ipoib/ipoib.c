@@ -162,6 +162,9 @@ struct imc_ipoib {
 	unsigned v6_addrs;
 	struct imc_timer carrier_timer;
 	bool carrier, carrier_reported;
+	/* The port's LID changed while the interface was DOWN: announce it
+	 * once up (peers still hold the old one). */
+	bool announce_due;
 	struct imc_ipoib_stats st;
 	uint8_t buf[BUF_MAX];
 };
@@ -961,6 +964,8 @@ static void grp_kick(struct group *g)
 	}
 }
 
+static void announce(struct imc_ipoib *ifc);
+
 static void bcast_joined(struct imc_ipoib *ifc, const struct imc_mcmr *rec)
 {
 	unsigned mtu;
@@ -989,6 +994,10 @@ static void bcast_joined(struct imc_ipoib *ifc, const struct imc_mcmr *rec)
 	     l = l->next)
 		grp_flush(imc_container_of(l, struct group, all));
 	flush_waiting(ifc);
+	if (ifc->announce_due) {
+		ifc->announce_due = false;
+		announce(ifc);
+	}
 }
 
 /* The broadcast group failed: every other group goes back to IDLE (their
@@ -1621,8 +1630,14 @@ static void announce(struct imc_ipoib *ifc)
 
 void imc_ipoib_port_event(struct imc_ipoib *ifc, enum imc_mcast_port_event ev)
 {
-	if (!ifc || ifc->state == IMC_IPOIB_DOWN)
+	if (!ifc)
 		return;
+	if (ifc->state == IMC_IPOIB_DOWN) {
+		/* Nothing to make stale: down forgot every endpoint. */
+		if (ev == IMC_MCAST_PORT_LID_CHANGE)
+			ifc->announce_due = true;
+		return;
+	}
 	switch (ev) {
 	case IMC_MCAST_PORT_LID_CHANGE:
 		announce(ifc);
