@@ -287,6 +287,11 @@ int imc_ipoib_mcast_listen(struct imc_ipoib *ifc,
 int imc_ipoib_mcast_unlisten(struct imc_ipoib *ifc,
 			     const struct imc_ip_addr *group);
 
+/* The MGID an IP multicast group maps to on this interface (RFC 4391 4:
+ * its P_Key and scope): for imc_ipoib_endpoint_get(). 0 or -EINVAL. */
+int imc_ipoib_mcast_mgid(const struct imc_ipoib *ifc,
+			 const struct imc_ip_addr *group, struct imc_gid *mgid);
+
 /* A change of the port, as its owner hears it (the same events its join
  * tracker gets, imc_mcast_port_event()). Call it from the loop, not from
  * an op. The interface follows the port's LID without a PathRecord:

@@ -1997,6 +1997,14 @@ int imc_ipoib_mcast_unlisten(struct imc_ipoib *ifc,
 	return unlisten_ip(ifc, group);
 }
 
+int imc_ipoib_mcast_mgid(const struct imc_ipoib *ifc,
+			 const struct imc_ip_addr *group, struct imc_gid *mgid)
+{
+	if (!ifc || !group || !mgid || !imc_ip_addr_is_multicast(group))
+		return -EINVAL;
+	return ip_group_mgid(ifc, group, mgid) < 0 ? -EINVAL : 0;
+}
+
 static const uint8_t all_nodes_addr[16] = { 0xff, 0x02, [15] = 1 };
 
 int imc_ipoib_addr_add(struct imc_ipoib *ifc, const struct imc_ip_addr *a,
