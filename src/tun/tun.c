@@ -36,10 +36,11 @@
  *
  * Multicast memberships (imc_tun_mcast_list): the kernel's own list of
  * the groups joined on the interface, as `ip maddr` shows it, dumped with
- * RTM_GETMULTICAST per family. Kernels before 6.13 dump IPv6 only
- * (-EOPNOTSUPP for IPv4): IPv4 then comes from /proc/net/igmp of the
- * TUN's namespace, opened when the TUN is made (a /proc/net file is bound
- * to the namespace of the thread that opens it).
+ * RTM_GETMULTICAST per family. A kernel whose IPv4 code takes no such
+ * dump (older ones dump IPv6 only) answers -EOPNOTSUPP, as rtnetlink does
+ * for a message type no handler takes: IPv4 then comes from
+ * /proc/net/igmp of the TUN's namespace, opened when the TUN is made (a
+ * /proc/net file is bound to the namespace of the thread that opens it).
  */
 #include <errno.h>
 #include <fcntl.h>

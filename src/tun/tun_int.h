@@ -23,7 +23,7 @@ int tunl_igmp_parse(const char *text, size_t len, unsigned ifindex,
 		    imc_tun_mcast_fn *fn, void *ctx);
 
 /* imc_tun_mcast_list()'s IPv4 part from /proc/net/igmp of the TUN's
- * namespace, as kernels before 6.13 need it: 0, -ENOENT when that file
+ * namespace, for kernels that dump no IPv4 memberships: 0, -ENOENT when that file
  * could not be opened, or a negative errno. */
 int tunl_mcast_list_igmp(struct imc_tun *t, imc_tun_mcast_fn *fn, void *ctx);
 
