@@ -115,7 +115,9 @@ struct imc_ipoib {
 	uint8_t buf[BUF_MAX];
 };
 
-/* ---- shared helpers ---- */
+/* ---- shared helpers (each file's comments say what they do) ---- */
+
+/* ipoib.c */
 
 int ipo_addr_cmp(const struct imc_ip_addr *a, const struct imc_ip_addr *b);
 
@@ -168,6 +170,8 @@ int ipo_tx(struct imc_ipoib *ifc, const struct imc_ipoib_av *av,
 
 bool ipo_v4_broadcast(const struct imc_ipoib *ifc, uint32_t a);
 
+/* ipoib_group.c */
+
 struct group *ipo_grp_find(const struct imc_ipoib *ifc,
 			   const struct imc_gid *mgid);
 
@@ -195,6 +199,8 @@ int ipo_grp_send(struct imc_ipoib *ifc, struct group *g,
 void ipo_grp_unlisten(struct group *g);
 
 bool ipo_grp_wants_full(const struct group *g);
+
+/* ipoib_neigh.c */
 
 void ipo_announce(struct imc_ipoib *ifc);
 
