@@ -60,6 +60,10 @@ struct iw_host {
 	struct iw *w;
 	uint32_t node;
 	unsigned port;
+	/* With iw.movable_sm: the host's QP1 (NULL while the SA's is used)
+	 * and the GSI on it, both the world's. */
+	struct imc_gsi *gsi;
+	struct imc_qp *qp1;
 	struct imc_mcast_fabric *mf;
 	struct imc_mcast *mc;
 	struct iw_if ifs[IW_MAX_IFS];
@@ -76,6 +80,10 @@ struct iw {
 	struct imc_ipoib_config cfg;  /* for interfaces made from now on */
 	uint32_t sm_node;
 	unsigned sm_port;
+	/* Hosts made from now on share a QP1 of the world's with their
+	 * tracker, so that the SM and its SA can move to them (iw_sm_move). */
+	bool movable_sm;
+	struct imc_sa_fabric_config sa_cfg;
 };
 
 /* ---- host model ---- */
@@ -222,6 +230,7 @@ static inline int iw_create(struct iw *w, const char *spec,
 		sc = *sacfg;
 	else
 		imc_sa_fabric_config_init(&sc);
+	w->sa_cfg = sc;
 	imc_ipoib_config_init(&w->cfg);
 	rc = imc_gsi_create_shared(NULL, &w->sm_gsi);
 	sc.other_mad = imc_gsi_input;
@@ -259,11 +268,30 @@ static inline uint32_t iw_hca(const struct iw *w, uint32_t n)
 	return IMC_TOPO_NONE;
 }
 
+static inline void iw_qp1_recv(struct imc_qp *qp, const struct imc_ud_recv *r,
+			       void *ctx)
+{
+	(void)qp;
+	imc_gsi_input(ctx, r);
+}
+
+/* A QP1 of the world's on host h, under its GSI. */
+static inline int iw_own_qp1(struct iw_host *h)
+{
+	int rc = imc_qp_create(h->w->f, h->node, 1, IMC_QP1, IMC_QP1_QKEY,
+			       0xFFFF, iw_qp1_recv, h->gsi, &h->qp1);
+
+	if (!rc)
+		imc_gsi_set_qp(h->gsi, h->qp1);
+	return rc;
+}
+
 static inline int iw_host_get(struct iw *w, uint32_t node,
 			      struct iw_host **out)
 {
 	struct iw_host *h = w->host[node];
 	struct imc_mcast_fabric_config mc;
+	bool sm = node == w->sm_node && w->sm_port == 1;
 	int rc;
 
 	if (h) {
@@ -276,13 +304,26 @@ static inline int iw_host_get(struct iw *w, uint32_t node,
 	h->w = w;
 	h->node = node;
 	h->port = 1;
+	if (sm) {
+		h->gsi = w->sm_gsi;
+	} else if (w->movable_sm) {
+		rc = imc_gsi_create_shared(NULL, &h->gsi);
+		if (!rc)
+			rc = iw_own_qp1(h);
+		if (rc) {
+			imc_gsi_destroy(h->gsi);
+			free(h);
+			return rc;
+		}
+	}
 	imc_mcast_fabric_config_init(&mc);
 	mc.mcast.seed = node;
-	rc = imc_mcast_fabric_create(w->f, node, 1,
-				     node == w->sm_node && w->sm_port == 1 ?
-					     w->sm_gsi : NULL,
-				     &mc, &h->mf);
+	rc = imc_mcast_fabric_create(w->f, node, 1, h->gsi, &mc, &h->mf);
 	if (rc) {
+		if (!sm) {
+			imc_gsi_destroy(h->gsi);
+			imc_qp_destroy(h->qp1);
+		}
 		free(h);
 		return rc;
 	}
@@ -432,6 +473,42 @@ static inline int iw_udp(struct iw_if *i, const char *dst, size_t payload)
 	return imc_ipoib_xmit(i->ifc, p, len);
 }
 
+/* The SM and its SA move to host node (made with movable_sm), as a new
+ * SM taking over: the old SA stops, the old SM port gets a QP1 of its
+ * own for its tracker, the new SA starts on node's port, empty (but for
+ * its broadcast groups), on that port's QP1, and every active port hears
+ * an SM change (its tracker re-joins). */
+static inline int iw_sm_move(struct iw *w, uint32_t node)
+{
+	struct iw_host *to = w->host[node], *from = w->host[w->sm_node];
+	struct imc_sa_fabric_config sc = w->sa_cfg;
+	int rc;
+
+	if (!to || !to->qp1 || (from && from->gsi != w->sm_gsi))
+		return -EINVAL;
+	imc_gsi_set_qp(w->sm_gsi, NULL);
+	imc_sa_fabric_destroy(w->sf);
+	w->sf = NULL;
+	/* The old SM's host keeps its tracker, now on a QP1 of its own. */
+	rc = from ? iw_own_qp1(from) : 0;
+	if (rc)
+		return rc;
+	imc_gsi_set_qp(to->gsi, NULL);
+	imc_qp_destroy(to->qp1);
+	to->qp1 = NULL;
+	rc = imc_fabric_sm_move(w->f, node, 1);
+	if (rc)
+		return rc;
+	w->sm_node = node;
+	w->sm_port = 1;
+	sc.other_mad = imc_gsi_input;
+	sc.other_ctx = to->gsi;
+	rc = imc_sa_fabric_create(w->f, &sc, &w->sf);
+	if (!rc)
+		imc_gsi_set_qp(to->gsi, imc_sa_fabric_qp(w->sf));
+	return rc;
+}
+
 static inline void iw_run_for(struct iw *w, imc_time_t d)
 {
 	imc_loop_run_until(w->loop, imc_loop_now(w->loop) + d);
@@ -472,6 +549,11 @@ static inline size_t iw_destroy(struct iw *w)
 		imc_mcast_fabric_destroy(h->mf);
 		for (unsigned k = 0; k < h->nifs; k++)
 			imc_ipoib_fabric_destroy(h->ifs[k].x);
+		if (h->gsi == w->sm_gsi)
+			imc_gsi_set_qp(h->gsi, NULL);
+		else
+			imc_gsi_destroy(h->gsi);
+		imc_qp_destroy(h->qp1);
 		free(h);
 	}
 	free(w->host);

@@ -390,6 +390,269 @@ static void test_sendonly_join_and_idle_leave(void **state)
 	assert_int_equal(iw_destroy(&w), 0);
 }
 
+/* ---- a port that changes LID stays reachable ---- */
+
+/* No PathRecord, nor any other query: the SA got only Sets (joins,
+ * subscriptions) and Deletes (leaves). */
+static void assert_no_sa_query(struct iw *w)
+{
+	struct imc_sa_stats st;
+
+	imc_sa_get_stats(imc_sa_fabric_sa(w->sf), &st);
+	assert_int_equal(st.requests[IMC_SA_REQ_GET], 0);
+	assert_int_equal(st.requests[IMC_SA_REQ_GET_TABLE], 0);
+	assert_true(st.requests[IMC_SA_REQ_SET] > 0);
+}
+
+/* When the first echo reply after the mark came. */
+static uint64_t replies_at_mark;
+static imc_time_t reply_after_mark;
+
+static void note_reply_after_mark(struct iw_if *i,
+				  const struct imc_ipoib_packet *p)
+{
+	(void)p;
+	if (!reply_after_mark && i->echo_replies > replies_at_mark)
+		reply_after_mark = imc_loop_now(i->h->w->loop);
+}
+
+/* The first reply came after t0: says when (virtual time, so exact). */
+static void report_recovery(const char *what, imc_time_t t0)
+{
+	assert_true(reply_after_mark > t0);
+	print_message("  %s: first echo reply %.3f ms after the change\n",
+		      what, (double)(reply_after_mark - t0) / MS);
+}
+
+static void mark_replies(struct iw_if *a)
+{
+	replies_at_mark = a->echo_replies;
+	reply_after_mark = 0;
+	a->on_deliver = note_reply_after_mark;
+}
+
+/* A pings B (IPv4 and IPv6) every 10 ms for span, from now; a ping is
+ * sent, queued, or refused with a full queue (counted by the interface).
+ * Returns how many were refused. */
+static unsigned ping_for(struct iw *w, struct iw_if *a, const char *v4,
+			 const char *v6, uint16_t *seq, imc_time_t span)
+{
+	unsigned refused = 0;
+
+	for (imc_time_t t = 0; t < span; t += 10 * MS) {
+		for (int k = 0; k < (v6 ? 2 : 1); k++) {
+			int rc = iw_ping(a, k ? v6 : v4, ++*seq, 56);
+
+			if (rc == -ENOBUFS)
+				refused++;
+			else
+				assert_int_equal(rc, 0);
+		}
+		iw_run_for(w, 10 * MS);
+	}
+	return refused;
+}
+
+static uint16_t lid_of(struct iw *w, uint32_t node)
+{
+	struct imc_port_attr pa;
+
+	assert_int_equal(imc_fabric_port_attr(w->f, node, 1, &pa), 0);
+	return pa.lid;
+}
+
+static struct imc_ipoib_endpoint_info endpoint_of(struct iw_if *from,
+						  struct iw_if *to)
+{
+	struct imc_ipoib_endpoint_info e;
+	struct imc_ipoib_hwaddr hw;
+
+	imc_ipoib_hwaddr(to->ifc, &hw);
+	assert_int_equal(imc_ipoib_endpoint_get(from->ifc, &hw.gid, &e), 0);
+	return e;
+}
+
+#define NEW_LID 0x0400
+
+/* B takes a new LID, no reregister follows. B announces itself (a
+ * gratuitous ARP, an unsolicited NA) and A, which sent to B's old LID,
+ * takes the new one from the announcement's LRH: A's pings, sent from
+ * the moment of the change, are answered from the first round on. Only
+ * the ping sent in the same instant as the change (before B's
+ * announcement could arrive) dies at the old LID. */
+static void test_lid_change_without_reregister(void **state)
+{
+	struct iw w;
+	struct iw_if *a, *b, *c;
+	struct imc_ipoib_stats sa, sb;
+	struct imc_fabric_totals t;
+	uint16_t seq = 0;
+	uint32_t node, port;
+	imc_time_t t0;
+
+	(void)state;
+	assert_int_equal(iw_create(&w, TREE, NULL, NULL), 0);
+	assert_int_equal(iw_if_up(&w, iw_hca(&w, 2), 0xFFFF, &a, "10.0.0.3/24",
+				  "fd00::3/64", NULL), 0);
+	assert_int_equal(iw_if_up(&w, iw_hca(&w, 11), 0xFFFF, &b,
+				  "10.0.0.12/24", "fd00::12/64", NULL), 0);
+	/* C knows B only by an endpoint a packet made, without a
+	 * neighbour: B's multicast to C's group. */
+	assert_int_equal(iw_if_up(&w, iw_hca(&w, 6), 0xFFFF, &c, "10.0.0.7/24",
+				  NULL), 0);
+	iw_run_for(&w, 10 * MS);
+	ping_for(&w, a, "10.0.0.12", "fd00::12", &seq, 10 * MS);
+	assert_int_equal(a->echo_replies, 2);
+	assert_int_equal(endpoint_of(a, b).av.dlid, lid_of(&w, b->h->node));
+	{
+		struct imc_ip_addr g;
+
+		assert_int_equal(imc_ip_addr_parse("239.3.3.3", &g, NULL), 0);
+		assert_int_equal(imc_ipoib_mcast_listen(c->ifc, &g), 0);
+		iw_run_for(&w, 10 * MS);
+		assert_int_equal(iw_udp(b, "239.3.3.3", 10), 0);
+		iw_run_for(&w, 10 * MS);
+		assert_int_equal(c->received_mcast, 1);
+	}
+	assert_int_equal(imc_fabric_port_by_lid(w.f, NEW_LID, &node, &port),
+			 -ENOENT);
+	t0 = imc_loop_now(w.loop);
+	mark_replies(a);
+	assert_int_equal(imc_fabric_lid_change(w.f, b->h->node, 1, NEW_LID),
+			 0);
+	ping_for(&w, a, "10.0.0.12", "fd00::12", &seq, SEC);
+	/* 100 rounds of two pings; the first IPv4 and IPv6 ping went to
+	 * the old LID. */
+	assert_int_equal(a->echo_replies, 2 + 198);
+	report_recovery("LID change alone", t0);
+	assert_true(reply_after_mark - t0 <= 10 * MS + 10 * US);
+	imc_fabric_totals(w.f, &t);
+	assert_int_equal(t.drops[IMC_DROP_NO_ROUTE], 2);
+	sb = iw_stats(b);
+	sa = iw_stats(a);
+	assert_int_equal(sb.announces, 2);
+	assert_int_equal(endpoint_of(a, b).av.dlid, NEW_LID);
+	assert_false(endpoint_of(a, b).stale);
+	/* C, without a neighbour for B, took the new LID too. */
+	assert_int_equal(endpoint_of(c, b).av.dlid, NEW_LID);
+	/* No reregister: nothing went stale, nothing was probed. */
+	assert_int_equal(sa.made_stale + sa.probes + sb.probes, 0);
+	assert_int_equal(drops(a), 0);
+	assert_int_equal(drops(b), 0);
+	assert_no_sa_query(&w);
+	assert_int_equal(iw_destroy(&w), 0);
+}
+
+/* B takes a new LID and every port re-registers: A's AV of B is stale
+ * (A also heard B's announcement, queued on B until B's broadcast group
+ * is joined again). A's pings wait in their bounded queue until both
+ * carriers are back and B confirmed itself; the first reply comes within
+ * a second (the trackers pace re-joins over one). */
+static void test_lid_change_and_reregister_all(void **state)
+{
+	struct iw w;
+	struct iw_if *a, *b;
+	struct imc_ipoib_stats sa;
+	uint16_t seq = 0;
+	uint64_t before;
+	imc_time_t t0;
+
+	(void)state;
+	assert_int_equal(iw_create(&w, TREE, NULL, NULL), 0);
+	assert_int_equal(iw_if_up(&w, iw_hca(&w, 3), 0xFFFF, &a, "10.0.0.4/24",
+				  "fd00::4/64", NULL), 0);
+	assert_int_equal(iw_if_up(&w, iw_hca(&w, 13), 0xFFFF, &b,
+				  "10.0.0.14/24", "fd00::14/64", NULL), 0);
+	iw_run_for(&w, 10 * MS);
+	ping_for(&w, a, "10.0.0.14", "fd00::14", &seq, 10 * MS);
+	assert_int_equal(a->echo_replies, 2);
+	t0 = imc_loop_now(w.loop);
+	mark_replies(a);
+	assert_int_equal(imc_fabric_lid_change(w.f, b->h->node, 1, NEW_LID),
+			 0);
+	assert_int_equal(imc_fabric_client_reregister(w.f, IMC_TOPO_NONE, 0),
+			 0);
+	ping_for(&w, a, "10.0.0.14", "fd00::14", &seq, 1500 * MS);
+	report_recovery("LID change + reregister of every port", t0);
+	assert_true(reply_after_mark - t0 < SEC);
+	sa = iw_stats(a);
+	assert_int_equal(iw_stats(b).announces, 2);
+	assert_true(sa.made_stale >= 1);
+	/* The bounds held: at most 16 per endpoint or neighbour, 4096 in
+	 * all; what did not fit was counted. */
+	assert_true(sa.queued_max_endpoint <= w.cfg.queue_endpoint);
+	assert_true(sa.queued_max <= w.cfg.queue_total);
+	assert_int_equal(sa.queued, 0);
+	assert_int_equal(endpoint_of(a, b).av.dlid, NEW_LID);
+	assert_false(endpoint_of(a, b).stale);
+	/* From then on every ping is answered. */
+	before = a->echo_replies;
+	ping_for(&w, a, "10.0.0.14", "fd00::14", &seq, 100 * MS);
+	assert_int_equal(a->echo_replies, before + 20);
+	assert_int_equal(iw_stats(a).drops[IMC_IPOIB_DROP_UNRESOLVED], 0);
+	assert_no_sa_query(&w);
+	assert_int_equal(iw_destroy(&w), 0);
+}
+
+/* The SM and its SA move to another host (an SM takeover): every port
+ * hears an SM change and re-joins, every unicast AV is stale. The next
+ * send to a peer probes it (a unicast ARP request or NS at the old AV),
+ * the peer answers, and the pings flow within a second; then B takes a
+ * new LID under the new SM, and A follows it at once. */
+static void test_sm_move(void **state)
+{
+	struct iw w;
+	struct iw_if *a, *b, *n;
+	struct imc_ipoib_stats sa;
+	uint16_t seq = 0;
+	uint64_t before;
+	imc_time_t t0;
+
+	(void)state;
+	assert_int_equal(iw_create(&w, TREE, NULL, NULL), 0);
+	w.movable_sm = true;
+	assert_int_equal(iw_if_up(&w, iw_hca(&w, 2), 0xFFFF, &a, "10.0.0.3/24",
+				  "fd00::3/64", NULL), 0);
+	assert_int_equal(iw_if_up(&w, iw_hca(&w, 9), 0xFFFF, &b,
+				  "10.0.0.10/24", "fd00::10/64", NULL), 0);
+	assert_int_equal(iw_if_up(&w, iw_hca(&w, 15), 0xFFFF, &n,
+				  "10.0.0.16/24", NULL), 0);
+	iw_run_for(&w, 10 * MS);
+	ping_for(&w, a, "10.0.0.10", "fd00::10", &seq, 10 * MS);
+	assert_int_equal(a->echo_replies, 2);
+	t0 = imc_loop_now(w.loop);
+	mark_replies(a);
+	assert_int_equal(iw_sm_move(&w, n->h->node), 0);
+	/* The ports hear the change (a ping sent before that would go out
+	 * on the AV still trusted, and its answer would confirm B). */
+	iw_run_for(&w, 1 * US);
+	ping_for(&w, a, "10.0.0.10", "fd00::10", &seq, 1500 * MS);
+	report_recovery("SM move (SA moves with it)", t0);
+	assert_true(reply_after_mark - t0 < SEC);
+	sa = iw_stats(a);
+	assert_true(sa.made_stale >= 1);
+	/* One probe per stale endpoint it sent to, answered: no multicast
+	 * fallback was needed. */
+	assert_int_equal(sa.probes, 1);
+	assert_int_equal(sa.revalidated, 1);
+	assert_int_equal(sa.resolve_failures, 0);
+	assert_true(sa.queued_max_endpoint <= w.cfg.queue_endpoint);
+	assert_true(imc_ipoib_carrier(a->ifc) && imc_ipoib_carrier(b->ifc));
+	/* A LID change under the new SM. */
+	t0 = imc_loop_now(w.loop);
+	mark_replies(a);
+	assert_int_equal(imc_fabric_lid_change(w.f, b->h->node, 1, NEW_LID),
+			 0);
+	before = a->echo_replies;
+	ping_for(&w, a, "10.0.0.10", "fd00::10", &seq, 100 * MS);
+	report_recovery("LID change under the new SM", t0);
+	assert_true(reply_after_mark - t0 <= 10 * MS + 10 * US);
+	assert_int_equal(a->echo_replies, before + 18);
+	assert_int_equal(endpoint_of(a, b).av.dlid, NEW_LID);
+	assert_no_sa_query(&w);
+	assert_int_equal(iw_destroy(&w), 0);
+}
+
 /* The same inputs give the same run, event for event. */
 static uint64_t one_run(void)
 {
@@ -434,6 +697,9 @@ int main(void)
 		cmocka_unit_test(test_pkey_isolation),
 		cmocka_unit_test(test_reregister_all),
 		cmocka_unit_test(test_sendonly_join_and_idle_leave),
+		cmocka_unit_test(test_lid_change_without_reregister),
+		cmocka_unit_test(test_lid_change_and_reregister_all),
+		cmocka_unit_test(test_sm_move),
 		cmocka_unit_test(test_deterministic),
 	};
 

@@ -27,7 +27,8 @@
  * the broadcast groups another Q_Key, and the IPoIB queues may be small.
  *
  * Then the faults heal (losses cleared, cables up, P_Key tables as at the
- * start) and the system is left alone for 20 s (more than the IPoIB
+ * start), up to two hosts take a new LID in the first half of the calm
+ * that follows, and the system is left alone for 20 s (more than the IPoIB
  * broadcast join's longest backoff, 16 s); a ping-all round pings every
  * pair of interfaces that can reach each other, and at the end:
  *  - every live handle is JOINED, of applications and IPoIB alike, but
@@ -652,6 +653,25 @@ static void do_pkeys(uint64_t t)
 	G.n_pkey++;
 }
 
+/* Up to two hosts take a new LID once the faults have healed (then no
+ * announcement is lost): their peers must follow them, without a
+ * PathRecord, for every ping-all reply to come. Drawn from a stream of
+ * their own, so that a seed's other draws stay as they were. */
+static void do_lid_changes(uint64_t seed)
+{
+	struct imc_rng r;
+	unsigned n;
+
+	imc_rng_seed(&r, seed ^ 0x11dc4a11dull);
+	n = (unsigned)imc_rng_below(&r, 3);
+	for (unsigned k = 0; k < n; k++) {
+		unsigned h = (unsigned)imc_rng_below(&r, G.nh);
+		uint64_t t = G.heal + imc_rng_below(&r, SETTLE / 2);
+
+		ev(t, "lid %s 0x%x", G.h[h].name, 0x1000 + k);
+	}
+}
+
 /* The pairs ping-all pings at the end, as docs/scenarios.md says. */
 static unsigned expected_pairs(void)
 {
@@ -744,6 +764,7 @@ static void draw(uint64_t seed, FILE *f)
 			   ifname(i));
 		i->up = want;
 	}
+	do_lid_changes(seed);
 	/* One request a millisecond: each resolves its neighbour before the
 	 * next, so queues as small as one packet do not drop them. */
 	G.pairs = expected_pairs();

@@ -322,6 +322,11 @@ static void test_udp_over_ipoib(void **state)
 		assert_int_equal(w.side[i].tun_mtu, 2044);
 		for (int d = 0; d < IMC_TUN_BRIDGE_DROP__COUNT; d++)
 			assert_int_equal(w.st[i].drops[d], 0);
+		/* The kernel's own groups, 224.0.0.1 and ff02::1, became
+		 * listens of the IPoIB interface; none was left. */
+		assert_true(w.st[i].mcast_listens >= 2);
+		assert_int_equal(w.st[i].mcast_leaves, 0);
+		assert_int_equal(w.st[i].mcast_errors, 0);
 	}
 	/* Side 0 sent all 2N (and perhaps an IPv6 router solicitation or
 	 * MLD report), side 1 wrote them all to its kernel. */

@@ -2,7 +2,11 @@
 # Real IP traffic over ibmcast's IPoIB: `ibmcast up` bridges two hosts of
 # examples/ipoib-tun.scn to TUN interfaces in namespaces of their own, and
 # the kernel's ping (IPv4 and IPv6) and iperf3 (TCP over IPv4 and IPv6)
-# work between them. A second instance runs beside the first without
+# work between them. A socket application joins an IPv4 and an IPv6
+# multicast group in one namespace and receives what a socket in the
+# other sends: the IPoIB interface follows the kernel's membership (a
+# FullMember join of the mapped MGID, and a leave when the sockets close,
+# which the SA's groups at the end show). A second instance runs beside the first without
 # colliding (one of its hosts in a namespace named on the command line);
 # SIGTERM and SIGINT remove every interface and namespace; the namespaces
 # of an instance killed with SIGKILL are removed by the next start;
@@ -172,8 +176,107 @@ ping_all "$b3" "$(field b 0 v6)"
 iperf_tcp "$a1" "$a3" "$(field a 1 v4)"
 iperf_tcp "$a3" "$a1" "$(field a 0 v6)"
 
+# ---- IP multicast follows the kernel's memberships ----
+# RFC 4391 4: 239.1.2.3 -> ff12:401b:ffff::f01:203 (the low 28 bits),
+# ff15::1:2 -> ff12:601b:ffff::1:2 (the low 80 bits), P_Key 0xffff and
+# the broadcast group's scope 2.
+mc4=239.1.2.3 mc6=ff15::1:2
+mgid4=ff12:401b:ffff::f01:203 mgid6=ff12:601b:ffff::1:2
+# json_wait FILE ACTION HOST GROUP: waits up to 5 s for that mcast line.
+json_wait() {
+	for _ in $(seq 50); do
+		grep -q "\"event\": \"mcast\", \"host\": \"$3\", \"action\": \"$2\", \"group\": \"$4\"" "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+ifb=$(field a 1 ifname)
+ip netns exec "$a3" python3 - "$ifb" "$mc4" "$mc6" "$tmp/mc.ready" >"$tmp/mc.out" 2>&1 <<'PY' &
+import socket, struct, sys
+ifname, g4, g6, ready = sys.argv[1:5]
+idx = socket.if_nametoindex(ifname)
+s4 = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s4.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s4.bind((g4, 5000))
+s4.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+              struct.pack("4s4si", socket.inet_aton(g4),
+                          socket.inet_aton("0.0.0.0"), idx))
+s6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+s6.bind((g6, 5000))
+s6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP,
+              socket.inet_pton(socket.AF_INET6, g6) + struct.pack("@I", idx))
+open(ready, "w").close()
+for s in (s4, s6):
+    s.settimeout(10)
+    for _ in range(3):
+        data, src = s.recvfrom(2000)
+        print(data.decode(), src[0], flush=True)
+# Closing the sockets leaves both groups.
+s4.close()
+s6.close()
+PY
+rcv_pid=$!
+pids+=("$rcv_pid")
+if json_wait "$tmp/a.json" joined H-000003 "$mc4" &&
+   json_wait "$tmp/a.json" joined H-000003 "$mc6" &&
+   grep -q "\"group\": \"$mc4\", \"mgid\": \"$mgid4\"" "$tmp/a.json" &&
+   grep -q "\"group\": \"$mc6\", \"mgid\": \"$mgid6\"" "$tmp/a.json"; then
+	ok "the kernel joined $mc4 and $mc6: H-000003 joined $mgid4 and $mgid6 FullMember"
+else
+	fail "no join of $mgid4 and $mgid6 for the kernel's groups"; grep mcast "$tmp/a.json"
+fi
+ip netns exec "$a1" python3 - "$(field a 0 ifname)" "$(field a 0 v4)" "$mc4" "$mc6" <<'PY' ||
+import socket, sys, time
+ifname, src4, g4, g6 = sys.argv[1:5]
+s4 = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s4.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(src4))
+s6 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+s6.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF,
+              socket.if_nametoindex(ifname))
+for i in range(3):
+    s4.sendto(b"multicast v4 %d" % i, (g4, 5000))
+    s6.sendto(b"multicast v6 %d" % i, (g6, 5000))
+    time.sleep(0.05)
+PY
+	fail "multicast sender"
+wait "$rcv_pid"
+rcv_rc=$?
+expect_out="multicast v4 0 $(field a 0 v4)
+multicast v4 1 $(field a 0 v4)
+multicast v4 2 $(field a 0 v4)
+multicast v6 0 $(field a 0 v6)
+multicast v6 1 $(field a 0 v6)
+multicast v6 2 $(field a 0 v6)"
+if [ $rcv_rc = 0 ] && [ "$(cat "$tmp/mc.out")" = "$expect_out" ]; then
+	ok "a socket in $a3 received the 6 datagrams of a socket in $a1 on $mc4 and $mc6"
+else
+	fail "multicast receiver (exit $rcv_rc):"; cat "$tmp/mc.out"
+fi
+if json_wait "$tmp/a.json" leave H-000003 "$mc4" &&
+   json_wait "$tmp/a.json" leave H-000003 "$mc6"; then
+	ok "the sockets closed: H-000003 left $mgid4 and $mgid6"
+else
+	fail "no leave of $mc4 and $mc6"; grep mcast "$tmp/a.json"
+fi
+# The SA has the Deletes before the end.
+sleep 0.5
+
 stop b "$b_pid" INT
 stop a "$a_pid" TERM
+python3 - "$tmp/a.json" "$mgid4" "$mgid6" <<'PY' && ok "at the SA, $mgid4 and $mgid6 have no full member left" || fail "SA groups at the end"
+import json, sys
+st = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+groups = {g["mgid"]: g for g in st["sa_groups"]}
+for m in sys.argv[2:]:
+    # H-000001's send-only membership may still be there; no FullMember.
+    assert groups.get(m, {"full": 0})["full"] == 0, (m, groups.get(m))
+# The list is the SA's while the bridges ran: both kernels still held
+# 224.0.0.1 (all-hosts, RFC 1112), each port FullMember of its MGID.
+assert groups["ff12:401b:ffff::1"]["full"] == 2, groups
+b = st["interfaces"][1]
+assert b["mcast_listens"] >= 4 and b["mcast_leaves"] == 2, b
+PY
 python3 - "$tmp/a.json" <<'PY' && ok "counters: packets both ways, no drops" || fail "counters"
 import json, sys
 st = json.loads(open(sys.argv[1]).read().splitlines()[-1])

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ibmcast/gid.h"
 #include "ibmcast/ipoib.h"
 #include "ibmcast/pcap.h"
 #include "ibmcast/scenario.h"
@@ -133,6 +134,7 @@ struct tun_spec {
 	struct imc_netns *netns;    /* where the TUN goes; NULL: ours */
 	bool netns_made;            /* created here (removed at the end) */
 	struct imc_tun_bridge *bridge;
+	struct up *owner;
 	bool tapped;                /* the interface's ops lead here */
 	/* for the report */
 	unsigned naddrs;
@@ -363,6 +365,30 @@ static void bridges_teardown(struct up *u, struct imc_scn_ctx *c)
 	}
 }
 
+/* The kernel of a bridged host joined or left an IP multicast group, and
+ * the IPoIB interface followed: one line each. */
+static void on_mcast(void *ctx, enum imc_tun_bridge_mcast ev,
+		     const struct imc_ip_addr *group, const struct imc_gid *mgid)
+{
+	const struct tun_spec *sp = ctx;
+	const struct imc_topo *t = imc_scenario_topo(sp->owner->s);
+	char a[IMC_IP_ADDR_STRLEN], g[IMC_GID_STRLEN];
+
+	imc_ip_addr_format(group, a);
+	imc_gid_format(mgid, g);
+	if (sp->owner->json) {
+		printf("{\"event\": \"mcast\", \"host\": ");
+		imc_json_str(stdout, t->node[sp->node].name);
+		printf(", \"action\": \"%s\", \"group\": \"%s\", "
+		       "\"mgid\": \"%s\"}\n", imc_tun_bridge_mcast_str(ev), a, g);
+	} else {
+		printf("  %s:%u  multicast %s (MGID %s): %s\n",
+		       t->node[sp->node].name, sp->port, a, g,
+		       imc_tun_bridge_mcast_str(ev));
+	}
+	fflush(stdout);
+}
+
 static int bridge_one(struct up *u, struct imc_scn_ctx *c, struct tun_spec *sp)
 {
 	struct imc_tun_config cfg = { 0 };
@@ -403,6 +429,8 @@ static int bridge_one(struct up *u, struct imc_scn_ctx *c, struct tun_spec *sp)
 		sp->addr[sp->naddrs] = ifc.addr[k];
 		sp->plen[sp->naddrs++] = ifc.plen[k];
 	}
+	sp->owner = u;
+	imc_tun_bridge_on_mcast(sp->bridge, on_mcast, sp);
 	ops.ctx = sp->bridge;
 	rc = imc_scn_ipoib_tap(c, sp->node, sp->port, u->pkey, &ops, NULL);
 	if (rc)
@@ -524,9 +552,38 @@ static void on_until(struct imc_timer *t)
 	imc_loop_stop(u->loop);
 }
 
-static void print_stopped(const struct up *u, const char *why,
-			  const struct imc_fabric_totals *tot)
+/* The SA's groups at the end, with their members by JoinState: what the
+ * kernels' joins and leaves left there. */
+static void print_sa_groups(const struct imc_scenario_result *r)
 {
+	static const char *const keys[] = { "full", "nonmember", "sendonly" };
+	size_t n = imc_scenario_report_len(r, "sa.list");
+	char path[64];
+
+	printf(", \"sa_groups\": [");
+	for (size_t i = 0; i < n; i++) {
+		const char *mgid;
+
+		snprintf(path, sizeof(path), "sa.list.%zu.mgid", i);
+		mgid = imc_scenario_report_str(r, path);
+		printf("%s{\"mgid\": \"%s\"", i ? ", " : "", mgid ? mgid : "");
+		for (size_t k = 0; k < IMC_ARRAY_SIZE(keys); k++) {
+			uint64_t v = 0;
+
+			snprintf(path, sizeof(path), "sa.list.%zu.%s", i,
+				 keys[k]);
+			imc_scenario_report_u64(r, path, &v);
+			printf(", \"%s\": %" PRIu64, keys[k], v);
+		}
+		printf("}");
+	}
+	printf("]");
+}
+
+static void print_stopped(const struct up *u, const char *why,
+			  const struct imc_scenario_result *r)
+{
+	const struct imc_fabric_totals *tot = &r->totals;
 	const struct imc_topo *t = imc_scenario_topo(u->s);
 	bool any = false;
 
@@ -538,7 +595,9 @@ static void print_stopped(const struct up *u, const char *why,
 		for (int d = 0; d < IMC_DROP__COUNT; d++)
 			printf("%s\"%s\": %" PRIu64, d ? ", " : "",
 			       imc_drop_str((enum imc_drop)d), tot->drops[d]);
-		printf("}}, \"interfaces\": [");
+		printf("}}");
+		print_sa_groups(r);
+		printf(", \"interfaces\": [");
 	} else {
 		printf("stopped (%s) after %.3f s\n", why,
 		       (double)u->ended_at / 1e9);
@@ -567,10 +626,13 @@ static void print_stopped(const struct up *u, const char *why,
 			       ", \"to_kernel_bytes\": %" PRIu64
 			       ", \"tun_wakeups\": %" PRIu64
 			       ", \"carrier_changes\": %" PRIu64
+			       ", \"mcast_listens\": %" PRIu64
+			       ", \"mcast_leaves\": %" PRIu64
 			       ", \"ipoib_drops\": %" PRIu64 ", \"drops\": {",
 			       b->to_ipoib, b->to_ipoib_bytes, b->to_kernel,
 			       b->to_kernel_bytes, sp->tst.wakeups,
-			       b->carrier_changes, idrops);
+			       b->carrier_changes, b->mcast_listens,
+			       b->mcast_leaves, idrops);
 			for (int d = 0; d < IMC_TUN_BRIDGE_DROP__COUNT; d++)
 				printf("%s\"%s\": %" PRIu64, d ? ", " : "",
 				       imc_tun_bridge_drop_str(d), b->drops[d]);
@@ -835,7 +897,7 @@ static int run(int argc, char **argv)
 	why = sig_got == SIGINT ? "SIGINT" : sig_got == SIGTERM ? "SIGTERM" :
 	      sig_got == SIGHUP ? "SIGHUP" : u->until_reached ? "--until" :
 	      "end";
-	print_stopped(u, why, &r.totals);
+	print_stopped(u, why, &r);
 	code = IMC_EXIT_OK;
 	if (r.leftover) {
 		fprintf(stderr, "ibmcast up: %zu timers or watches left behind\n",

@@ -287,6 +287,32 @@ int imc_ipoib_mcast_listen(struct imc_ipoib *ifc,
 int imc_ipoib_mcast_unlisten(struct imc_ipoib *ifc,
 			     const struct imc_ip_addr *group);
 
+/* The MGID an IP multicast group maps to on this interface (RFC 4391 4:
+ * its P_Key and scope): for imc_ipoib_endpoint_get(). 0 or -EINVAL. */
+int imc_ipoib_mcast_mgid(const struct imc_ipoib *ifc,
+			 const struct imc_ip_addr *group, struct imc_gid *mgid);
+
+/* A change of the port, as its owner hears it (the same events its join
+ * tracker gets, imc_mcast_port_event()). Call it from the loop, not from
+ * an op. The interface follows the port's LID without a PathRecord:
+ *  - LID_CHANGE: the port has a new LID; peers address it by the old
+ *    one. The interface announces itself on the link: a gratuitous ARP
+ *    per IPv4 address (RFC 5227 3) on the broadcast group and an
+ *    unsolicited Neighbor Advertisement with the Override flag and the
+ *    IPoIB link-layer address (RFC 4861 7.2.6, RFC 4391 9.1.1) per IPv6
+ *    address to all-nodes; a receiver that knows the sender's GID takes
+ *    the LID of the packet (any received packet does that).
+ *  - REREGISTER, SM_CHANGE: any peer may have a new LID (IBA 14.4.11).
+ *    Every unicast AV becomes stale: the next send to it waits (in the
+ *    endpoint's bounded queue) for the peer to answer a unicast probe
+ *    (ARP request, or NS to its address, RFC 4861 7.3.3), or to send
+ *    anything; unanswered, the probe becomes a multicast solicitation
+ *    (resolve_timeout, resolve_retries), then the packets are dropped
+ *    (IMC_IPOIB_DROP_UNRESOLVED).
+ * A DOWN interface has no endpoint to make stale; a LID change it hears
+ * is announced once it is up again. Other events: nothing. */
+void imc_ipoib_port_event(struct imc_ipoib *ifc, enum imc_mcast_port_event ev);
+
 /* ---- counters and listings ---- */
 
 enum imc_ipoib_drop {
@@ -328,6 +354,12 @@ struct imc_ipoib_stats {
 	uint64_t joins, join_errors;       /* group joins asked, failed */
 	uint64_t sendonly_joins, sendonly_leaves;
 	uint64_t carrier_changes;
+	uint64_t announces;                /* gratuitous ARPs and unsolicited
+					    * NAs after a LID change */
+	uint64_t made_stale;               /* unicast AVs made stale by a
+					    * reregister or an SM change */
+	uint64_t probes;                   /* unicast probes of stale AVs */
+	uint64_t revalidated;              /* stale AVs confirmed again */
 	uint64_t drops[IMC_IPOIB_DROP__COUNT];
 	size_t endpoints;                  /* now */
 	size_t neighbours;
@@ -347,6 +379,7 @@ struct imc_ipoib_endpoint_info {
 	struct imc_gid gid;        /* port GID or MGID */
 	bool multicast;
 	bool has_av;               /* AV set (multicast: from a join answer) */
+	bool stale;                /* unicast: to be re-validated before use */
 	struct imc_ipoib_av av;    /* valid when has_av */
 	uint32_t qpn;              /* unicast: remote QPN, 0 if unknown */
 	size_t queued;

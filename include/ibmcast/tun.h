@@ -159,6 +159,19 @@ int imc_tun_set_carrier(struct imc_tun *tun, bool on);
  * kernel refuses). Never blocks. */
 int imc_tun_write(struct imc_tun *tun, const void *pkt, size_t len);
 
+/* One IP multicast group joined on the interface: family AF_INET (addr:
+ * 4 bytes) or AF_INET6 (16), network byte order, valid during the call. */
+typedef void imc_tun_mcast_fn(void *ctx, int family, const uint8_t *addr);
+
+/* Calls fn for each multicast group the kernel holds on the interface
+ * now, IPv4 first: those its sockets joined (IP_ADD_MEMBERSHIP,
+ * IPV6_JOIN_GROUP) and its own (224.0.0.1, ff02::1, ff01::1, the
+ * solicited-node groups of its IPv6 addresses), as `ip maddr show dev`
+ * lists them. The kernel's membership state, not its IGMP/MLD reports
+ * (which a querier suppresses and a lost packet hides). Returns 0 or a
+ * negative errno (fn may have been called for part of the list). */
+int imc_tun_mcast_list(struct imc_tun *tun, imc_tun_mcast_fn *fn, void *ctx);
+
 struct imc_tun_stats {
 	uint64_t read_packets, read_bytes;     /* kernel -> us */
 	uint64_t write_packets, write_bytes;   /* us -> kernel */

@@ -15,6 +15,15 @@
  * The bridge does not own the IPoIB interface: whoever created it routes
  * its deliver and carrier ops to imc_tun_bridge_deliver() and
  * imc_tun_bridge_carrier() (the ops cannot be changed after creation).
+ *
+ * IP multicast follows the kernel: every 100 ms the bridge reads the
+ * groups the kernel holds on the TUN (imc_tun_mcast_list: what its
+ * sockets joined with IP_ADD_MEMBERSHIP or IPV6_JOIN_GROUP, and its own
+ * 224.0.0.1, ff02::1 and solicited-node groups) and listens to each on
+ * the IPoIB interface, a FullMember join of the group's MGID (RFC 4391
+ * 4); a group the kernel left is unlistened (the SA is told once no
+ * listener of the port is left). Interface-local groups (ff01::/16) stay
+ * off the wire. Destroying the bridge unlistens them all.
  */
 #ifndef IBMCAST_TUN_BRIDGE_H
 #define IBMCAST_TUN_BRIDGE_H
@@ -63,6 +72,26 @@ void imc_tun_bridge_deliver(struct imc_tun_bridge *b,
 			    const struct imc_ipoib_packet *p);
 void imc_tun_bridge_carrier(struct imc_tun_bridge *b, bool up);
 
+/* What the bridge did for a group of the kernel's. */
+enum imc_tun_bridge_mcast {
+	IMC_TUN_BRIDGE_MCAST_LISTEN,  /* the kernel joined: listened to */
+	IMC_TUN_BRIDGE_MCAST_JOINED,  /* the SA answered the join */
+	IMC_TUN_BRIDGE_MCAST_LEAVE,   /* the kernel left: unlistened */
+};
+
+const char *imc_tun_bridge_mcast_str(enum imc_tun_bridge_mcast ev);
+
+/* group: the IP group; mgid: what it maps to. Valid during the call. The
+ * callback must not destroy the bridge. */
+typedef void imc_tun_bridge_mcast_fn(void *ctx, enum imc_tun_bridge_mcast ev,
+				     const struct imc_ip_addr *group,
+				     const struct imc_gid *mgid);
+
+/* Observes the bridge's multicast changes from now on (fn NULL: none),
+ * from the loop. */
+void imc_tun_bridge_on_mcast(struct imc_tun_bridge *b,
+			     imc_tun_bridge_mcast_fn *fn, void *ctx);
+
 enum imc_tun_bridge_drop {
 	IMC_TUN_BRIDGE_DROP_DOWN,       /* IPoIB -ENETDOWN */
 	IMC_TUN_BRIDGE_DROP_MTU,        /* -EMSGSIZE */
@@ -80,6 +109,9 @@ struct imc_tun_bridge_stats {
 	uint64_t to_kernel, to_kernel_bytes; /* written to the TUN */
 	uint64_t drops[IMC_TUN_BRIDGE_DROP__COUNT];
 	uint64_t carrier_changes;
+	uint64_t mcast_listens;              /* groups the kernel joined */
+	uint64_t mcast_leaves;               /* groups it left */
+	uint64_t mcast_errors;               /* lists or listens that failed */
 };
 
 void imc_tun_bridge_get_stats(const struct imc_tun_bridge *b,

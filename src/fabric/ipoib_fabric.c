@@ -1,7 +1,7 @@
 /* An IPoIB interface on a port of the embedded fabric (ipoib_fabric.h):
  * the interface's send op becomes imc_qp_send() with the GRH always set,
  * its set_qkey op imc_qp_set_qkey(), the QP's receive callback
- * imc_ipoib_recv(). */
+ * imc_ipoib_recv(), and the port's events imc_ipoib_port_event(). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +9,8 @@
 #include "ibmcast/ipoib_fabric.h"
 
 struct imc_ipoib_fabric {
+	struct imc_fabric *f;
+	struct imc_port_watch watch;
 	struct imc_qp *qp;
 	struct imc_ipoib *ifc;
 	struct imc_ipoib_host_ops host;
@@ -81,6 +83,26 @@ static void fab_recv(struct imc_qp *qp, const struct imc_ud_recv *r,
 	imc_ipoib_recv(x->ifc, &rx);
 }
 
+/* The port's events reach the interface as its tracker hears them (a LID
+ * change, a reregister, a new SM): the interface follows the port's and
+ * its peers' LIDs (ipoib.h). */
+static void fab_port(struct imc_port_watch *w, enum imc_port_event ev)
+{
+	struct imc_ipoib_fabric *x =
+		imc_container_of(w, struct imc_ipoib_fabric, watch);
+	static const enum imc_mcast_port_event map[] = {
+		[IMC_PORT_EV_ACTIVE] = IMC_MCAST_PORT_ACTIVE,
+		[IMC_PORT_EV_DOWN] = IMC_MCAST_PORT_DOWN,
+		[IMC_PORT_EV_LID_CHANGE] = IMC_MCAST_PORT_LID_CHANGE,
+		[IMC_PORT_EV_SM_CHANGE] = IMC_MCAST_PORT_SM_CHANGE,
+		[IMC_PORT_EV_CLIENT_REREGISTER] = IMC_MCAST_PORT_REREGISTER,
+		[IMC_PORT_EV_PKEY_CHANGE] = IMC_MCAST_PORT_PKEY_CHANGE,
+	};
+
+	if (x->ifc && (unsigned)ev < IMC_ARRAY_SIZE(map))
+		imc_ipoib_port_event(x->ifc, map[ev]);
+}
+
 int imc_ipoib_fabric_create(struct imc_fabric *f, uint32_t node,
 			    unsigned port, struct imc_mcast *mcast,
 			    const struct imc_ipoib_config *cfg, uint32_t qkey,
@@ -120,19 +142,24 @@ int imc_ipoib_fabric_create(struct imc_fabric *f, uint32_t node,
 	ops.ctx = x;
 	rc = imc_ipoib_create(imc_fabric_loop(f), mcast, x->qp, &c, &ops,
 			      &x->ifc);
+	if (rc == 0)
+		rc = imc_fabric_port_watch(f, node, port, &x->watch, fab_port);
 	if (rc < 0) {
+		imc_ipoib_destroy(x->ifc);
 		imc_qp_destroy(x->qp);
 		free(x);
 		return rc;
 	}
+	x->f = f;
 	*out = x;
 	return 0;
 }
 
 void imc_ipoib_fabric_stop(struct imc_ipoib_fabric *x)
 {
-	if (!x)
+	if (!x || !x->ifc)
 		return;
+	imc_fabric_port_unwatch(x->f, &x->watch);
 	imc_ipoib_destroy(x->ifc);
 	x->ifc = NULL;
 }

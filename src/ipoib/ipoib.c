@@ -29,6 +29,20 @@
  *   state     event                                  next
  *   NOAV      the broadcast record is known          READY (AV fabricated)
  *   READY     the broadcast record changes           READY (fabricated again)
+ *   READY     port reregister or SM change           STALE
+ *   STALE     a send (interface UP)                  PROBING (unicast probe)
+ *   STALE,    a packet from the endpoint's GID       READY (queue flushed)
+ *   PROBING
+ *   PROBING   no answer after resolve_timeout        PROBING (multicast
+ *                                                    solicitation)
+ *   PROBING   no answer after the retries            STALE (queue dropped)
+ *
+ * Every received packet with a GRH refreshes its endpoint's LID (the LRH
+ * SLID) and QPN, so that a peer that took a new LID is found again by
+ * the first packet it sends; a port whose own LID changed sends one
+ * (gratuitous ARP, unsolicited NA), and after a reregister or an SM
+ * change (IBA 14.4.11: the SM may have given other LIDs) no fabricated
+ * AV is trusted until the peer answered or spoke.
  *
  * A neighbour (IPv4 or IPv6 address):
  *
@@ -50,103 +64,9 @@
 #include <string.h>
 
 #include "ibmcast/gid.h"
-#include "ipoib/ipoib_int.h"
+#include "ipoib/ipoib_core.h"
 #include "wire/bytes.h"
 
-enum {
-	BUF_MAX = IMC_IPOIB_HDR_LEN + 4096,
-	QPN_GROUP = IMC_IPOIB_QPN_MULTICAST,
-};
-
-enum pkt_kind { K_IP, K_ARP, K_ND };
-
-enum ep_state { EP_NOAV, EP_READY };
-
-enum grp_state { GRP_IDLE, GRP_JOINING, GRP_JOINED, GRP_BACKOFF };
-
-struct ep {
-	struct ipo_hnode hn;        /* ifc->eps, by GID */
-	struct ipo_list all;        /* ifc->ep_list, creation order */
-	struct ipo_list wait;       /* ifc->waiting while packets wait */
-	struct imc_ipoib *ifc;
-	enum ep_state state;
-	struct imc_gid gid;
-	uint16_t lid;
-	uint32_t qpn;
-	struct imc_ipoib_av av;
-	struct ipo_queue q;
-	unsigned nrefs;             /* neighbours mapped here */
-	imc_time_t used;            /* last send or receive */
-	struct imc_timer expiry;
-};
-
-struct neigh {
-	struct ipo_hnode hn;        /* ifc->neighs, by address */
-	struct imc_ipoib *ifc;
-	enum imc_ipoib_neigh_state state;
-	struct imc_ip_addr addr;
-	struct ep *ep;              /* REACHABLE */
-	struct ipo_queue q;         /* INCOMPLETE */
-	unsigned tries;
-	imc_time_t confirmed;
-	struct imc_timer timer;     /* retransmit, then expiry */
-};
-
-struct group {
-	struct ipo_hnode hn;        /* ifc->groups, by MGID */
-	struct ipo_list all;        /* ifc->group_list, creation order */
-	struct imc_ipoib *ifc;
-	enum grp_state state;
-	struct imc_gid mgid;
-	struct imc_ip_addr ip;      /* zero family for the broadcast group */
-	bool bcast;
-	unsigned listeners;         /* host listens and the interface's own */
-	struct imc_mcast_member *m;
-	uint8_t join_state;
-	/* A send-only membership kept until the FullMember join that
-	 * replaces it is answered, so that sending goes on meanwhile. */
-	struct imc_mcast_member *old;
-	bool has_av;
-	struct imc_ipoib_av av;
-	uint32_t qkey;
-	struct ipo_queue q;
-	imc_time_t last_send;
-	imc_time_t backoff;
-	struct imc_timer timer;     /* send-only idle, or join retry */
-};
-
-struct own_addr {
-	struct imc_ip_addr a;
-	unsigned plen;
-};
-
-/* The first cache line holds what a receive checks first: in a
- * broadcast storm every interface of the partition hears every ARP
- * request, and most are dropped after these checks. */
-struct imc_ipoib {
-	enum imc_ipoib_state state;
-	struct group *bcast;
-	struct imc_gid bcast_mgid;  /* bcast's, for the receive path */
-	struct imc_ipoib_config cfg;
-	struct imc_loop *loop;
-	struct imc_mcast *mcast;
-	void *qp;
-	struct imc_ipoib_ops ops;
-	struct imc_ipoib_hwaddr hw;
-	struct imc_mcmr brec;       /* broadcast record, valid when UP */
-	unsigned mtu;               /* IP MTU */
-	struct ipo_htab eps, neighs, groups;
-	struct ipo_list ep_list, group_list, waiting;
-	/* Own addresses, sorted: exact lookups bisect; prefix matching
-	 * walks them (an interface has a handful). */
-	struct own_addr *addrs;
-	size_t naddrs, addr_cap;
-	unsigned v6_addrs;
-	struct imc_timer carrier_timer;
-	bool carrier, carrier_reported;
-	struct imc_ipoib_stats st;
-	uint8_t buf[BUF_MAX];
-};
 
 static const char *const state_names[] = {
 	[IMC_IPOIB_DOWN] = "down",
@@ -207,12 +127,12 @@ void imc_ipoib_config_init(struct imc_ipoib_config *cfg)
 }
 
 /* IBA 14.2.5.6 MTU codes 1..5: 256..4096 bytes. */
-static unsigned mtu_bytes(unsigned code)
+unsigned ipo_mtu_bytes(unsigned code)
 {
 	return code >= 1 && code <= 5 ? 128u << code : 0;
 }
 
-static void drop(struct imc_ipoib *ifc, enum imc_ipoib_drop why)
+void ipo_drop(struct imc_ipoib *ifc, enum imc_ipoib_drop why)
 {
 	ifc->st.drops[why]++;
 }
@@ -228,23 +148,23 @@ static void q_account(struct imc_ipoib *ifc, size_t add, size_t sub)
 }
 
 /* Copies a datagram to the tail of q, or counts why it cannot. */
-static int q_push(struct imc_ipoib *ifc, struct ipo_queue *q, size_t bound,
-		  enum imc_ipoib_drop full, const uint8_t *data, size_t len,
-		  enum pkt_kind kind)
+int ipo_q_push(struct imc_ipoib *ifc, struct ipo_queue *q, size_t bound,
+	       enum imc_ipoib_drop full, const uint8_t *data, size_t len,
+	       enum pkt_kind kind)
 {
 	struct ipo_pkt *p;
 
 	if (q->n >= bound) {
-		drop(ifc, full);
+		ipo_drop(ifc, full);
 		return -ENOBUFS;
 	}
 	if (ifc->st.queued >= ifc->cfg.queue_total) {
-		drop(ifc, IMC_IPOIB_DROP_QUEUE_TOTAL);
+		ipo_drop(ifc, IMC_IPOIB_DROP_QUEUE_TOTAL);
 		return -ENOBUFS;
 	}
 	p = malloc(sizeof(*p) + len);
 	if (!p) {
-		drop(ifc, IMC_IPOIB_DROP_NO_MEMORY);
+		ipo_drop(ifc, IMC_IPOIB_DROP_NO_MEMORY);
 		return -ENOMEM;
 	}
 	p->next = NULL;
@@ -267,7 +187,7 @@ static int q_push(struct imc_ipoib *ifc, struct ipo_queue *q, size_t bound,
 	return 0;
 }
 
-static struct ipo_pkt *q_pop(struct imc_ipoib *ifc, struct ipo_queue *q)
+struct ipo_pkt *ipo_q_pop(struct imc_ipoib *ifc, struct ipo_queue *q)
 {
 	struct ipo_pkt *p = q->head;
 
@@ -281,13 +201,13 @@ static struct ipo_pkt *q_pop(struct imc_ipoib *ifc, struct ipo_queue *q)
 	return p;
 }
 
-static void q_drop_all(struct imc_ipoib *ifc, struct ipo_queue *q,
-		       enum imc_ipoib_drop why)
+void ipo_q_drop_all(struct imc_ipoib *ifc, struct ipo_queue *q,
+		    enum imc_ipoib_drop why)
 {
 	struct ipo_pkt *p;
 
-	while ((p = q_pop(ifc, q))) {
-		drop(ifc, why);
+	while ((p = ipo_q_pop(ifc, q))) {
+		ipo_drop(ifc, why);
 		free(p);
 	}
 }
@@ -313,14 +233,14 @@ static void count_tx(struct imc_ipoib *ifc, enum pkt_kind kind, size_t len,
 	}
 }
 
-static int tx(struct imc_ipoib *ifc, const struct imc_ipoib_av *av,
-	      uint32_t qpn, uint32_t qkey, const uint8_t *data, size_t len,
-	      enum pkt_kind kind)
+int ipo_tx(struct imc_ipoib *ifc, const struct imc_ipoib_av *av,
+	   uint32_t qpn, uint32_t qkey, const uint8_t *data, size_t len,
+	   enum pkt_kind kind)
 {
 	int rc = ifc->ops.send(ifc->ops.ctx, av, qpn, qkey, data, len);
 
 	if (rc < 0) {
-		drop(ifc, IMC_IPOIB_DROP_SEND);
+		ipo_drop(ifc, IMC_IPOIB_DROP_SEND);
 		return rc;
 	}
 	count_tx(ifc, kind, len, qpn == QPN_GROUP);
@@ -360,7 +280,7 @@ static bool ifc_transition_ok(enum imc_ipoib_state from,
 
 /* The one place the interface's state changes; carrier follows it and
  * is reported from the loop (never inside an API call). */
-static void ifc_set_state(struct imc_ipoib *ifc, enum imc_ipoib_state to)
+void ipo_ifc_set_state(struct imc_ipoib *ifc, enum imc_ipoib_state to)
 {
 	bool carrier = to == IMC_IPOIB_UP;
 
@@ -392,7 +312,7 @@ static bool grp_transition_ok(enum grp_state from, enum grp_state to)
 	return false;
 }
 
-static void grp_set_state(struct group *g, enum grp_state to)
+void ipo_grp_set_state(struct group *g, enum grp_state to)
 {
 	if (!grp_transition_ok(g->state, to))
 		abort();
@@ -401,25 +321,40 @@ static void grp_set_state(struct group *g, enum grp_state to)
 		g->has_av = false;
 }
 
-static void ep_set_state(struct ep *e, enum ep_state to)
+static bool ep_transition_ok(enum ep_state from, enum ep_state to)
 {
-	/* NOAV -> READY, READY -> READY; an AV is never taken back. */
-	if (to != EP_READY)
+	switch (to) {
+	case EP_NOAV:
+		return false;
+	case EP_READY:
+		return true;
+	case EP_STALE:
+		return from == EP_READY || from == EP_PROBING;
+	case EP_PROBING:
+		return from == EP_STALE;
+	}
+	return false;
+}
+
+/* An AV, once made, is never taken back; it is only made stale. */
+void ipo_ep_set_state(struct ep *e, enum ep_state to)
+{
+	if (!ep_transition_ok(e->state, to))
 		abort();
 	e->state = to;
 }
 
 /* ---- endpoints ---- */
 
-static uint64_t gid_hash(const struct imc_ipoib *ifc, const struct imc_gid *g)
+uint64_t ipo_gid_hash(const struct imc_ipoib *ifc, const struct imc_gid *g)
 {
 	return imc_gid_hash(g, ifc->cfg.hash_seed);
 }
 
-static struct ep *ep_find(const struct imc_ipoib *ifc,
-			  const struct imc_gid *gid)
+struct ep *ipo_ep_find(const struct imc_ipoib *ifc,
+		       const struct imc_gid *gid)
 {
-	uint64_t h = gid_hash(ifc, gid);
+	uint64_t h = ipo_gid_hash(ifc, gid);
 
 	for (struct ipo_hnode *n = ipo_ht_bucket(&ifc->eps, h); n;
 	     n = n->next) {
@@ -436,7 +371,7 @@ static struct ep *ep_find(const struct imc_ipoib *ifc,
  * TClass, FlowLabel and HopLimit (RFC 4391 4: the broadcast group's
  * parameters are the link's). The GRH always goes with it, so that the
  * peer finds us by GID. Only ever for a unicast GID. */
-static void ep_fabricate(struct ep *e)
+void ipo_ep_fabricate(struct ep *e)
 {
 	struct imc_ipoib *ifc = e->ifc;
 	const struct imc_mcmr *r = &ifc->brec;
@@ -453,17 +388,40 @@ static void ep_fabricate(struct ep *e)
 	e->av.flow_label = r->flow_label;
 	e->av.hop_limit = r->hop_limit;
 	ifc->st.avs_fabricated++;
-	ep_set_state(e, EP_READY);
+	/* A stale AV made again from a new broadcast record is still to be
+	 * re-validated: the record says nothing of the peer's LID. */
+	if (e->state == EP_NOAV)
+		ipo_ep_set_state(e, EP_READY);
 }
 
 static void ep_expiry_fire(struct imc_timer *t);
+void ipo_ep_probe_fire(struct imc_timer *t);
+void ipo_ep_probe(struct ep *e);
+void ipo_ep_flush(struct imc_ipoib *ifc, struct ep *e);
+
+/* The endpoint spoke (any packet from its GID, the answer to a probe):
+ * what it says is its current LID and QPN, so a stale AV is good again
+ * and what waited for it goes out. */
+static void ep_confirm(struct ep *e)
+{
+	struct imc_ipoib *ifc = e->ifc;
+
+	if (e->state != EP_STALE && e->state != EP_PROBING)
+		return;
+	imc_timer_cancel(ifc->loop, &e->probe);
+	ipo_ep_set_state(e, EP_READY);
+	ifc->st.revalidated++;
+	if (ifc->state == IMC_IPOIB_UP)
+		ipo_ep_flush(ifc, e);
+}
 
 static void ep_free(struct ep *e)
 {
 	struct imc_ipoib *ifc = e->ifc;
 
 	imc_timer_cancel(ifc->loop, &e->expiry);
-	q_drop_all(ifc, &e->q, IMC_IPOIB_DROP_FLUSHED);
+	imc_timer_cancel(ifc->loop, &e->probe);
+	ipo_q_drop_all(ifc, &e->q, IMC_IPOIB_DROP_FLUSHED);
 	if (ipo_list_linked(&e->wait))
 		ipo_list_del(&e->wait);
 	ipo_list_del(&e->all);
@@ -475,15 +433,15 @@ static void ep_free(struct ep *e)
 /* The endpoint of a port GID, created or updated from what a packet
  * says: its sender's LID (the LRH SLID) and QPN. Never for a multicast
  * or zero GID. */
-static struct ep *ep_learn(struct imc_ipoib *ifc, const struct imc_gid *gid,
-			   uint16_t lid, uint32_t qpn)
+struct ep *ipo_ep_learn(struct imc_ipoib *ifc, const struct imc_gid *gid,
+			uint16_t lid, uint32_t qpn)
 {
 	struct ep *e;
 
 	if (imc_gid_is_multicast(gid) || imc_gid_is_zero(gid) || lid == 0 ||
 	    lid >= 0xC000 || qpn == 0 || qpn > 0xFFFFFF || qpn == QPN_GROUP)
 		return NULL;
-	e = ep_find(ifc, gid);
+	e = ipo_ep_find(ifc, gid);
 	if (e) {
 		e->used = imc_loop_now(ifc->loop);
 		if (e->lid != lid || e->qpn != qpn) {
@@ -491,14 +449,15 @@ static struct ep *ep_learn(struct imc_ipoib *ifc, const struct imc_gid *gid,
 			 * made a new QP: the packet is the latest word. */
 			e->lid = lid;
 			e->qpn = qpn;
-			if (e->state == EP_READY)
-				ep_fabricate(e);
+			if (e->state != EP_NOAV)
+				ipo_ep_fabricate(e);
 		}
+		ep_confirm(e);
 		return e;
 	}
 	e = calloc(1, sizeof(*e));
 	if (!e) {
-		drop(ifc, IMC_IPOIB_DROP_NO_MEMORY);
+		ipo_drop(ifc, IMC_IPOIB_DROP_NO_MEMORY);
 		return NULL;
 	}
 	e->ifc = ifc;
@@ -509,16 +468,17 @@ static struct ep *ep_learn(struct imc_ipoib *ifc, const struct imc_gid *gid,
 	e->used = imc_loop_now(ifc->loop);
 	ipo_list_init(&e->wait);
 	imc_timer_init(&e->expiry, ep_expiry_fire);
-	if (ipo_ht_insert(&ifc->eps, &e->hn, gid_hash(ifc, gid)) < 0) {
+	imc_timer_init(&e->probe, ipo_ep_probe_fire);
+	if (ipo_ht_insert(&ifc->eps, &e->hn, ipo_gid_hash(ifc, gid)) < 0) {
 		free(e);
-		drop(ifc, IMC_IPOIB_DROP_NO_MEMORY);
+		ipo_drop(ifc, IMC_IPOIB_DROP_NO_MEMORY);
 		return NULL;
 	}
 	ipo_list_add_tail(&ifc->ep_list, &e->all);
 	ifc->st.endpoints++;
 	ifc->st.endpoints_from_rx++;
 	if (ifc->state == IMC_IPOIB_UP)
-		ep_fabricate(e);
+		ipo_ep_fabricate(e);
 	imc_timer_arm(ifc->loop, &e->expiry,
 		      e->used + ifc->cfg.neigh_expiry);
 	return e;
@@ -544,52 +504,60 @@ static void ep_expiry_fire(struct imc_timer *t)
 }
 
 /* A datagram for an endpoint: now, or once the broadcast AV is there. */
-static int ep_send(struct imc_ipoib *ifc, struct ep *e, const uint8_t *data,
-		   size_t len, enum pkt_kind kind)
+int ipo_ep_send(struct imc_ipoib *ifc, struct ep *e, const uint8_t *data,
+		size_t len, enum pkt_kind kind)
 {
 	int rc;
 
 	e->used = imc_loop_now(ifc->loop);
 	if (ifc->state == IMC_IPOIB_UP && e->state == EP_READY && !e->q.n)
-		return tx(ifc, &e->av, e->qpn, ifc->brec.qkey, data, len,
-			  kind);
-	rc = q_push(ifc, &e->q, ifc->cfg.queue_endpoint,
-		    IMC_IPOIB_DROP_QUEUE_ENDPOINT, data, len, kind);
+		return ipo_tx(ifc, &e->av, e->qpn, ifc->brec.qkey, data, len,
+			      kind);
+	rc = ipo_q_push(ifc, &e->q, ifc->cfg.queue_endpoint,
+			IMC_IPOIB_DROP_QUEUE_ENDPOINT, data, len, kind);
 	if (rc < 0)
 		return rc;
 	ifc->st.deferred++;
 	if (!ipo_list_linked(&e->wait))
 		ipo_list_add_tail(&ifc->waiting, &e->wait);
+	/* data may be ifc->buf, which the probe reuses: it is copied. */
+	if (ifc->state == IMC_IPOIB_UP && e->state == EP_STALE)
+		ipo_ep_probe(e);
 	return 0;
 }
 
-static void ep_flush(struct imc_ipoib *ifc, struct ep *e)
+void ipo_ep_flush(struct imc_ipoib *ifc, struct ep *e)
 {
 	struct ipo_pkt *p;
 
 	if (ipo_list_linked(&e->wait))
 		ipo_list_del(&e->wait);
-	while ((p = q_pop(ifc, &e->q))) {
-		tx(ifc, &e->av, e->qpn, ifc->brec.qkey, p->data, p->len,
-		   (enum pkt_kind)p->kind);
+	while ((p = ipo_q_pop(ifc, &e->q))) {
+		ipo_tx(ifc, &e->av, e->qpn, ifc->brec.qkey, p->data, p->len,
+		       (enum pkt_kind)p->kind);
 		free(p);
 	}
 }
 
-/* Every endpoint that waited, in the order it started waiting. */
-static void flush_waiting(struct imc_ipoib *ifc)
+/* Every endpoint that waited, in the order it started waiting; a stale
+ * one is probed and keeps its packets until it answers. */
+void ipo_flush_waiting(struct imc_ipoib *ifc)
 {
-	while (ifc->state == IMC_IPOIB_UP && !ipo_list_empty(&ifc->waiting)) {
-		struct ep *e = imc_container_of(ifc->waiting.next, struct ep,
-						wait);
+	for (struct ipo_list *l = ifc->waiting.next, *n;
+	     ifc->state == IMC_IPOIB_UP && l != &ifc->waiting; l = n) {
+		struct ep *e = imc_container_of(l, struct ep, wait);
 
-		ep_flush(ifc, e);
+		n = l->next;
+		if (e->state == EP_READY)
+			ipo_ep_flush(ifc, e);
+		else if (e->state == EP_STALE)
+			ipo_ep_probe(e);
 	}
 }
 
 /* ---- own addresses ---- */
 
-static int addr_cmp(const struct imc_ip_addr *a, const struct imc_ip_addr *b)
+int ipo_addr_cmp(const struct imc_ip_addr *a, const struct imc_ip_addr *b)
 {
 	if (a->family != b->family)
 		return a->family < b->family ? -1 : 1;
@@ -606,7 +574,7 @@ static long addr_index(const struct imc_ipoib *ifc,
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = addr_cmp(&ifc->addrs[mid].a, a);
+		int c = ipo_addr_cmp(&ifc->addrs[mid].a, a);
 
 		if (c == 0)
 			return (long)mid;
@@ -618,7 +586,7 @@ static long addr_index(const struct imc_ipoib *ifc,
 	return -(long)lo - 1;
 }
 
-static bool is_own(const struct imc_ipoib *ifc, const struct imc_ip_addr *a)
+bool ipo_is_own(const struct imc_ipoib *ifc, const struct imc_ip_addr *a)
 {
 	return addr_index(ifc, a) >= 0;
 }
@@ -650,8 +618,8 @@ static bool v6_link_local(const uint8_t a[16])
 
 /* The own address a packet to dst should come from (same prefix first),
  * or NULL. */
-static const struct own_addr *own_for(const struct imc_ipoib *ifc,
-				      const struct imc_ip_addr *dst)
+const struct own_addr *ipo_own_for(const struct imc_ipoib *ifc,
+				   const struct imc_ip_addr *dst)
 {
 	const struct own_addr *any = NULL;
 
@@ -671,7 +639,7 @@ static const struct own_addr *own_for(const struct imc_ipoib *ifc,
 /* On the link: in one of the interface's prefixes, or IPv6 link-local
  * (RFC 4861 5.2: fe80::/10 is always on-link) once it has an IPv6
  * address. */
-static bool on_link(const struct imc_ipoib *ifc, const struct imc_ip_addr *a)
+bool ipo_on_link(const struct imc_ipoib *ifc, const struct imc_ip_addr *a)
 {
 	for (size_t i = 0; i < ifc->naddrs; i++)
 		if (prefix_match(a, &ifc->addrs[i]))
@@ -680,7 +648,7 @@ static bool on_link(const struct imc_ipoib *ifc, const struct imc_ip_addr *a)
 }
 
 /* IPv4 limited broadcast, or the directed broadcast of an own prefix. */
-static bool v4_broadcast(const struct imc_ipoib *ifc, uint32_t a)
+bool ipo_v4_broadcast(const struct imc_ipoib *ifc, uint32_t a)
 {
 	if (a == 0xFFFFFFFFu)
 		return true;
@@ -699,958 +667,6 @@ static bool v4_broadcast(const struct imc_ipoib *ifc, uint32_t a)
 	return false;
 }
 
-/* ---- groups ---- */
-
-static void grp_cb(void *arg, struct imc_mcast_member *m,
-		   const struct imc_mcast_event *ev);
-static void grp_timer_fire(struct imc_timer *t);
-
-static struct group *grp_find(const struct imc_ipoib *ifc,
-			      const struct imc_gid *mgid)
-{
-	uint64_t h = gid_hash(ifc, mgid);
-
-	for (struct ipo_hnode *n = ipo_ht_bucket(&ifc->groups, h); n;
-	     n = n->next) {
-		struct group *g = imc_container_of(n, struct group, hn);
-
-		if (n->hash == h && imc_gid_equal(&g->mgid, mgid))
-			return g;
-	}
-	return NULL;
-}
-
-static struct group *grp_new(struct imc_ipoib *ifc,
-			     const struct imc_gid *mgid,
-			     const struct imc_ip_addr *ip)
-{
-	struct group *g = calloc(1, sizeof(*g));
-
-	if (!g)
-		return NULL;
-	g->ifc = ifc;
-	g->state = GRP_IDLE;
-	g->mgid = *mgid;
-	if (ip)
-		g->ip = *ip;
-	imc_timer_init(&g->timer, grp_timer_fire);
-	if (ipo_ht_insert(&ifc->groups, &g->hn, gid_hash(ifc, mgid)) < 0) {
-		free(g);
-		return NULL;
-	}
-	ipo_list_add_tail(&ifc->group_list, &g->all);
-	ifc->st.groups++;
-	return g;
-}
-
-static void grp_leave_members(struct group *g)
-{
-	if (g->old) {
-		imc_mcast_leave(g->old);
-		g->old = NULL;
-	}
-	if (g->m) {
-		if (g->join_state & (IMC_JOIN_SENDONLY_FULL |
-				     IMC_JOIN_SENDONLY_NON))
-			g->ifc->st.sendonly_leaves++;
-		imc_mcast_leave(g->m);
-		g->m = NULL;
-	}
-	g->join_state = 0;
-}
-
-static void grp_free(struct group *g)
-{
-	struct imc_ipoib *ifc = g->ifc;
-
-	grp_leave_members(g);
-	imc_timer_cancel(ifc->loop, &g->timer);
-	q_drop_all(ifc, &g->q, IMC_IPOIB_DROP_FLUSHED);
-	ipo_list_del(&g->all);
-	ipo_ht_remove(&ifc->groups, &g->hn);
-	ifc->st.groups--;
-	if (ifc->bcast == g)
-		ifc->bcast = NULL;
-	free(g);
-}
-
-static bool grp_wants_full(const struct group *g)
-{
-	return g->bcast || g->listeners > 0;
-}
-
-/* The join of a group. The broadcast group is joined by MGID alone (the
- * SM creates it); any other group is created, when missing, with the
- * broadcast group's parameters (RFC 4391 4; the components Linux sends). */
-static int grp_join(struct group *g)
-{
-	struct imc_ipoib *ifc = g->ifc;
-	struct imc_mcast_join_req req;
-	int rc;
-
-	memset(&req, 0, sizeof(req));
-	req.rec.mgid = g->mgid;
-	req.rec.port_gid = ifc->cfg.port_gid;
-	req.comp_mask = UMAD_SA_MCM_COMP_MASK_MGID |
-			UMAD_SA_MCM_COMP_MASK_PORT_GID |
-			UMAD_SA_MCM_COMP_MASK_JOIN_STATE;
-	if (!g->bcast) {
-		const struct imc_mcmr *b = &ifc->brec;
-
-		req.rec.qkey = b->qkey;
-		req.rec.mtu_sel = UMAD_SA_SELECTOR_EXACTLY;
-		req.rec.mtu = b->mtu;
-		req.rec.tclass = b->tclass;
-		req.rec.pkey = b->pkey;
-		req.rec.rate_sel = UMAD_SA_SELECTOR_EXACTLY;
-		req.rec.rate = b->rate;
-		req.rec.sl = b->sl;
-		req.rec.flow_label = b->flow_label;
-		req.rec.hop_limit = b->hop_limit;
-		req.comp_mask |= UMAD_SA_MCM_COMP_MASK_QKEY |
-				 UMAD_SA_MCM_COMP_MASK_MTU_SEL |
-				 UMAD_SA_MCM_COMP_MASK_MTU |
-				 UMAD_SA_MCM_COMP_MASK_TCLASS |
-				 UMAD_SA_MCM_COMP_MASK_PKEY |
-				 UMAD_SA_MCM_COMP_MASK_RATE_SEL |
-				 UMAD_SA_MCM_COMP_MASK_RATE |
-				 UMAD_SA_MCM_COMP_MASK_SL |
-				 UMAD_SA_MCM_COMP_MASK_FLOW_LABEL;
-	}
-	if (grp_wants_full(g))
-		req.join_state = IMC_JOIN_FULL;
-	else if (ifc->cfg.sa_sendonly_full)
-		req.join_state = IMC_JOIN_SENDONLY_FULL;
-	else
-		/* As Linux: without SendOnlyFullMember support, a sender
-		 * joins as SendOnlyNonMember (it cannot create the group). */
-		req.join_state = IMC_JOIN_SENDONLY_NON;
-	req.qp = req.join_state & IMC_JOIN_FULL ? ifc->qp : NULL;
-	rc = imc_mcast_join(ifc->mcast, &req, grp_cb, g, &g->m);
-	if (rc < 0) {
-		g->m = NULL;
-		ifc->st.join_errors++;
-		return rc;
-	}
-	g->join_state = req.join_state;
-	ifc->st.joins++;
-	if (!(req.join_state & IMC_JOIN_FULL))
-		ifc->st.sendonly_joins++;
-	grp_set_state(g, GRP_JOINING);
-	return 0;
-}
-
-static void grp_retry(struct group *g)
-{
-	struct imc_ipoib *ifc = g->ifc;
-
-	g->backoff = g->backoff ? g->backoff * 2 : ifc->cfg.join_retry;
-	if (g->backoff > ifc->cfg.join_retry_max)
-		g->backoff = ifc->cfg.join_retry_max;
-	grp_set_state(g, GRP_BACKOFF);
-	imc_timer_arm(ifc->loop, &g->timer,
-		      imc_loop_now(ifc->loop) + g->backoff);
-}
-
-static void grp_flush(struct group *g)
-{
-	struct imc_ipoib *ifc = g->ifc;
-	struct ipo_pkt *p;
-
-	while (g->state == GRP_JOINED && ifc->state == IMC_IPOIB_UP &&
-	       (p = q_pop(ifc, &g->q))) {
-		tx(ifc, &g->av, QPN_GROUP, g->qkey, p->data, p->len,
-		   (enum pkt_kind)p->kind);
-		free(p);
-	}
-}
-
-static void grp_arm_idle(struct group *g)
-{
-	struct imc_ipoib *ifc = g->ifc;
-
-	if (g->join_state & IMC_JOIN_FULL)
-		return;
-	imc_timer_arm(ifc->loop, &g->timer,
-		      g->last_send + ifc->cfg.sendonly_idle);
-}
-
-/* A group the interface wants joined, when it can be: after the
- * broadcast group (whose parameters the others take). */
-static void grp_kick(struct group *g)
-{
-	if (g->state != GRP_IDLE || g->bcast ||
-	    g->ifc->state != IMC_IPOIB_UP)
-		return;
-	if (!grp_wants_full(g) && !g->q.n)
-		return;
-	if (grp_join(g) < 0) {
-		if (grp_wants_full(g)) {
-			grp_set_state(g, GRP_JOINING);
-			grp_retry(g);
-		} else {
-			q_drop_all(g->ifc, &g->q, IMC_IPOIB_DROP_JOIN_FAILED);
-			grp_free(g);
-		}
-	}
-}
-
-static void bcast_joined(struct imc_ipoib *ifc, const struct imc_mcmr *rec)
-{
-	unsigned mtu;
-
-	ifc->brec = *rec;
-	mtu = mtu_bytes(rec->mtu);
-	if (!mtu || mtu > mtu_bytes(ifc->cfg.port_mtu))
-		mtu = mtu_bytes(ifc->cfg.port_mtu);
-	ifc->mtu = mtu - IMC_IPOIB_HDR_LEN;
-	if (ifc->state != IMC_IPOIB_UP)
-		ifc_set_state(ifc, IMC_IPOIB_UP);
-	for (struct ipo_list *l = ifc->ep_list.next; l != &ifc->ep_list;
-	     l = l->next)
-		ep_fabricate(imc_container_of(l, struct ep, all));
-	/* Other groups join in the order they were made; queues flush
-	 * after, in the order packets started waiting. A group whose
-	 * re-join was answered before the broadcast group's (the tracker
-	 * paces re-joins in any order) could not send then: it does now. */
-	for (struct ipo_list *l = ifc->group_list.next, *n;
-	     l != &ifc->group_list; l = n) {
-		n = l->next;
-		grp_kick(imc_container_of(l, struct group, all));
-	}
-	grp_flush(ifc->bcast);
-	for (struct ipo_list *l = ifc->group_list.next; l != &ifc->group_list;
-	     l = l->next)
-		grp_flush(imc_container_of(l, struct group, all));
-	flush_waiting(ifc);
-}
-
-/* The broadcast group failed: every other group goes back to IDLE (their
- * parameters came from it) until it is joined again. */
-static void bcast_lost(struct imc_ipoib *ifc)
-{
-	for (struct ipo_list *l = ifc->group_list.next, *n;
-	     l != &ifc->group_list; l = n) {
-		struct group *g = imc_container_of(l, struct group, all);
-
-		n = l->next;
-		if (g->bcast)
-			continue;
-		grp_leave_members(g);
-		imc_timer_cancel(ifc->loop, &g->timer);
-		grp_set_state(g, GRP_IDLE);
-		if (!grp_wants_full(g) && !g->q.n)
-			grp_free(g);
-	}
-}
-
-/* The broadcast join failed, or its answer could not be used: leave,
- * retry after the backoff, and take the other groups down with it. */
-static void bcast_failed(struct group *g)
-{
-	struct imc_ipoib *ifc = g->ifc;
-
-	ifc->st.join_errors++;
-	grp_leave_members(g);
-	grp_retry(g);
-	if (ifc->state != IMC_IPOIB_BACKOFF)
-		ifc_set_state(ifc, IMC_IPOIB_BACKOFF);
-	bcast_lost(ifc);
-}
-
-static void grp_cb(void *arg, struct imc_mcast_member *m,
-		   const struct imc_mcast_event *ev)
-{
-	struct group *g = arg;
-	struct imc_ipoib *ifc = g->ifc;
-
-	if (m == g->old) {
-		/* The replaced send-only membership: only its end matters. */
-		if (ev->type != IMC_MCAST_EV_JOINED) {
-			imc_mcast_leave(g->old);
-			g->old = NULL;
-		}
-		return;
-	}
-	if (m != g->m)
-		return;
-	switch (ev->type) {
-	case IMC_MCAST_EV_JOINED: {
-		const struct imc_mcmr *r = ev->rec;
-
-		/* The QP takes the partition's Q_Key before any send or
-		 * answer relies on it (RFC 4391 4). */
-		if (g->bcast && ifc->ops.set_qkey &&
-		    ifc->ops.set_qkey(ifc->ops.ctx, r->qkey) < 0) {
-			bcast_failed(g);
-			break;
-		}
-		g->backoff = 0;
-		memset(&g->av, 0, sizeof(g->av));
-		g->av.dlid = r->mlid;
-		g->av.sl = r->sl;
-		g->av.rate = r->rate;
-		g->av.dgid = g->mgid;
-		g->av.sgid_index = ifc->cfg.sgid_index;
-		g->av.tclass = r->tclass;
-		g->av.flow_label = r->flow_label;
-		g->av.hop_limit = r->hop_limit;
-		g->qkey = r->qkey;
-		grp_set_state(g, GRP_JOINED);
-		g->has_av = true;
-		if (g->old) {
-			imc_mcast_leave(g->old);
-			g->old = NULL;
-			ifc->st.sendonly_leaves++;
-		}
-		if (g->bcast) {
-			bcast_joined(ifc, r);
-		} else {
-			if (!g->last_send)
-				g->last_send = imc_loop_now(ifc->loop);
-			grp_flush(g);
-			grp_arm_idle(g);
-		}
-		break;
-	}
-	case IMC_MCAST_EV_REJOINING:
-	case IMC_MCAST_EV_WAITING:
-		grp_set_state(g, GRP_JOINING);
-		if (g->bcast && ifc->state == IMC_IPOIB_UP)
-			ifc_set_state(ifc, IMC_IPOIB_JOINING);
-		break;
-	case IMC_MCAST_EV_ERROR:
-		if (g->bcast) {
-			bcast_failed(g);
-			break;
-		}
-		ifc->st.join_errors++;
-		grp_leave_members(g);
-		if (grp_wants_full(g)) {
-			q_drop_all(ifc, &g->q, IMC_IPOIB_DROP_JOIN_FAILED);
-			grp_retry(g);
-		} else {
-			q_drop_all(ifc, &g->q, IMC_IPOIB_DROP_JOIN_FAILED);
-			grp_free(g);
-		}
-		break;
-	}
-}
-
-static void grp_timer_fire(struct imc_timer *t)
-{
-	struct group *g = imc_container_of(t, struct group, timer);
-	struct imc_ipoib *ifc = g->ifc;
-	imc_time_t now = imc_loop_now(ifc->loop);
-
-	switch (g->state) {
-	case GRP_BACKOFF:
-		if (g->bcast) {
-			if (grp_join(g) < 0) {
-				grp_set_state(g, GRP_JOINING);
-				grp_retry(g);
-				return;
-			}
-			ifc_set_state(ifc, IMC_IPOIB_JOINING);
-			return;
-		}
-		grp_set_state(g, GRP_IDLE);
-		grp_kick(g);
-		return;
-	case GRP_JOINED:
-		/* Send-only idle check (RFC 4391 leaves it to the
-		 * implementation; Linux leaves send-only groups on a
-		 * timer too). */
-		if (grp_wants_full(g))
-			return;
-		if (g->last_send + ifc->cfg.sendonly_idle > now) {
-			grp_arm_idle(g);
-			return;
-		}
-		grp_free(g);
-		return;
-	default:
-		return;
-	}
-}
-
-/* The group of an MGID, made if missing (send-only until listened). */
-static struct group *grp_get(struct imc_ipoib *ifc, const struct imc_gid *mgid,
-			     const struct imc_ip_addr *ip)
-{
-	struct group *g = grp_find(ifc, mgid);
-
-	if (g)
-		return g;
-	g = grp_new(ifc, mgid, ip);
-	if (!g)
-		drop(ifc, IMC_IPOIB_DROP_NO_MEMORY);
-	return g;
-}
-
-static int grp_send(struct imc_ipoib *ifc, struct group *g,
-		    const uint8_t *data, size_t len, enum pkt_kind kind)
-{
-	int rc;
-
-	g->last_send = imc_loop_now(ifc->loop);
-	if (ifc->state == IMC_IPOIB_UP && g->state == GRP_JOINED && !g->q.n)
-		return tx(ifc, &g->av, QPN_GROUP, g->qkey, data, len, kind);
-	rc = q_push(ifc, &g->q, ifc->cfg.queue_group,
-		    IMC_IPOIB_DROP_QUEUE_GROUP, data, len, kind);
-	if (rc == 0)
-		grp_kick(g);
-	return rc;
-}
-
-static int grp_listen(struct imc_ipoib *ifc, const struct imc_gid *mgid,
-		      const struct imc_ip_addr *ip)
-{
-	struct group *g = grp_get(ifc, mgid, ip);
-
-	if (!g)
-		return -ENOMEM;
-	if (g->listeners++)
-		return 0;
-	if (g->state == GRP_IDLE) {
-		grp_kick(g);
-		return 0;
-	}
-	if (g->state == GRP_BACKOFF || (g->join_state & IMC_JOIN_FULL))
-		return 0;
-	/* Send-only so far: join FullMember; while that is pending, a
-	 * joined send-only membership keeps carrying what is sent. */
-	if (g->state == GRP_JOINED && !g->old) {
-		struct imc_mcast_member *so = g->m;
-		struct imc_ipoib_av av = g->av;
-
-		imc_timer_cancel(ifc->loop, &g->timer);
-		g->m = NULL;
-		if (grp_join(g) < 0) {
-			g->m = so;
-			g->listeners--;
-			return -ENOMEM;
-		}
-		g->old = so;
-		grp_set_state(g, GRP_JOINED);
-		g->has_av = true;
-		g->av = av;
-		return 0;
-	}
-	grp_leave_members(g);
-	if (grp_join(g) < 0) {
-		g->listeners--;
-		grp_set_state(g, GRP_IDLE);
-		grp_kick(g);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static void grp_unlisten(struct group *g)
-{
-	struct imc_ipoib *ifc = g->ifc;
-
-	if (--g->listeners)
-		return;
-	if (g->bcast)
-		return;
-	/* No reader left: give the FullMember bit back. Anything still
-	 * waiting goes out through a send-only join. */
-	grp_leave_members(g);
-	imc_timer_cancel(ifc->loop, &g->timer);
-	grp_set_state(g, GRP_IDLE);
-	if (!g->q.n) {
-		grp_free(g);
-		return;
-	}
-	grp_kick(g);
-}
-
-/* ---- neighbours ---- */
-
-static uint64_t addr_hash(const struct imc_ipoib *ifc,
-			  const struct imc_ip_addr *a)
-{
-	struct imc_gid key;
-
-	/* An IPv4 address as an IPv4-mapped IPv6 one (RFC 4291 2.5.5.2):
-	 * distinct from every IPv6 address a neighbour can have. */
-	memset(&key, 0, sizeof(key));
-	if (a->family == IMC_IPV4) {
-		key.raw[10] = key.raw[11] = 0xFF;
-		imc_put32(key.raw + 12, a->v4);
-	} else {
-		memcpy(key.raw, a->v6, 16);
-	}
-	return imc_gid_hash(&key, ifc->cfg.hash_seed ^ a->family);
-}
-
-static struct neigh *neigh_find(const struct imc_ipoib *ifc,
-				const struct imc_ip_addr *a)
-{
-	uint64_t h = addr_hash(ifc, a);
-
-	for (struct ipo_hnode *n = ipo_ht_bucket(&ifc->neighs, h); n;
-	     n = n->next) {
-		struct neigh *nb = imc_container_of(n, struct neigh, hn);
-
-		if (n->hash == h && addr_cmp(&nb->addr, a) == 0)
-			return nb;
-	}
-	return NULL;
-}
-
-static void neigh_timer_fire(struct imc_timer *t);
-
-static void neigh_free(struct neigh *nb, enum imc_ipoib_drop why)
-{
-	struct imc_ipoib *ifc = nb->ifc;
-
-	imc_timer_cancel(ifc->loop, &nb->timer);
-	q_drop_all(ifc, &nb->q, why);
-	if (nb->ep)
-		nb->ep->nrefs--;
-	ipo_ht_remove(&ifc->neighs, &nb->hn);
-	ifc->st.neighbours--;
-	free(nb);
-}
-
-static struct neigh *neigh_new(struct imc_ipoib *ifc,
-			       const struct imc_ip_addr *a)
-{
-	struct neigh *nb = calloc(1, sizeof(*nb));
-
-	if (!nb) {
-		drop(ifc, IMC_IPOIB_DROP_NO_MEMORY);
-		return NULL;
-	}
-	nb->ifc = ifc;
-	nb->state = IMC_IPOIB_NEIGH_INCOMPLETE;
-	nb->addr = *a;
-	imc_timer_init(&nb->timer, neigh_timer_fire);
-	if (ipo_ht_insert(&ifc->neighs, &nb->hn, addr_hash(ifc, a)) < 0) {
-		free(nb);
-		drop(ifc, IMC_IPOIB_DROP_NO_MEMORY);
-		return NULL;
-	}
-	ifc->st.neighbours++;
-	return nb;
-}
-
-static void neigh_set_state(struct neigh *nb,
-			    enum imc_ipoib_neigh_state to)
-{
-	/* INCOMPLETE -> REACHABLE only; an entry that fails is freed. */
-	if (to != IMC_IPOIB_NEIGH_REACHABLE)
-		abort();
-	nb->state = to;
-}
-
-/* Builds an ARP request or reply (RFC 826; RFC 4391 9: hardware type
- * 32, 20-byte hardware addresses) into ifc->buf; returns its length. */
-static size_t arp_build(struct imc_ipoib *ifc, uint16_t op, uint32_t spa,
-			const struct imc_ipoib_hwaddr *tha, uint32_t tpa)
-{
-	struct imc_ipoib_hdr h = { .type = IMC_ETHERTYPE_ARP };
-	struct imc_ipoib_arp a;
-
-	memset(&a, 0, sizeof(a));
-	a.op = op;
-	a.sha = ifc->hw;
-	a.spa = spa;
-	if (tha)
-		a.tha = *tha;
-	a.tpa = tpa;
-	imc_ipoib_hdr_pack(&h, ifc->buf, IMC_IPOIB_HDR_LEN);
-	imc_ipoib_arp_pack(&a, ifc->buf + IMC_IPOIB_HDR_LEN,
-			   IMC_IPOIB_ARP_LEN);
-	return IMC_IPOIB_HDR_LEN + IMC_IPOIB_ARP_LEN;
-}
-
-/* An ND message into ifc->buf, behind the IPoIB header. */
-static int nd_build(struct imc_ipoib *ifc, const struct ipo_nd *nd)
-{
-	struct imc_ipoib_hdr h = { .type = IMC_ETHERTYPE_IPV6 };
-	int n;
-
-	imc_ipoib_hdr_pack(&h, ifc->buf, IMC_IPOIB_HDR_LEN);
-	n = ipo_nd_build(nd, ifc->buf + IMC_IPOIB_HDR_LEN,
-			 sizeof(ifc->buf) - IMC_IPOIB_HDR_LEN);
-	return n < 0 ? n : n + IMC_IPOIB_HDR_LEN;
-}
-
-static struct group *v6_group(struct imc_ipoib *ifc, const uint8_t a[16])
-{
-	struct imc_gid mgid;
-	struct imc_ip_addr ip;
-
-	if (imc_ipoib_mgid_from_ipv6(a, ifc->cfg.pkey, ifc->cfg.scope,
-				     &mgid) < 0)
-		return NULL;
-	imc_ip_addr_v6(a, &ip);
-	return grp_get(ifc, &mgid, &ip);
-}
-
-/* One ARP request (to the broadcast group) or NS (to the target's
- * solicited-node group, RFC 4861 7.2.2). */
-static void neigh_solicit(struct neigh *nb)
-{
-	struct imc_ipoib *ifc = nb->ifc;
-	const struct own_addr *src = own_for(ifc, &nb->addr);
-
-	if (nb->addr.family == IMC_IPV4) {
-		size_t len = arp_build(ifc, IMC_ARP_OP_REQUEST,
-				       src ? src->a.v4 : 0, NULL,
-				       nb->addr.v4);
-
-		grp_send(ifc, ifc->bcast, ifc->buf, len, K_ARP);
-	} else {
-		struct ipo_nd nd;
-		struct group *g;
-		int len;
-
-		/* Without an own address there is no source to solicit
-		 * from: the retries run out. */
-		if (!src)
-			return;
-		memset(&nd, 0, sizeof(nd));
-		nd.type = IPO_ICMP6_NS;
-		memcpy(nd.src, src->a.v6, 16);
-		if (imc_ipv6_solicited_node(nb->addr.v6, nd.dst) < 0)
-			return;
-		memcpy(nd.target, nb->addr.v6, 16);
-		nd.has_lladdr = true;
-		nd.lladdr = ifc->hw;
-		g = v6_group(ifc, nd.dst);
-		len = nd_build(ifc, &nd);
-		if (g && len > 0)
-			grp_send(ifc, g, ifc->buf, (size_t)len, K_ND);
-	}
-}
-
-static void neigh_timer_fire(struct imc_timer *t)
-{
-	struct neigh *nb = imc_container_of(t, struct neigh, timer);
-	struct imc_ipoib *ifc = nb->ifc;
-	imc_time_t now = imc_loop_now(ifc->loop);
-
-	if (nb->state == IMC_IPOIB_NEIGH_INCOMPLETE) {
-		if (nb->tries < ifc->cfg.resolve_retries) {
-			nb->tries++;
-			ifc->st.resolve_retries++;
-			neigh_solicit(nb);
-			imc_timer_arm(ifc->loop, &nb->timer,
-				      now + ifc->cfg.resolve_timeout);
-			return;
-		}
-		ifc->st.resolve_failures++;
-		neigh_free(nb, IMC_IPOIB_DROP_UNRESOLVED);
-		return;
-	}
-	if (nb->confirmed + ifc->cfg.neigh_expiry > now) {
-		imc_timer_arm(ifc->loop, &nb->timer,
-			      nb->confirmed + ifc->cfg.neigh_expiry);
-		return;
-	}
-	ifc->st.expired++;
-	neigh_free(nb, IMC_IPOIB_DROP_FLUSHED);
-}
-
-/* The neighbour a is at endpoint e (an answer, or a packet from it):
- * made REACHABLE, and what waited for it goes to the endpoint in order. */
-static void neigh_confirm(struct imc_ipoib *ifc, struct neigh *nb,
-			  const struct imc_ip_addr *a, struct ep *e)
-{
-	struct ipo_pkt *p;
-	bool asked = nb != NULL;
-
-	if (!nb) {
-		nb = neigh_new(ifc, a);
-		if (!nb)
-			return;
-	}
-	if (nb->ep != e) {
-		if (nb->ep)
-			nb->ep->nrefs--;
-		nb->ep = e;
-		e->nrefs++;
-	}
-	nb->confirmed = imc_loop_now(ifc->loop);
-	if (nb->state == IMC_IPOIB_NEIGH_INCOMPLETE) {
-		neigh_set_state(nb, IMC_IPOIB_NEIGH_REACHABLE);
-		if (asked)
-			ifc->st.resolved++;
-		imc_timer_cancel(ifc->loop, &nb->timer);
-		while ((p = q_pop(ifc, &nb->q))) {
-			ep_send(ifc, e, p->data, p->len,
-				(enum pkt_kind)p->kind);
-			free(p);
-		}
-	}
-	if (!imc_timer_armed(&nb->timer))
-		imc_timer_arm(ifc->loop, &nb->timer,
-			      nb->confirmed + ifc->cfg.neigh_expiry);
-}
-
-/* A unicast packet for an IP neighbour. */
-static int neigh_send(struct imc_ipoib *ifc, const struct imc_ip_addr *dst,
-		      const uint8_t *data, size_t len)
-{
-	struct neigh *nb = neigh_find(ifc, dst);
-	int rc;
-
-	if (nb && nb->state == IMC_IPOIB_NEIGH_REACHABLE)
-		return ep_send(ifc, nb->ep, data, len, K_IP);
-	if (!nb) {
-		nb = neigh_new(ifc, dst);
-		if (!nb)
-			return -ENOMEM;
-		rc = q_push(ifc, &nb->q, ifc->cfg.queue_endpoint,
-			    IMC_IPOIB_DROP_QUEUE_ENDPOINT, data, len, K_IP);
-		if (rc < 0) {
-			neigh_free(nb, IMC_IPOIB_DROP_FLUSHED);
-			return rc;
-		}
-		neigh_solicit(nb);
-		imc_timer_arm(ifc->loop, &nb->timer,
-			      imc_loop_now(ifc->loop) +
-				      ifc->cfg.resolve_timeout);
-		return 0;
-	}
-	return q_push(ifc, &nb->q, ifc->cfg.queue_endpoint,
-		      IMC_IPOIB_DROP_QUEUE_ENDPOINT, data, len, K_IP);
-}
-
-/* ---- receive ---- */
-
-/* Learns the sender of an IP packet (the seed: endpoints are made on the
- * fly from the GRH, so traffic flows where ARP never ran), and maps its
- * source address to that endpoint when the address is on the link. */
-static void glean(struct imc_ipoib *ifc, struct ep *e,
-		  const struct imc_ip_addr *src)
-{
-	if (!e || imc_ip_addr_is_multicast(src) || is_own(ifc, src) ||
-	    !on_link(ifc, src))
-		return;
-	if (src->family == IMC_IPV4 &&
-	    (src->v4 == 0 || v4_broadcast(ifc, src->v4)))
-		return;
-	if (src->family == IMC_IPV6) {
-		static const uint8_t zero[16];
-
-		if (!memcmp(src->v6, zero, 16))
-			return;
-	}
-	neigh_confirm(ifc, neigh_find(ifc, src), src, e);
-}
-
-/* RFC 826 "Packet Reception", with RFC 4391's hardware addresses: the
- * sender's LID is the packet's SLID, trusted only when the hardware
- * address is the GRH's source GID. */
-static void arp_input(struct imc_ipoib *ifc, const struct imc_ipoib_rx *rx,
-		      const uint8_t *p, size_t len)
-{
-	struct imc_ipoib_arp a;
-	struct imc_ip_addr spa, tpa;
-	struct neigh *nb;
-	struct ep *e;
-	bool merged = false;
-
-	if (imc_ipoib_arp_unpack(&a, p, len) < 0) {
-		drop(ifc, IMC_IPOIB_DROP_MALFORMED);
-		return;
-	}
-	ifc->st.arp_rx++;
-	if (a.op != IMC_ARP_OP_REQUEST && a.op != IMC_ARP_OP_REPLY)
-		return;
-	if (!rx->has_grh || !imc_gid_equal(&a.sha.gid, &rx->sgid))
-		return;
-	imc_ip_addr_v4(a.spa, &spa);
-	imc_ip_addr_v4(a.tpa, &tpa);
-	nb = a.spa ? neigh_find(ifc, &spa) : NULL;
-	/* Only a sender we know or one that asks us is worth an endpoint:
-	 * every port of the partition hears every request. */
-	if (!nb && !is_own(ifc, &tpa))
-		return;
-	e = ep_learn(ifc, &a.sha.gid, rx->slid, a.sha.qpn);
-	if (!e)
-		return;
-	if (nb) {
-		neigh_confirm(ifc, nb, &spa, e);
-		merged = true;
-	}
-	if (!is_own(ifc, &tpa))
-		return;
-	if (!merged && a.spa != 0 && on_link(ifc, &spa))
-		neigh_confirm(ifc, NULL, &spa, e);
-	if (a.op == IMC_ARP_OP_REQUEST) {
-		size_t n = arp_build(ifc, IMC_ARP_OP_REPLY, a.tpa, &a.sha,
-				     a.spa);
-
-		ep_send(ifc, e, ifc->buf, n, K_ARP);
-	}
-}
-
-/* RFC 4861 7.2.3-7.2.5 for the IPoIB link. */
-static void nd_input(struct imc_ipoib *ifc, const struct imc_ipoib_rx *rx,
-		     const struct ipo_nd *nd)
-{
-	static const uint8_t zero[16];
-	static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 1 };
-	struct imc_ip_addr target, src;
-	struct neigh *nb = NULL;
-	struct ipo_nd na;
-	struct ep *e;
-	bool dad;
-	int n;
-
-	ifc->st.nd_rx++;
-	if (!rx->has_grh)
-		return;
-	imc_ip_addr_v6(nd->target, &target);
-	imc_ip_addr_v6(nd->src, &src);
-	/* An NA matters for a neighbour being resolved or known, an NS for
-	 * an own address; others share our solicited-node group. */
-	if (nd->type == IPO_ICMP6_NA) {
-		nb = neigh_find(ifc, &target);
-		if (!nb)
-			return;
-	} else if (!is_own(ifc, &target)) {
-		return;
-	}
-	if (nd->has_lladdr) {
-		if (!imc_gid_equal(&nd->lladdr.gid, &rx->sgid))
-			return;
-		e = ep_learn(ifc, &nd->lladdr.gid, rx->slid, nd->lladdr.qpn);
-	} else {
-		e = ep_learn(ifc, &rx->sgid, rx->slid, rx->src_qp);
-	}
-	if (!e)
-		return;
-	if (nd->type == IPO_ICMP6_NA) {
-		neigh_confirm(ifc, nb, &target, e);
-		return;
-	}
-	dad = !memcmp(nd->src, zero, 16);
-	if (!dad)
-		neigh_confirm(ifc, neigh_find(ifc, &src), &src, e);
-	memset(&na, 0, sizeof(na));
-	na.type = IPO_ICMP6_NA;
-	/* RFC 4861 7.2.4: Solicited unless answering DAD (then to
-	 * all-nodes), Override for a unicast address. */
-	na.flags = IPO_NA_OVERRIDE | (dad ? 0 : IPO_NA_SOLICITED);
-	memcpy(na.src, nd->target, 16);
-	memcpy(na.dst, dad ? all_nodes : nd->src, 16);
-	memcpy(na.target, nd->target, 16);
-	na.has_lladdr = true;
-	na.lladdr = ifc->hw;
-	n = nd_build(ifc, &na);
-	if (n < 0)
-		return;
-	if (dad) {
-		struct group *g = v6_group(ifc, all_nodes);
-
-		if (g)
-			grp_send(ifc, g, ifc->buf, (size_t)n, K_ND);
-	} else {
-		ep_send(ifc, e, ifc->buf, (size_t)n, K_ND);
-	}
-}
-
-void imc_ipoib_recv(struct imc_ipoib *ifc, const struct imc_ipoib_rx *rx)
-{
-	struct imc_ipoib_hdr h;
-	struct ipo_iphdr ip;
-	struct imc_ipoib_packet pk;
-	const uint8_t *p;
-	size_t len;
-	bool mcast = false;
-	struct ep *e = NULL;
-
-	if (ifc->state == IMC_IPOIB_DOWN) {
-		drop(ifc, IMC_IPOIB_DROP_DOWN);
-		return;
-	}
-	/* IBA 10.9: a partition is the P_Key's low 15 bits. */
-	if ((rx->pkey ^ ifc->cfg.pkey) & 0x7FFF) {
-		drop(ifc, IMC_IPOIB_DROP_PKEY);
-		return;
-	}
-	if (imc_ipoib_hdr_unpack(&h, rx->data, rx->len) < 0) {
-		drop(ifc, IMC_IPOIB_DROP_MALFORMED);
-		return;
-	}
-	p = rx->data + IMC_IPOIB_HDR_LEN;
-	len = rx->len - IMC_IPOIB_HDR_LEN;
-	if (rx->has_grh) {
-		if (imc_gid_equal(&rx->sgid, &ifc->cfg.port_gid) &&
-		    rx->src_qp == ifc->cfg.qpn) {
-			drop(ifc, IMC_IPOIB_DROP_LOOPBACK);
-			return;
-		}
-		if (imc_gid_is_multicast(&rx->dgid)) {
-			bool bc = ifc->bcast &&
-				  imc_gid_equal(&rx->dgid, &ifc->bcast_mgid);
-			struct group *g = bc ? ifc->bcast :
-					       grp_find(ifc, &rx->dgid);
-
-			/* Also in the seed's window: the QP is attached and
-			 * receives before the join callback has run. The
-			 * broadcast group is always wanted. */
-			if (!g || (!bc && !grp_wants_full(g))) {
-				drop(ifc, IMC_IPOIB_DROP_NOT_LISTENING);
-				return;
-			}
-			mcast = true;
-		}
-	}
-	switch (h.type) {
-	case IMC_ETHERTYPE_ARP:
-		arp_input(ifc, rx, p, len);
-		return;
-	case IMC_ETHERTYPE_IPV4:
-	case IMC_ETHERTYPE_IPV6:
-		break;
-	default:
-		drop(ifc, IMC_IPOIB_DROP_ETHERTYPE);
-		return;
-	}
-	if (ipo_ip_parse(p, len, &ip) < 0 ||
-	    (ip.family == IMC_IPV4) != (h.type == IMC_ETHERTYPE_IPV4)) {
-		drop(ifc, IMC_IPOIB_DROP_MALFORMED);
-		return;
-	}
-	if (ip.family == IMC_IPV6 && ip.proto == IPO_PROTO_ICMP6) {
-		struct ipo_nd nd;
-		int rc = ipo_nd_parse(p, len, &nd);
-
-		if (rc == 0) {
-			nd_input(ifc, rx, &nd);
-			return;
-		}
-		if (rc != -ENOENT) {
-			drop(ifc, IMC_IPOIB_DROP_MALFORMED);
-			return;
-		}
-	}
-	if (rx->has_grh)
-		e = ep_learn(ifc, &rx->sgid, rx->slid, rx->src_qp);
-	glean(ifc, e, &ip.src);
-	memset(&pk, 0, sizeof(pk));
-	pk.ethertype = h.type;
-	pk.data = p;
-	pk.len = ip.len;
-	pk.multicast = mcast;
-	if (rx->has_grh)
-		pk.src_gid = rx->sgid;
-	ifc->st.rx_packets++;
-	ifc->st.rx_bytes += ip.len;
-	if (mcast)
-		ifc->st.rx_mcast++;
-	ifc->ops.deliver(ifc->ops.ctx, &pk);
-}
-
 /* ---- transmit ---- */
 
 int imc_ipoib_xmit(struct imc_ipoib *ifc, const void *pkt, size_t len)
@@ -1661,15 +677,15 @@ int imc_ipoib_xmit(struct imc_ipoib *ifc, const void *pkt, size_t len)
 	struct group *g;
 
 	if (ifc->state == IMC_IPOIB_DOWN) {
-		drop(ifc, IMC_IPOIB_DROP_DOWN);
+		ipo_drop(ifc, IMC_IPOIB_DROP_DOWN);
 		return -ENETDOWN;
 	}
 	if (len > ifc->mtu) {
-		drop(ifc, IMC_IPOIB_DROP_MTU);
+		ipo_drop(ifc, IMC_IPOIB_DROP_MTU);
 		return -EMSGSIZE;
 	}
 	if (!pkt || ipo_ip_parse(pkt, len, &ip) < 0) {
-		drop(ifc, IMC_IPOIB_DROP_MALFORMED);
+		ipo_drop(ifc, IMC_IPOIB_DROP_MALFORMED);
 		return -EINVAL;
 	}
 	h.type = ip.family == IMC_IPV4 ? IMC_ETHERTYPE_IPV4 :
@@ -1685,21 +701,21 @@ int imc_ipoib_xmit(struct imc_ipoib *ifc, const void *pkt, size_t len)
 						 ifc->cfg.scope, &mgid);
 
 		if (rc < 0) {
-			drop(ifc, IMC_IPOIB_DROP_MALFORMED);
+			ipo_drop(ifc, IMC_IPOIB_DROP_MALFORMED);
 			return -EINVAL;
 		}
-		g = grp_get(ifc, &mgid, &ip.dst);
+		g = ipo_grp_get(ifc, &mgid, &ip.dst);
 		if (!g)
 			return -ENOMEM;
-		return grp_send(ifc, g, ifc->buf, len, K_IP);
+		return ipo_grp_send(ifc, g, ifc->buf, len, K_IP);
 	}
-	if (ip.family == IMC_IPV4 && v4_broadcast(ifc, ip.dst.v4))
-		return grp_send(ifc, ifc->bcast, ifc->buf, len, K_IP);
-	if (!on_link(ifc, &ip.dst)) {
-		drop(ifc, IMC_IPOIB_DROP_NO_ROUTE);
+	if (ip.family == IMC_IPV4 && ipo_v4_broadcast(ifc, ip.dst.v4))
+		return ipo_grp_send(ifc, ifc->bcast, ifc->buf, len, K_IP);
+	if (!ipo_on_link(ifc, &ip.dst)) {
+		ipo_drop(ifc, IMC_IPOIB_DROP_NO_ROUTE);
 		return -EHOSTUNREACH;
 	}
-	return neigh_send(ifc, &ip.dst, ifc->buf, len);
+	return ipo_neigh_send(ifc, &ip.dst, ifc->buf, len);
 }
 
 /* ---- addresses and listening ---- */
@@ -1722,7 +738,7 @@ static int listen_ip(struct imc_ipoib *ifc, const struct imc_ip_addr *a)
 
 	if (ip_group_mgid(ifc, a, &mgid) < 0)
 		return -EINVAL;
-	return grp_listen(ifc, &mgid, a);
+	return ipo_grp_listen(ifc, &mgid, a);
 }
 
 static int unlisten_ip(struct imc_ipoib *ifc, const struct imc_ip_addr *a)
@@ -1732,10 +748,10 @@ static int unlisten_ip(struct imc_ipoib *ifc, const struct imc_ip_addr *a)
 
 	if (ip_group_mgid(ifc, a, &mgid) < 0)
 		return -EINVAL;
-	g = grp_find(ifc, &mgid);
+	g = ipo_grp_find(ifc, &mgid);
 	if (!g || !g->listeners)
 		return -ENOENT;
-	grp_unlisten(g);
+	ipo_grp_unlisten(g);
 	return 0;
 }
 
@@ -1753,6 +769,14 @@ int imc_ipoib_mcast_unlisten(struct imc_ipoib *ifc,
 	if (!ifc || !group || !imc_ip_addr_is_multicast(group))
 		return -EINVAL;
 	return unlisten_ip(ifc, group);
+}
+
+int imc_ipoib_mcast_mgid(const struct imc_ipoib *ifc,
+			 const struct imc_ip_addr *group, struct imc_gid *mgid)
+{
+	if (!ifc || !group || !mgid || !imc_ip_addr_is_multicast(group))
+		return -EINVAL;
+	return ip_group_mgid(ifc, group, mgid) < 0 ? -EINVAL : 0;
 }
 
 static const uint8_t all_nodes_addr[16] = { 0xff, 0x02, [15] = 1 };
@@ -1876,7 +900,7 @@ int imc_ipoib_create(struct imc_loop *loop, struct imc_mcast *mcast, void *qp,
 	    !ops->deliver)
 		return -EINVAL;
 	if (imc_ipoib_bcast_mgid(cfg->pkey, cfg->scope, &bmgid) < 0 ||
-	    !mtu_bytes(cfg->port_mtu) || cfg->qpn == 0 ||
+	    !ipo_mtu_bytes(cfg->port_mtu) || cfg->qpn == 0 ||
 	    cfg->qpn >= QPN_GROUP || !cfg->queue_endpoint ||
 	    !cfg->queue_group || !cfg->queue_total ||
 	    imc_gid_is_multicast(&cfg->port_gid) ||
@@ -1895,7 +919,7 @@ int imc_ipoib_create(struct imc_loop *loop, struct imc_mcast *mcast, void *qp,
 	ifc->hw.flags = cfg->hw_flags;
 	ifc->hw.qpn = cfg->qpn;
 	ifc->hw.gid = cfg->port_gid;
-	ifc->mtu = mtu_bytes(cfg->port_mtu) - IMC_IPOIB_HDR_LEN;
+	ifc->mtu = ipo_mtu_bytes(cfg->port_mtu) - IMC_IPOIB_HDR_LEN;
 	ipo_list_init(&ifc->ep_list);
 	ipo_list_init(&ifc->group_list);
 	ipo_list_init(&ifc->waiting);
@@ -1903,7 +927,7 @@ int imc_ipoib_create(struct imc_loop *loop, struct imc_mcast *mcast, void *qp,
 	if (ipo_ht_init(&ifc->eps) < 0 || ipo_ht_init(&ifc->neighs) < 0 ||
 	    ipo_ht_init(&ifc->groups) < 0)
 		goto fail;
-	ifc->bcast = grp_new(ifc, &bmgid, NULL);
+	ifc->bcast = ipo_grp_new(ifc, &bmgid, NULL);
 	if (!ifc->bcast)
 		goto fail;
 	ifc->bcast->bcast = true;
@@ -1924,13 +948,13 @@ int imc_ipoib_up(struct imc_ipoib *ifc)
 
 	if (ifc->state != IMC_IPOIB_DOWN)
 		return -EALREADY;
-	ifc_set_state(ifc, IMC_IPOIB_JOINING);
+	ipo_ifc_set_state(ifc, IMC_IPOIB_JOINING);
 	ifc->bcast->backoff = 0;
-	rc = grp_join(ifc->bcast);
+	rc = ipo_grp_join(ifc->bcast);
 	if (rc < 0) {
-		grp_set_state(ifc->bcast, GRP_JOINING);
-		grp_retry(ifc->bcast);
-		ifc_set_state(ifc, IMC_IPOIB_BACKOFF);
+		ipo_grp_set_state(ifc->bcast, GRP_JOINING);
+		ipo_grp_retry(ifc->bcast);
+		ipo_ifc_set_state(ifc, IMC_IPOIB_BACKOFF);
 	}
 	return 0;
 }
@@ -1942,7 +966,7 @@ static void free_neighs(struct imc_ipoib *ifc)
 			struct neigh *nb = imc_container_of(
 				ifc->neighs.b[i], struct neigh, hn);
 
-			neigh_free(nb, IMC_IPOIB_DROP_FLUSHED);
+			ipo_neigh_free(nb, IMC_IPOIB_DROP_FLUSHED);
 		}
 	}
 }
@@ -1951,25 +975,25 @@ void imc_ipoib_down(struct imc_ipoib *ifc)
 {
 	if (!ifc || ifc->state == IMC_IPOIB_DOWN)
 		return;
-	ifc_set_state(ifc, IMC_IPOIB_DOWN);
+	ipo_ifc_set_state(ifc, IMC_IPOIB_DOWN);
 	for (struct ipo_list *l = ifc->group_list.next, *n;
 	     l != &ifc->group_list; l = n) {
 		struct group *g = imc_container_of(l, struct group, all);
 
 		n = l->next;
-		grp_leave_members(g);
+		ipo_grp_leave_members(g);
 		imc_timer_cancel(ifc->loop, &g->timer);
-		q_drop_all(ifc, &g->q, IMC_IPOIB_DROP_FLUSHED);
-		grp_set_state(g, GRP_IDLE);
+		ipo_q_drop_all(ifc, &g->q, IMC_IPOIB_DROP_FLUSHED);
+		ipo_grp_set_state(g, GRP_IDLE);
 		g->backoff = 0;
 		g->last_send = 0;
-		if (!grp_wants_full(g))
-			grp_free(g);
+		if (!ipo_grp_wants_full(g))
+			ipo_grp_free(g);
 	}
 	free_neighs(ifc);
 	while (!ipo_list_empty(&ifc->ep_list))
 		ep_free(imc_container_of(ifc->ep_list.next, struct ep, all));
-	ifc->mtu = mtu_bytes(ifc->cfg.port_mtu) - IMC_IPOIB_HDR_LEN;
+	ifc->mtu = ipo_mtu_bytes(ifc->cfg.port_mtu) - IMC_IPOIB_HDR_LEN;
 }
 
 void imc_ipoib_destroy(struct imc_ipoib *ifc)
@@ -1978,7 +1002,7 @@ void imc_ipoib_destroy(struct imc_ipoib *ifc)
 		return;
 	imc_ipoib_down(ifc);
 	while (!ipo_list_empty(&ifc->group_list))
-		grp_free(imc_container_of(ifc->group_list.next, struct group,
+		ipo_grp_free(imc_container_of(ifc->group_list.next, struct group,
 					  all));
 	imc_timer_cancel(ifc->loop, &ifc->carrier_timer);
 	ipo_ht_fini(&ifc->eps);
@@ -2021,7 +1045,8 @@ static void ep_info(const struct ep *e, struct imc_ipoib_endpoint_info *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->gid = e->gid;
-	o->has_av = e->state == EP_READY;
+	o->has_av = e->state != EP_NOAV;
+	o->stale = e->state == EP_STALE || e->state == EP_PROBING;
 	if (o->has_av)
 		o->av = e->av;
 	o->qpn = e->qpn;
@@ -2080,14 +1105,14 @@ int imc_ipoib_endpoint_get(const struct imc_ipoib *ifc,
 			   const struct imc_gid *gid,
 			   struct imc_ipoib_endpoint_info *out)
 {
-	const struct ep *e = ep_find(ifc, gid);
+	const struct ep *e = ipo_ep_find(ifc, gid);
 	const struct group *g;
 
 	if (e) {
 		ep_info(e, out);
 		return 0;
 	}
-	g = grp_find(ifc, gid);
+	g = ipo_grp_find(ifc, gid);
 	if (g) {
 		grp_info(g, out);
 		return 0;
@@ -2099,7 +1124,7 @@ static int neigh_cmp(const void *a, const void *b)
 {
 	const struct imc_ipoib_neigh_info *x = a, *y = b;
 
-	return addr_cmp(&x->addr, &y->addr);
+	return ipo_addr_cmp(&x->addr, &y->addr);
 }
 
 void imc_ipoib_foreach_neigh(const struct imc_ipoib *ifc,

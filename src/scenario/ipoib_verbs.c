@@ -1672,7 +1672,8 @@ enum counter {
 	K_ENDPOINTS_FROM_RX, K_AVS_FABRICATED, K_DEFERRED, K_JOINS,
 	K_JOIN_ERRORS, K_SENDONLY_JOINS, K_SENDONLY_LEAVES,
 	K_CARRIER_CHANGES, K_ENDPOINTS, K_NEIGHBOURS, K_GROUPS, K_QUEUED,
-	K_QUEUED_MAX, K_QUEUED_MAX_ENDPOINT, K_QUEUED_MAX_GROUP, K_DROPS,
+	K_QUEUED_MAX, K_QUEUED_MAX_ENDPOINT, K_QUEUED_MAX_GROUP,
+	K_ANNOUNCES, K_MADE_STALE, K_PROBES, K_REVALIDATED, K_DROPS,
 	K_DROP_FIRST,
 };
 
@@ -1683,7 +1684,8 @@ static const char *const counter_names[] = {
 	"avs-fabricated", "deferred", "joins", "join-errors",
 	"sendonly-joins", "sendonly-leaves", "carrier-changes", "endpoints",
 	"neighbours", "groups", "queued", "queued-max", "queued-max-endpoint",
-	"queued-max-group", "drops",
+	"queued-max-group", "announces", "made-stale", "probes",
+	"revalidated", "drops",
 };
 
 enum subj_kind { S_CARRIER, S_STATE, S_RECEIVED, S_REPLIES, S_ANSWERED,
@@ -1876,6 +1878,10 @@ static uint64_t counter_value(const struct imc_ipoib_stats *st, unsigned k)
 	case K_QUEUED_MAX: return st->queued_max;
 	case K_QUEUED_MAX_ENDPOINT: return st->queued_max_endpoint;
 	case K_QUEUED_MAX_GROUP: return st->queued_max_group;
+	case K_ANNOUNCES: return st->announces;
+	case K_MADE_STALE: return st->made_stale;
+	case K_PROBES: return st->probes;
+	case K_REVALIDATED: return st->revalidated;
 	case K_DROPS:
 		for (unsigned d = 0; d < IMC_IPOIB_DROP__COUNT; d++)
 			sum += st->drops[d];

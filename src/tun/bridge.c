@@ -1,11 +1,22 @@
 /* TUN <-> IPoIB bridge (see ibmcast/tun_bridge.h).
  *
- * No state of its own beyond what the TUN and the IPoIB interface keep:
- * packets cross synchronously in both directions. A packet the kernel
- * sends goes to imc_ipoib_xmit() inside the TUN's receive callback (which
- * copies or queues it; the read buffer is reused for the next packet),
- * and a packet IPoIB delivers is written to the TUN from its data buffer
- * inside the deliver op, with no copy in between.
+ * Packets cross synchronously in both directions, with no state of the
+ * bridge's own: a packet the kernel sends goes to imc_ipoib_xmit() inside
+ * the TUN's receive callback (which copies or queues it; the read buffer
+ * is reused for the next packet), and a packet IPoIB delivers is written
+ * to the TUN from its data buffer inside the deliver op, with no copy in
+ * between.
+ *
+ * Multicast: the bridge keeps the groups the kernel holds on the TUN, in
+ * address order, and listens to each on the IPoIB interface (a FullMember
+ * join of its MGID, RFC 4391 4). Every mcast_poll it reads the kernel's
+ * list again (imc_tun_mcast_list): a new group is listened to, a group
+ * gone is unlistened. A group is one of
+ *
+ *   state     event                                  next
+ *   (none)    in the kernel's list                   LISTENING (listen)
+ *   LISTENING the join answered (the MGID has an AV) JOINED
+ *   any       not in the kernel's list               (none) (unlisten)
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,9 +25,26 @@
 
 #include "ibmcast/tun_bridge.h"
 
+enum { MCAST_POLL = 100 * IMC_NSEC_PER_MSEC };
+
+enum mstate { M_LISTENING, M_JOINED };
+
+struct mgroup {
+	struct imc_ip_addr a;
+	struct imc_gid mgid;
+	enum mstate state;
+	bool seen;                  /* in the list being read */
+};
+
 struct imc_tun_bridge {
 	struct imc_tun *tun;
 	struct imc_ipoib *ifc;
+	struct imc_loop *loop;
+	struct imc_timer poll;
+	struct mgroup *g;           /* sorted by address */
+	size_t ng, gcap;
+	imc_tun_bridge_mcast_fn *mfn;
+	void *mctx;
 	struct imc_tun_bridge_stats st;
 };
 
@@ -89,6 +117,173 @@ void imc_tun_bridge_carrier(struct imc_tun_bridge *b, bool up)
 	imc_tun_set_carrier(b->tun, up);
 }
 
+/* ---- multicast ---- */
+
+static int ip_cmp(const struct imc_ip_addr *x, const struct imc_ip_addr *y)
+{
+	if (x->family != y->family)
+		return x->family < y->family ? -1 : 1;
+	if (x->family == IMC_IPV4)
+		return x->v4 < y->v4 ? -1 : x->v4 > y->v4;
+	return memcmp(x->v6, y->v6, 16);
+}
+
+/* Index of a in b->g, or -(insertion point) - 1. */
+static long g_index(const struct imc_tun_bridge *b,
+		    const struct imc_ip_addr *a)
+{
+	size_t lo = 0, hi = b->ng;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = ip_cmp(&b->g[mid].a, a);
+
+		if (!c)
+			return (long)mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -(long)lo - 1;
+}
+
+static void tell(struct imc_tun_bridge *b, enum imc_tun_bridge_mcast ev,
+		 const struct mgroup *m)
+{
+	if (b->mfn)
+		b->mfn(b->mctx, ev, &m->a, &m->mgid);
+}
+
+static void m_move(struct mgroup *m, enum mstate to)
+{
+	/* LISTENING -> JOINED only; a group left is removed. */
+	if (m->state != M_LISTENING || to != M_JOINED)
+		abort();
+	m->state = to;
+}
+
+/* Interface-local (RFC 4291 2.7: scope 1) and reserved-scope groups never
+ * leave the node. */
+static bool on_wire(const struct imc_ip_addr *a)
+{
+	return a->family == IMC_IPV4 || (a->v6[1] & 0xF) > 1;
+}
+
+static void on_kernel_group(void *ctx, int family, const uint8_t *addr)
+{
+	struct imc_tun_bridge *b = ctx;
+	struct imc_ip_addr a;
+	struct mgroup *m;
+	long i;
+
+	if (family == AF_INET)
+		imc_ip_addr_v4((uint32_t)addr[0] << 24 | (uint32_t)addr[1] << 16 |
+			       (uint32_t)addr[2] << 8 | addr[3], &a);
+	else
+		imc_ip_addr_v6(addr, &a);
+	if (!imc_ip_addr_is_multicast(&a) || !on_wire(&a))
+		return;
+	i = g_index(b, &a);
+	if (i >= 0) {
+		b->g[i].seen = true;
+		return;
+	}
+	if (b->ng == b->gcap) {
+		size_t cap = b->gcap ? 2 * b->gcap : 8;
+		struct mgroup *ng = realloc(b->g, cap * sizeof(*ng));
+
+		if (!ng) {
+			b->st.mcast_errors++;
+			return;
+		}
+		b->g = ng;
+		b->gcap = cap;
+	}
+	i = -i - 1;
+	m = &b->g[i];
+	memmove(m + 1, m, (b->ng - (size_t)i) * sizeof(*m));
+	memset(m, 0, sizeof(*m));
+	m->a = a;
+	m->state = M_LISTENING;
+	m->seen = true;
+	if (imc_ipoib_mcast_mgid(b->ifc, &a, &m->mgid) ||
+	    imc_ipoib_mcast_listen(b->ifc, &a)) {
+		memmove(m, m + 1, (b->ng - (size_t)i) * sizeof(*m));
+		b->st.mcast_errors++;
+		return;
+	}
+	b->ng++;
+	b->st.mcast_listens++;
+	tell(b, IMC_TUN_BRIDGE_MCAST_LISTEN, m);
+}
+
+/* The kernel's list again: listen to what is new, unlisten what is gone,
+ * and tell of joins answered since. */
+static void mcast_sync(struct imc_tun_bridge *b)
+{
+	struct imc_ipoib_endpoint_info e;
+
+	for (size_t i = 0; i < b->ng; i++)
+		b->g[i].seen = false;
+	if (imc_tun_mcast_list(b->tun, on_kernel_group, b)) {
+		/* Half a list proves no group gone: keep them all. */
+		b->st.mcast_errors++;
+		return;
+	}
+	for (size_t i = b->ng; i-- > 0;) {
+		struct mgroup m = b->g[i];
+
+		if (m.seen)
+			continue;
+		memmove(&b->g[i], &b->g[i + 1],
+			(b->ng - i - 1) * sizeof(*b->g));
+		b->ng--;
+		imc_ipoib_mcast_unlisten(b->ifc, &m.a);
+		b->st.mcast_leaves++;
+		tell(b, IMC_TUN_BRIDGE_MCAST_LEAVE, &m);
+	}
+	for (size_t i = 0; i < b->ng; i++) {
+		struct mgroup *m = &b->g[i];
+
+		if (m->state == M_LISTENING &&
+		    !imc_ipoib_endpoint_get(b->ifc, &m->mgid, &e) &&
+		    e.has_av && e.listeners) {
+			m_move(m, M_JOINED);
+			tell(b, IMC_TUN_BRIDGE_MCAST_JOINED, m);
+		}
+	}
+}
+
+static void poll_fire(struct imc_timer *t)
+{
+	struct imc_tun_bridge *b = imc_container_of(t, struct imc_tun_bridge,
+						    poll);
+
+	mcast_sync(b);
+	imc_timer_arm(b->loop, &b->poll, imc_loop_now(b->loop) + MCAST_POLL);
+}
+
+void imc_tun_bridge_on_mcast(struct imc_tun_bridge *b,
+			     imc_tun_bridge_mcast_fn *fn, void *ctx)
+{
+	b->mfn = fn;
+	b->mctx = ctx;
+}
+
+const char *imc_tun_bridge_mcast_str(enum imc_tun_bridge_mcast ev)
+{
+	switch (ev) {
+	case IMC_TUN_BRIDGE_MCAST_LISTEN:
+		return "listen";
+	case IMC_TUN_BRIDGE_MCAST_JOINED:
+		return "joined";
+	case IMC_TUN_BRIDGE_MCAST_LEAVE:
+		return "leave";
+	}
+	return "unknown";
+}
+
 int imc_tun_bridge_create(struct imc_loop *loop, struct imc_ipoib *ifc,
 			  const struct imc_tun_config *cfg,
 			  struct imc_tun_bridge **out)
@@ -108,6 +303,8 @@ int imc_tun_bridge_create(struct imc_loop *loop, struct imc_ipoib *ifc,
 	if (!b)
 		return -ENOMEM;
 	b->ifc = ifc;
+	b->loop = loop;
+	imc_timer_init(&b->poll, poll_fire);
 	rc = imc_tun_create(loop, &c, from_kernel, b, &b->tun);
 	if (rc)
 		goto fail;
@@ -118,6 +315,9 @@ int imc_tun_bridge_create(struct imc_loop *loop, struct imc_ipoib *ifc,
 	rc = imc_tun_set_up(b->tun, true);
 	if (rc)
 		goto fail;
+	/* The first look from the loop, so that the caller can set an
+	 * observer first. */
+	imc_timer_arm(loop, &b->poll, imc_loop_now(loop));
 	*out = b;
 	return 0;
 fail:
@@ -130,6 +330,11 @@ void imc_tun_bridge_destroy(struct imc_tun_bridge *b)
 {
 	if (!b)
 		return;
+	imc_timer_cancel(b->loop, &b->poll);
+	/* The kernel side goes: so do its groups (told to no one). */
+	for (size_t i = 0; i < b->ng; i++)
+		imc_ipoib_mcast_unlisten(b->ifc, &b->g[i].a);
+	free(b->g);
 	imc_tun_destroy(b->tun);
 	free(b);
 }

@@ -33,6 +33,14 @@
  * the largest packet a TUN can hand over, so nothing is ever truncated.
  * A receive callback may destroy the TUN: the dispatcher keeps a flag on
  * its own stack that destroy clears, and stops touching the TUN.
+ *
+ * Multicast memberships (imc_tun_mcast_list): the kernel's own list of
+ * the groups joined on the interface, as `ip maddr` shows it, dumped with
+ * RTM_GETMULTICAST per family. A kernel whose IPv4 code takes no such
+ * dump (older ones dump IPv6 only) answers -EOPNOTSUPP, as rtnetlink does
+ * for a message type no handler takes: IPv4 then comes from
+ * /proc/net/igmp of the TUN's namespace, opened when the TUN is made (a
+ * /proc/net file is bound to the namespace of the thread that opens it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,6 +68,7 @@ enum {
 	NL_BUF = 8192,        /* MNL_SOCKET_BUFFER_SIZE is at least this */
 	SETTLE_MS = 2000,     /* longest wait for an IPv6 address to work */
 	V6_MAX = 16,          /* IPv6 addresses remembered for settle() */
+	IGMP_MAX = 1 << 20,   /* most of /proc/net/igmp read */
 };
 
 enum state {
@@ -71,6 +80,7 @@ struct imc_tun {
 	struct imc_loop *loop;
 	enum state state;
 	int fd;
+	int igmp_fd;                 /* /proc/net/igmp of its namespace */
 	struct mnl_socket *nl;       /* rtnetlink, in the TUN's namespace */
 	unsigned nl_seq;
 	struct imc_fd_watch watch;
@@ -358,6 +368,103 @@ static void on_ready(struct imc_fd_watch *w, unsigned int events)
 	t->alive = NULL;
 }
 
+/* ---- multicast memberships ---- */
+
+struct mc_walk {
+	unsigned ifindex;
+	int family;
+	imc_tun_mcast_fn *fn;
+	void *ctx;
+};
+
+static int mc_attr(const struct nlattr *a, void *data)
+{
+	const struct nlattr **out = data;
+
+	if (mnl_attr_get_type(a) == IFA_MULTICAST)
+		*out = a;
+	return MNL_CB_OK;
+}
+
+static int mc_one(const struct nlmsghdr *nlh, void *data)
+{
+	const struct mc_walk *w = data;
+	const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *a = NULL;
+	size_t alen = w->family == AF_INET ? 4 : 16;
+
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*ifa)) ||
+	    ifa->ifa_family != w->family || ifa->ifa_index != w->ifindex)
+		return MNL_CB_OK;
+	if (mnl_attr_parse(nlh, sizeof(*ifa), mc_attr, &a) < 0 || !a ||
+	    mnl_attr_get_payload_len(a) != alen)
+		return MNL_CB_OK;
+	w->fn(w->ctx, w->family, mnl_attr_get_payload(a));
+	return MNL_CB_OK;
+}
+
+static int mc_dump(struct imc_tun *t, struct mc_walk *w)
+{
+	char buf[NL_BUF];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ifaddrmsg *ifa;
+
+	nlh->nlmsg_type = RTM_GETMULTICAST;
+	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
+	ifa->ifa_family = (uint8_t)w->family;
+	ifa->ifa_index = t->ifindex;
+	return nl_run(t, nlh, true, mc_one, w);
+}
+
+int tunl_mcast_list_igmp(struct imc_tun *t, imc_tun_mcast_fn *fn, void *ctx)
+{
+	char *text;
+	size_t len = 0;
+	ssize_t n;
+	int rc;
+
+	if (t->igmp_fd < 0)
+		return -ENOENT;
+	text = malloc(IGMP_MAX);
+	if (!text)
+		return -ENOMEM;
+	if (lseek(t->igmp_fd, 0, SEEK_SET) < 0) {
+		free(text);
+		return -errno;
+	}
+	while (len < IGMP_MAX &&
+	       (n = read(t->igmp_fd, text + len, IGMP_MAX - len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(text);
+			return -errno;
+		}
+		len += (size_t)n;
+	}
+	rc = tunl_igmp_parse(text, len, t->ifindex, fn, ctx);
+	free(text);
+	return rc < 0 ? rc : 0;
+}
+
+int imc_tun_mcast_list(struct imc_tun *t, imc_tun_mcast_fn *fn, void *ctx)
+{
+	struct mc_walk w = { t->ifindex, AF_INET, fn, ctx };
+	int rc;
+
+	if (!fn)
+		return -EINVAL;
+	rc = mc_dump(t, &w);
+	if (rc == -EOPNOTSUPP)
+		rc = tunl_mcast_list_igmp(t, fn, ctx);
+	if (rc)
+		return rc;
+	w.family = AF_INET6;
+	rc = mc_dump(t, &w);
+	/* A kernel without IPv6 has no IPv6 groups to list. */
+	return rc == -EOPNOTSUPP || rc == -EAFNOSUPPORT ? 0 : rc;
+}
+
 /* ---- life ---- */
 
 /* In the target namespace: the device and the netlink socket. */
@@ -385,6 +492,9 @@ static int open_in_ns(struct imc_tun *t, const struct imc_tun_config *cfg)
 		return -errno;
 	if (mnl_socket_bind(t->nl, 0, MNL_SOCKET_AUTOPID) < 0)
 		return -errno;
+	/* Only needed where the kernel dumps no IPv4 memberships; a /proc
+	 * without it leaves that fallback out. */
+	t->igmp_fd = open("/proc/thread-self/net/igmp", O_RDONLY | O_CLOEXEC);
 	/* Any socket of the namespace answers for its interfaces. */
 	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
@@ -417,6 +527,7 @@ int imc_tun_create(struct imc_loop *loop, const struct imc_tun_config *cfg,
 	t->state = TUN_DOWN;
 	t->carrier = true;      /* a TUN with its fd attached has carrier */
 	t->fd = -1;
+	t->igmp_fd = -1;
 	t->recv = recv;
 	t->ctx = ctx;
 	t->batch = cfg->read_batch ? cfg->read_batch : IMC_TUN_READ_BATCH;
@@ -450,6 +561,8 @@ fail:
 		mnl_socket_close(t->nl);
 	if (t->fd >= 0)
 		close(t->fd);
+	if (t->igmp_fd >= 0)
+		close(t->igmp_fd);
 	free(t->buf);
 	free(t);
 	return rc;
@@ -464,6 +577,8 @@ void imc_tun_destroy(struct imc_tun *t)
 	imc_loop_unwatch_fd(t->loop, &t->watch);
 	mnl_socket_close(t->nl);
 	close(t->fd);
+	if (t->igmp_fd >= 0)
+		close(t->igmp_fd);
 	free(t->buf);
 	free(t);
 }
