@@ -61,7 +61,7 @@ struct wworld {
 
 static struct wworld *WW;
 
-static void w_unlink(struct wflight *fl)
+static inline void w_unlink(struct wflight *fl)
 {
 	struct wflight **p = &WW->flights;
 
@@ -70,7 +70,7 @@ static void w_unlink(struct wflight *fl)
 	*p = fl->next;
 }
 
-static struct wport *w_port(uint16_t lid)
+static inline struct wport *w_port(uint16_t lid)
 {
 	for (int i = 0; i < 2; i++)
 		if (WW->ports[i].lid == lid)
@@ -78,7 +78,7 @@ static struct wport *w_port(uint16_t lid)
 	return NULL;
 }
 
-static void w_deliver(struct imc_timer *t)
+static inline void w_deliver(struct imc_timer *t)
 {
 	struct wflight *fl = imc_container_of(t, struct wflight, timer);
 	struct imc_sa_src src = fx_src(fl->lid);
@@ -92,7 +92,7 @@ static void w_deliver(struct imc_timer *t)
 	free(fl);
 }
 
-static void w_fly(bool to_sa, uint16_t lid, const uint8_t *mad)
+static inline void w_fly(bool to_sa, uint16_t lid, const uint8_t *mad)
 {
 	struct wflight *fl = calloc(1, sizeof(*fl));
 
@@ -107,7 +107,7 @@ static void w_fly(bool to_sa, uint16_t lid, const uint8_t *mad)
 			 0);
 }
 
-static int w_tr_send(void *ctx, const uint8_t *mad, size_t len)
+static inline int w_tr_send(void *ctx, const uint8_t *mad, size_t len)
 {
 	struct wport *p = ctx;
 
@@ -117,7 +117,7 @@ static int w_tr_send(void *ctx, const uint8_t *mad, size_t len)
 	return 0;
 }
 
-static void w_sa_send(void *ctx, const struct imc_sa_dest *to,
+static inline void w_sa_send(void *ctx, const struct imc_sa_dest *to,
 		      const uint8_t *mad, size_t len)
 {
 	(void)ctx;
@@ -132,7 +132,7 @@ static const struct imc_sa_ops w_sa_ops = {
 	.send = w_sa_send,
 };
 
-static void w_port_up(struct wport *p, uint64_t seed)
+static inline void w_port_up(struct wport *p, uint64_t seed)
 {
 	struct imc_sa_transport tr = { w_tr_send, p };
 	struct imc_sa_client_config cc;
@@ -153,7 +153,7 @@ static void w_port_up(struct wport *p, uint64_t seed)
 			 0);
 }
 
-static void w_port_down(struct wport *p)
+static inline void w_port_down(struct wport *p)
 {
 	imc_mcast_destroy(p->t);
 	imc_sa_client_destroy(p->c);
@@ -161,7 +161,7 @@ static void w_port_down(struct wport *p)
 	p->c = NULL;
 }
 
-static void w_log(void *ctx, enum imc_mcastd_log_level lvl, const char *msg)
+static inline void w_log(void *ctx, enum imc_mcastd_log_level lvl, const char *msg)
 {
 	(void)ctx;
 	if (getenv("IMC_MCASTD_TRACE"))
@@ -171,7 +171,7 @@ static void w_log(void *ctx, enum imc_mcastd_log_level lvl, const char *msg)
 }
 
 /* True when a log line since line `from` contains s. */
-static bool w_logged(unsigned from, const char *s)
+static inline bool w_logged(unsigned from, const char *s)
 {
 	for (unsigned i = from; i < WW->nlog; i++)
 		if (strstr(WW->log[i % 64], s))
@@ -179,7 +179,7 @@ static bool w_logged(unsigned from, const char *s)
 	return false;
 }
 
-static void daemon_start(void)
+static inline void daemon_start(void)
 {
 	struct imc_mcastd_port_desc d = { 0 };
 	struct wport *p = &WW->ports[0];
@@ -194,7 +194,7 @@ static void daemon_start(void)
 			 0);
 }
 
-static void daemon_stats_keep(void)
+static inline void daemon_stats_keep(void)
 {
 	struct imc_mcastd_server_stats st;
 
@@ -204,7 +204,7 @@ static void daemon_stats_keep(void)
 
 /* SIGKILL: no MAD leaves any more, sockets close, the SA keeps what it
  * had. */
-static void daemon_kill(void)
+static inline void daemon_kill(void)
 {
 	struct wport *p = &WW->ports[0];
 
@@ -215,7 +215,7 @@ static void daemon_kill(void)
 	w_port_down(p);
 }
 
-static void w_world_init(void)
+static inline void w_world_init(void)
 {
 	WW = calloc(1, sizeof(*WW));
 	assert_non_null(WW);
@@ -234,7 +234,7 @@ static void w_world_init(void)
 	w_port_up(&WW->ports[1], 7);
 }
 
-static void w_world_fini(void)
+static inline void w_world_fini(void)
 {
 	if (WW->srv) {
 		daemon_stats_keep();
@@ -259,7 +259,7 @@ static void w_world_fini(void)
 
 /* ---- clients ---- */
 
-static imc_time_t w_clock(void *ctx)
+static inline imc_time_t w_clock(void *ctx)
 {
 	(void)ctx;
 	return imc_loop_now(WW->f.loop);
@@ -267,7 +267,7 @@ static imc_time_t w_clock(void *ctx)
 
 /* The connect hook: a socketpair whose other end the daemon accepts;
  * refused while no daemon runs. */
-static int w_connect(void *ctx, const char *path)
+static inline int w_connect(void *ctx, const char *path)
 {
 	struct imc_mcastd_cred cr = { 0 };
 	int sv[2], r;
@@ -299,9 +299,9 @@ struct wclient {
 	int js_at_attach, js_at_detach;
 };
 
-static int w_sa_js(const struct imc_gid *mgid, uint16_t lid);
+static inline int w_sa_js(const struct imc_gid *mgid, uint16_t lid);
 
-static int w_attach(void *ctx, void *qp, const struct imc_gid *mgid,
+static inline int w_attach(void *ctx, void *qp, const struct imc_gid *mgid,
 		    uint16_t mlid)
 {
 	struct wclient *wc = ctx;
@@ -313,7 +313,7 @@ static int w_attach(void *ctx, void *qp, const struct imc_gid *mgid,
 	return wc->attach_result;
 }
 
-static int w_detach(void *ctx, void *qp, const struct imc_gid *mgid,
+static inline int w_detach(void *ctx, void *qp, const struct imc_gid *mgid,
 		    uint16_t mlid)
 {
 	struct wclient *wc = ctx;
@@ -325,7 +325,7 @@ static int w_detach(void *ctx, void *qp, const struct imc_gid *mgid,
 	return 0;
 }
 
-static void w_client_new(struct wclient *wc, uint64_t seed, bool wait)
+static inline void w_client_new(struct wclient *wc, uint64_t seed, bool wait)
 {
 	struct imc_mcastd_config cfg;
 
@@ -347,7 +347,7 @@ static void w_client_new(struct wclient *wc, uint64_t seed, bool wait)
 	WW->in_api = false;
 }
 
-static void w_client_destroy(struct wclient *wc)
+static inline void w_client_destroy(struct wclient *wc)
 {
 	WW->in_api = true;
 	imc_mcastd_destroy(wc->c);
@@ -360,7 +360,7 @@ static void w_client_destroy(struct wclient *wc)
 static struct wclient **W_CLIENTS;
 static size_t W_NCLIENTS;
 
-static void w_set_clients(struct wclient **v, size_t n)
+static inline void w_set_clients(struct wclient **v, size_t n)
 {
 	W_CLIENTS = v;
 	W_NCLIENTS = n;
@@ -368,7 +368,7 @@ static void w_set_clients(struct wclient **v, size_t n)
 
 /* Moves bytes until nothing moves: the daemon's sockets, then every
  * client's process(). */
-static void w_pump(void)
+static inline void w_pump(void)
 {
 	for (int rounds = 0; rounds < 100000; rounds++) {
 		uint64_t before = 0, after = 0;
@@ -403,13 +403,13 @@ static void w_pump(void)
 	fail_msg("the pump never settled");
 }
 
-static void w_tick(struct imc_timer *t)
+static inline void w_tick(struct imc_timer *t)
 {
 	(void)t;
 }
 
 /* Runs the world (loop timers, sockets, clients) for t of virtual time. */
-static void w_run_for(imc_time_t t)
+static inline void w_run_for(imc_time_t t)
 {
 	imc_time_t target = imc_loop_now(WW->f.loop) + t;
 
@@ -445,7 +445,7 @@ struct js_walk {
 	int js;
 };
 
-static int js_member(void *arg, const struct imc_sa_member_info *m)
+static inline int js_member(void *arg, const struct imc_sa_member_info *m)
 {
 	struct js_walk *w = arg;
 
@@ -455,7 +455,7 @@ static int js_member(void *arg, const struct imc_sa_member_info *m)
 }
 
 /* The JoinState the SA holds for port lid in group mgid; 0 for none. */
-static int w_sa_js(const struct imc_gid *mgid, uint16_t lid)
+static inline int w_sa_js(const struct imc_gid *mgid, uint16_t lid)
 {
 	struct js_walk w = { .port = fx_gid(lid), .js = 0 };
 
@@ -470,7 +470,7 @@ struct count_walk {
 	struct imc_gid mgid;
 };
 
-static int cnt_member(void *arg, const struct imc_sa_member_info *m)
+static inline int cnt_member(void *arg, const struct imc_sa_member_info *m)
 {
 	struct count_walk *w = arg;
 
@@ -479,7 +479,7 @@ static int cnt_member(void *arg, const struct imc_sa_member_info *m)
 	return 0;
 }
 
-static int cnt_group(void *arg, const struct imc_sa_group_info *g)
+static inline int cnt_group(void *arg, const struct imc_sa_group_info *g)
 {
 	struct count_walk *w = arg;
 
@@ -488,7 +488,7 @@ static int cnt_group(void *arg, const struct imc_sa_group_info *g)
 }
 
 /* Memberships of port lid at the SA, all groups. */
-static unsigned w_sa_memberships(uint16_t lid)
+static inline unsigned w_sa_memberships(uint16_t lid)
 {
 	struct count_walk w = { .port = fx_gid(lid) };
 
