@@ -35,6 +35,8 @@
 /* Bytes read per readiness callback, so that one client cannot starve
  * the others. */
 #define READ_BUDGET (256u << 10)
+/* One read: about 120 JOIN frames. */
+#define READ_CHUNK 16384u
 
 static void conn_close(struct conn *c, const char *why);
 
@@ -667,7 +669,7 @@ static int conn_read(struct conn *c)
 	int done = 0;
 
 	while (got < READ_BUDGET) {
-		uint8_t *p = mcd_buf_reserve(&c->in, 65536);
+		uint8_t *p = mcd_buf_reserve(&c->in, READ_CHUNK);
 		ssize_t n;
 		int r;
 
@@ -675,7 +677,7 @@ static int conn_read(struct conn *c)
 			conn_close(c, "out of memory");
 			return -1;
 		}
-		n = recv(c->fd, p, 65536, MSG_DONTWAIT);
+		n = recv(c->fd, p, READ_CHUNK, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
