@@ -560,7 +560,9 @@ void srv_revoke(struct member *m, int status)
 
 /* ---- input ---- */
 
-static void on_hello(struct conn *c, const struct mcd_msg *msg)
+/* Returns 0, or -EPROTONOSUPPORT once REFUSE is on its way (the caller
+ * closes the connection). */
+static int on_hello(struct conn *c, const struct mcd_msg *msg)
 {
 	struct mcd_msg out = { .type = MCD_WELCOME };
 
@@ -577,9 +579,7 @@ static void on_hello(struct conn *c, const struct mcd_msg *msg)
 		(void)flush(c);
 		srv_log(c->s, IMC_MCASTD_LOG_WARN, "client %u (pid %u): %s",
 			c->id, c->cr.pid, r.u.refuse.text);
-		c->s->st.closed_error++;
-		conn_close(c, "unsupported protocol version");
-		return;
+		return -EPROTONOSUPPORT;
 	}
 	if (!c->comm[0])
 		memcpy(c->comm, msg->u.hello.comm, sizeof(c->comm));
@@ -587,6 +587,7 @@ static void on_hello(struct conn *c, const struct mcd_msg *msg)
 	out.u.welcome.version = IMC_MCASTD_PROTO_VERSION;
 	out.u.welcome.client_id = c->id;
 	srv_send(c, &out);
+	return 0;
 }
 
 /* Handles one decoded message. Returns 0, or a negative errno that
@@ -596,8 +597,7 @@ static int handle(struct conn *c, const struct mcd_msg *msg)
 	if (c->state == CONN_HELLO) {
 		if (msg->type != MCD_HELLO)
 			return -EPROTO;
-		on_hello(c, msg);
-		return 0;
+		return on_hello(c, msg);
 	}
 	switch (msg->type) {
 	case MCD_JOIN:
@@ -647,8 +647,11 @@ static int consume(struct conn *c)
 		s->st.msgs_in++;
 		done++;
 		r = handle(c, &msg);
-		if (c->state == CONN_GONE)
-			return -1;   /* closed by handle() (version) */
+		if (r == -EPROTONOSUPPORT) {
+			s->st.closed_error++;
+			conn_close(c, "unsupported protocol version");
+			return -1;
+		}
 		if (r) {
 			s->st.closed_error++;
 			srv_log(s, IMC_MCASTD_LOG_WARN,
