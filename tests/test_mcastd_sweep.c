@@ -10,7 +10,7 @@
  * connection closes with its members) and come back as a new process;
  * the daemon is killed (its sockets close, the SA keeps its memberships)
  * and started again some time later, its clients reconnecting by
- * themselves.
+ * themselves; half the runs give the daemon the SM_Key for its audit.
  *
  * After quiescence (the daemon up, past its audit's grace period):
  *  - every live handle completed exactly once and is JOINED or FAILED;
@@ -303,6 +303,9 @@ static void run_seed(uint64_t seed)
 	imc_rng_seed(&S.rng, seed);
 	w_world_init();
 	WW->scfg.grace = 300 * MS;
+	/* Half the runs audit with the SM_Key (the old bits held through
+	 * the grace period), half without (one-bit Deletes). */
+	WW->scfg.sm_key = draw(2);
 	for (int i = 0; i < MAXCL; i++)
 		S.clp[i] = &S.cl[i];
 	S.ncl = 3 + (int)draw(3);

@@ -23,6 +23,14 @@
  * to one that goes through names the bits left, which narrows the rest.
  * Each Delete is sent only while the tracker has no group of that MGID,
  * so a re-join that comes later follows it to the SA.
+ *
+ * When the records name the JoinState (the SA trusted the SM_Key), the
+ * grace period holds those bits: one tracker member per record keeps
+ * them, so that the first client to re-join a group does not make the
+ * tracker give up the bits another client has yet to re-join (the
+ * answer to its Set names the port's whole JoinState). At the end of the
+ * grace period these members leave, and the tracker deletes what no
+ * client wants.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -194,9 +202,48 @@ static void add_del(struct port *p, const struct audit_rec *r)
 	p->dels = d;
 }
 
+static void on_keep(void *arg, struct imc_mcast_member *m,
+		    const struct imc_mcast_event *ev)
+{
+	(void)arg;
+	(void)m;
+	(void)ev;   /* held for the grace period whatever happens */
+}
+
+/* Holds the bits a trusted answer named, one tracker member each. */
+static void keep_bits(struct port *p)
+{
+	p->keep = p->nrecs ? calloc(p->nrecs, sizeof(*p->keep)) : NULL;
+	for (size_t i = 0; p->keep && i < p->nrecs; i++) {
+		struct imc_mcast_join_req req = { 0 };
+
+		if (!p->recs[i].join_state)
+			continue;
+		req.rec.mgid = p->recs[i].mgid;
+		req.comp_mask = UMAD_SA_MCM_COMP_MASK_MGID |
+				UMAD_SA_MCM_COMP_MASK_PORT_GID |
+				UMAD_SA_MCM_COMP_MASK_JOIN_STATE;
+		req.join_state = p->recs[i].join_state;
+		if (imc_mcast_join(p->t, &req, on_keep, p,
+				   &p->keep[p->nkeep]) == 0)
+			p->nkeep++;
+	}
+}
+
+void srv_audit_release(struct port *p)
+{
+	for (size_t i = 0; i < p->nkeep; i++)
+		imc_mcast_leave(p->keep[i]);
+	free(p->keep);
+	p->keep = NULL;
+	p->nkeep = 0;
+}
+
 static void run_deletes(struct port *p)
 {
 	audit_set(p, AU_DELETE);
+	/* The held bits go back to the tracker: it deletes the unwanted. */
+	srv_audit_release(p);
 	for (size_t i = 0; i < p->nrecs; i++)
 		if (!tracker_has(p, &p->recs[i].mgid))
 			add_del(p, &p->recs[i]);
@@ -270,6 +317,8 @@ static void on_table(void *arg, int err, const struct imc_sa_answer *ans)
 	}
 	if (!ans->status)
 		keep_records(p, ans);
+	if (p->audit_state != AU_LATE)
+		keep_bits(p);
 	if (p->audit_state == AU_LATE)
 		run_deletes(p);
 	else
@@ -306,6 +355,7 @@ void srv_audit_start(struct port *p)
 
 void srv_audit_stop(struct port *p)
 {
+	srv_audit_release(p);
 	if (p->audit_q)
 		imc_sa_query_cancel(p->audit_q);
 	p->audit_q = NULL;

@@ -75,6 +75,8 @@ struct port {
 	struct audit_rec *recs;
 	size_t nrecs;
 	struct audit_del *dels;       /* Deletes in flight */
+	struct imc_mcast_member **keep; /* the old bits, held in grace */
+	size_t nkeep;
 };
 
 struct imc_mcastd_server {
@@ -108,5 +110,6 @@ void srv_check_shutdown(struct imc_mcastd_server *s);
 void srv_on_shut_timer(struct imc_timer *t);
 void srv_audit_start(struct port *p);
 void srv_audit_stop(struct port *p);
+void srv_audit_release(struct port *p);
 
 #endif

@@ -150,6 +150,9 @@ int imc_mcastd_server_shutdown(struct imc_mcastd_server *s,
 	s->done = done;
 	s->done_arg = arg;
 	s->shut_deadline = imc_loop_now(s->loop) + s->cfg.shutdown_timeout;
+	/* Bits held for a restart's grace period go with the rest. */
+	for (struct port *p = s->ports; p; p = p->next)
+		srv_audit_release(p);
 	for (struct conn *c = s->conns; c; c = c->next)
 		for (struct member *m = c->mhead; m; m = m->next)
 			srv_revoke(m, -ESHUTDOWN);
