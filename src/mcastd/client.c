@@ -93,6 +93,21 @@ struct imc_mcastd {
 	struct imc_mcastd_stats st;
 };
 
+/* The one place the connection's state changes (table at the top). */
+static void set_state(struct imc_mcastd *c, enum cstate to)
+{
+	static const unsigned ok[] = {
+		[C_DOWN] = 1u << C_DOWN | 1u << C_HELLO,
+		[C_HELLO] = 1u << C_UP | 1u << C_DOWN | 1u << C_REFUSED,
+		[C_UP] = 1u << C_DOWN,
+		[C_REFUSED] = 0,
+	};
+
+	if (!(ok[c->state] & 1u << to))
+		abort();   /* a bug here, never input: table above */
+	c->state = to;
+}
+
 void imc_mcastd_config_init(struct imc_mcastd_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -330,7 +345,7 @@ static int try_connect(struct imc_mcastd *c)
 		return e;
 	}
 	c->sock = fd;
-	c->state = C_HELLO;
+	set_state(c, C_HELLO);
 	c->deadline = IMC_TIME_MAX;
 	hello.u.hello.version = IMC_MCASTD_PROTO_VERSION;
 	hello.u.hello.pid = (uint32_t)getpid();
@@ -368,7 +383,7 @@ static bool lost(struct imc_mcastd *c, int err)
 	bool was_up = c->state == C_UP;
 
 	close_sock(c);
-	c->state = C_DOWN;
+	set_state(c, C_DOWN);
 	c->st.disconnects++;
 	arm_backoff(c);
 	while (c->shows) {
@@ -543,7 +558,7 @@ static int on_show(struct imc_mcastd *c, const struct mcd_msg *msg)
 static void refused(struct imc_mcastd *c, const struct mcd_msg *msg)
 {
 	close_sock(c);
-	c->state = C_REFUSED;
+	set_state(c, C_REFUSED);
 	c->deadline = IMC_TIME_MAX;
 	for (uint32_t i = 0; i < c->nslots && !c->dead; i++) {
 		struct imc_mcastd_member *m = c->slots[i];
@@ -569,7 +584,7 @@ static int dispatch(struct imc_mcastd *c, const struct mcd_msg *msg)
 	case MCD_WELCOME:
 		if (c->state != C_HELLO)
 			return -EPROTO;
-		c->state = C_UP;
+		set_state(c, C_UP);
 		c->backoff = 0;
 		c->st.connects++;
 		for (uint32_t i = 0; i < c->nslots; i++)
@@ -580,6 +595,8 @@ static int dispatch(struct imc_mcastd *c, const struct mcd_msg *msg)
 			c->cfg.conn_cb(c->cfg.conn_arg, true, 0);
 		return 0;
 	case MCD_REFUSE:
+		if (c->state != C_HELLO)
+			return -EPROTO;   /* only an answer to the hello */
 		refused(c, msg);
 		return 0;
 	case MCD_EVENT:
@@ -652,7 +669,7 @@ int imc_mcastd_process(struct imc_mcastd *c)
 		r = try_connect(c);
 		if (r < 0) {
 			close_sock(c);
-			c->state = C_DOWN;
+			set_state(c, C_DOWN);
 			arm_backoff(c);
 		}
 	}
@@ -749,7 +766,7 @@ int imc_mcastd_create(const struct imc_mcastd_config *cfg,
 	r = try_connect(c);
 	if (r < 0) {
 		close_sock(c);
-		c->state = C_DOWN;
+		set_state(c, C_DOWN);
 		if (!cfg->wait)
 			goto fail;
 		arm_backoff(c);

@@ -877,11 +877,14 @@ int imc_mcastd_server_accept(struct imc_mcastd_server *s, int fd,
 	read_comm(cr->pid, c->comm);
 	imc_timer_init(&c->ack_timer, on_ack_timer);
 	imc_fd_watch_init(&c->w, fd, on_fd);
-	if (!imc_loop_is_virtual(s->loop) &&
-	    imc_loop_watch_fd(s->loop, &c->w, IMC_EV_READ) < 0) {
-		uid_put(s, cr->uid);
-		free(c);
-		return -ENOMEM;
+	if (!imc_loop_is_virtual(s->loop)) {
+		int r = imc_loop_watch_fd(s->loop, &c->w, IMC_EV_READ);
+
+		if (r < 0) {
+			uid_put(s, cr->uid);
+			free(c);
+			return r;
+		}
 	}
 	c->prev = s->conns_tail;
 	if (s->conns_tail)
