@@ -232,6 +232,19 @@ static void on_conn(void *arg, bool up, int err)
 	ups += up;
 }
 
+static char shown[IMC_MCASTD_COMMLEN];
+static uint32_t shown_pid;
+
+static void on_show(void *arg, int status, const struct imc_mcastd_show *s)
+{
+	(void)arg;
+	assert_int_equal(status, 0);
+	assert_int_equal(s->n_clients, 1);
+	memcpy(shown, s->clients[0].comm, sizeof(shown));
+	shown_pid = s->clients[0].pid;
+}
+
+static bool shown_one(void) { return shown[0] != 0; }
 static bool one_joined(void) { return joined == 1; }
 static bool two_joined(void) { return joined == 2; }
 static bool one_member(void) { return members() == 1; }
@@ -259,6 +272,20 @@ static void test_loop_attach_and_restart(void **state)
 	assert_true(run_until(one_joined));
 	assert_int_equal(ups, 1);
 	assert_int_equal(members(), 1);
+	/* The daemon names its client by SO_PEERCRED and /proc/PID/comm. */
+	assert_int_equal(imc_mcastd_show(c, on_show, NULL), 0);
+	assert_true(run_until(shown_one));
+	assert_int_equal(shown_pid, (uint32_t)getpid());
+	{
+		char comm[IMC_MCASTD_COMMLEN] = "";
+		FILE *f = fopen("/proc/self/comm", "r");
+
+		assert_non_null(f);
+		assert_non_null(fgets(comm, sizeof(comm), f));
+		fclose(f);
+		comm[strcspn(comm, "\n")] = '\0';
+		assert_string_equal(shown, comm);
+	}
 
 	/* The daemon goes away (its members with it: a new tracker would
 	 * start empty; here the same one stays), then comes back. */

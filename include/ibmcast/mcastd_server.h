@@ -111,8 +111,13 @@ struct imc_mcastd_server_config {
 	imc_time_t shutdown_timeout;
 	/* SM_Key of the restart audit's requests (0: none). An SA hides
 	 * PortGID and JoinState from untrusted requesters (IBA 15.2.5.17;
-	 * OpenSM does): without the key the audit finds the bits by Deletes
-	 * of one bit at a time, with it by one Delete per group. */
+	 * OpenSM does). With the key the old JoinState of each group is
+	 * held through the grace period and then given back to the tracker,
+	 * which deletes what no client re-joined. Without it the audit
+	 * deletes groups nobody re-joined by Deletes of one bit at a time,
+	 * and the first client to re-join a group may make the tracker give
+	 * up bits that another client has yet to re-join (that client then
+	 * gets them back: REJOINING, JOINED). */
 	uint64_t sm_key;
 	/* Authorize hook: 0 lets the join through; a negative errno
 	 * (-EACCES, -EPERM) refuses it: the client's member gets ERROR with
