@@ -533,6 +533,31 @@ static void test_own_handles_only(void **state)
 
 /* ---- limits ---- */
 
+/* Connects as w_connect() does, but hands the client its end even when
+ * the daemon refused the connection (the REFUSE waits in it). */
+static int connect_refused(void *ctx, const char *path)
+{
+	struct imc_mcastd_cred cr = { .uid = *(unsigned *)ctx };
+	struct mcd_msg m;
+	uint8_t buf[512];
+	int sv[2];
+	ssize_t n;
+
+	(void)path;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	assert_int_equal(imc_mcastd_server_accept(WW->srv, sv[1], &cr, NULL),
+			 -EUSERS);
+	close(sv[1]);
+	/* What the daemon wrote: a REFUSE that says why. */
+	n = recv(sv[0], buf, sizeof(buf), MSG_PEEK);
+	assert_true(n > 0);
+	assert_int_equal(mcd_decode(&m, buf, (size_t)n), 0);
+	assert_int_equal(m.type, MCD_REFUSE);
+	assert_int_equal(m.u.refuse.status, -EUSERS);
+	assert_non_null(strstr(m.u.refuse.text, "too many connections"));
+	return sv[0];
+}
+
 static void test_limits(void **state)
 {
 	struct th h[4];
@@ -566,6 +591,20 @@ static void test_limits(void **state)
 	extra.uid = WW->uid;
 	cfg.connect_ctx = &extra.uid;
 	assert_int_equal(imc_mcastd_create(&cfg, &c2), -EUSERS);
+	/* A client that reached the socket is told why, and stops. */
+	cfg.connect = connect_refused;
+	assert_int_equal(imc_mcastd_create(&cfg, &c2), 0);
+	assert_int_equal(imc_mcastd_process(c2), -EUSERS);
+	{
+		struct imc_mcast_join_req req = { 0 };
+		struct imc_mcastd_member *m;
+
+		req.join_state = IMC_JOIN_FULL;
+		assert_int_equal(imc_mcastd_join(c2, NULL, &req, th_cb, NULL,
+						 &m), -EUSERS);
+	}
+	assert_false(imc_mcastd_connected(c2));
+	imc_mcastd_destroy(c2);
 	for (int i = 0; i < 3; i++)
 		th_leave(&h[i]);
 	w_run_for(20 * MS);

@@ -167,10 +167,12 @@ void imc_mcastd_destroy(struct imc_mcastd *c);
 int imc_mcastd_fd(const struct imc_mcastd *c);
 
 /* Reads what the daemon sent, sends what waits, reconnects when due, and
- * runs the callbacks. Never blocks. Returns 0, -EPROTONOSUPPORT when the
- * daemon refused this protocol version (members then got ERROR and no
- * reconnect follows), or another negative errno of a broken connection
- * (the client reconnects by itself: call it again later). */
+ * runs the callbacks. Never blocks. Returns 0; the daemon's refusal, for
+ * good: -EPROTONOSUPPORT (this protocol version) or -EUSERS (too many
+ * connections of this user, or in all), after which live members got
+ * ERROR with that status and no reconnect follows; or another negative
+ * errno of a broken connection (the client reconnects by itself: call it
+ * again later). */
 int imc_mcastd_process(struct imc_mcastd *c);
 
 /* Time (in the config's clock) by which imc_mcastd_process() must run
@@ -196,8 +198,8 @@ typedef void (*imc_mcastd_cb)(void *arg, struct imc_mcastd_member *m,
  * per successful join. req->qp is given to the ops. Works while
  * disconnected (the join is sent on reconnect). Returns -EINVAL (NULL cb,
  * no JoinState bit or bits above 0x8, an MGID that is neither zero nor
- * multicast), -EPROTONOSUPPORT (the daemon refused the protocol) or
- * -ENOMEM, and then no callback runs. */
+ * multicast), the daemon's refusal (-EPROTONOSUPPORT, -EUSERS: see
+ * imc_mcastd_process()) or -ENOMEM, and then no callback runs. */
 int imc_mcastd_join(struct imc_mcastd *c, const struct imc_mcastd_port *port,
 		    const struct imc_mcast_join_req *req, imc_mcastd_cb cb,
 		    void *arg, struct imc_mcastd_member **out);

@@ -160,8 +160,9 @@ int imc_mcastd_server_add_port(struct imc_mcastd_server *s,
 /* Takes over a connected stream socket (made non-blocking here) of a peer
  * with credentials cr. Returns 0 (s owns fd; *out, when out is not NULL,
  * names the connection until it goes), -EUSERS (the uid has its maximum
- * of connections, or the server its total), -ESHUTDOWN (shutting down)
- * or -ENOMEM; on error fd is the caller's to close. */
+ * of connections, or the server its total: a REFUSE saying so was written
+ * to fd, and a log line), -ESHUTDOWN (shutting down) or -ENOMEM; on error
+ * fd is the caller's to close. */
 int imc_mcastd_server_accept(struct imc_mcastd_server *s, int fd,
 			     const struct imc_mcastd_cred *cr,
 			     struct imc_mcastd_conn **out);

@@ -88,6 +88,7 @@ struct imc_mcastd {
 	uint32_t show_id;
 	unsigned depth;            /* inside process() */
 	bool dead;                 /* destroyed from a callback */
+	int refusal;               /* REFUSED: the daemon's status */
 	struct imc_loop *loop;
 	struct imc_fd_watch w;
 	struct imc_mcastd_stats st;
@@ -351,7 +352,10 @@ static int try_connect(struct imc_mcastd *c)
 	hello.u.hello.pid = (uint32_t)getpid();
 	strncpy(hello.u.hello.comm, c->comm, IMC_MCASTD_COMMLEN - 1);
 	put(c, &hello);
-	return flush(c);
+	/* A daemon that refused the connection may have closed it already:
+	 * process() reads its REFUSE, or the EOF, and tells. */
+	(void)flush(c);
+	return 0;
 }
 
 static void close_sock(struct imc_mcastd *c)
@@ -557,13 +561,17 @@ static int on_show(struct imc_mcastd *c, const struct mcd_msg *msg)
 
 static void refused(struct imc_mcastd *c, const struct mcd_msg *msg)
 {
+	/* The daemon's reason as it gave it (a negative errno), or a
+	 * protocol error for anything else. */
+	c->refusal = msg->u.refuse.status < 0 && msg->u.refuse.status > -4096 ?
+		     msg->u.refuse.status : -EPROTO;
 	close_sock(c);
 	set_state(c, C_REFUSED);
 	c->deadline = IMC_TIME_MAX;
 	for (uint32_t i = 0; i < c->nslots && !c->dead; i++) {
 		struct imc_mcastd_member *m = c->slots[i];
 		struct imc_mcast_event ev = { .type = IMC_MCAST_EV_ERROR,
-					      .status = -EPROTONOSUPPORT };
+					      .status = c->refusal };
 
 		if (!m || m->state == IMC_MCAST_FAILED)
 			continue;
@@ -571,7 +579,6 @@ static void refused(struct imc_mcastd *c, const struct mcd_msg *msg)
 		m->state = IMC_MCAST_FAILED;
 		m->cb(m->arg, m, &ev);
 	}
-	(void)msg;
 }
 
 /* One message from the daemon. Returns 0 or -EPROTO (unexpected). */
@@ -681,7 +688,7 @@ int imc_mcastd_process(struct imc_mcastd *c)
 			(void)lost(c, r);
 	}
 	if (c->state == C_REFUSED)
-		r = -EPROTONOSUPPORT;
+		r = c->refusal;
 	if (--c->depth == 0 && c->dead)
 		free_all(c);
 	return r;
@@ -872,7 +879,7 @@ int imc_mcastd_join(struct imc_mcastd *c, const struct imc_mcastd_port *port,
 	    (port && !memchr(port->device, 0, sizeof(port->device))))
 		return -EINVAL;
 	if (c->state == C_REFUSED)
-		return -EPROTONOSUPPORT;
+		return c->refusal;
 	m = calloc(1, sizeof(*m));
 	if (!m || slot_alloc(c, &slot)) {
 		free(m);

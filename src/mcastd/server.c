@@ -835,6 +835,26 @@ static void read_comm(uint32_t pid, char comm[IMC_MCASTD_COMMLEN])
 			comm[i] = comm[i] == '\n' ? '\0' : '?';
 }
 
+/* Tells a connection refused at accept why, best effort (the socket is
+ * new: its buffer takes one frame), before the caller closes it. */
+static void refuse_conn(struct imc_mcastd_server *s, int fd,
+			const struct imc_mcastd_cred *cr, const char *why)
+{
+	struct mcd_msg r = { .type = MCD_REFUSE };
+	uint8_t buf[MCD_HDR + 8 + MCD_TEXT_MAX];
+	size_t n;
+
+	s->st.refused++;
+	r.u.refuse.status = -EUSERS;
+	r.u.refuse.version = IMC_MCASTD_PROTO_VERSION;
+	snprintf(r.u.refuse.text, sizeof(r.u.refuse.text),
+		 "connection refused: %s (uid %u)", why, cr->uid);
+	n = mcd_encode(&r, buf);
+	(void)!send(fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	srv_log(s, IMC_MCASTD_LOG_WARN, "pid %u: %s", cr->pid,
+		r.u.refuse.text);
+}
+
 int imc_mcastd_server_accept(struct imc_mcastd_server *s, int fd,
 			     const struct imc_mcastd_cred *cr,
 			     struct imc_mcastd_conn **out)
@@ -850,11 +870,9 @@ int imc_mcastd_server_accept(struct imc_mcastd_server *s, int fd,
 	u = uid_get(s, cr->uid, false);
 	if (s->nconns >= s->cfg.limits.conns ||
 	    (u && u->n >= s->cfg.limits.conns_per_uid)) {
-		s->st.refused++;
-		srv_log(s, IMC_MCASTD_LOG_WARN,
-			"connection of pid %u uid %u refused: %s", cr->pid,
-			cr->uid, s->nconns >= s->cfg.limits.conns ?
-			"too many clients" : "too many connections of this uid");
+		refuse_conn(s, fd, cr, s->nconns >= s->cfg.limits.conns ?
+			    "too many clients" :
+			    "too many connections of this uid");
 		return -EUSERS;
 	}
 	c = calloc(1, sizeof(*c));
