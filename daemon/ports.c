@@ -62,8 +62,6 @@ static void find_ports(struct daemon_opts *o)
 		}
 		umad_release_ca(&ca);
 	}
-	if (!o->n_ports)
-		o->n_ports = 1;    /* libibumad's default: its error says why */
 }
 
 static int open_port(struct daemon *d, const struct port_spec *s,
@@ -129,14 +127,47 @@ static int open_port(struct daemon *d, const struct port_spec *s,
 	return 0;
 }
 
+static bool opened(const struct daemon *d, const struct port_spec *s)
+{
+	for (size_t i = 0; i < d->n_ports; i++)
+		if (!strcmp(d->ports[i].desc.device, s->device) &&
+		    d->ports[i].desc.port_num == s->port)
+			return true;
+	return false;
+}
+
+/* Without --port: libibumad's default port first, then every other
+ * active port. (umad2sim answers the enumeration correctly only once a
+ * port is open.) */
 int daemon_open_ports(struct daemon *d)
 {
-	if (!d->o.n_ports)
-		find_ports(&d->o);
-	for (size_t i = 0; i < d->o.n_ports; i++) {
-		int r = open_port(d, &d->o.ports[i], &d->ports[i]);
+	struct daemon_opts all;
+	bool every = !d->o.n_ports;
+	int r;
 
+	if (every)
+		d->o.n_ports = 1;  /* device "", port 0: the default */
+	for (size_t i = 0; i < d->o.n_ports; i++) {
+		r = open_port(d, &d->o.ports[i], &d->ports[i]);
 		d->n_ports = i + 1;
+		if (r < 0)
+			return r;
+	}
+	if (!every)
+		return 0;
+	memset(&all, 0, sizeof(all));
+	find_ports(&all);
+	for (size_t i = 0; i < all.n_ports; i++) {
+		if (!all.ports[i].device[0] || opened(d, &all.ports[i]))
+			continue;
+		if (d->n_ports == IBMCASTD_MAX_PORTS) {
+			dlog(IMC_MCASTD_LOG_WARN, "more than %d active ports: "
+			     "serving the first %d", IBMCASTD_MAX_PORTS,
+			     IBMCASTD_MAX_PORTS);
+			break;
+		}
+		r = open_port(d, &all.ports[i], &d->ports[d->n_ports]);
+		d->n_ports++;
 		if (r < 0)
 			return r;
 	}
