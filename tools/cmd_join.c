@@ -20,6 +20,7 @@
 #include "ibmcast/mcastd.h"
 #include "ibmcast/sa_attr.h"
 #include "mcast_ctl.h"
+#include "mcastd_show.h"
 #include "mcastd/mcastd_lock.h"
 #include "sa_tool.h"
 #include "tools.h"
@@ -501,26 +502,6 @@ static void leave_all(struct session *s)
 			"(Delete unanswered) at exit\n", st.groups);
 }
 
-/* The socket of ibmcastd: --socket, $IBMCAST_SOCKET, the run directory
- * when one was named, or the daemon's default. */
-static int daemon_socket(const struct opts *o, char *buf, size_t len)
-{
-	const char *env = getenv("IBMCAST_SOCKET");
-	const char *dir = getenv("IBMCAST_RUN_DIR");
-	int n;
-
-	if (o->socket)
-		n = snprintf(buf, len, "%s", o->socket);
-	else if (env && *env)
-		n = snprintf(buf, len, "%s", env);
-	else if ((o->run_dir && *o->run_dir) || (dir && *dir))
-		n = snprintf(buf, len, "%s/ibmcastd.sock",
-			     o->run_dir && *o->run_dir ? o->run_dir : dir);
-	else
-		n = snprintf(buf, len, "%s", IMC_MCASTD_SOCKET_DEFAULT);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
 /* Connects to ibmcastd. Returns 1 connected, 0 no daemon (standalone),
  * or a negative errno (reported). */
 static int open_daemon(struct session *s)
@@ -530,7 +511,8 @@ static int open_daemon(struct session *s)
 
 	if (s->o->no_daemon)
 		return 0;
-	r = daemon_socket(s->o, s->sock, sizeof(s->sock));
+	r = imc_mcastd_socket_path(s->o->socket, s->o->run_dir, s->sock,
+				   sizeof(s->sock));
 	if (r < 0) {
 		fprintf(stderr, "ibmcast join: ibmcastd's socket path is too "
 			"long\n");
@@ -596,9 +578,12 @@ static int open_port(struct session *s)
 	if (r == -EBUSY) {
 		fprintf(stderr, "ibmcast join: port %s:%u (%s) is already "
 			"owned by process %s: two owners of one port delete "
-			"each other's memberships at the SA. Run ibmcastd and "
-			"join through it, or stop that process.\n", p->device,
-			p->port, g, holder[0] ? holder : "?");
+			"each other's memberships at the SA. %s\n", p->device,
+			p->port, g, holder[0] ? holder : "?",
+			strstr(holder, "ibmcastd") ?
+			"Join through the daemon (its socket: --socket)." :
+			"Run ibmcastd and join through it, or stop that "
+			"process.");
 		return r;
 	}
 	if (r < 0)
