@@ -60,12 +60,20 @@ extern "C" {
 struct imc_mcastd_server;
 struct imc_mcastd_conn;
 
-/* The peer, as SO_PEERCRED (and the caller's group lookup) tell it. */
+/* Supplementary groups carried in credentials. */
+#define IMC_MCASTD_MAX_GROUPS 32
+
+/* The peer, as SO_PEERCRED (and SO_PEERGROUPS or the caller's group
+ * lookup) tell it; copied at accept and given as is to authorize(). */
 struct imc_mcastd_cred {
 	uint32_t pid, uid, gid;
 	/* The caller's verdict that the peer belongs to the configured
 	 * group (primary or supplementary). */
 	bool in_group;
+	/* Supplementary groups, the primary not repeated; at most
+	 * IMC_MCASTD_MAX_GROUPS (accept clamps n_groups). */
+	uint32_t n_groups;
+	uint32_t groups[IMC_MCASTD_MAX_GROUPS];
 };
 
 enum imc_mcastd_log_level {

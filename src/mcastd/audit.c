@@ -13,8 +13,16 @@
  *
  * The SA keys a membership by MGID and PortGID and holds one JoinState
  * per port (IBA 15.2.5.17), so what the old daemon left and what the new
- * one joins never add up to two memberships; what is left to do is give
- * up the bits nobody wants any more (a Delete names exactly those bits).
+ * one joins never add up to two memberships. A group the tracker re-joined
+ * is its own business: the answer to its Set names the port's JoinState
+ * and the tracker deletes the bits it does not want. What is left is the
+ * groups nobody re-joined. An SA zeroes PortGID and JoinState in records
+ * for untrusted requesters (IBA 15.2.5.17, p923; OpenSM does), so the
+ * bits are found by Deletes of one bit at a time, lowest first: a Delete
+ * of a bit the port does not hold is refused (o15-0.1.14), and the answer
+ * to one that goes through names the bits left, which narrows the rest.
+ * Each Delete is sent only while the tracker has no group of that MGID,
+ * so a re-join that comes later follows it to the SA.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -41,7 +49,8 @@ struct audit_del {
 	struct port *p;
 	struct imc_sa_query *q;
 	struct imc_gid mgid;
-	uint8_t bits;
+	uint8_t cand;               /* bits the port may still hold */
+	uint8_t bit;                /* the one in flight */
 	struct audit_del *next;
 };
 
@@ -71,119 +80,142 @@ static void req_init(struct imc_sa_mad *m, uint8_t method,
 	imc_mcmr_pack(r, m->data, sizeof(m->data));
 }
 
-static void on_delete(void *arg, int err, const struct imc_sa_answer *ans)
-{
-	struct audit_del *d = arg, **pp;
-	struct port *p = d->p;
-	char g[IMC_GID_STRLEN];
-
-	imc_gid_format(&d->mgid, g);
-	if (err || ans->status)
-		srv_log(p->s, IMC_MCASTD_LOG_WARN,
-			"audit: Delete of %s bits 0x%x: %s 0x%04x", g,
-			d->bits, err ? "error" : "status",
-			err ? (unsigned)-err : ans->status);
-	else
-		srv_log(p->s, IMC_MCASTD_LOG_INFO,
-			"audit: deleted %s bits 0x%x nobody re-joined", g,
-			d->bits);
-	for (pp = &p->dels; *pp != d; pp = &(*pp)->next)
-		;
-	*pp = d->next;
-	free(d);
-	if (!p->dels)
-		audit_set(p, AU_DONE);
-}
-
-struct held {
-	struct imc_gid mgid;
-	uint8_t bits;
-};
-
-struct held_list {
-	struct held *v;
-	size_t n;
-	int err;
+struct find {
+	const struct imc_gid *mgid;
+	bool found;
 };
 
 static void on_group(void *arg, const struct imc_mcast_group_info *g)
 {
-	struct held_list *l = arg;
-	struct held *v;
+	struct find *f = arg;
 
-	if (l->err)
-		return;
-	v = realloc(l->v, (l->n + 1) * sizeof(*v));
-	if (!v) {
-		l->err = -ENOMEM;
-		return;
-	}
-	l->v = v;
-	v[l->n].mgid = g->rec.mgid;
-	v[l->n].bits = g->join_state | g->wanted;
-	l->n++;
+	f->found |= imc_gid_equal(&g->rec.mgid, f->mgid);
 }
 
-static int held_cmp(const void *a, const void *b)
+static bool tracker_has(struct port *p, const struct imc_gid *mgid)
 {
-	return imc_gid_cmp(&((const struct held *)a)->mgid,
-			   &((const struct held *)b)->mgid);
+	struct find f = { .mgid = mgid };
+
+	/* Groups still being created (MGID 0) are not listed; a create
+	 * never names an MGID the SA already holds for this port. */
+	if (imc_mcast_foreach_group(p->t, on_group, &f) < 0)
+		return true;   /* unsure: leave it */
+	return f.found;
 }
 
-static void send_delete(struct port *p, const struct audit_rec *r,
-			uint8_t bits)
+static void del_free(struct audit_del *d)
 {
-	struct audit_del *d = calloc(1, sizeof(*d));
+	struct port *p = d->p;
+	struct audit_del **pp;
+
+	for (pp = &p->dels; *pp != d; pp = &(*pp)->next)
+		;
+	*pp = d->next;
+	free(d);
+	if (!p->dels && p->audit_state == AU_DELETE)
+		audit_set(p, AU_DONE);
+}
+
+static void on_delete(void *arg, int err, const struct imc_sa_answer *ans);
+
+/* Sends the Delete of d's lowest candidate bit, or ends d. */
+static void probe(struct audit_del *d)
+{
+	struct port *p = d->p;
 	struct imc_mcmr rec = { 0 };
 	struct imc_sa_mad m;
 
-	if (!d)
+	if (!d->cand || tracker_has(p, &d->mgid)) {
+		del_free(d);
 		return;
-	rec.mgid = r->mgid;
+	}
+	d->bit = d->cand & (uint8_t)-d->cand;
+	rec.mgid = d->mgid;
 	rec.port_gid = p->desc.gid;
-	rec.join_state = bits;
+	rec.join_state = d->bit;
 	req_init(&m, UMAD_SA_METHOD_DELETE, &rec,
 		 UMAD_SA_MCM_COMP_MASK_MGID | UMAD_SA_MCM_COMP_MASK_PORT_GID |
 		 UMAD_SA_MCM_COMP_MASK_JOIN_STATE);
-	d->p = p;
-	d->mgid = r->mgid;
-	d->bits = bits;
-	if (imc_sa_query_start(p->sa, &m, on_delete, d, &d->q) < 0) {
-		free(d);
+	if (imc_sa_query_start(p->sa, &m, on_delete, d, &d->q) < 0)
+		del_free(d);
+}
+
+static void on_delete(void *arg, int err, const struct imc_sa_answer *ans)
+{
+	struct audit_del *d = arg;
+	struct port *p = d->p;
+	char g[IMC_GID_STRLEN];
+	struct imc_mcmr r;
+
+	d->q = NULL;
+	d->cand &= (uint8_t)~d->bit;
+	if (err) {
+		srv_log(p->s, IMC_MCASTD_LOG_WARN,
+			"audit: Delete unanswered (%d)", err);
+		del_free(d);
 		return;
 	}
+	if (!ans->status) {
+		imc_gid_format(&d->mgid, g);
+		p->s->st.audit_deletes++;
+		srv_log(p->s, IMC_MCASTD_LOG_INFO,
+			"audit: deleted JoinState 0x%x of %s: nobody re-joined",
+			d->bit, g);
+		/* o15-0.1.14: the answer names the bits left. */
+		if (imc_mcmr_unpack(&r, ans->data, ans->len) >= 0 &&
+		    imc_gid_equal(&r.mgid, &d->mgid))
+			d->cand &= r.join_state;
+	}
+	probe(d);
+}
+
+static void add_del(struct port *p, const struct audit_rec *r)
+{
+	struct audit_del *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return;
+	d->p = p;
+	d->mgid = r->mgid;
+	/* A trusted answer names the bits; an untrusted one zeroes them. */
+	d->cand = r->join_state ? r->join_state : 0xf;
 	d->next = p->dels;
 	p->dels = d;
-	p->s->st.audit_deletes++;
 }
 
 static void run_deletes(struct port *p)
 {
-	struct held_list l = { 0 };
-
 	audit_set(p, AU_DELETE);
-	/* In MGID order already: bsearch needs nothing more. */
-	if (imc_mcast_foreach_group(p->t, on_group, &l) < 0 || l.err) {
-		srv_log(p->s, IMC_MCASTD_LOG_ERR, "audit: out of memory");
-		free(l.v);
-		audit_set(p, AU_DONE);
-		return;
-	}
-	for (size_t i = 0; i < p->nrecs; i++) {
-		struct held key = { .mgid = p->recs[i].mgid };
-		struct held *h = l.n ? bsearch(&key, l.v, l.n, sizeof(*l.v),
-					       held_cmp) : NULL;
-		uint8_t extra = p->recs[i].join_state & ~(h ? h->bits : 0);
-
-		if (extra)
-			send_delete(p, &p->recs[i], extra);
-	}
-	free(l.v);
+	for (size_t i = 0; i < p->nrecs; i++)
+		if (!tracker_has(p, &p->recs[i].mgid))
+			add_del(p, &p->recs[i]);
 	free(p->recs);
 	p->recs = NULL;
 	p->nrecs = 0;
-	if (!p->dels)
+	if (!p->dels) {
 		audit_set(p, AU_DONE);
+		return;
+	}
+	/* One chain per group, all groups at once: the SA client's window
+	 * paces them. probe() may free d: walk a copy of the list. */
+	{
+		size_t n = 0, k = 0;
+		struct audit_del **v;
+
+		for (struct audit_del *d = p->dels; d; d = d->next)
+			n++;
+		v = calloc(n, sizeof(*v));
+		if (!v) {
+			srv_audit_stop(p);
+			audit_set(p, AU_DONE);
+			return;
+		}
+		for (struct audit_del *d = p->dels; d; d = d->next)
+			v[k++] = d;
+		for (k = 0; k < n; k++)
+			probe(v[k]);
+		free(v);
+	}
 }
 
 static void keep_records(struct port *p, const struct imc_sa_answer *ans)
@@ -196,11 +228,13 @@ static void keep_records(struct port *p, const struct imc_sa_answer *ans)
 		    imc_mcmr_unpack(&r, ans->data + i * ans->rec_size,
 				    ans->rec_size) < 0)
 			break;
-		/* An SA may answer with more than the port's records. */
-		if (!imc_gid_equal(&r.port_gid, &p->desc.gid) || !r.join_state)
+		/* The query named the port: a record of another port (an SA
+		 * that ignores the component) is not ours to touch. */
+		if (!imc_gid_is_zero(&r.port_gid) &&
+		    !imc_gid_equal(&r.port_gid, &p->desc.gid))
 			continue;
 		p->recs[p->nrecs].mgid = r.mgid;
-		p->recs[p->nrecs].join_state = r.join_state;
+		p->recs[p->nrecs].join_state = r.join_state & 0xf;
 		p->nrecs++;
 	}
 	srv_log(p->s, IMC_MCASTD_LOG_INFO,
@@ -270,7 +304,8 @@ void srv_audit_stop(struct port *p)
 		struct audit_del *d = p->dels;
 
 		p->dels = d->next;
-		imc_sa_query_cancel(d->q);
+		if (d->q)
+			imc_sa_query_cancel(d->q);
 		free(d);
 	}
 	free(p->recs);

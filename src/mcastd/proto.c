@@ -93,9 +93,12 @@ static bool zero(const uint8_t *p, size_t n)
 	return true;
 }
 
+/* The record (IMC_MCMR_SIZE bytes) and a reserved zero tail up to
+ * MCD_MCMR. */
 static int get_mcmr(const uint8_t *p, struct imc_mcmr *r)
 {
-	if (imc_mcmr_unpack(r, p, MCD_MCMR) < 0 || imc_mcmr_reserved_set(r))
+	if (imc_mcmr_unpack(r, p, MCD_MCMR) < 0 || imc_mcmr_reserved_set(r) ||
+	    !zero(p + IMC_MCMR_SIZE, MCD_MCMR - IMC_MCMR_SIZE))
 		return -EPROTO;
 	return 0;
 }

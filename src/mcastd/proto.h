@@ -28,7 +28,7 @@
 
 enum {
 	MCD_HDR = 8,
-	MCD_MCMR = 64,              /* packed MCMemberRecord */
+	MCD_MCMR = 64,              /* MCMemberRecord, zero padded */
 	MCD_TEXT_MAX = 200,         /* REFUSE sentence */
 	MCD_SHOW_MEMBER = 48,       /* one member in SHOW_CLIENT */
 	/* Largest frame a daemon sends: SHOW_CLIENT of 65536 members. */

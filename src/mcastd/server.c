@@ -857,6 +857,8 @@ int imc_mcastd_server_accept(struct imc_mcastd_server *s, int fd,
 	c->s = s;
 	c->fd = fd;
 	c->cr = *cr;
+	if (c->cr.n_groups > IMC_MCASTD_MAX_GROUPS)
+		c->cr.n_groups = IMC_MCASTD_MAX_GROUPS;
 	c->id = ++s->next_id;
 	c->state = CONN_HELLO;
 	read_comm(cr->pid, c->comm);
