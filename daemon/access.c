@@ -1,8 +1,6 @@
 /* ibmcastd's access: the socket's group and the policy behind the server
  * core's authorize hook. */
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,37 +73,15 @@ int daemon_load_policy(struct daemon *d, bool reload)
 	return 0;
 }
 
-/* The peer's groups as the user database lists them for its uid, with
- * its primary group from SO_PEERCRED, and the configured group when the
- * socket's SO_PEERGROUPS said so. */
-static size_t peer_groups(const struct daemon *d,
-			  const struct imc_mcastd_cred *cr, uint32_t *out,
-			  size_t max)
-{
-	struct passwd pw, *res = NULL;
-	gid_t g[64];
-	int n = (int)IMC_ARRAY_SIZE(g);
-	size_t k = 0;
-	char buf[4096];
-
-	if (cr->in_group && d->has_gid && k < max)
-		out[k++] = (uint32_t)d->gid;
-	if (getpwuid_r((uid_t)cr->uid, &pw, buf, sizeof(buf), &res) || !res)
-		return k;
-	if (getgrouplist(res->pw_name, (gid_t)cr->gid, g, &n) < 0)
-		n = (int)IMC_ARRAY_SIZE(g);
-	for (int i = 0; i < n && k < max; i++)
-		out[k++] = (uint32_t)g[i];
-	return k;
-}
-
 int daemon_authorize(void *ctx, const struct imc_mcastd_cred *cr,
 		     const struct imc_mcastd_port_desc *port,
 		     const struct imc_mcast_join_req *req)
 {
 	struct daemon *d = ctx;
-	uint32_t groups[72];
-	struct imc_mcastd_policy_peer peer = { cr->uid, cr->gid, groups, 0 };
+	/* The groups the kernel gave at connect (SO_PEERGROUPS): what the
+	 * process was, not what the user database says now. */
+	struct imc_mcastd_policy_peer peer = { cr->uid, cr->gid, cr->groups,
+					       cr->n_groups };
 	struct imc_mcastd_policy_query q = {
 		.mgid = req->rec.mgid,
 		.join_state = req->join_state,
@@ -116,7 +92,6 @@ int daemon_authorize(void *ctx, const struct imc_mcastd_cred *cr,
 	unsigned line;
 	int r;
 
-	peer.n_groups = peer_groups(d, cr, groups, IMC_ARRAY_SIZE(groups));
 	r = imc_mcastd_policy_check(d->policy, &peer, &q, &line);
 	if (r == 0)
 		return 0;

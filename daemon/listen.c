@@ -34,20 +34,25 @@ static bool someone_listens(const char *path)
 	return yes;
 }
 
-/* Whether the peer on fd has gid among its groups (primary or not). */
-static bool peer_in_group(int fd, gid_t primary, gid_t gid)
+/* The peer's supplementary groups (SO_PEERGROUPS, Linux 4.13: as the
+ * kernel knew them at connect, like SO_PEERCRED), and whether gid is
+ * among them or is its primary group. */
+static bool peer_groups(int fd, gid_t primary, bool has_gid, gid_t gid,
+			struct imc_mcastd_cred *cr)
 {
 	gid_t groups[256];
 	socklen_t len = sizeof(groups);
+	bool in = has_gid && primary == gid;
 
-	if (primary == gid)
-		return true;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
-		return false;
-	for (size_t i = 0; i < len / sizeof(gid_t); i++)
-		if (groups[i] == gid)
-			return true;
-	return false;
+		return in;
+	for (size_t i = 0; i < len / sizeof(gid_t); i++) {
+		if (has_gid && groups[i] == gid)
+			in = true;
+		if (groups[i] != primary && cr->n_groups < IMC_MCASTD_MAX_GROUPS)
+			cr->groups[cr->n_groups++] = (uint32_t)groups[i];
+	}
+	return in;
 }
 
 static void accept_one(struct daemon *d, int c)
@@ -66,7 +71,7 @@ static void accept_one(struct daemon *d, int c)
 	cr.pid = (uint32_t)uc.pid;
 	cr.uid = (uint32_t)uc.uid;
 	cr.gid = (uint32_t)uc.gid;
-	cr.in_group = d->has_gid && peer_in_group(c, uc.gid, d->gid);
+	cr.in_group = peer_groups(c, uc.gid, d->has_gid, d->gid, &cr);
 	r = imc_mcastd_server_accept(d->srv, c, &cr, NULL);
 	if (r < 0) {
 		dlog(IMC_MCASTD_LOG_WARN, "client pid=%u uid=%u refused: %s",

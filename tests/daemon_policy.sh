@@ -25,7 +25,9 @@ cat > "$pol" <<'P'
 # root may do anything; nobody only in ff12:e002::/32, full or nonmember
 allow user:root
 allow user:nobody mgid ff12:e002::/32 state full,nonmember
+allow group:users mgid ff12:e004::/32
 P
+getent group users >/dev/null || { echo "SKIP: no group users"; exit 77; }
 
 # as_nobody NAME ARGS...: `ibmcast join ARGS` as nobody, in the background
 as_nobody() {
@@ -53,6 +55,18 @@ wait "${cpid[n2]}"; rc=$?; unset "cpid[n2]"
 check "nobody refused SendOnlyFullMember in $B (a JoinState the rule lacks)" \
 	'[ $rc -eq 1 ] && grep -q "^error mgid=$B status=-13 EACCES" n2.out'
 
+# A supplementary group (SO_PEERGROUPS) is one of the peer's groups.
+env -u LD_PRELOAD setpriv --reuid=nobody --regid=nogroup --groups=users \
+	"$ibmcast" join --create --qkey 0x1234 --duration 0.2 ff12:e004::1 > g1.out 2>&1
+rc=$?
+check "nobody with supplementary group users joins ff12:e004::1 (group rule)" \
+	'[ $rc -eq 0 ] && [ "$(joined g1)" = 1 ]'
+env -u LD_PRELOAD setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	"$ibmcast" join --create --qkey 0x1234 --duration 0.2 ff12:e004::1 > g2.out 2>&1
+rc=$?
+check "... and without that group is refused" \
+	'[ $rc -eq 1 ] && grep -q "^error mgid=ff12:e004::1 status=-13 EACCES" g2.out'
+
 as_nobody n3 --qkey 0x1234 "$B=nonmember"
 wait_for "nobody joined $B as NonMember" 10 '[ "$(joined n3)" = 1 ]'
 wait_for "saquery: the port holds full and nonmember in $B" 10 \
@@ -63,7 +77,7 @@ cp "$pol" "$pol.good"
 printf 'allow user:root\nallow user:nobody mgid fe80::1\n' > "$pol"
 kill -HUP "$DPID"
 wait_for "SIGHUP with a bad file: the log says FILE:LINE and keeps the old policy" 10 \
-	'grep -q "policy not reloaded, the old one stays (2 rules): $pol:2: .fe80::1. is not a multicast GID" daemon.log'
+	'grep -q "policy not reloaded, the old one stays (3 rules): $pol:2: .fe80::1. is not a multicast GID" daemon.log'
 check "nobody's member is still joined" \
 	'[ "$(sa_member $B)" = 0x3 ] && ! grep -q "^error" n3.out'
 
