@@ -34,6 +34,19 @@ static const struct imc_mcastd_policy_resolver names = {
 	.user = lookup, .group = lookup,
 };
 
+static int shipped_lookup(void *ctx, const char *name, uint32_t *id)
+{
+	if (!strcmp(name, "root")) {
+		*id = 0;
+		return 0;
+	}
+	return lookup(ctx, name, id);
+}
+
+static const struct imc_mcastd_policy_resolver shipped_names = {
+	.user = shipped_lookup, .group = shipped_lookup,
+};
+
 static const char text[] =
 	"# example\n"
 	"allow user:0\n"
@@ -224,6 +237,26 @@ static void test_load(void **state)
 	assert_non_null(strstr(err, "No such file"));
 }
 
+/* The policy shipped in dist/ parses and says what its comments say. */
+static void test_shipped(void **state)
+{
+	struct imc_mcastd_policy *p = NULL;
+	char err[256];
+	unsigned line;
+
+	if (imc_mcastd_policy_load(IMC_SOURCE_DIR "/dist/ibmcastd.policy",
+				   &shipped_names, &p, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(imc_mcastd_policy_rules(p), 3);
+	assert_int_equal(ask(p, 0, 0, 0, "ff1e::1", 0xf, -1, &line), 0);
+	assert_int_equal(ask(p, 1000, 1000, 500, "ff12:401b::1", 1, -1,
+			     &line), 0);
+	assert_int_equal(ask(p, 1000, 1000, 0, "ff15::10", 1, -1, &line),
+			 -EACCES);
+	assert_int_equal(ask(p, 1000, 1000, 0, "ff15::10", 8, -1, &line), 0);
+	imc_mcastd_policy_destroy(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +265,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_print_round_trip),
 		cmocka_unit_test(test_load),
+		cmocka_unit_test(test_shipped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
