@@ -104,8 +104,27 @@ kill -TERM "${cpid[root]}"; wait "${cpid[root]}"; unset "cpid[root]"
 kill -TERM "$DPID"; wait "$DPID"; rc=$?
 check "ibmcastd exits 0 on SIGTERM" '[ $rc -eq 0 ]'
 
-# The socket's default mode: only root and the group connect.
-daemon_start || exit 1
+# The socket's default mode: only root and the group connect. Also: the
+# sd_notify(3) datagrams a Type=notify unit waits for, and the limit of
+# connections per uid.
+python3 - "$RUN/notify" > notify.txt <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(30)
+print("bound", flush=True)
+try:
+    while True:
+        m = s.recv(4096).decode()
+        print(m, flush=True)
+        if m.startswith("STOPPING"):
+            break
+except socket.timeout:
+    pass
+PY
+npid=$!
+until grep -q bound notify.txt 2>/dev/null; do sleep 0.05; done
+NOTIFY_SOCKET=$RUN/notify daemon_start --max-conns-per-uid 2 || exit 1
 err=$(env -u LD_PRELOAD setpriv --reuid=nobody --regid=nogroup --clear-groups \
 	"$ibmcast" join "$A" 2>&1 >/dev/null)
 rc=$?
@@ -115,6 +134,23 @@ check "mode 0660: nobody cannot connect, and is told why" \
 ls -l "$RUN/ibmcastd.sock"
 check "the socket is srw-rw---- root:root" \
 	'[ "$(stat -c "%A %U %G" "$RUN/ibmcastd.sock")" = "srw-rw---- root root" ]'
+client l1 --create --qkey 0x1234 "$A"
+client l2 --create --qkey 0x1234 "$A"
+wait_for "two connections of root joined" 10 '[ "$(joined l1)" = 1 ] && [ "$(joined l2)" = 1 ]'
+client l3 --create --qkey 0x1234 "$A"
+wait_for "a third connection of uid 0 is refused (--max-conns-per-uid 2)" 10 \
+	'grep -q "client pid=[0-9]* uid=0 refused: too many connections for this uid" daemon.log'
+check "... and that client holds nothing" '[ "$(joined l3)" = 0 ]'
+kill -TERM "${cpid[l3]}" "${cpid[l1]}" "${cpid[l2]}"
+wait "${cpid[l3]}" "${cpid[l1]}" "${cpid[l2]}"
+unset "cpid[l1]" "cpid[l2]" "cpid[l3]"
+kill -HUP "$DPID"
+wait_for "SIGHUP: default policy read again" 10 \
+	'[ "$(grep -c "default policy: root and group 0" daemon.log)" -ge 2 ]'
 kill -TERM "$DPID"; wait "$DPID"
+wait "$npid"
+check "sd_notify: READY=1, RELOADING=1 then READY=1, STOPPING=1" \
+	'[ "$(grep -v bound notify.txt | tr "\n" " ")" = "READY=1 RELOADING=1 READY=1 STOPPING=1 " ]' ||
+	cat notify.txt
 [ $fail = 0 ] || { echo "--- daemon.log"; cat daemon.log; }
 exit $fail
