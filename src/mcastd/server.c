@@ -35,6 +35,8 @@
 /* Bytes read per readiness callback, so that one client cannot starve
  * the others. */
 #define READ_BUDGET (256u << 10)
+/* One read: about 120 JOIN frames. */
+#define READ_CHUNK 16384u
 
 static void conn_close(struct conn *c, const char *why);
 
@@ -558,7 +560,9 @@ void srv_revoke(struct member *m, int status)
 
 /* ---- input ---- */
 
-static void on_hello(struct conn *c, const struct mcd_msg *msg)
+/* Returns 0, or -EPROTONOSUPPORT once REFUSE is on its way (the caller
+ * closes the connection). */
+static int on_hello(struct conn *c, const struct mcd_msg *msg)
 {
 	struct mcd_msg out = { .type = MCD_WELCOME };
 
@@ -575,9 +579,7 @@ static void on_hello(struct conn *c, const struct mcd_msg *msg)
 		(void)flush(c);
 		srv_log(c->s, IMC_MCASTD_LOG_WARN, "client %u (pid %u): %s",
 			c->id, c->cr.pid, r.u.refuse.text);
-		c->s->st.closed_error++;
-		conn_close(c, "unsupported protocol version");
-		return;
+		return -EPROTONOSUPPORT;
 	}
 	if (!c->comm[0])
 		memcpy(c->comm, msg->u.hello.comm, sizeof(c->comm));
@@ -585,6 +587,7 @@ static void on_hello(struct conn *c, const struct mcd_msg *msg)
 	out.u.welcome.version = IMC_MCASTD_PROTO_VERSION;
 	out.u.welcome.client_id = c->id;
 	srv_send(c, &out);
+	return 0;
 }
 
 /* Handles one decoded message. Returns 0, or a negative errno that
@@ -594,8 +597,7 @@ static int handle(struct conn *c, const struct mcd_msg *msg)
 	if (c->state == CONN_HELLO) {
 		if (msg->type != MCD_HELLO)
 			return -EPROTO;
-		on_hello(c, msg);
-		return 0;
+		return on_hello(c, msg);
 	}
 	switch (msg->type) {
 	case MCD_JOIN:
@@ -645,8 +647,11 @@ static int consume(struct conn *c)
 		s->st.msgs_in++;
 		done++;
 		r = handle(c, &msg);
-		if (c->state == CONN_GONE)
-			return -1;   /* closed by handle() (version) */
+		if (r == -EPROTONOSUPPORT) {
+			s->st.closed_error++;
+			conn_close(c, "unsupported protocol version");
+			return -1;
+		}
 		if (r) {
 			s->st.closed_error++;
 			srv_log(s, IMC_MCASTD_LOG_WARN,
@@ -667,7 +672,7 @@ static int conn_read(struct conn *c)
 	int done = 0;
 
 	while (got < READ_BUDGET) {
-		uint8_t *p = mcd_buf_reserve(&c->in, 65536);
+		uint8_t *p = mcd_buf_reserve(&c->in, READ_CHUNK);
 		ssize_t n;
 		int r;
 
@@ -675,7 +680,7 @@ static int conn_read(struct conn *c)
 			conn_close(c, "out of memory");
 			return -1;
 		}
-		n = recv(c->fd, p, 65536, MSG_DONTWAIT);
+		n = recv(c->fd, p, READ_CHUNK, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
