@@ -754,21 +754,20 @@ static void test_shutdown(void **state)
 
 /* ---- the daemon dies and comes back ---- */
 
-static void test_daemon_restart(void **state)
+static void daemon_restart(bool trusted)
 {
 	struct th a1, a2, b2, b3;
 	struct imc_gid g1 = fx_mgid(G1), g2 = fx_mgid(G2), g3 = fx_mgid(G3);
 	struct imc_mcast_member *om;
 	int ores = 0;
 
-	(void)state;
 	om = other_join(G2, IMC_JOIN_FULL, &ores);
 	w_client_new(&CL[0], 1, true);
 	w_client_new(&CL[1], 2, true);
 	th_join(&a1, &CL[0], G1, IMC_JOIN_FULL, &qp_a);
 	th_join(&a2, &CL[0], G2, IMC_JOIN_NON, &qp_a);
 	th_join(&b2, &CL[1], G2, IMC_JOIN_FULL, &qp_b);
-	th_join(&b3, &CL[1], G3, IMC_JOIN_FULL, &qp_b);
+	th_join(&b3, &CL[1], G3, IMC_JOIN_FULL | IMC_JOIN_NON, &qp_b);
 	w_run_for(20 * MS);
 	assert_int_equal(w_sa_js(&g2, DLID), 0x3);
 	assert_int_equal(w_sa_memberships(DLID), 3);
@@ -786,6 +785,11 @@ static void test_daemon_restart(void **state)
 	/* The SA still holds what the dead daemon held. */
 	assert_int_equal(w_sa_memberships(DLID), 3);
 
+	/* Without the SM_Key the SA hides the JoinState of records: the
+	 * audit deletes g3's bits one at a time, FullMember first (and
+	 * with the port's last full bit the SA deletes the group, IBA
+	 * 15.2.5.17); with the key one Delete names both bits. */
+	WW->scfg.sm_key = trusted ? 1 : 0;
 	daemon_start();
 	w_run_for(3000 * MS);   /* backoff, re-joins, grace, audit */
 	assert_int_equal(a1.joined, 2);
@@ -804,12 +808,26 @@ static void test_daemon_restart(void **state)
 
 		imc_mcastd_server_get_stats(WW->srv, &st);
 		assert_int_equal(st.audit_deletes, 1);
+		assert_true(w_logged(0, trusted ? "JoinState 0x3 of"
+						: "JoinState 0x1 of"));
 	}
 	th_leave(&a1);
 	th_leave(&a2);
 	w_run_for(50 * MS);
 	assert_int_equal(w_sa_memberships(DLID), 0);
 	imc_mcast_leave(om);
+}
+
+static void test_daemon_restart(void **state)
+{
+	(void)state;
+	daemon_restart(false);
+}
+
+static void test_daemon_restart_sm_key(void **state)
+{
+	(void)state;
+	daemon_restart(true);
 }
 
 int main(void)
@@ -844,6 +862,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_restart, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_daemon_restart_sm_key,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -109,6 +109,11 @@ struct imc_mcastd_server_config {
 	/* Teardown: how long imc_mcastd_server_shutdown() waits for the SA
 	 * to answer the Deletes. */
 	imc_time_t shutdown_timeout;
+	/* SM_Key of the restart audit's requests (0: none). An SA hides
+	 * PortGID and JoinState from untrusted requesters (IBA 15.2.5.17;
+	 * OpenSM does): without the key the audit finds the bits by Deletes
+	 * of one bit at a time, with it by one Delete per group. */
+	uint64_t sm_key;
 	/* Authorize hook: 0 lets the join through; a negative errno
 	 * (-EACCES, -EPERM) refuses it: the client's member gets ERROR with
 	 * that status and a log line (WARN) names who, what and why. NULL:

@@ -50,7 +50,8 @@ struct audit_del {
 	struct imc_sa_query *q;
 	struct imc_gid mgid;
 	uint8_t cand;               /* bits the port may still hold */
-	uint8_t bit;                /* the one in flight */
+	uint8_t bit;                /* the bits in flight */
+	bool known;                 /* cand as a trusted answer named it */
 	struct audit_del *next;
 };
 
@@ -70,10 +71,13 @@ static void audit_set(struct port *p, int to)
 	p->audit_state = to;
 }
 
-static void req_init(struct imc_sa_mad *m, uint8_t method,
+static void req_init(struct port *p, struct imc_sa_mad *m, uint8_t method,
 		     const struct imc_mcmr *r, uint64_t comp)
 {
 	memset(m, 0, sizeof(*m));
+	/* With the SM_Key the SA trusts the request and names PortGID
+	 * and JoinState in its records (IBA 15.2.5.17, p923). */
+	m->sa.sm_key = p->s->cfg.sm_key;
 	m->mad.method = method;
 	m->mad.attr_id = UMAD_SA_ATTR_MCMEMBER_REC;
 	m->sa.comp_mask = comp;
@@ -129,11 +133,11 @@ static void probe(struct audit_del *d)
 		del_free(d);
 		return;
 	}
-	d->bit = d->cand & (uint8_t)-d->cand;
+	d->bit = d->known ? d->cand : d->cand & (uint8_t)-d->cand;
 	rec.mgid = d->mgid;
 	rec.port_gid = p->desc.gid;
 	rec.join_state = d->bit;
-	req_init(&m, UMAD_SA_METHOD_DELETE, &rec,
+	req_init(p, &m, UMAD_SA_METHOD_DELETE, &rec,
 		 UMAD_SA_MCM_COMP_MASK_MGID | UMAD_SA_MCM_COMP_MASK_PORT_GID |
 		 UMAD_SA_MCM_COMP_MASK_JOIN_STATE);
 	if (imc_sa_query_start(p->sa, &m, on_delete, d, &d->q) < 0)
@@ -148,6 +152,12 @@ static void on_delete(void *arg, int err, const struct imc_sa_answer *ans)
 	struct imc_mcmr r;
 
 	d->q = NULL;
+	if (d->known && !err && ans->status) {
+		/* The bits changed since the GetTable: one at a time. */
+		d->known = false;
+		probe(d);
+		return;
+	}
 	d->cand &= (uint8_t)~d->bit;
 	if (err) {
 		srv_log(p->s, IMC_MCASTD_LOG_WARN,
@@ -179,6 +189,7 @@ static void add_del(struct port *p, const struct audit_rec *r)
 	d->mgid = r->mgid;
 	/* A trusted answer names the bits; an untrusted one zeroes them. */
 	d->cand = r->join_state ? r->join_state : 0xf;
+	d->known = r->join_state != 0;
 	d->next = p->dels;
 	p->dels = d;
 }
@@ -282,7 +293,7 @@ void srv_audit_start(struct port *p)
 
 	imc_timer_init(&p->audit_timer, on_grace);
 	r.port_gid = p->desc.gid;
-	req_init(&m, UMAD_SA_METHOD_GET_TABLE, &r,
+	req_init(p, &m, UMAD_SA_METHOD_GET_TABLE, &r,
 		 UMAD_SA_MCM_COMP_MASK_PORT_GID);
 	if (imc_sa_query_start(p->sa, &m, on_table, p, &p->audit_q) < 0) {
 		srv_log(p->s, IMC_MCASTD_LOG_WARN, "audit: cannot query SA");
