@@ -48,6 +48,9 @@ static void help(FILE *f)
 "  --watch W            auto, verbs, poll, none (default auto)\n"
 "  --timeout MS, --retries N\n"
 "                       the SA client's first timeout and retries\n"
+"  --sm-key KEY         SM_Key of the restart audit's queries (an SA\n"
+"                       shows PortGID and JoinState to a requester with\n"
+"                       the key only; OpenSM's default is 1; default 0)\n"
 "\n"
 "Signals: SIGHUP reloads the policy (a bad file keeps the old policy);\n"
 "SIGTERM or SIGINT: clients are asked to detach, every member is left and\n"
@@ -61,7 +64,7 @@ enum {
 	OPT_RUNTIME_DIR = 256, OPT_SOCKET, OPT_GROUP, OPT_MODE, OPT_POLICY,
 	OPT_LOG_LEVEL, OPT_PORT, OPT_CONNS_UID, OPT_CONNS, OPT_MEMBERS,
 	OPT_IN_FLIGHT, OPT_GRACE, OPT_AUDIT, OPT_POLL, OPT_WATCH, OPT_TIMEOUT,
-	OPT_RETRIES, OPT_HELP,
+	OPT_RETRIES, OPT_SM_KEY, OPT_HELP,
 };
 
 static int usage_error(const char *what, const char *arg)
@@ -192,6 +195,14 @@ static int take_opt(struct daemon_opts *o, int ch, const char *arg)
 		bad = num(arg, 0, 100, &v, 10);
 		o->retries = (unsigned)v;
 		break;
+	case OPT_SM_KEY: {
+		char *end;
+
+		errno = 0;
+		o->sm_key = strtoull(arg, &end, 0);
+		bad = errno || !*arg || *end || *arg == '-';
+		break;
+	}
 	default:
 		return usage_error("unknown option or missing value", NULL);
 	}
@@ -218,6 +229,7 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 		{ "watch", required_argument, NULL, OPT_WATCH },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "retries", required_argument, NULL, OPT_RETRIES },
+		{ "sm-key", required_argument, NULL, OPT_SM_KEY },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -354,6 +366,7 @@ static int start(struct daemon *d)
 	imc_mcastd_server_config_init(&sc);
 	sc.limits = d->o.limits;
 	sc.grace = (imc_time_t)(d->o.grace * 1e9);
+	sc.sm_key = d->o.sm_key;
 	sc.authorize = daemon_authorize;
 	sc.log = server_log;
 	sc.ctx = d;

@@ -37,6 +37,7 @@ struct daemon_opts {
 	imc_time_t timeout;
 	unsigned retries;
 	enum imc_mcast_umad_watch watch;
+	uint64_t sm_key;                  /* the restart audit's; 0: none */
 };
 
 struct daemon_port {

@@ -12,7 +12,7 @@ d="$build/ibmcastd"
 has help "usage: ibmcastd [OPTIONS]"
 has help "--policy FILE"
 
-for args in "--bogus" "--mode 999" "--port x:0" "--log-level loud" \
+for args in "--bogus" "--sm-key -1" "--sm-key 0x1g" "--mode 999" "--port x:0" "--log-level loud" \
 	    "--max-conns-per-uid 0" "--grace -1" "extra"; do
 	# shellcheck disable=SC2086
 	"$d" $args > "$tmp/out" 2> "$tmp/err"
