@@ -256,6 +256,22 @@ static int parse_args(int argc, char **argv, struct daemon_opts *o)
 
 /* ---- signals ---- */
 
+void daemon_set_state(struct daemon *d, enum daemon_state next)
+{
+	static const bool ok[3][3] = {
+		[DAEMON_STARTING] = { [DAEMON_RUNNING] = true,
+				      [DAEMON_STOPPING] = true },
+		[DAEMON_RUNNING] = { [DAEMON_STOPPING] = true },
+	};
+
+	if (!ok[d->state][next]) {
+		dlog(IMC_MCASTD_LOG_ERR, "bad state change %d -> %d", d->state,
+		     next);
+		abort();
+	}
+	d->state = next;
+}
+
 static void on_shutdown_done(void *arg, int status)
 {
 	struct daemon *d = arg;
@@ -273,14 +289,14 @@ static void stop(struct daemon *d, int sig)
 {
 	int r;
 
-	if (d->stopping) {
+	if (d->state == DAEMON_STOPPING) {
 		dlog(IMC_MCASTD_LOG_WARN, "%s again: exiting now",
 		     strsignal(sig));
 		d->exit_code = 1;
 		imc_loop_stop(d->loop);
 		return;
 	}
-	d->stopping = true;
+	daemon_set_state(d, DAEMON_STOPPING);
 	daemon_notify("STOPPING=1");
 	dlog(IMC_MCASTD_LOG_INFO, "%s: leaving every member", strsignal(sig));
 	daemon_unlisten(d);
@@ -415,6 +431,7 @@ int main(int argc, char **argv)
 	     "port%s", d.sock_path, d.o.mode, d.has_gid ? ", group " : "",
 	     d.has_gid ? (d.o.group ? d.o.group : "ibmcast") : "",
 	     d.n_ports, d.n_ports == 1 ? "" : "s");
+	daemon_set_state(&d, DAEMON_RUNNING);
 	daemon_notify("READY=1");
 	/* The loop stops when the shutdown is done (or a second signal). */
 	r = imc_loop_run(d.loop);

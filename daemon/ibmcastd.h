@@ -47,6 +47,21 @@ struct daemon_port {
 	struct imc_mcastd_port_desc desc;
 };
 
+/* The process:
+ *
+ *   state     event                                   next
+ *   STARTING  ports open, socket listening            RUNNING
+ *   RUNNING   SIGHUP                                  RUNNING (policy read)
+ *   RUNNING   SIGTERM/SIGINT                          STOPPING
+ *   STOPPING  every member left, Deletes answered     exit 0
+ *   STOPPING  SIGTERM/SIGINT again                    exit 1
+ */
+enum daemon_state {
+	DAEMON_STARTING,
+	DAEMON_RUNNING,
+	DAEMON_STOPPING,
+};
+
 struct daemon {
 	struct daemon_opts o;
 	struct imc_loop *loop;
@@ -64,9 +79,12 @@ struct daemon {
 	/* signals, through a signalfd */
 	int sig_fd;
 	struct imc_fd_watch sig_watch;
-	bool stopping;
+	enum daemon_state state;          /* daemon_set_state() only */
 	int exit_code;
 };
+
+/* ibmcastd.c */
+void daemon_set_state(struct daemon *d, enum daemon_state next);
 
 /* log.c */
 void dlog(enum imc_mcastd_log_level lvl, const char *fmt, ...)
