@@ -8,7 +8,8 @@
 # FullMember throughout (so that OpenSM keeps the group) and is never
 # disturbed. A client killed with SIGKILL has its members left within
 # 100 ms (measured from the daemon's log) and the SA updated. A
-# standalone process on the daemon's port is refused by the port's lock.
+# standalone process on the daemon's port is refused by the port's lock,
+# and the daemon is refused a port a standalone process owns.
 # Arguments: build directory, source directory.
 # shellcheck disable=SC2034
 set -u
@@ -28,6 +29,18 @@ cpid[hca3]=$!
 wait_ready hca3.out "${cpid[hca3]}" || { cat hca3.err; exit 1; }
 GID3=$(sed -n 's/^ready .*gid=\([^ ]*\) .*/\1/p' hca3.out)
 wait_for "Hca3 (standalone) joined" 10 '[ "$(joined hca3)" = 1 ]'
+
+# The other way round: a standalone owner of Hca2 keeps the daemon out.
+SIM_HOST=Hca2 timeout --kill-after=5 150 "$ibmcast" join --no-daemon \
+	--create --qkey 0x1234 "$G2" > solo.out 2> solo.err &
+cpid[solo]=$!
+wait_ready solo.out "${cpid[solo]}" || { cat solo.err; exit 1; }
+SIM_HOST=Hca2 timeout 20 "$ibmcastd" --runtime-dir "$RUN" --group 0 > solo.log 2>&1
+rc=$?
+cat solo.log
+check "ibmcastd refuses a port a standalone join owns: exit 1, the owner named" \
+	'[ $rc -eq 1 ] && grep -q "is held by process [0-9]* ibmcast-join: stop it first" solo.log'
+kill -TERM "${cpid[solo]}"; wait "${cpid[solo]}"; unset "cpid[solo]"
 
 daemon_start || exit 1
 check "nothing held by the daemon's port before" '[ -z "$(sa_view)" ]'
