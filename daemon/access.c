@@ -88,7 +88,7 @@ int daemon_authorize(void *ctx, const struct imc_mcastd_cred *cr,
 		.has_pkey = (req->comp_mask & UMAD_SA_MCM_COMP_MASK_PKEY) != 0,
 		.pkey = req->rec.pkey,
 	};
-	char m[IMC_GID_STRLEN];
+	char m[IMC_GID_STRLEN], pk[8];
 	unsigned line;
 	int r;
 
@@ -96,16 +96,20 @@ int daemon_authorize(void *ctx, const struct imc_mcastd_cred *cr,
 	if (r == 0)
 		return 0;
 	imc_gid_format(&q.mgid, m);
+	if (q.has_pkey)
+		snprintf(pk, sizeof(pk), "0x%04x", q.pkey);
+	else
+		snprintf(pk, sizeof(pk), "none");
 	if (line)
 		dlog(IMC_MCASTD_LOG_WARN, "refused: pid=%u uid=%u port=%s:%u "
-		     "mgid=%s join_state=0x%x%s: denied by %s:%u", cr->pid,
-		     cr->uid, port->device, port->port_num, m, q.join_state,
-		     q.has_pkey ? "" : " (no P_Key)", d->o.policy, line);
+		     "mgid=%s join_state=0x%x pkey=%s: denied by %s:%u",
+		     cr->pid, cr->uid, port->device, port->port_num, m,
+		     q.join_state, pk, d->o.policy, line);
 	else
 		dlog(IMC_MCASTD_LOG_WARN, "refused: pid=%u uid=%u port=%s:%u "
 		     "mgid=%s join_state=0x%x pkey=%s: no rule of %s allows it",
 		     cr->pid, cr->uid, port->device, port->port_num, m,
-		     q.join_state, q.has_pkey ? "given" : "none",
+		     q.join_state, pk,
 		     d->o.policy ? d->o.policy : "the default policy");
 	return r;
 }

@@ -24,6 +24,7 @@ pol=$RUN/policy
 cat > "$pol" <<'P'
 # root may do anything; nobody only in ff12:e002::/32, full or nonmember
 allow user:root
+deny user:nobody mgid ff12:e002::99
 allow user:nobody mgid ff12:e002::/32 state full,nonmember
 allow group:users mgid ff12:e004::/32
 P
@@ -49,7 +50,13 @@ cat n1.out
 check "nobody refused $A: EACCES, exit 1" \
 	'[ $rc -eq 1 ] && grep -q "^error mgid=$A status=-13 EACCES (Permission denied)$" n1.out'
 check "the refusal's log line names the user, the MGID and the policy" \
-	'grep -q "refused: pid=[0-9]* uid=65534 port=ibsim0:1 mgid=$A join_state=0x1 .*no rule of $pol allows it" daemon.log'
+	'grep -q "refused: pid=[0-9]* uid=65534 port=ibsim0:1 mgid=$A join_state=0x1 pkey=none: no rule of $pol allows it" daemon.log'
+
+as_nobody n0 --qkey 0x1234 ff12:e002::99
+wait "${cpid[n0]}"; rc=$?; unset "cpid[n0]"
+check "a deny rule refuses nobody ff12:e002::99; the log names FILE:LINE" \
+	'[ $rc -eq 1 ] && grep -q "^error mgid=ff12:e002::99 status=-13 EACCES" n0.out &&
+	 grep -q "refused: pid=[0-9]* uid=65534 .* mgid=ff12:e002::99 join_state=0x1 pkey=none: denied by $pol:3$" daemon.log'
 
 as_nobody n2 --qkey 0x1234 "$B=sendonly-full"
 wait "${cpid[n2]}"; rc=$?; unset "cpid[n2]"
@@ -78,7 +85,7 @@ cp "$pol" "$pol.good"
 printf 'allow user:root\nallow user:nobody mgid fe80::1\n' > "$pol"
 kill -HUP "$DPID"
 wait_for "SIGHUP with a bad file: the log says FILE:LINE and keeps the old policy" 10 \
-	'grep -q "policy not reloaded, the old one stays (3 rules): $pol:2: .fe80::1. is not a multicast GID" daemon.log'
+	'grep -q "policy not reloaded, the old one stays (4 rules): $pol:2: .fe80::1. is not a multicast GID" daemon.log'
 check "nobody's member is still joined" \
 	'[ "$(sa_member $B)" = 0x3 ] && ! grep -q "^error" n3.out'
 
