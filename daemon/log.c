@@ -1,14 +1,16 @@
 /* ibmcastd's log: one line per event on stderr, with its level. Under
- * systemd (JOURNAL_STREAM set: stderr is the journal) each line starts
+ * systemd (stderr is the stream JOURNAL_STREAM names) each line starts
  * with the syslog priority in sd-daemon(3)'s "<N>" form instead, so the
  * journal files it at the right level. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -39,6 +41,25 @@ int dlog_parse_level(const char *s, enum imc_mcastd_log_level *out)
 	return 0;
 }
 
+/* systemd.exec(5): JOURNAL_STREAM is "DEVICE:INODE" of the stream that
+ * stderr was connected to; it is the journal only if stderr still is. */
+static bool to_journal(void)
+{
+	static int known = -1;
+	const char *js;
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (known >= 0)
+		return known;
+	js = getenv("JOURNAL_STREAM");
+	known = js && sscanf(js, "%llu:%llu", &dev, &ino) == 2 &&
+		fstat(STDERR_FILENO, &st) == 0 &&
+		(unsigned long long)st.st_dev == dev &&
+		(unsigned long long)st.st_ino == ino;
+	return known;
+}
+
 void dlog(enum imc_mcastd_log_level lvl, const char *fmt, ...)
 {
 	/* syslog priorities (RFC 5424 section 6.2.1) of the four levels */
@@ -53,7 +74,7 @@ void dlog(enum imc_mcastd_log_level lvl, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (getenv("JOURNAL_STREAM"))
+	if (to_journal())
 		fprintf(stderr, "<%d>%s\n", prio[lvl], line);
 	else
 		fprintf(stderr, "ibmcastd: %s: %s\n", names[lvl], line);
