@@ -461,24 +461,32 @@ static double inproc_latency(double *p99)
 	return lat[got / 2];
 }
 
-int main(int argc, char **argv)
+/* One client, one join at a time. */
+static void daemon_latency(unsigned idx, struct result *lat)
 {
-	unsigned long pairs = argc > 1 ? strtoul(argv[1], NULL, 0) : 200000;
-	unsigned n = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 0) : 10;
+	struct imc_mcastd_server_stats st;
+	int sw, rr;
+
+	spawn(idx, LAT_JOINS, true, &sw, &rr);
+	serve_until(rr);
+	if (read(rr, lat, sizeof(*lat)) != sizeof(*lat))
+		die("read", errno);
+	do {
+		imc_loop_run_once(P.loop);
+		imc_mcastd_server_get_stats(S, &st);
+	} while (st.conns);
+	while (wait(NULL) > 0)
+		;
+	close(sw);
+	close(rr);
+}
+
+static void daemon_up(void)
+{
 	struct imc_mcastd_server_config cfg;
 	struct imc_mcastd_port_desc d = { 0 };
-	struct imc_mcastd_server_stats st;
-	int sync_w[64], res_r[64];
-	struct result res[64], lat;
-	size_t h0, h1, h2;
-	double t0, c0, wall, cpu, ip50, ip99;
-	unsigned long total = 0;
-	uint64_t mads0, joins0;
 	int r;
 
-	if (!pairs || !n || n > 64)
-		die("usage: bench_mcastd [PAIRS_PER_CLIENT [CLIENTS<=64]]", EINVAL);
-	signal(SIGPIPE, SIG_IGN);
 	port_up(&P);
 	imc_mcastd_server_config_init(&cfg);
 	cfg.limits.in_flight = 2 * HOLD;   /* the memory phase sends HOLD */
@@ -487,6 +495,24 @@ int main(int argc, char **argv)
 	imc_gid_set(&d.gid, 0xfe80000000000000ull, 2);
 	if ((r = imc_mcastd_server_add_port(S, &d, P.t, NULL)))
 		die("add_port", r);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long pairs = argc > 1 ? strtoul(argv[1], NULL, 0) : 200000;
+	unsigned n = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 0) : 10;
+	struct imc_mcastd_server_stats st;
+	int sync_w[64], res_r[64];
+	struct result res[64], lat;
+	size_t h0, h1, h2;
+	double t0, c0, wall, cpu, ip50, ip99;
+	unsigned long total = 0;
+	uint64_t mads0, joins0;
+
+	if (!pairs || !n || n > 64)
+		die("usage: bench_mcastd [PAIRS_PER_CLIENT [CLIENTS<=64]]", EINVAL);
+	signal(SIGPIPE, SIG_IGN);
+	daemon_up();
 
 	h0 = heap();
 	for (unsigned i = 0; i < n; i++)
@@ -548,23 +574,7 @@ int main(int argc, char **argv)
 	       "second (daemon CPU %.2f s of %.2f s wall)\n", total, WINDOW,
 	       (double)total / wall, (double)total / cpu, cpu, wall);
 
-	/* Latency: one client, one join at a time. */
-	{
-		int sw, rr;
-
-		spawn(n, LAT_JOINS, true, &sw, &rr);
-		serve_until(rr);
-		if (read(rr, &lat, sizeof(lat)) != sizeof(lat))
-			die("read", errno);
-		do {
-			imc_loop_run_once(P.loop);
-			imc_mcastd_server_get_stats(S, &st);
-		} while (st.conns);
-		while (wait(NULL) > 0)
-			;
-		close(sw);
-		close(rr);
-	}
+	daemon_latency(n, &lat);
 	ip50 = inproc_latency(&ip99);
 	printf("  join latency (%d joins, one at a time): through the daemon "
 	       "p50 %.1f us p99 %.1f us; in-process tracker p50 %.1f us "

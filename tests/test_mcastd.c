@@ -637,6 +637,57 @@ static void test_authorize(void **state)
 	WW->scfg.authorize = NULL;
 }
 
+/* A client that answers a revocation with a LEAVE instead of the
+ * acknowledgement is settled as well: nothing closes it later. */
+static void test_revoke_answered_by_leave(void **state)
+{
+	struct mcd_msg m = { .type = MCD_JOIN };
+	struct imc_mcastd_server_stats st;
+	struct imc_gid g1 = fx_mgid(G1);
+	bool eof;
+	int fd;
+
+	(void)state;
+	daemon_kill();
+	banned = 0;
+	WW->scfg.authorize = authorize;
+	WW->scfg.ctx = &banned;
+	daemon_start();
+	fd = raw_conn(1002);
+	raw_hello(fd, IMC_MCASTD_PROTO_VERSION);
+	m.u.join.handle = (uint64_t)1 << 32;
+	m.u.join.req.rec = fx_create_rec(&g1, DLID, IMC_JOIN_FULL);
+	m.u.join.req.comp_mask = CREATE_MASK;
+	m.u.join.req.join_state = IMC_JOIN_FULL;
+	raw_send(fd, &m);
+	w_run_for(20 * MS);
+	assert_true(raw_recv(fd, &m, &eof));       /* WELCOME */
+	assert_true(raw_recv(fd, &m, &eof));
+	assert_int_equal(m.type, MCD_EVENT);
+	assert_int_equal(m.u.event.ev, IMC_MCAST_EV_JOINED);
+	assert_int_equal(w_sa_js(&g1, DLID), IMC_JOIN_FULL);
+	banned = 1002;
+	assert_int_equal(imc_mcastd_server_reauthorize(WW->srv), 1);
+	w_run_for(1 * MS);
+	assert_true(raw_recv(fd, &m, &eof));
+	assert_int_equal(m.type, MCD_REVOKE);
+	assert_int_equal(m.u.revoke.status, -EPERM);
+	/* No Delete before the client answered. */
+	assert_int_equal(w_sa_js(&g1, DLID), IMC_JOIN_FULL);
+	m.type = MCD_LEAVE;
+	m.u.leave.handle = (uint64_t)1 << 32;
+	raw_send(fd, &m);
+	w_run_for(500 * MS);                        /* past ack_timeout */
+	assert_int_equal(w_sa_js(&g1, DLID), 0);
+	assert_false(raw_recv(fd, &m, &eof));
+	assert_false(eof);                          /* still open */
+	imc_mcastd_server_get_stats(WW->srv, &st);
+	assert_int_equal(st.conns, 1);
+	assert_int_equal(st.closed_error, 0);
+	close(fd);
+	WW->scfg.authorize = NULL;
+}
+
 /* ---- show ---- */
 
 struct show_res {
@@ -857,6 +908,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_authorize, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_revoke_answered_by_leave,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_show, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown, setup,
 						teardown),

@@ -31,7 +31,7 @@
 #include "mcastd/server_int.h"
 
 /* A client that reads nothing gets closed once this much waits for it. */
-#define OUT_MAX (64u << 20)
+#define OUT_MAX (16u << 20)
 /* Bytes read per readiness callback, so that one client cannot starve
  * the others. */
 #define READ_BUDGET (256u << 10)
@@ -240,6 +240,14 @@ static void member_unlink(struct member *m)
 	c->members--;
 }
 
+/* The last revoked member of c is settled: c stops draining. */
+static void revokes_done(struct conn *c)
+{
+	imc_timer_cancel(c->s->loop, &c->ack_timer);
+	if (c->state == CONN_DRAINING)
+		conn_set_state(c, CONN_OPEN);
+}
+
 /* Drops m: out of the tracker (the Delete follows when it held the
  * port's last copy of some bits) and freed. */
 static void member_free(struct member *m)
@@ -247,8 +255,10 @@ static void member_free(struct member *m)
 	struct conn *c = m->c;
 
 	if (m->tm) {
-		if (m->revoked && c->revokes)
-			c->revokes--;
+		/* Left before its acknowledgement came: settled too. */
+		if (m->revoked && c->revokes && --c->revokes == 0 &&
+		    c->state != CONN_GONE)
+			revokes_done(c);
 		imc_mcast_leave(m->tm);
 		m->tm = NULL;
 		c->s->st.leaves++;
@@ -529,10 +539,8 @@ static void on_revoke_ack(struct conn *c, uint64_t handle)
 	c->s->st.leaves++;
 	c->s->members--;
 	m->state = IMC_MCAST_FAILED;
-	if (--c->revokes == 0) {
-		imc_timer_cancel(c->s->loop, &c->ack_timer);
-		conn_set_state(c, CONN_OPEN);
-	}
+	if (--c->revokes == 0)
+		revokes_done(c);
 	srv_check_shutdown(c->s);
 }
 
