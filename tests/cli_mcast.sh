@@ -59,7 +59,7 @@ if [ ! -d /sys/class/infiniband_mad ] && [ -z "${LD_PRELOAD:-}" ]; then
 fi
 
 out=$("$ibmcast" mcast show --all --json --run-dir "$dir/none")
-check "no run directory: an empty listing" '[ $? -eq 0 ] && [ "$out" = "{\"processes\":[]}" ]'
+check "no run directory, no daemon: an empty listing" '[ $? -eq 0 ] && [ "$out" = "{\"daemon\":null,\"processes\":[]}" ]'
 
 if ! command -v python3 >/dev/null 2>&1; then
 	echo "python3 missing: control socket checks not run"

@@ -17,8 +17,11 @@
 #include "ibmcast/mad.h"
 #include "ibmcast/mcast.h"
 #include "ibmcast/mcast_umad.h"
+#include "ibmcast/mcastd.h"
 #include "ibmcast/sa_attr.h"
 #include "mcast_ctl.h"
+#include "mcastd_show.h"
+#include "mcastd/mcastd_lock.h"
 #include "sa_tool.h"
 #include "tools.h"
 
@@ -41,9 +44,17 @@ static void help(FILE *f)
 "a group and choose its MGID; =STATE gives that member its own JoinState\n"
 "(default --state). Each operand is one member: the same MGID twice is\n"
 "two members of one group, and the port's membership at the SA carries\n"
-"the union of their JoinStates. One process should own a port's\n"
-"memberships: the SA keeps one membership per port, so a leave by one\n"
-"process takes the bits away from another on the same port.\n"
+"the union of their JoinStates.\n"
+"\n"
+"When ibmcastd runs (its socket answers), the members are joined through\n"
+"it: the daemon's tracker holds the union of every process's members, so\n"
+"any number of processes share the port (--device and --port name the\n"
+"daemon's port; --watch, --poll, --audit, --timeout, --retries, --dlid and\n"
+"the control socket are the daemon's business then). Without the daemon\n"
+"this process owns the port alone: it takes the port's lock\n"
+"(RUN_DIR/port-GUID-N.lock) and a second owner is refused, since the SA\n"
+"keeps one membership per port and one owner's Delete would take the\n"
+"other's bits away.\n"
 "\n"
 "Options:\n"
 "  --device D, --port N  the port (default: libibumad's first active)\n"
@@ -82,6 +93,11 @@ static void help(FILE *f)
 "                        /run/ibmcast for root, /tmp/ibmcast-UID)\n"
 "  --no-ctl              no control socket (`ibmcast mcast show` will not\n"
 "                        see this process)\n"
+"  --socket PATH         ibmcastd's socket (default $IBMCAST_SOCKET, else\n"
+"                        RUN_DIR/ibmcastd.sock when --run-dir or\n"
+"                        $IBMCAST_RUN_DIR is set, else\n"
+"                        /run/ibmcast/ibmcastd.sock)\n"
+"  --no-daemon           own the port without ibmcastd even if it runs\n"
 "\n"
 "Output (text; --json has the same fields):\n"
 "  ready device=D port=N gid=G lid=L sm_lid=S watch=W audit=SECS ctl=PATH\n"
@@ -91,6 +107,9 @@ static void help(FILE *f)
 "  error mgid=M status=0x0200 REQ_INVALID   (an SA status as received,\n"
 "         or a negative errno: -110 ETIMEDOUT, ...)\n"
 "  port event=reregister cause=audit|poll|verbs\n"
+"  daemon state=up|down [error=E]   (through ibmcastd: the connection;\n"
+"         when it breaks the members are rejoining, and joined again\n"
+"         once the daemon is back)\n"
 "  left mgid=M\n"
 "\n"
 "Exit: 0 after leaving, 1 when a member failed (or every one did, at\n"
@@ -114,6 +133,8 @@ struct opts {
 	uint16_t dlid;
 	const char *run_dir;
 	bool no_ctl;
+	const char *socket;
+	bool no_daemon;
 };
 
 static int parse_secs(const char *s, double *out)
@@ -188,6 +209,7 @@ static int parse_mgid(const char *s, struct imc_gid *g)
 struct member {
 	struct session *s;
 	struct imc_mcast_member *m;
+	struct imc_mcastd_member *dm;   /* through ibmcastd */
 	struct imc_gid mgid;         /* as asked, then as the SA named it */
 	enum imc_mcast_state state;
 	bool failed;
@@ -198,6 +220,9 @@ struct session {
 	struct imc_loop *loop;
 	struct imc_mcast_umad *mu;
 	struct imc_ctl_server *ctl;
+	char sock[108];                 /* ibmcastd's socket */
+	struct imc_mcastd *dc;          /* through ibmcastd, else NULL */
+	struct imc_port_lock *lock;     /* standalone: the port is ours */
 	struct member *mem;
 	size_t n;
 	size_t failed;
@@ -243,6 +268,14 @@ static const char *errno_name(int e)
 	case ENETRESET: return "ENETRESET";
 	case EINVAL: return "EINVAL";
 	case ENOMEM: return "ENOMEM";
+	/* ibmcastd's refusals (mcastd.h) */
+	case EACCES: return "EACCES";
+	case EPERM: return "EPERM";
+	case EDQUOT: return "EDQUOT";
+	case EAGAIN: return "EAGAIN";
+	case ENODEV: return "ENODEV";
+	case ESHUTDOWN: return "ESHUTDOWN";
+	case EPROTO: return "EPROTO";
 	default: return "ERRNO";
 	}
 }
@@ -300,13 +333,10 @@ static void print_error(const struct session *s, const struct imc_gid *mgid,
 		       strerror(-status));
 }
 
-static void on_event(void *arg, struct imc_mcast_member *m,
-		     const struct imc_mcast_event *ev)
+static void handle_event(struct member *me, const struct imc_mcast_event *ev)
 {
-	struct member *me = arg;
 	struct session *s = me->s;
 
-	me->state = imc_mcast_member_state(m);
 	switch (ev->type) {
 	case IMC_MCAST_EV_JOINED:
 		if (ev->rec)
@@ -337,6 +367,39 @@ static void on_event(void *arg, struct imc_mcast_member *m,
 	fflush(stdout);
 }
 
+static void on_event(void *arg, struct imc_mcast_member *m,
+		     const struct imc_mcast_event *ev)
+{
+	struct member *me = arg;
+
+	me->state = imc_mcast_member_state(m);
+	handle_event(me, ev);
+}
+
+static void on_devent(void *arg, struct imc_mcastd_member *m,
+		      const struct imc_mcast_event *ev)
+{
+	struct member *me = arg;
+
+	me->state = imc_mcastd_member_state(m);
+	handle_event(me, ev);
+}
+
+static void on_conn(void *arg, bool up, int err)
+{
+	struct session *s = arg;
+
+	if (s->o->json)
+		printf("{\"event\":\"daemon\",\"state\":\"%s\",\"error\":%d}\n",
+		       up ? "up" : "down", err);
+	else if (up)
+		printf("daemon state=up\n");
+	else
+		printf("daemon state=down error=%d (%s)\n", err,
+		       strerror(err < 0 ? -err : err));
+	fflush(stdout);
+}
+
 static void on_port(void *arg, enum imc_mcast_port_event ev,
 		    enum imc_mcast_umad_cause cause)
 {
@@ -361,11 +424,21 @@ static void on_end(struct imc_timer *t)
 
 static void print_ready(const struct session *s)
 {
-	const struct imc_umad_port *p = imc_mcast_umad_port(s->mu);
-	const char *w = imc_mcast_umad_watch_str(imc_mcast_umad_watching(s->mu));
-	const char *ctl = s->ctl ? imc_ctl_server_path(s->ctl) : "";
+	const struct imc_umad_port *p;
+	const char *w, *ctl = s->ctl ? imc_ctl_server_path(s->ctl) : "";
 	char g[IMC_GID_STRLEN];
 
+	if (s->dc) {
+		if (s->o->json)
+			printf("{\"event\":\"ready\",\"daemon\":\"%s\"}\n",
+			       s->sock);
+		else
+			printf("ready daemon=%s\n", s->sock);
+		fflush(stdout);
+		return;
+	}
+	p = imc_mcast_umad_port(s->mu);
+	w = imc_mcast_umad_watch_str(imc_mcast_umad_watching(s->mu));
 	imc_gid_format(&p->gid, g);
 	if (s->o->json)
 		printf("{\"event\":\"ready\",\"device\":\"%s\",\"port\":%u,"
@@ -393,6 +466,19 @@ static void leave_all(struct session *s)
 	struct imc_mcast_stats st;
 	imc_time_t start = imc_loop_now(s->loop);
 
+	if (s->dc) {
+		/* The daemon sends the Deletes that are due, for the port's
+		 * last holder of each bit (it may be another process). */
+		for (size_t i = 0; i < s->n; i++) {
+			if (!s->mem[i].dm)
+				continue;
+			imc_mcastd_leave(s->mem[i].dm);
+			s->mem[i].dm = NULL;
+			print_simple(s, "left", &s->mem[i].mgid);
+		}
+		fflush(stdout);
+		return;
+	}
 	for (size_t i = 0; i < s->n; i++) {
 		if (!s->mem[i].m)
 			continue;
@@ -419,21 +505,52 @@ static void leave_all(struct session *s)
 			"(Delete unanswered) at exit\n", st.groups);
 }
 
-static int run_session(struct opts *o, const struct imc_gid *mgids,
-		       const uint8_t *states, size_t n)
+/* Connects to ibmcastd. Returns 1 connected, 0 no daemon (standalone),
+ * or a negative errno (reported). */
+static int open_daemon(struct session *s)
 {
-	struct imc_mcast_umad_config cfg;
-	struct session s = { .o = o };
-	struct sigaction sa;
-	char dir[256];
-	int r, rc = IMC_EXIT_FAIL;
+	struct imc_mcastd_config cfg;
+	int r;
 
-	imc_timer_init(&s.end, on_end);
-	r = imc_loop_create_realtime(&s.loop);
+	if (s->o->no_daemon)
+		return 0;
+	r = imc_mcastd_socket_path(s->o->socket, s->o->run_dir, s->sock,
+				   sizeof(s->sock));
 	if (r < 0) {
-		fprintf(stderr, "ibmcast join: loop: %s\n", strerror(-r));
-		return IMC_EXIT_FAIL;
+		fprintf(stderr, "ibmcast join: ibmcastd's socket path is too "
+			"long\n");
+		return r;
 	}
+	imc_mcastd_config_init(&cfg);
+	cfg.path = s->sock;
+	cfg.conn_cb = on_conn;
+	cfg.conn_arg = s;
+	r = imc_mcastd_create(&cfg, &s->dc);
+	if (r == -ENOENT || r == -ECONNREFUSED)
+		return 0;
+	if (r < 0) {
+		fprintf(stderr, "ibmcast join: ibmcastd at %s: %s%s\n", s->sock,
+			strerror(-r), r == -EACCES ? " (its socket admits "
+			"root and its group only)" : "");
+		return r;
+	}
+	r = imc_mcastd_loop_attach(s->dc, s->loop);
+	if (r < 0) {
+		fprintf(stderr, "ibmcast join: ibmcastd: %s\n", strerror(-r));
+		return r;
+	}
+	return 1;
+}
+
+/* Without the daemon: the port, its lock, and the control socket. */
+static int open_port(struct session *s)
+{
+	const struct opts *o = s->o;
+	struct imc_mcast_umad_config cfg;
+	const struct imc_umad_port *p;
+	char dir[256], holder[128], g[IMC_GID_STRLEN];
+	int r;
+
 	imc_mcast_umad_config_init(&cfg);
 	cfg.device = o->device;
 	cfg.port = o->port;
@@ -446,57 +563,114 @@ static int run_session(struct opts *o, const struct imc_gid *mgids,
 	cfg.poll_interval = secs_ns(o->poll);
 	cfg.audit_interval = secs_ns(o->audit);
 	cfg.port_cb = on_port;
-	cfg.port_arg = &s;
-	r = imc_mcast_umad_open(s.loop, &cfg, NULL, &s.mu);
+	cfg.port_arg = s;
+	r = imc_mcast_umad_open(s->loop, &cfg, NULL, &s->mu);
 	if (r < 0) {
 		fprintf(stderr, "ibmcast join: cannot open %s port %u: %s\n",
 			o->device ? o->device : "the default CA", o->port,
 			strerror(-r));
 		imc_port_hint("ibmcast join", r);
-		goto out;
+		return r;
 	}
+	p = imc_mcast_umad_port(s->mu);
+	imc_gid_format(&p->gid, g);
+	r = imc_ctl_run_dir(o->run_dir, dir, sizeof(dir));
+	if (r == 0)
+		r = imc_port_lock_take(dir, imc_gid_guid(&p->gid), p->port,
+				       "ibmcast-join", &s->lock, holder,
+				       sizeof(holder));
+	if (r == -EBUSY) {
+		fprintf(stderr, "ibmcast join: port %s:%u (%s) is already "
+			"owned by process %s: two owners of one port delete "
+			"each other's memberships at the SA. %s\n", p->device,
+			p->port, g, holder[0] ? holder : "?",
+			strstr(holder, "ibmcastd") ?
+			"Join through the daemon (its socket: --socket)." :
+			"Run ibmcastd and join through it, or stop that "
+			"process.");
+		return r;
+	}
+	if (r < 0)
+		fprintf(stderr, "ibmcast join: warning: port lock in %s: %s "
+			"(another process on this port would not be "
+			"refused)\n", dir, strerror(-r));
 	if (!o->no_ctl) {
-		const struct imc_umad_port *p = imc_mcast_umad_port(s.mu);
 		const char *w = imc_mcast_umad_watch_str(
-			imc_mcast_umad_watching(s.mu));
+			imc_mcast_umad_watching(s->mu));
 
 		r = imc_ctl_run_dir(o->run_dir, dir, sizeof(dir));
 		if (r == 0)
-			r = imc_ctl_server_open(s.loop, dir, p, w,
-						imc_mcast_umad_tracker(s.mu),
-						&s.ctl);
+			r = imc_ctl_server_open(s->loop, dir, p, w,
+						imc_mcast_umad_tracker(s->mu),
+						&s->ctl);
 		if (r < 0) {
 			fprintf(stderr, "ibmcast join: control socket in %s: %s "
 				"(--no-ctl to go without)\n", dir, strerror(-r));
-			goto out;
+			return r;
 		}
 	}
+	return 0;
+}
+
+static int join_one(struct session *s, size_t i, const struct imc_gid *mgid,
+		    uint8_t state)
+{
+	const struct opts *o = s->o;
+	struct imc_mcast_join_req req;
+	struct imc_mcastd_port port;
+
+	memset(&req, 0, sizeof(req));
+	req.rec = o->rec;
+	req.rec.mgid = *mgid;
+	req.comp_mask = o->mask | UMAD_SA_MCM_COMP_MASK_MGID;
+	if (o->create || imc_gid_is_zero(mgid))
+		/* OpenSM's minimum to create a group (protocol.md). */
+		req.comp_mask |= UMAD_SA_MCM_COMP_MASK_QKEY |
+				 UMAD_SA_MCM_COMP_MASK_TCLASS |
+				 UMAD_SA_MCM_COMP_MASK_PKEY |
+				 UMAD_SA_MCM_COMP_MASK_SL |
+				 UMAD_SA_MCM_COMP_MASK_FLOW_LABEL;
+	req.join_state = state;
+	s->mem[i].s = s;
+	s->mem[i].mgid = *mgid;
+	if (!s->dc)
+		return imc_mcast_join(imc_mcast_umad_tracker(s->mu), &req,
+				      on_event, &s->mem[i], &s->mem[i].m);
+	memset(&port, 0, sizeof(port));
+	if (o->device) {
+		snprintf(port.device, sizeof(port.device), "%s", o->device);
+		port.port_num = (uint8_t)(o->port ? o->port : 1);
+	}
+	return imc_mcastd_join(s->dc, o->device ? &port : NULL, &req,
+			       on_devent, &s->mem[i], &s->mem[i].dm);
+}
+
+static int run_session(struct opts *o, const struct imc_gid *mgids,
+		       const uint8_t *states, size_t n)
+{
+	struct session s = { .o = o };
+	struct sigaction sa;
+	int r, rc = IMC_EXIT_FAIL;
+
+	imc_timer_init(&s.end, on_end);
+	r = imc_loop_create_realtime(&s.loop);
+	if (r < 0) {
+		fprintf(stderr, "ibmcast join: loop: %s\n", strerror(-r));
+		return IMC_EXIT_FAIL;
+	}
+	r = open_daemon(&s);
+	if (r == 0)
+		r = open_port(&s);
+	if (r < 0)
+		goto out;
 	s.mem = calloc(n, sizeof(*s.mem));
 	if (!s.mem)
 		goto out;
 	s.n = n;
 	for (size_t i = 0; i < n; i++) {
-		struct imc_mcast_join_req req;
-
-		memset(&req, 0, sizeof(req));
-		req.rec = o->rec;
-		req.rec.mgid = mgids[i];
-		req.comp_mask = o->mask | UMAD_SA_MCM_COMP_MASK_MGID;
-		if (o->create || imc_gid_is_zero(&mgids[i]))
-			/* OpenSM's minimum to create a group (protocol.md). */
-			req.comp_mask |= UMAD_SA_MCM_COMP_MASK_QKEY |
-					 UMAD_SA_MCM_COMP_MASK_TCLASS |
-					 UMAD_SA_MCM_COMP_MASK_PKEY |
-					 UMAD_SA_MCM_COMP_MASK_SL |
-					 UMAD_SA_MCM_COMP_MASK_FLOW_LABEL;
-		req.join_state = states[i];
-		s.mem[i].s = &s;
-		s.mem[i].mgid = mgids[i];
-		r = imc_mcast_join(imc_mcast_umad_tracker(s.mu), &req, on_event,
-				   &s.mem[i], &s.mem[i].m);
+		r = join_one(&s, i, &mgids[i], states[i]);
 		if (r < 0) {
 			fprintf(stderr, "ibmcast join: join: %s\n", strerror(-r));
-			s.mem[i].m = NULL;
 			goto leave;
 		}
 	}
@@ -521,8 +695,10 @@ leave:
 	leave_all(&s);
 	rc = s.any_failed || r < 0 ? IMC_EXIT_FAIL : IMC_EXIT_OK;
 out:
+	imc_mcastd_destroy(s.dc);
 	imc_ctl_server_close(s.ctl);
 	imc_mcast_umad_close(s.mu);
+	imc_port_lock_release(s.lock);
 	signal_loop = NULL;
 	imc_loop_destroy(s.loop);
 	free(s.mem);
@@ -535,7 +711,7 @@ enum {
 	OPT_DEVICE = 256, OPT_PORT, OPT_STATE, OPT_CREATE, OPT_QKEY, OPT_PKEY,
 	OPT_SL, OPT_TCLASS, OPT_FLOW, OPT_HOP, OPT_MTU, OPT_RATE, OPT_JSON,
 	OPT_DURATION, OPT_AUDIT, OPT_WATCH, OPT_POLL, OPT_TIMEOUT, OPT_RETRIES,
-	OPT_DLID, OPT_RUN_DIR, OPT_NO_CTL,
+	OPT_DLID, OPT_RUN_DIR, OPT_NO_CTL, OPT_SOCKET, OPT_NO_DAEMON,
 };
 
 static const char *opt_name(const struct option *lo, int ch)
@@ -590,6 +766,8 @@ static int run(int argc, char **argv)
 		{ "dlid", required_argument, NULL, OPT_DLID },
 		{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
 		{ "no-ctl", no_argument, NULL, OPT_NO_CTL },
+		{ "socket", required_argument, NULL, OPT_SOCKET },
+		{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o;
@@ -690,6 +868,8 @@ static int run(int argc, char **argv)
 			break;
 		case OPT_RUN_DIR: o.run_dir = optarg; break;
 		case OPT_NO_CTL: o.no_ctl = true; break;
+		case OPT_SOCKET: o.socket = optarg; break;
+		case OPT_NO_DAEMON: o.no_daemon = true; break;
 		case '?':
 		default:
 			return usage_error("unknown option or missing value",

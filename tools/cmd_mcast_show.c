@@ -14,13 +14,14 @@
 
 #include "ibmcast/gid.h"
 #include "mcast_ctl.h"
+#include "mcastd_show.h"
 #include "tools.h"
 
 void imc_mcast_show_help(FILE *f)
 {
 	fprintf(f,
 "usage: ibmcast mcast show [--device D] [--port N] [--all] [--run-dir DIR]\n"
-"                          [--json]\n"
+"                          [--socket PATH] [--json]\n"
 "\n"
 "Lists the multicast groups of a port as the join trackers of the port's\n"
 "`ibmcast join` processes hold them: for each process, its port (device,\n"
@@ -30,7 +31,12 @@ void imc_mcast_show_help(FILE *f)
 "is on its way, and the group's record (Q_Key, P_Key, MTU, rate, SL,\n"
 "TClass, FlowLabel, HopLimit, scope).\n"
 "\n"
-"How it learns them: every `ibmcast join` serves a unix socket\n"
+"When ibmcastd runs, it comes first: its ports, each port's groups as\n"
+"the daemon's tracker holds them at the SA (MLID, JoinState held, wanted,\n"
+"members, joined or pending), and each client process (pid, uid, gid,\n"
+"command) with its members (MGID, JoinState, state, last status).\n"
+"\n"
+"How it learns the rest: every standalone `ibmcast join` serves a unix socket\n"
 "RUN_DIR/<port GUID>-<pid>.sock; show opens the port through libibumad\n"
 "only to learn its GUID (no MAD is sent), connects to each socket of\n"
 "that GUID and reads the listing. The SA's own view of the port is\n"
@@ -43,7 +49,17 @@ void imc_mcast_show_help(FILE *f)
 "                        not opened\n"
 "  --run-dir DIR         default $IBMCAST_RUN_DIR, $XDG_RUNTIME_DIR/ibmcast,\n"
 "                        /run/ibmcast for root, /tmp/ibmcast-UID\n"
-"  --json                {\"processes\":[{\"device\",\"port\",\"port_gid\",\n"
+"  --socket PATH         ibmcastd's socket (default $IBMCAST_SOCKET, else\n"
+"                        RUN_DIR/ibmcastd.sock when --run-dir or\n"
+"                        $IBMCAST_RUN_DIR is set, else\n"
+"                        /run/ibmcast/ibmcastd.sock)\n"
+"  --json                {\"daemon\":null|{\"socket\",\"ports\":[{\"device\",\n"
+"                        \"port\",\"gid\"}],\"groups\":[{\"port_gid\",\"mgid\",\n"
+"                        \"mlid\",\"join_state\",\"wanted\",\"members\",\n"
+"                        \"joined\"}],\"clients\":[{\"pid\",\"uid\",\"gid\",\n"
+"                        \"comm\",\"members\":[{\"mgid\",\"port_gid\",\n"
+"                        \"join_state\",\"state\",\"status\"}]}]},\n"
+"                        \"processes\":[{\"device\",\"port\",\"port_gid\",\n"
 "                        \"lid\",\"sm_lid\",\"pid\",\"watch\",\"groups\":[{\"mgid\",\n"
 "                        \"mlid\",\"join_state\",\"wanted\",\"members\",\n"
 "                        \"is_joined\",\"qkey\",\"pkey\",\"mtu\",\"rate\",\"sl\",\n"
@@ -106,7 +122,7 @@ static void print_json(const struct imc_ctl_listing *l, size_t n)
 {
 	char g[IMC_GID_STRLEN];
 
-	printf("{\"processes\":[");
+	printf("\"processes\":[");
 	for (size_t i = 0; i < n; i++) {
 		imc_gid_format(&l[i].port_gid, g);
 		printf("%s{\"device\":\"%s\",\"port\":%u,\"port_gid\":\"%s\","
@@ -140,9 +156,36 @@ static int is_sock(const struct dirent *d)
 	return n > 5 && !strcmp(d->d_name + n - 5, ".sock");
 }
 
-static int do_show(const char *device, unsigned port, bool all,
-		   const char *run_dir, bool json)
+/* The daemon's view into *buf; returns as imc_mcastd_show_write(). */
+static int daemon_view(const char *sock_opt, const char *run_dir,
+		       uint64_t guid, bool json, char **buf)
 {
+	char sock[108];
+	size_t len;
+	FILE *f;
+	int r;
+
+	*buf = NULL;
+	if (imc_mcastd_socket_path(sock_opt, run_dir, sock, sizeof(sock)) < 0) {
+		fprintf(stderr, "ibmcast mcast: ibmcastd's socket path is too "
+			"long\n");
+		return -ENAMETOOLONG;
+	}
+	f = open_memstream(buf, &len);
+	if (!f)
+		return -ENOMEM;
+	r = imc_mcastd_show_write(f, sock, guid, json);
+	if (fclose(f) && r > 0)
+		r = -ENOMEM;
+	return r;
+}
+
+static int do_show(const char *device, unsigned port, bool all,
+		   const char *run_dir, const char *sock_opt, bool json)
+{
+	char *dview = NULL;
+	uint64_t port_guid = 0;
+	int dr;
 	struct imc_ctl_listing *ls = NULL;
 	struct dirent **ents = NULL;
 	char dir[256], prefix[32] = "";
@@ -165,9 +208,12 @@ static int do_show(const char *device, unsigned port, bool all,
 		}
 		memcpy(&guid, &up.port_guid, sizeof(guid));
 		umad_release_port(&up);
-		snprintf(prefix, sizeof(prefix), "%016" PRIx64 "-",
-			 be64toh(guid));
+		port_guid = be64toh(guid);
+		snprintf(prefix, sizeof(prefix), "%016" PRIx64 "-", port_guid);
 	}
+	dr = daemon_view(sock_opt, run_dir, port_guid, json, &dview);
+	if (dr < 0)
+		rc = IMC_EXIT_FAIL;
 	ne = scandir(dir, &ents, is_sock, alphasort);
 	if (ne < 0) {
 		if (errno != ENOENT) {
@@ -178,13 +224,11 @@ static int do_show(const char *device, unsigned port, bool all,
 		ne = 0;
 	}
 	ls = calloc((size_t)ne + 1, sizeof(*ls));
-	if (!ls)
-		rc = IMC_EXIT_FAIL;
 	for (int i = 0; i < ne; i++) {
 		char path[512];
 		int r;
 
-		if (rc == IMC_EXIT_OK &&
+		if (ls &&
 		    !strncmp(ents[i]->d_name, prefix, strlen(prefix))) {
 			snprintf(path, sizeof(path), "%s/%s", dir,
 				 ents[i]->d_name);
@@ -200,13 +244,19 @@ static int do_show(const char *device, unsigned port, bool all,
 		free(ents[i]);
 	}
 	free(ents);
-	if (rc == IMC_EXIT_OK) {
+	if (!ls) {
+		rc = IMC_EXIT_FAIL;
+	} else {
 		qsort(ls, n, sizeof(*ls), cmp_listing);
+		if (json)
+			printf("{\"daemon\":%s,", dr > 0 ? dview : "null");
+		else if (dr > 0)
+			fputs(dview, stdout);
 		if (json)
 			print_json(ls, n);
 		else
 			print_text(ls, n);
-		if (!n && !json)
+		if (!n && !json && dr <= 0)
 			fprintf(stderr, "ibmcast mcast: no `ibmcast join` process "
 				"found in %s%s\n", dir,
 				all ? "" : " for this port");
@@ -214,10 +264,11 @@ static int do_show(const char *device, unsigned port, bool all,
 	for (size_t i = 0; i < n; i++)
 		imc_ctl_listing_free(&ls[i]);
 	free(ls);
+	free(dview);
 	return rc;
 }
 
-enum { OPT_DEVICE = 256, OPT_PORT, OPT_ALL, OPT_RUN_DIR, OPT_JSON };
+enum { OPT_DEVICE = 256, OPT_PORT, OPT_ALL, OPT_RUN_DIR, OPT_JSON, OPT_SOCKET };
 
 /* argv[0] is "show". */
 int imc_mcast_show_main(int argc, char **argv)
@@ -228,10 +279,11 @@ int imc_mcast_show_main(int argc, char **argv)
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "socket", required_argument, NULL, OPT_SOCKET },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *device = NULL, *run_dir = NULL;
+	const char *device = NULL, *run_dir = NULL, *sock = NULL;
 	unsigned port = 0;
 	bool all = false, json = false;
 	int ch;
@@ -256,6 +308,7 @@ int imc_mcast_show_main(int argc, char **argv)
 		case OPT_ALL: all = true; break;
 		case OPT_RUN_DIR: run_dir = optarg; break;
 		case OPT_JSON: json = true; break;
+		case OPT_SOCKET: sock = optarg; break;
 		default:
 			return usage_error("unknown option or missing value",
 					   argv[optind - 1]);
@@ -266,5 +319,5 @@ int imc_mcast_show_main(int argc, char **argv)
 	if (all && (device || port))
 		return usage_error("--all lists every port: no --device/--port",
 				   NULL);
-	return do_show(device, port, all, run_dir, json);
+	return do_show(device, port, all, run_dir, sock, json);
 }
