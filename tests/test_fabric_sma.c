@@ -23,6 +23,7 @@
 
 #include "ibmcast/fabric.h"
 #include "ibmcast/fabric_mad.h"
+#include "ibmcast/gsi.h"
 #include "ibmcast/loop.h"
 #include "ibmcast/topo.h"
 
@@ -839,6 +840,189 @@ static void test_port_counters(void **state)
 	world_fini(&w);
 }
 
+
+/* ---- the callback contract (ARCHITECTURE.md) ---- */
+
+struct agent_rec {
+	struct imc_fabric_mad_agent *a;
+	unsigned n;
+	bool detach_in_cb;
+	uint64_t last_tid;
+};
+
+static void rec_cb(struct imc_fabric_mad_agent *a,
+		   const struct imc_fabric_mad_addr *from, const uint8_t *mad,
+		   size_t len, void *ctx)
+{
+	struct agent_rec *x = ctx;
+
+	(void)from;
+	(void)len;
+	x->n++;
+	x->last_tid = g64(mad + 8);
+	if (x->detach_in_cb) {
+		/* Rule 4: the callback frees its own object. */
+		imc_fabric_mad_detach(a);
+		x->a = NULL;
+	}
+}
+
+static void send_ni(struct world *w, struct imc_fabric_mad_agent *a,
+		    uint64_t tid)
+{
+	struct imc_fabric_mad_addr to = { .dlid = 0xffff };
+	uint8_t mad[256];
+
+	smp_build(w, mad, true, (const uint8_t[]){ 1 }, 1, 1, 0x11, 0, NULL);
+	p64(mad + 8, tid);
+	assert_int_equal(imc_fabric_mad_send(a, &to, mad, 256), 0);
+}
+
+static void test_agent_contract(void **state)
+{
+	struct world w;
+	struct agent_rec r1 = { 0 }, r2 = { 0 };
+	struct imc_fabric_mad_stats a, b;
+	const uint64_t hi = 0xffffull << 48;
+
+	(void)state;
+	world_init(&w, true, 12);
+	assert_int_equal(imc_fabric_mad_attach(w.f, 0, 1, rec_cb, &r1, &r1.a),
+			 0);
+	assert_int_equal(imc_fabric_mad_attach(w.f, 0, 1, rec_cb, &r2, &r2.a),
+			 0);
+	/* The first agent (w.sm) takes every TID: give it one of its own. */
+	imc_fabric_mad_set_tid_filter(w.sm, hi, 9ull << 48);
+	imc_fabric_mad_set_tid_filter(r1.a, hi, 1ull << 48);
+	imc_fabric_mad_set_tid_filter(r2.a, hi, 2ull << 48);
+	/* Rule 1: never inside the call; answers by TID to their agent. */
+	send_ni(&w, r1.a, 1ull << 48 | 5);
+	send_ni(&w, r2.a, 2ull << 48 | 6);
+	assert_int_equal(r1.n + r2.n, 0);
+	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_int_equal(r1.n, 1);
+	assert_int_equal(r1.last_tid, 1ull << 48 | 5);
+	assert_int_equal(r2.n, 1);
+	assert_int_equal(r2.last_tid, 2ull << 48 | 6);
+	/* Rule 3: detached before the answer, it hears nothing; the answer
+	 * is nobody's. */
+	imc_fabric_mad_stats(w.f, &a);
+	send_ni(&w, r2.a, 2ull << 48 | 7);
+	imc_fabric_mad_detach(r2.a);
+	r2.a = NULL;
+	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_int_equal(r2.n, 1);
+	assert_int_equal(r1.n, 1);
+	imc_fabric_mad_stats(w.f, &b);
+	assert_int_equal(b.unclaimed - a.unclaimed, 1);
+	/* Rule 4: detaching itself from its callback; two answers on the
+	 * way, the second finds no agent. */
+	r1.detach_in_cb = true;
+	send_ni(&w, r1.a, 1ull << 48 | 8);
+	send_ni(&w, r1.a, 1ull << 48 | 9);
+	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_int_equal(r1.n, 2);
+	assert_null(r1.a);
+	/* One SM agent per port. */
+	assert_int_equal(imc_fabric_mad_attach(w.f, 0, 1, rec_cb, &r2, &r2.a),
+			 0);
+	assert_int_equal(imc_fabric_mad_set_sm(w.sm, true), 0);
+	assert_int_equal(imc_fabric_mad_set_sm(r2.a, true), -EBUSY);
+	imc_fabric_mad_detach(r2.a);
+	/* Bad attachments. */
+	assert_int_equal(imc_fabric_mad_attach(w.f, 0, 0, rec_cb, &r2, &r2.a),
+			 -EINVAL);
+	assert_int_equal(imc_fabric_mad_attach(w.f, idx_of(&w, "Switch1"), 1,
+					       rec_cb, &r2, &r2.a), -EINVAL);
+	world_fini(&w);
+}
+
+/* GMPs: an SA request from a host inside the simulation (a GSI user,
+ * as a join tracker is) reaches the SM agent on the SM's port, and the
+ * agent's answer reaches that GSI user; the PMA of the SM's own port
+ * still answers PortCounters. */
+struct gsi_rec {
+	struct imc_gsi_agent ga;
+	unsigned n;
+	uint8_t method;
+};
+
+static int gsi_rec_cb(struct imc_gsi_agent *a, const struct imc_ud_recv *r)
+{
+	struct gsi_rec *x = imc_container_of(a, struct gsi_rec, ga);
+
+	x->n++;
+	x->method = r->data[3];
+	return 0;
+}
+
+struct sa_agent {
+	struct world *w;
+	struct imc_fabric_mad_agent *a;
+	unsigned requests;
+};
+
+static void sa_cb(struct imc_fabric_mad_agent *a,
+		  const struct imc_fabric_mad_addr *from, const uint8_t *mad,
+		  size_t len, void *ctx)
+{
+	struct sa_agent *x = ctx;
+	struct imc_fabric_mad_addr back = {
+		.dlid = from->slid, .dqp = from->sqp,
+	};
+	uint8_t resp[256];
+
+	if (mad[1] != 0x03 || (mad[3] & 0x80))
+		return;
+	x->requests++;
+	memcpy(resp, mad, len);
+	resp[3] = 0x81;
+	assert_int_equal(imc_fabric_mad_send(a, &back, resp, len), 0);
+}
+
+static void test_gmp_sm_agent_and_gsi(void **state)
+{
+	struct world w;
+	struct sa_agent sa = { 0 };
+	struct gsi_rec gr = { .ga.recv = gsi_rec_cb };
+	struct imc_gsi *g;
+	uint8_t mad[256] = { 1, 0x03, 2, 0x01 };
+	uint8_t pc[64];
+
+	(void)state;
+	world_init(&w, true, 13);
+	discover(&w);
+	configure(&w);
+	sa.w = &w;
+	imc_fabric_mad_detach(w.sm);
+	assert_int_equal(imc_fabric_mad_attach(w.f, 0, 1, sa_cb, &sa, &w.sm),
+			 0);
+	assert_int_equal(imc_fabric_mad_set_sm(w.sm, true), 0);
+	assert_int_equal(imc_gsi_create(w.f, idx_of(&w, "Hca4"), 1, &g), 0);
+	imc_gsi_add(g, &gr.ga);
+	p64(mad + 8, 0x77);
+	p16(mad + 16, 0x0038);                   /* MCMemberRecord */
+	assert_int_equal(imc_gsi_send(g, 1, mad, sizeof(mad)), 0);
+	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_int_equal(sa.requests, 1);
+	assert_int_equal(gr.n, 1);
+	assert_int_equal(gr.method, 0x81);
+	/* Without the SM agent, the request finds nobody at the port. */
+	assert_int_equal(imc_fabric_mad_set_sm(w.sm, false), 0);
+	assert_int_equal(imc_gsi_send(g, 1, mad, sizeof(mad)), 0);
+	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_int_equal(sa.requests, 1);
+	assert_int_equal(gr.n, 1);
+	imc_gsi_destroy(g);
+	/* The PMA of the agent's own port: a GMP to its own LID loops back
+	 * and is answered. */
+	imc_fabric_mad_detach(w.sm);
+	assert_int_equal(imc_fabric_mad_attach(w.f, 0, 1, sm_recv, &w, &w.sm),
+			 0);
+	assert_int_equal(pma_get(&w, 1, 0x12, 1, 1, pc), 0);
+	world_fini(&w);
+}
+
 /* Same seed, same events: the trace hash of a whole SM run repeats. */
 static uint64_t run_hash(uint64_t seed)
 {
@@ -903,6 +1087,8 @@ int main(void)
 		cmocka_unit_test(test_client_reregister_and_permissive),
 		cmocka_unit_test(test_trap_128),
 		cmocka_unit_test(test_port_counters),
+		cmocka_unit_test(test_agent_contract),
+		cmocka_unit_test(test_gmp_sm_agent_and_gsi),
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_builtin_sm_answers),
 	};
