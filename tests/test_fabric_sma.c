@@ -25,6 +25,7 @@
 #include "ibmcast/fabric_mad.h"
 #include "ibmcast/gsi.h"
 #include "ibmcast/loop.h"
+#include "ibmcast/mcast_fabric.h"
 #include "ibmcast/topo.h"
 
 #define NET IMC_SOURCE_DIR "/examples/ibsim-2sw.net"
@@ -1023,6 +1024,119 @@ static void test_gmp_sm_agent_and_gsi(void **state)
 	world_fini(&w);
 }
 
+
+/* A join tracker inside the simulation sends its SA MADs to the SM LID
+ * its port was given by the SM (PortInfo:MasterSMLID), not to the
+ * fabric's own SM: moved by a Set, they follow. */
+struct sa_count {
+	unsigned joins;
+	uint16_t slid;
+};
+
+static void count_cb(struct imc_fabric_mad_agent *a,
+		     const struct imc_fabric_mad_addr *from, const uint8_t *mad,
+		     size_t len, void *ctx)
+{
+	struct sa_count *x = ctx;
+
+	(void)a;
+	(void)len;
+	if (mad[1] == 0x03 && mad[3] == 0x02 && g16(mad + 16) == 0x0038) {
+		x->joins++;
+		x->slid = from->slid;
+	}
+}
+
+static void member_cb(void *arg, struct imc_mcast_member *m,
+		      const struct imc_mcast_event *ev)
+{
+	(void)arg;
+	(void)m;
+	(void)ev;
+}
+
+static void tracker_join(struct imc_mcast_fabric *mf, uint8_t g,
+			 struct imc_mcast_member **out)
+{
+	struct imc_mcast_join_req r;
+
+	memset(&r, 0, sizeof(r));
+	r.rec.mgid.raw[0] = 0xff;
+	r.rec.mgid.raw[1] = 0x12;
+	r.rec.mgid.raw[15] = g;
+	r.rec.qkey = 0x11;
+	r.rec.pkey = 0xffff;
+	r.comp_mask = UMAD_SA_MCM_COMP_MASK_MGID |
+		      UMAD_SA_MCM_COMP_MASK_PORT_GID |
+		      UMAD_SA_MCM_COMP_MASK_JOIN_STATE;
+	r.join_state = 1;
+	assert_int_equal(imc_mcast_join(imc_mcast_fabric_tracker(mf), &r,
+					member_cb, NULL, out), 0);
+}
+
+static void test_tracker_follows_master_sm_lid(void **state)
+{
+	struct world w;
+	struct sa_count c1 = { 0 }, c2 = { 0 };
+	struct imc_fabric_mad_agent *a2;
+	struct imc_mcast_fabric_config cfg;
+	struct imc_mcast_fabric *mf;
+	struct imc_mcast_member *m1, *m2;
+	int h2, h4;
+	uint8_t pi[64];
+
+	(void)state;
+	world_init(&w, true, 14);
+	discover(&w);
+	configure(&w);
+	h2 = node_of(&w, "Hca2");
+	h4 = node_of(&w, "Hca4");
+	imc_fabric_mad_detach(w.sm);
+	assert_int_equal(imc_fabric_mad_attach(w.f, 0, 1, count_cb, &c1,
+					       &w.sm), 0);
+	assert_int_equal(imc_fabric_mad_set_sm(w.sm, true), 0);
+	assert_int_equal(imc_fabric_mad_attach(w.f, idx_of(&w, "Hca2"), 1,
+					       count_cb, &c2, &a2), 0);
+	assert_int_equal(imc_fabric_mad_set_sm(a2, true), 0);
+	imc_mcast_fabric_config_init(&cfg);
+	assert_int_equal(imc_mcast_fabric_create(w.f, idx_of(&w, "Hca4"), 1,
+						 NULL, &cfg, &mf), 0);
+	tracker_join(mf, 1, &m1);
+	assert_int_equal(imc_loop_run_until(w.loop, imc_loop_now(w.loop) +
+						    IMC_NSEC_PER_MSEC), 0);
+	assert_true(c1.joins >= 1);
+	assert_int_equal(c1.slid, w.n[h4].lid);
+	assert_int_equal(c2.joins, 0);
+	imc_mcast_leave(m1);
+	/* The SM moves Hca4's MasterSMLID to Hca2's LID (with a raw Set,
+	 * the test's SM agent being busy as the SA). */
+	{
+		struct imc_fabric_mad_addr to = { .dlid = 0xffff };
+		uint8_t mad[256];
+
+		imc_fabric_sma_get(w.f, idx_of(&w, "Hca4"), 1, 0x15, 0, pi);
+		p16(pi + 18, w.n[h2].lid);
+		smp_build(&w, mad, true, w.n[h4].path, w.n[h4].hops, 2, 0x15,
+			  0, pi);
+		assert_int_equal(imc_fabric_mad_send(w.sm, &to, mad, 256), 0);
+		assert_int_equal(imc_loop_run_until(w.loop,
+						    imc_loop_now(w.loop) +
+							    IMC_NSEC_PER_MSEC),
+				 0);
+	}
+	c1.joins = 0;
+	tracker_join(mf, 2, &m2);
+	assert_int_equal(imc_loop_run_until(w.loop, imc_loop_now(w.loop) +
+						    IMC_NSEC_PER_MSEC), 0);
+	assert_true(c2.joins >= 1);
+	assert_int_equal(c2.slid, w.n[h4].lid);
+	assert_int_equal(c1.joins, 0);
+	imc_mcast_leave(m2);
+	imc_mcast_fabric_destroy(mf);
+	imc_fabric_mad_detach(a2);
+	world_fini(&w);
+}
+
 /* Same seed, same events: the trace hash of a whole SM run repeats. */
 static uint64_t run_hash(uint64_t seed)
 {
@@ -1089,6 +1203,7 @@ int main(void)
 		cmocka_unit_test(test_port_counters),
 		cmocka_unit_test(test_agent_contract),
 		cmocka_unit_test(test_gmp_sm_agent_and_gsi),
+		cmocka_unit_test(test_tracker_follows_master_sm_lid),
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_builtin_sm_answers),
 	};
