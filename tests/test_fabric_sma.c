@@ -651,6 +651,20 @@ static void test_status_codes(void **state)
 				NULL, NULL), 0x1c);
 	assert_int_equal(smp_dr(&w, (const uint8_t[]){ 1 }, 1, 1, 0x19, 767,
 				NULL, NULL), 0);
+	/* INIT straight to ACTIVE is no transition (IBA 14.2.5.6): the Set
+	 * fails as a whole and leaves the LID as it was. */
+	{
+		uint8_t pi[64];
+
+		assert_int_equal(smp_dr(&w, NULL, 0, 1, 0x15, 0, NULL, pi), 0);
+		assert_int_equal(pi[32] & 0x0f, IMC_PORT_INIT);
+		p16(pi + 16, 5);
+		pi[32] = (uint8_t)((pi[32] & 0xf0) | IMC_PORT_ACTIVE);
+		assert_int_equal(smp_dr(&w, NULL, 0, 2, 0x15, 0, pi, pi), 0x1c);
+		assert_int_equal(smp_dr(&w, NULL, 0, 1, 0x15, 0, NULL, pi), 0);
+		assert_int_equal(g16(pi + 16), 0);
+		assert_int_equal(pi[32] & 0x0f, IMC_PORT_INIT);
+	}
 	/* Malformed sends are refused at once. */
 	smp_build(&w, mad, true, (const uint8_t[]){ 2 }, 1, 1, 0x11, 0, NULL);
 	assert_int_equal(imc_fabric_mad_send(w.sm, &to, mad, 256), -EINVAL);

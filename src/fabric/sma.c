@@ -227,20 +227,20 @@ static void pi_fill(struct sma_req *r, unsigned pn)
 	d[52] = 8;                                /* RespTimeValue */
 }
 
-/* The state part of a PortInfo Set: 0 no change, DOWN, ARMED, ACTIVE
- * (IBA 14.2.5.6 PortState; INIT is not a state an SM sets). */
-static int pi_set_state(struct sma_req *r, unsigned pn, unsigned st,
-			const struct fab_port_view *v)
+/* The state part of a PortInfo Set: 0 no change, DOWN, ARMED from
+ * INIT, ACTIVE from ARMED (IBA 14.2.5.6 PortState; INIT is not a state
+ * an SM sets). A switch's port 0 follows the switch's LID instead. */
+static int pi_state_check(const struct sma_req *r, unsigned pn,
+			  unsigned st, const struct fab_port_view *v)
 {
-	if (st == 0 || st == v->state)
+	if (st == 0 || st == v->state ||
+	    (r->nv.type == IMC_NODE_SWITCH && pn == 0))
 		return 0;
-	if (r->nv.type == IMC_NODE_SWITCH && pn == 0)
-		return 0;         /* port 0 follows the switch's LID */
-	if (st > IMC_PORT_ACTIVE || st == IMC_PORT_INIT)
-		return MAD_STATUS_BAD_FIELD;
-	if (fab_port_state_set(r->f, r->node, pn, (enum imc_port_state)st))
-		return MAD_STATUS_BAD_FIELD;
-	return 0;
+	if (st == IMC_PORT_DOWN ||
+	    (st == IMC_PORT_ARMED && v->state == IMC_PORT_INIT) ||
+	    (st == IMC_PORT_ACTIVE && v->state == IMC_PORT_ARMED))
+		return 0;
+	return MAD_STATUS_BAD_FIELD;
 }
 
 static int pi_set(struct sma_req *r, unsigned pn)
@@ -258,6 +258,9 @@ static int pi_set(struct sma_req *r, unsigned pn)
 	/* Checks first, so that a bad Set changes nothing. */
 	if ((!sw || pn == 0) && lid > IMC_LID_UNICAST_MAX)
 		return MAD_STATUS_BAD_FIELD;
+	st = pi_state_check(r, pn, d[32] & 0x0f, &v);
+	if (st)
+		return st;
 	if (mtu && (!imc_mtu_bytes(mtu) || mtu > sp->mtu_cap ||
 		    (pn == 0 && sw)))
 		mtu = 0;
@@ -284,9 +287,10 @@ static int pi_set(struct sma_req *r, unsigned pn)
 	}
 	if (mtu)
 		imc_fabric_port_mtu_set(r->f, r->node, pn, mtu);
-	st = pi_set_state(r, pn, d[32] & 0x0f, &v);
-	if (st)
-		return st;
+	if ((d[32] & 0x0f) && (d[32] & 0x0f) != v.state &&
+	    !(sw && pn == 0))
+		fab_port_state_set(r->f, r->node, pn,
+				   (enum imc_port_state)(d[32] & 0x0f));
 	/* ClientReregister (IBA 14.4.11): the port's users hear it once the
 	 * port is ACTIVE, now or when it gets there. */
 	if (!sw && (d[51] & 0x80)) {
