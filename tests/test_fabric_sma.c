@@ -593,6 +593,29 @@ static void test_dr_return_path(void **state)
 				NULL, ni), 0);
 	assert_int_equal(ni[2], 2);
 	assert_int_equal(ni[36], 5);
+	/* An agent on a switch's port 0 (ibsim lets a client attach to a
+	 * switch) walks out of any of its ports. */
+	{
+		struct imc_fabric_mad_agent *sa;
+		struct world *wp = &w;
+
+		imc_fabric_mad_detach(w.sm);
+		assert_int_equal(imc_fabric_mad_attach(w.f,
+						       idx_of(&w, "Switch2"),
+						       0, sm_recv, wp, &sa), 0);
+		w.sm = sa;
+		assert_int_equal(smp_dr(&w, (const uint8_t[]){ 5, 1 }, 2, 1,
+					0x11, 0, NULL, ni), 0);
+		assert_int_equal(g64(ni + 12),
+				 w.t->node[idx_of(&w, "Hca1")].guid);
+		assert_int_equal(w.resp[192 + 1], 5);    /* Switch1 in by 5 */
+		assert_int_equal(smp_dr(&w, NULL, 0, 1, 0x11, 0, NULL, ni), 0);
+		assert_int_equal(ni[2], 2);
+		assert_int_equal(ni[36], 0);              /* from port 0 */
+		imc_fabric_mad_detach(w.sm);
+		assert_int_equal(imc_fabric_mad_attach(w.f, 0, 1, sm_recv, wp,
+						       &w.sm), 0);
+	}
 	/* A path through a CA goes nowhere (CAs do not forward), nor does a
 	 * path out of a port with no cable. */
 	assert_int_equal(smp_dr(&w, (const uint8_t[]){ 1, 2, 1 }, 3, 1, 0x11,
