@@ -1174,6 +1174,70 @@ static void test_tracker_follows_master_sm_lid(void **state)
 	world_fini(&w);
 }
 
+
+/* IBA 14.2.2: a DrDLID that is not permissive ends the directed part
+ * in a LID-routed segment to it, and a DrSLID that is not permissive
+ * brings the answer back LID routed from the start of the directed
+ * part. */
+static void test_dr_lid_segments(void **state)
+{
+	struct world w;
+	struct imc_fabric_mad_addr to = { .dlid = 0xffff };
+	uint8_t mad[256];
+	int h4, s2;
+
+	(void)state;
+	world_init(&w, true, 15);
+	discover(&w);
+	configure(&w);
+	h4 = node_of(&w, "Hca4");
+	s2 = node_of(&w, "Switch2");
+	/* DR to Switch1, then LID routed to Hca4. */
+	smp_build(&w, mad, true, (const uint8_t[]){ 1 }, 1, 1, 0x11, 0, NULL);
+	p16(mad + 34, w.n[h4].lid);
+	w.got = false;
+	assert_int_equal(imc_fabric_mad_send(w.sm, &to, mad, 256), 0);
+	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_true(w.got);
+	assert_int_equal(g16(w.resp + 4), 0x8000);
+	assert_int_equal(w.resp[6], 0);
+	assert_int_equal(g64(w.resp + 64 + 12),
+			 w.t->node[idx_of(&w, "Hca4")].guid);
+	/* LID routed to Switch1, directed from there to Switch2; the answer
+	 * comes back directed to Switch1, then LID routed to the SM's
+	 * DrSLID. */
+	smp_build(&w, mad, true, (const uint8_t[]){ 3 }, 1, 1, 0x11, 0, NULL);
+	p16(mad + 32, 1);
+	to.dlid = w.n[node_of(&w, "Switch1")].lid;
+	w.got = false;
+	assert_int_equal(imc_fabric_mad_send(w.sm, &to, mad, 256), 0);
+	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_true(w.got);
+	assert_int_equal(w.resp[6], 0);
+	assert_int_equal(w.resp[192 + 1], 3);
+	assert_int_equal(w.from.dlid, 1);
+	assert_int_equal(g64(w.resp + 64 + 12), w.n[s2].guid);
+	/* Directed from the SM itself with its own LID as DrSLID: the
+	 * directed part ends back at its port. */
+	smp_build(&w, mad, true, (const uint8_t[]){ 1, 3 }, 2, 1, 0x11, 0,
+		  NULL);
+	p16(mad + 32, 1);
+	to.dlid = 0xffff;
+	w.got = false;
+	assert_int_equal(imc_fabric_mad_send(w.sm, &to, mad, 256), 0);
+	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_true(w.got);
+	assert_int_equal(g64(w.resp + 64 + 12), w.n[s2].guid);
+	/* A DrDLID nobody routes to loses the SMP. */
+	smp_build(&w, mad, true, (const uint8_t[]){ 1 }, 1, 1, 0x11, 0, NULL);
+	p16(mad + 34, 900);
+	w.got = false;
+	assert_int_equal(imc_fabric_mad_send(w.sm, &to, mad, 256), 0);
+	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_false(w.got);
+	world_fini(&w);
+}
+
 /* Same seed, same events: the trace hash of a whole SM run repeats. */
 static uint64_t run_hash(uint64_t seed)
 {
@@ -1234,6 +1298,7 @@ int main(void)
 		cmocka_unit_test(test_multicast_follows_mft),
 		cmocka_unit_test(test_dr_return_path),
 		cmocka_unit_test(test_dr_down_link),
+		cmocka_unit_test(test_dr_lid_segments),
 		cmocka_unit_test(test_status_codes),
 		cmocka_unit_test(test_client_reregister_and_permissive),
 		cmocka_unit_test(test_trap_128),

@@ -280,17 +280,24 @@ static int dr_out(struct fab_mad *m, struct fly *fl, const struct dr_at *at,
 	unsigned hp = at->hp, hc = at->hc, out;
 	uint16_t drdlid = imc_get16(mad + SMP_DR_DLID);
 
-	if (origin && hp == 0 && hc > 0) {
-		/* The sender's SMI: out of InitialPath[1], which on a CA
-		 * must be the sender's own port. */
+	/* The directed part starts at the sender, or at the switch a
+	 * LID-routed first segment led to (a DrSLID that is not
+	 * permissive). */
+	if (hp == 0 && !origin && !at->sw)
+		return -EINVAL;
+	if (hp == 0 && hc > 0) {
+		/* Out of InitialPath[1], which on a CA must be the sender's
+		 * own port. */
 		out = mad[SMP_INITIAL_PATH + 1];
 		if (out == 0 || out > at->np || (!at->sw && out != port))
 			return -EINVAL;
 		mad[SMP_HOP_PTR] = 1;
+		fl->mode = FLY_DR;
+		fl->dlid = fl->slid = IMC_LID_PERMISSIVE;
 		fly_hop(m, fl, out);
 		return 0;
 	}
-	if (origin && hp == 0 && hc == 0) {
+	if (hp == 0 && hc == 0) {
 		mad[SMP_HOP_PTR] = 1;
 		if (drdlid == IMC_LID_PERMISSIVE) {
 			fly_local(m, fl);
@@ -298,7 +305,7 @@ static int dr_out(struct fab_mad *m, struct fly *fl, const struct dr_at *at,
 		}
 		return dr_to_lid(m, fl, at, drdlid);
 	}
-	if (origin || hp == 0)
+	if (origin)
 		return -EINVAL;
 	if (hp < hc) {
 		/* An intermediate hop: switches only. */
@@ -363,12 +370,20 @@ static int dr_back(struct fab_mad *m, struct fly *fl, const struct dr_at *at,
 		return 0;
 	}
 	if (hp == 1) {
+		uint16_t drslid = imc_get16(mad + SMP_DR_SLID);
+		struct fab_port_view v;
+
 		mad[SMP_HOP_PTR] = 0;
-		if (imc_get16(mad + SMP_DR_SLID) == IMC_LID_PERMISSIVE) {
+		if (drslid == IMC_LID_PERMISSIVE) {
 			fly_local(m, fl);
 			return 0;
 		}
-		return dr_to_lid(m, fl, at, imc_get16(mad + SMP_DR_SLID));
+		/* At a CA the directed part began here: DrSLID must be
+		 * its own. */
+		if (!at->sw && !fab_port_view(m->f, fl->node, fl->in_port, &v))
+			return sma_lid_match(m, v.gidx, v.lid, drslid) ?
+			       (fly_local(m, fl), 0) : -EINVAL;
+		return dr_to_lid(m, fl, at, drslid);
 	}
 	if (hp == 0 && !origin) {
 		fly_local(m, fl);
@@ -534,6 +549,15 @@ static int smp_start(struct fab_mad *m, uint32_t node, unsigned port,
 	fl->dlid = to->dlid;
 	m->st.smps_sent++;
 	fab_trace(m->f, TR_SMP_HOP, v.gidx, fl->serial);
+	if (mad[1] == MAD_CLASS_SMP_DR && to->dlid != IMC_LID_PERMISSIVE &&
+	    imc_get16(mad + SMP_DR_SLID) != IMC_LID_PERMISSIVE &&
+	    mad[SMP_HOP_PTR] == 0 && !(mad[SMP_STATUS] & 0x80)) {
+		/* IBA 14.2.2: LID routed to the switch where the directed
+		 * part begins (the LRH DLID), the DrSLID the sender's. */
+		fl->mode = FLY_LID;
+		lid_step(m, fl, true);
+		return 0;
+	}
 	if (mad[1] == MAD_CLASS_SMP_DR) {
 		fl->mode = FLY_DR;
 		fl->dlid = fl->slid = IMC_LID_PERMISSIVE;
