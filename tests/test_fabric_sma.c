@@ -674,6 +674,12 @@ static void test_status_codes(void **state)
 				NULL, NULL), 0x1c);
 	assert_int_equal(smp_dr(&w, (const uint8_t[]){ 1 }, 1, 1, 0x19, 767,
 				NULL, NULL), 0);
+	/* Bit 31 of PortInfo's modifier (SMSupportsExtendedSpeeds, on
+	 * OpenSM's Sets) still names the port. */
+	assert_int_equal(smp_dr(&w, (const uint8_t[]){ 1 }, 1, 1, 0x15,
+				0x80000003u, NULL, NULL), 0);
+	assert_int_equal(smp_dr(&w, NULL, 0, 1, 0x15, 0x80000001u, NULL,
+				NULL), 0);
 	/* INIT straight to ACTIVE is no transition (IBA 14.2.5.6): the Set
 	 * fails as a whole and leaves the LID as it was. */
 	{

@@ -174,15 +174,17 @@ static uint8_t width_bits(unsigned lanes)
 	}
 }
 
-/* The port PortInfo speaks of: the modifier for a switch; for a CA, the
- * arrival port when 0 (IBA 14.2.5.6). -1 for a bad modifier. */
+/* The port PortInfo speaks of: bits 7..0 of the modifier for a switch;
+ * for a CA, the arrival port when 0 (IBA 14.2.5.6). Bit 31 is
+ * SMSupportsExtendedSpeeds, which OpenSM sets on its Sets; the bits
+ * between are reserved. -1 for a bad port number. */
 static int pi_port(const struct sma_req *r)
 {
-	if (r->nv.type == IMC_NODE_SWITCH)
-		return r->mod <= r->nv.nports ? (int)r->mod : -1;
-	if (r->mod == 0)
+	unsigned pn = r->mod & 0xff;
+
+	if (r->nv.type != IMC_NODE_SWITCH && pn == 0)
 		return (int)r->port;
-	return r->mod <= r->nv.nports ? (int)r->mod : -1;
+	return pn <= r->nv.nports ? (int)pn : -1;
 }
 
 static void pi_fill(struct sma_req *r, unsigned pn)
