@@ -57,6 +57,7 @@ struct sma_port {
 	uint8_t stall_hoq;
 	uint8_t enforce;
 	uint8_t mtu_cap;          /* the port's MTU when the fabric was made */
+	uint8_t speed_ext_enabled;
 	bool rereg_pending;       /* ClientReregister before ACTIVE */
 	uint8_t sl2vl[8];
 	uint8_t *vlarb;           /* 4 blocks of 64 bytes, when Set */
@@ -227,6 +228,7 @@ static void pi_fill(struct sma_req *r, unsigned pn)
 	d[50] = 1;                                /* GUIDCap */
 	d[51] = sp->subnet_timeout & 0x1f;
 	d[52] = 8;                                /* RespTimeValue */
+	d[63] = sp->speed_ext_enabled;            /* no extended speed runs */
 }
 
 /* The state part of a PortInfo Set: 0 no change, DOWN, ARMED from
@@ -281,6 +283,7 @@ static int pi_set(struct sma_req *r, unsigned pn)
 		sp->op_vls = d[43] >> 4;
 	sp->enforce = d[43] & 0x0f;
 	sp->subnet_timeout = d[51] & 0x1f;
+	sp->speed_ext_enabled = d[63] & 0x1f;
 	if (!sw || pn == 0) {
 		sp->lmc = d[34] & 7;
 		if (fab_port_lid_set(r->f, r->node, pn, lid))
