@@ -1244,6 +1244,48 @@ static void test_dr_lid_segments(void **state)
 	world_fini(&w);
 }
 
+
+/* What an SM writes into PortInfo it reads back unchanged, or it would
+ * set it again at every sweep (OpenSM compares field by field). */
+static void test_portinfo_set_get(void **state)
+{
+	struct world w;
+	uint8_t pi[64], got[64];
+
+	(void)state;
+	world_init(&w, true, 16);
+	assert_int_equal(smp_dr(&w, NULL, 0, 1, 0x15, 1, NULL, pi), 0);
+	p64(pi + 0, 0x1122334455667788ull);          /* M_Key */
+	p64(pi + 8, 0xfe80000000001234ull);          /* GidPrefix */
+	p16(pi + 16, 8);
+	p16(pi + 18, 3);
+	p16(pi + 26, 60);                             /* M_KeyLeasePeriod */
+	pi[34] = 2;                                   /* LMC */
+	pi[36] = (uint8_t)((pi[36] & 0xf0) | 5);      /* MasterSMSL */
+	pi[38] = 3;                                   /* VLHighLimit */
+	pi[42] = 0x7b;                                /* VLStall, HOQLife */
+	pi[43] = 0x30;                                /* OperationalVLs 3 */
+	pi[51] = 18;                                  /* SubnetTimeOut */
+	pi[53] = 0x88;                                /* error thresholds */
+	pi[63] = 0x1e;                                /* LinkSpeedExtEnabled */
+	assert_int_equal(smp_dr(&w, NULL, 0, 2, 0x15, 1, pi, got), 0);
+	assert_memory_equal(got + 0, pi + 0, 20);
+	assert_int_equal(g16(got + 26), 60);
+	assert_int_equal(got[34] & 7, 2);
+	assert_int_equal(got[36] & 0x0f, 5);
+	assert_int_equal(got[38], 3);
+	assert_int_equal(got[42], 0x7b);
+	assert_int_equal(got[43] >> 4, 3);
+	assert_int_equal(got[51] & 0x1f, 18);
+	assert_int_equal(got[53], 0x88);
+	assert_int_equal(got[63], 0x1e);
+	/* LMC 2: the port takes LIDs 8..11 (IBA 7.11.1), not 12. */
+	assert_int_equal(smp_lid(&w, 10, 1, 0x15, 0, NULL, got), 0);
+	assert_int_equal(g16(got + 16), 8);
+	assert_int_equal(smp_lid(&w, 12, 1, 0x15, 0, NULL, got), -1);
+	world_fini(&w);
+}
+
 /* Same seed, same events: the trace hash of a whole SM run repeats. */
 static uint64_t run_hash(uint64_t seed)
 {
@@ -1306,6 +1348,7 @@ int main(void)
 		cmocka_unit_test(test_dr_down_link),
 		cmocka_unit_test(test_dr_lid_segments),
 		cmocka_unit_test(test_status_codes),
+		cmocka_unit_test(test_portinfo_set_get),
 		cmocka_unit_test(test_client_reregister_and_permissive),
 		cmocka_unit_test(test_trap_128),
 		cmocka_unit_test(test_port_counters),

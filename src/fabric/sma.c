@@ -58,6 +58,7 @@ struct sma_port {
 	uint8_t enforce;
 	uint8_t mtu_cap;          /* the port's MTU when the fabric was made */
 	uint8_t speed_ext_enabled;
+	uint8_t error_threshold;  /* LocalPhyErrors, OverrunErrors */
 	bool rereg_pending;       /* ClientReregister before ACTIVE */
 	uint8_t sl2vl[8];
 	uint8_t *vlarb;           /* 4 blocks of 64 bytes, when Set */
@@ -228,6 +229,7 @@ static void pi_fill(struct sma_req *r, unsigned pn)
 	d[50] = 1;                                /* GUIDCap */
 	d[51] = sp->subnet_timeout & 0x1f;
 	d[52] = 8;                                /* RespTimeValue */
+	d[53] = sp->error_threshold;
 	d[63] = sp->speed_ext_enabled;            /* no extended speed runs */
 }
 
@@ -284,6 +286,7 @@ static int pi_set(struct sma_req *r, unsigned pn)
 	sp->enforce = d[43] & 0x0f;
 	sp->subnet_timeout = d[51] & 0x1f;
 	sp->speed_ext_enabled = d[63] & 0x1f;
+	sp->error_threshold = d[53];
 	if (!sw || pn == 0) {
 		sp->lmc = d[34] & 7;
 		if (fab_port_lid_set(r->f, r->node, pn, lid))
