@@ -790,7 +790,11 @@ bool sma_trap_repress(struct fab_mad *m, uint32_t node, uint64_t tid)
 	if (node >= m->sma->nnodes)
 		return false;
 	s = &m->sma->sw[node];
-	if (!s->trap_tid || s->trap_tid != tid)
+	/* The low 32 bits only: the MAD layer under an SM (Linux's, and
+	 * umad2sim's as an ibsim-protocol server passes it on) puts its own
+	 * agent number into the high 32 bits of every request the SM
+	 * sends, the TrapRepress() included. */
+	if (!s->trap_tid || s->trap_tid != (tid & 0xffffffffull))
 		return false;
 	s->trap_tid = 0;
 	imc_timer_cancel(imc_fabric_loop(m->f), &s->trap_t);
@@ -825,7 +829,7 @@ void sma_port_changed(struct fab_mad *m, uint32_t node, unsigned port,
 	s->life_state |= PSC;
 	if (!fab_external_sm(m->f))
 		return;
-	s->trap_tid = ++m->sma->tid | (uint64_t)0x5ad << 48;
+	s->trap_tid = 0x5ad00000u | (++m->sma->tid & 0xfffff);
 	s->trap_tries = 0;
 	imc_timer_cancel(imc_fabric_loop(m->f), &s->trap_t);
 	/* From the loop, after the change that caused it is complete. */
