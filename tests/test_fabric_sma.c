@@ -735,6 +735,11 @@ static void test_client_reregister_and_permissive(void **state)
 	assert_int_equal(x.active, 1);
 	assert_int_equal(x.rereg, 0);
 	k = node_of(&w, "Hca4");
+	/* IsClientReregistrationSupported (bit 25): an SM sets the bit only
+	 * on ports that have it. */
+	assert_int_equal(smp_dr(&w, w.n[k].path, w.n[k].hops, 1, 0x15, 1, NULL,
+				pi), 0);
+	assert_true(g32(pi + 20) & (1u << 25));
 	pi_set_fields(&w, (unsigned)k, 1, 0, 0, true);
 	assert_int_equal(x.rereg, 1);
 	/* LID routed through the LFTs to it. */

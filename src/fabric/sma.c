@@ -34,6 +34,9 @@ enum {
 	 * IsVendorClassSupported, IsDeviceManagementSupported,
 	 * IsCapabilityMaskNoticeSupported: what ibsim reports. */
 	CAPMASK_DEFAULT = 0x0040C048u & ~CAPMASK_IS_SM,
+	/* IsClientReregistrationSupported: a CA port's users hear
+	 * ClientReregister (OpenSM sets it only where this bit is). */
+	CAPMASK_CLIENT_REREG = 1u << 25,
 	PSC = 0x04,               /* SwitchInfo PortStateChange */
 	PMA_DATA = 64,            /* GMP data after the 40 reserved bytes */
 	ATTR_CLASS_PORT_INFO = 0x0001,
@@ -885,8 +888,11 @@ int sma_init(struct fab_mad *m)
 		for (unsigned p = 0; p <= t->node[i].nports; p++) {
 			struct fab_port_view v;
 
-			if (!fab_port_view(f, i, p, &v))
-				s->p[v.gidx].mtu_cap = v.mtu;
+			if (fab_port_view(f, i, p, &v))
+				continue;
+			s->p[v.gidx].mtu_cap = v.mtu;
+			if (v.type == IMC_NODE_HCA)
+				s->p[v.gidx].capmask |= CAPMASK_CLIENT_REREG;
 		}
 
 		sw->m = m;
