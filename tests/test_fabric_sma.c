@@ -803,6 +803,14 @@ static void test_trap_128(void **state)
 	assert_int_equal(smp_dr(&w, w.n[s2].path, w.n[s2].hops, 2, 0x12, 0,
 				mad, mad), 0);
 	assert_int_equal(mad[11] & 0x04, 0);
+	/* The cable down: Hca4 is DOWN and nothing sweeps. */
+	{
+		struct imc_port_attr pa;
+
+		assert_int_equal(imc_fabric_port_attr(w.f, idx_of(&w, "Hca4"),
+						      1, &pa), 0);
+		assert_int_equal(pa.state, IMC_PORT_DOWN);
+	}
 	/* Repressed at once, it is sent once. */
 	w.traps = 0;
 	assert_int_equal(imc_fabric_link_set(w.f, idx_of(&w, "Switch2"), 2,
@@ -818,6 +826,16 @@ static void test_trap_128(void **state)
 	assert_int_equal(imc_fabric_mad_send(w.sm, &to, mad, 256), 0);
 	assert_int_equal(imc_loop_run(w.loop), 0);
 	assert_int_equal(w.traps, 1);
+	/* Plugged back, the port waits in INIT, with its LID, for the SM
+	 * (IBA 7.2): an external SM activates it, not the fabric. */
+	{
+		struct imc_port_attr pa;
+
+		assert_int_equal(imc_fabric_port_attr(w.f, idx_of(&w, "Hca4"),
+						      1, &pa), 0);
+		assert_int_equal(pa.state, IMC_PORT_INIT);
+		assert_int_equal(pa.lid, w.n[node_of(&w, "Hca4")].lid);
+	}
 	imc_fabric_mad_stats(w.f, &b);
 	assert_int_equal(b.traps_sent - a.traps_sent, 9);
 	world_fini(&w);
