@@ -7,7 +7,9 @@
  * imc_fabric_mft_set, the interface the SA engine uses), and UD QPs with
  * Q_Key and P_Key checks, receive queues, MTU enforcement, optional GRH and
  * multicast attach. QP1 carries MADs like any UD QP (QPN 1, Q_Key
- * 0x80010000).
+ * 0x80010000). Every CA and switch also has an SMA and a PMA, and MAD
+ * users outside the simulation (an external SM) attach to QP0/QP1 of a
+ * port through fabric_mad.h.
  *
  * Everything runs on an imc_loop: a virtual loop gives a simulation that a
  * seed replays exactly; a real-time loop runs the same fabric against the
@@ -75,6 +77,16 @@ struct imc_fabric_config {
 	unsigned rq_depth;            /* receive queue depth of each QP */
 	uint64_t subnet_prefix;       /* GID prefix */
 	imc_time_t sm_sweep_delay;    /* link change -> SM reroute and ports up */
+	/* An SM outside the fabric (IBA 14.4) runs the subnet through SMPs
+	 * (fabric_mad.h); the fabric's own SM steps aside. Bring-up and a
+	 * cable coming up take ports to INIT with LID 0, not ACTIVE (IBA
+	 * 7.2); LFTs and MFTs start empty; LIDs, LMC, MasterSMLID, port
+	 * states (ARMED, ACTIVE) and forwarding tables come from SubnSet()s
+	 * only; nothing sweeps after a link change (switches send Trap 128
+	 * to their MasterSMLID instead). Users of a port find the SA at the
+	 * port's sm_lid (imc_fabric_port_attr), as the SM set it.
+	 * imc_fabric_sm_move and imc_fabric_lid_change are -EOPNOTSUPP. */
+	bool external_sm;
 };
 
 /* Defaults: seed 1, latency 100 ns, 4x QDR bandwidth, no faults, MTU 2048,
