@@ -1,0 +1,253 @@
+/* ibmcast fabric serve: the embedded fabric behind ibsim's client
+ * protocol, so that OpenSM and the infiniband-diags run on it through
+ * libumad2sim (docs/opensm-fabric.md). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "ibmcast/fabric.h"
+#include "ibmcast/loop.h"
+#include "ibmcast/simserve.h"
+#include "ibmcast/topo.h"
+#include "sigwatch.h"
+#include "tools.h"
+
+#define PROG "ibmcast fabric serve"
+#define U2S_DEFAULT "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: ibmcast fabric serve NETFILE|SPEC [--sock NAME] [--node NODE]\n"
+		"                            [--seed N] [--dump FILE] [--stats]\n"
+		"\n"
+		"Builds the embedded fabric from an ibnetdiscover/ibsim net file or a\n"
+		"generator spec (switch:hosts=N, fat-tree:leaves=L,hosts=H,spines=S,\n"
+		"fat-tree:pods=P,leaves=L,hosts=H,aggs=A,spines=S; docs/scenarios.md)\n"
+		"and serves ibsim's client protocol on it, with no SM of its own: run\n"
+		"OpenSM on it with LD_PRELOAD=libumad2sim.so and the printed exports,\n"
+		"then saquery, smpquery, ibnetdiscover, ibroute, perfquery or ibmcast's\n"
+		"umad tools the same way. Prints the shell exports a client needs\n"
+		"(IBSIM_SOCKNAME, LD_PRELOAD) once the control socket is bound, then\n"
+		"runs until SIGINT or SIGTERM.\n"
+		"\n"
+		"--sock NAME   socket base name (default IBSIM_SOCKNAME, else \"sim\")\n"
+		"--node NODE   where a client that names no node attaches (default: the\n"
+		"              first node of the net file, as ibsim; a generated\n"
+		"              fabric's first HCA)\n"
+		"--seed N      the fabric's random streams (default 1)\n"
+		"--dump FILE   on exit, write every port's LID and state and every\n"
+		"              switch's LFT as the fabric holds them, one line each:\n"
+		"              'port NODE PORT guid G lid L state S' and\n"
+		"              'lft NODE LID PORT' (FILE '-' is stdout)\n"
+		"--stats       on exit, print the server's counters\n"
+		"\n"
+		"The umad2sim path printed is %s, or\n"
+		"IBMCAST_UMAD2SIM when set.\n", U2S_DEFAULT);
+}
+
+struct opts {
+	const char *source;
+	const char *sock;
+	const char *node;
+	const char *dump;
+	uint64_t seed;
+	bool stats;
+};
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "sock", required_argument, NULL, 's' },
+		{ "node", required_argument, NULL, 'n' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "dump", required_argument, NULL, 'd' },
+		{ "stats", no_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int ch;
+
+	memset(o, 0, sizeof(*o));
+	o->seed = 1;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			o->sock = optarg;
+			break;
+		case 'n':
+			o->node = optarg;
+			break;
+		case 'S':
+			errno = 0;
+			o->seed = strtoull(optarg, &end, 0);
+			if (errno || *end || end == optarg) {
+				fprintf(stderr, PROG ": bad --seed '%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'd':
+			o->dump = optarg;
+			break;
+		case 't':
+			o->stats = true;
+			break;
+		case 'h':
+			help(stdout);
+			exit(IMC_EXIT_OK);
+		default:
+			return -1;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, PROG ": one NETFILE or SPEC expected\n");
+		return -1;
+	}
+	o->source = argv[optind];
+	return 0;
+}
+
+/* A generator spec names its shape before a colon; anything else is a
+ * net file. */
+static int load_topo(const char *src, struct imc_topo **t)
+{
+	char err[256] = "";
+	int r;
+
+	if (!strncmp(src, "fat-tree:", 9) || !strncmp(src, "switch:", 7))
+		r = imc_topo_generate(src, t, err, sizeof(err));
+	else
+		r = imc_topo_parse_file(src, t, err, sizeof(err));
+	if (r < 0)
+		fprintf(stderr, PROG ": %s\n", *err ? err : strerror(-r));
+	return r;
+}
+
+static void print_exports(const struct imc_simserve *s)
+{
+	const char *u2s = getenv("IBMCAST_UMAD2SIM");
+
+	printf("export IBSIM_SOCKNAME=%s\n", imc_simserve_sockname(s));
+	printf("export LD_PRELOAD=%s\n", u2s && *u2s ? u2s : U2S_DEFAULT);
+	fflush(stdout);
+}
+
+static void print_stats(const struct imc_simserve *s)
+{
+	struct imc_simserve_stats st;
+	struct rusage ru;
+
+	imc_simserve_get_stats(s, &st);
+	getrusage(RUSAGE_SELF, &ru);
+	fprintf(stderr,
+		"stats ctl %" PRIu64 " ctl_errors %" PRIu64 " connects %" PRIu64
+		" clients_max %u pkts_in %" PRIu64 " pkts_out %" PRIu64
+		" bad %" PRIu64 " unrouted %" PRIu64 " dropped %" PRIu64
+		" rx_batches %" PRIu64 " tx_batches %" PRIu64 " pauses %" PRIu64
+		" queued_max %zu maxrss_kb %ld\n",
+		st.ctl_requests, st.ctl_errors, st.connects, st.clients_max,
+		st.pkts_in, st.pkts_out, st.pkts_bad, st.pkts_unrouted,
+		st.pkts_dropped, st.rx_batches, st.tx_batches, st.pauses,
+		st.queued_max, ru.ru_maxrss);
+}
+
+static int run_serve(const struct opts *o)
+{
+	struct imc_fabric_config fc;
+	struct imc_simserve_config sc;
+	struct imc_simserve *s = NULL;
+	struct imc_fabric *f = NULL;
+	struct imc_loop *loop = NULL;
+	struct imc_topo *t = NULL;
+	struct sigwatch sw;
+	int r, rc = IMC_EXIT_FAIL;
+
+	memset(&sw, 0, sizeof(sw));
+	if (load_topo(o->source, &t) < 0)
+		return IMC_EXIT_USAGE;
+	imc_simserve_config_init(&sc);
+	sc.sockname = o->sock;
+	if (o->node && imc_topo_find(t, o->node, &sc.default_node) < 0) {
+		fprintf(stderr, PROG ": no node '%s'\n", o->node);
+		imc_topo_destroy(t);
+		return IMC_EXIT_USAGE;
+	}
+	imc_fabric_config_default(&fc);
+	fc.seed = o->seed;
+	r = imc_loop_create_realtime(&loop);
+	if (r == 0)
+		r = sigwatch_start(&sw, loop, NULL) < 0 ? -errno : 0;
+	if (r == 0)
+		r = imc_fabric_create(t, loop, &fc, &f);
+	if (r == 0)
+		r = imc_fabric_bring_up(f);
+	if (r < 0) {
+		fprintf(stderr, PROG ": fabric: %s\n", strerror(-r));
+		goto out;
+	}
+	r = imc_simserve_create(f, loop, &sc, &s);
+	if (r < 0) {
+		fprintf(stderr, PROG ": cannot serve: %s%s\n", strerror(-r),
+			r == -EADDRINUSE ? " (another simulator uses the name)"
+					 : "");
+		goto out;
+	}
+	print_exports(s);
+	r = imc_loop_run(loop);
+	if (r < 0) {
+		fprintf(stderr, PROG ": loop: %s\n", strerror(-r));
+		goto out;
+	}
+	rc = IMC_EXIT_OK;
+	if (o->stats)
+		print_stats(s);
+out:
+	imc_simserve_destroy(s);
+	imc_fabric_destroy(f);
+	sigwatch_stop(&sw);
+	if (loop)
+		imc_loop_destroy(loop);
+	imc_topo_destroy(t);
+	return rc;
+}
+
+static int run(int argc, char **argv)
+{
+	struct opts o;
+
+	if (argc >= 2 && (!strcmp(argv[1], "--help") ||
+			  !strcmp(argv[1], "-h"))) {
+		help(stdout);
+		return IMC_EXIT_OK;
+	}
+	if (argc < 2 || strcmp(argv[1], "serve")) {
+		fprintf(stderr, "usage: ibmcast fabric serve ... "
+				"(ibmcast fabric serve --help)\n");
+		return IMC_EXIT_USAGE;
+	}
+	if (parse(argc - 1, argv + 1, &o) < 0)
+		return IMC_EXIT_USAGE;
+	return run_serve(&o);
+}
+
+static void help_top(FILE *f)
+{
+	fprintf(f, "usage: ibmcast fabric serve NETFILE|SPEC [OPTIONS]\n");
+}
+
+const struct imc_cmd imc_cmd_fabric = {
+	.name = "fabric",
+	.summary = "serve the embedded fabric to OpenSM and the diags (ibsim protocol)",
+	.run = run,
+	.help = help_top,
+	.own_help = true,
+	.help_all = help,
+};
