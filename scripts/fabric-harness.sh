@@ -153,7 +153,7 @@ do_start() {
 	t0=$(date +%s.%N)
 	# shellcheck disable=SC2086
 	( cd "$dir" && exec "$IMC" fabric serve "$net" --sock "$sock" \
-		--dump "$dir/fabric.dump" --stats $OPT_SARGS ) \
+		--dump "$dir/fabric.dump" --stats --verbose $OPT_SARGS ) \
 		> "$dir/serve.out" 2> "$dir/serve.log" </dev/null &
 	sv=$!
 	echo $sv > "$dir/serve.pid"

@@ -24,7 +24,7 @@ static void help(FILE *f)
 {
 	fprintf(f,
 		"usage: ibmcast fabric serve NETFILE|SPEC [--sock NAME] [--node NODE]\n"
-		"                            [--seed N] [--dump FILE] [--stats]\n"
+		"                            [--seed N] [--dump FILE] [--stats] [--verbose]\n"
 		"\n"
 		"Builds the embedded fabric from an ibnetdiscover/ibsim net file or a\n"
 		"generator spec (switch:hosts=N, fat-tree:leaves=L,hosts=H,spines=S,\n"
@@ -45,7 +45,8 @@ static void help(FILE *f)
 		"              switch's LFT as the fabric holds them, one line each:\n"
 		"              'port NODE PORT guid G lid L state S' and\n"
 		"              'lft NODE LID PORT' (FILE '-' is stdout)\n"
-		"--stats       on exit, print the server's counters\n"
+		"--stats       on exit, print the server's counters (stderr)\n"
+		"--verbose     a line on stderr for each client that attaches or goes\n"
 		"\n"
 		"The umad2sim path printed is %s, or\n"
 		"IBMCAST_UMAD2SIM when set.\n", U2S_DEFAULT);
@@ -58,6 +59,7 @@ struct opts {
 	const char *dump;
 	uint64_t seed;
 	bool stats;
+	bool verbose;
 };
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -68,6 +70,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "seed", required_argument, NULL, 'S' },
 		{ "dump", required_argument, NULL, 'd' },
 		{ "stats", no_argument, NULL, 't' },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -99,6 +102,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 't':
 			o->stats = true;
+			break;
+		case 'v':
+			o->verbose = true;
 			break;
 		case 'h':
 			help(stdout);
@@ -175,6 +181,7 @@ static int run_serve(const struct opts *o)
 		return IMC_EXIT_USAGE;
 	imc_simserve_config_init(&sc);
 	sc.sockname = o->sock;
+	sc.log = o->verbose ? stderr : NULL;
 	if (o->node && imc_topo_find(t, o->node, &sc.default_node) < 0) {
 		fprintf(stderr, PROG ": no node '%s'\n", o->node);
 		imc_topo_destroy(t);

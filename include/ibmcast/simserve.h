@@ -35,6 +35,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ibmcast/fabric.h"
 #include "ibmcast/loop.h"
@@ -53,6 +54,9 @@ struct imc_simserve_config {
 	uint32_t default_node;
 	size_t queue_limit;      /* packets queued per client (0: 4096) */
 	size_t high_water;       /* all clients; reads pause above (0: 16384) */
+	/* NULL, or where a line goes for each attach and detach:
+	 * "attach slot S id I node NAME port P issm 0|1", "detach slot S". */
+	FILE *log;
 };
 
 void imc_simserve_config_init(struct imc_simserve_config *c);

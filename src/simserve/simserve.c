@@ -441,6 +441,11 @@ int ss_client_attach(struct imc_simserve *s, uint32_t id, uint32_t node,
 	if (++s->st.clients > s->st.clients_max)
 		s->st.clients_max = s->st.clients;
 	update_watch(c);
+	if (s->log) {
+		fprintf(s->log, "attach slot %u id %u node %s port %u issm %d\n",
+			slot, id, tn->name, c->port, issm);
+		fflush(s->log);
+	}
 	*out = c;
 	return 0;
 }
@@ -465,6 +470,10 @@ void ss_client_detach(struct ss_client *c)
 	s->free_slots[s->nfree++] = c->slot;
 	s->st.disconnects++;
 	s->st.clients--;
+	if (s->log) {
+		fprintf(s->log, "detach slot %u\n", c->slot);
+		fflush(s->log);
+	}
 	check_pressure(s);
 }
 
@@ -651,6 +660,7 @@ int imc_simserve_create(struct imc_fabric *f, struct imc_loop *loop,
 					  : DEFAULT_QUEUE_LIMIT;
 	s->high_water = cfg->high_water ? cfg->high_water : DEFAULT_HIGH_WATER;
 	s->default_node = cfg->default_node;
+	s->log = cfg->log;
 	if (s->default_node >= s->topo->nnodes)
 		s->default_node = s->topo->sm_node < s->topo->nnodes
 					  ? s->topo->sm_node : 0;

@@ -69,6 +69,7 @@ struct imc_simserve {
 	uint32_t nguids;
 	uint32_t default_node;
 	size_t queue_limit, high_water;
+	FILE *log;
 	bool paused;
 	struct imc_timer stall;
 	struct imc_simserve_stats st;
