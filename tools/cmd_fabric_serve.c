@@ -48,6 +48,9 @@ static void help(FILE *f)
 		"--stats       on exit, print the server's counters (stderr)\n"
 		"--verbose     a line on stderr for each client that attaches or goes\n"
 		"\n"
+		"ibmcast fabric net NETFILE|SPEC writes the topology as a net file (the\n"
+		"format ibsim and ibnetdiscover's topology files use) to stdout.\n"
+		"\n"
 		"The umad2sim path printed is %s, or\n"
 		"IBMCAST_UMAD2SIM when set.\n", U2S_DEFAULT);
 }
@@ -226,18 +229,43 @@ out:
 	return rc;
 }
 
+/* ibmcast fabric net SPEC|NETFILE: the topology as a net file, for ibsim
+ * and for comparing with what ibnetdiscover finds. */
+static int run_net(int argc, char **argv)
+{
+	struct imc_topo *t = NULL;
+	int r;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: ibmcast fabric net NETFILE|SPEC\n");
+		return IMC_EXIT_USAGE;
+	}
+	if (load_topo(argv[1], &t) < 0)
+		return IMC_EXIT_USAGE;
+	r = imc_topo_write(t, stdout);
+	imc_topo_destroy(t);
+	if (r < 0 || fflush(stdout)) {
+		fprintf(stderr, "ibmcast fabric net: %s\n",
+			strerror(r < 0 ? -r : errno));
+		return IMC_EXIT_FAIL;
+	}
+	return IMC_EXIT_OK;
+}
+
 static int run(int argc, char **argv)
 {
 	struct opts o;
 
+	if (argc >= 2 && !strcmp(argv[1], "net"))
+		return run_net(argc - 1, argv + 1);
 	if (argc >= 2 && (!strcmp(argv[1], "--help") ||
 			  !strcmp(argv[1], "-h"))) {
 		help(stdout);
 		return IMC_EXIT_OK;
 	}
 	if (argc < 2 || strcmp(argv[1], "serve")) {
-		fprintf(stderr, "usage: ibmcast fabric serve ... "
-				"(ibmcast fabric serve --help)\n");
+		fprintf(stderr, "usage: ibmcast fabric serve|net ... "
+				"(ibmcast fabric --help)\n");
 		return IMC_EXIT_USAGE;
 	}
 	if (parse(argc - 1, argv + 1, &o) < 0)
@@ -247,7 +275,8 @@ static int run(int argc, char **argv)
 
 static void help_top(FILE *f)
 {
-	fprintf(f, "usage: ibmcast fabric serve NETFILE|SPEC [OPTIONS]\n");
+	fprintf(f, "usage: ibmcast fabric serve NETFILE|SPEC [OPTIONS]\n"
+		   "       ibmcast fabric net NETFILE|SPEC\n");
 }
 
 const struct imc_cmd imc_cmd_fabric = {
