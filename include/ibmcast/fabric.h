@@ -75,6 +75,16 @@ struct imc_fabric_config {
 	unsigned rq_depth;            /* receive queue depth of each QP */
 	uint64_t subnet_prefix;       /* GID prefix */
 	imc_time_t sm_sweep_delay;    /* link change -> SM reroute and ports up */
+	/* An SM outside the fabric (IBA 14.4) runs the subnet through SMPs
+	 * (fabric_mad.h); the fabric's own SM steps aside. Bring-up and a
+	 * cable coming up take ports to INIT with LID 0, not ACTIVE (IBA
+	 * 7.2); LFTs and MFTs start empty; LIDs, LMC, MasterSMLID, port
+	 * states (ARMED, ACTIVE) and forwarding tables come from SubnSet()s
+	 * only; nothing sweeps after a link change (switches send Trap 128
+	 * to their MasterSMLID instead). Users of a port find the SA at the
+	 * port's sm_lid (imc_fabric_port_attr), as the SM set it.
+	 * imc_fabric_sm_move and imc_fabric_lid_change are -EOPNOTSUPP. */
+	bool external_sm;
 };
 
 /* Defaults: seed 1, latency 100 ns, 4x QDR bandwidth, no faults, MTU 2048,

@@ -2,12 +2,16 @@
  *
  * Port state (IBA 14.2.5.6), changed only by port_state():
  *
- *   from \ to   DOWN          INIT          ACTIVE
- *   DOWN        -             cable up      SM sweep
- *   INIT        cable down    -             SM sweep
- *   ACTIVE      cable down    -             -
+ *   from \ to   DOWN          INIT          ARMED        ACTIVE
+ *   DOWN        -             cable up      -            SM sweep
+ *   INIT        cable down    -             SubnSet      SM sweep
+ *   ARMED       cable down,   -             -            SubnSet
+ *               SubnSet
+ *   ACTIVE      cable down,   -             -            -
+ *               SubnSet
  *
- * ARMED is not used: the simulated SM arms and activates in one step.
+ * The built-in SM arms and activates in one step; an external SM goes
+ * through ARMED with SubnSet(PortInfo) (IBA 14.2.5.6, fab_port_state_set).
  * Watches of an HCA port hear DOWN when it leaves ACTIVE and ACTIVE when
  * it enters it.
  *
@@ -55,6 +59,7 @@
 #include "ibmcast/packet.h"
 #include "ibmcast/rng.h"
 #include "ibmcast/subnet.h"
+#include "fabric_int.h"
 #include "wire/bytes.h"
 
 enum {
@@ -373,6 +378,9 @@ struct imc_fabric {
 
 	uint64_t hash;
 	struct imc_fabric_totals tot;
+
+	struct fab_mad *mad;      /* SMAs, PMAs and MAD agents */
+	uint32_t *lid_port;       /* external SM: LID -> gidx + 1 */
 };
 
 /* ---- names ---- */
@@ -641,13 +649,13 @@ static bool port_can(enum imc_port_state from, enum imc_port_state to)
 {
 	switch (to) {
 	case IMC_PORT_DOWN:
-		return from == IMC_PORT_INIT || from == IMC_PORT_ACTIVE;
+		return from != IMC_PORT_DOWN;
 	case IMC_PORT_INIT:
 		return from == IMC_PORT_DOWN;
-	case IMC_PORT_ACTIVE:
-		return from == IMC_PORT_DOWN || from == IMC_PORT_INIT;
 	case IMC_PORT_ARMED:
-		break;
+		return from == IMC_PORT_INIT;
+	case IMC_PORT_ACTIVE:
+		return from != IMC_PORT_ACTIVE;
 	}
 	return false;
 }
@@ -660,8 +668,10 @@ static void port_state(struct imc_fabric *f, struct port *p,
 	if (!port_can(old, s))
 		return;
 	p->state = s;
-	if (s == IMC_PORT_ACTIVE)
+	if (s == IMC_PORT_ACTIVE && !f->cfg.external_sm)
 		p->sm_lid = f->sm_lid;
+	if (f->mad)
+		fab_mad_port_changed(f->mad, p->node->idx, p->num, old, s);
 	if (!p->h)
 		return;
 	if (s == IMC_PORT_ACTIVE)
@@ -912,6 +922,27 @@ static void forward_mcast(struct imc_fabric *f, struct pkt *p,
 		pkt_unref(f, p);
 }
 
+static void recv_of(const struct pkt *p, struct imc_ud_recv *r);
+
+/* A datagram for QP0/QP1 at port to, offered to the port's MAD agents
+ * and PMA first (fabric_mad.h). Consumes p and returns true when one of
+ * them took it. */
+static bool mad_in(struct imc_fabric *f, struct pkt *p, struct port *to)
+{
+	struct imc_ud_recv r;
+
+	if (!f->mad || p->dqpn > IMC_QP1)
+		return false;
+	recv_of(p, &r);
+	if (!fab_mad_gmp_in(f->mad, to->node->idx, to->num, &r, p->dqpn))
+		return false;
+	f->tot.delivered++;
+	f->tot.mad_delivered++;
+	trace(f, imc_loop_now(f->loop), TR_DELIVER, to, p->serial);
+	pkt_unref(f, p);
+	return true;
+}
+
 static void forward(struct imc_fabric *f, struct pkt *p, struct port *in,
 		    imc_time_t now)
 {
@@ -928,8 +959,9 @@ static void forward(struct imc_fabric *f, struct pkt *p, struct port *in,
 		return;
 	}
 	if (out == 0) {
-		/* For the switch itself: no QPs behind port 0 here. */
-		drop(f, p, in, IMC_DROP_NO_QP);
+		/* For the switch itself: its PMA or an agent on port 0. */
+		if (!mad_in(f, p, &sw->port[0]))
+			drop(f, p, in, IMC_DROP_NO_QP);
 		return;
 	}
 	egress(f, p, &sw->port[out], now);
@@ -1078,6 +1110,8 @@ static void deliver(struct imc_fabric *f, struct pkt *p, struct port *in,
 		return;
 	}
 	if (!mcast) {
+		if (p->dqpn <= IMC_QP1 && mad_in(f, p, in))
+			return;
 		qp = qp_find(f, in, p->dqpn);
 		if (!qp) {
 			drop(f, p, in, IMC_DROP_NO_QP);
@@ -1264,9 +1298,28 @@ static void sweep_fire(struct imc_timer *t)
 	activate(f);
 }
 
+/* External SM: a cable that is up trains to LinkUp, and its ports wait
+ * in INIT for the SM (IBA 7.2); a switch's port 0 is INIT too. */
+static void init_ports(struct imc_fabric *f)
+{
+	for (uint32_t i = 0; i < f->nports; i++) {
+		struct port *p = &f->ports[i];
+
+		if ((p->num == 0 && p->node->type == IMC_NODE_SWITCH) ||
+		    (p->out && p->out->up))
+			port_state(f, p, IMC_PORT_INIT);
+	}
+}
+
 int imc_fabric_bring_up(struct imc_fabric *f)
 {
-	int rc = imc_subnet_sweep(f->sn);
+	int rc;
+
+	if (f->cfg.external_sm) {
+		init_ports(f);
+		return 0;
+	}
+	rc = imc_subnet_sweep(f->sn);
 
 	if (rc < 0 && rc != -ENOSPC)
 		return rc;
@@ -1405,7 +1458,7 @@ int imc_fabric_create(const struct imc_topo *topo, struct imc_loop *loop,
 	*out = NULL;
 	if (!topo || !loop || !cfg || !config_ok(cfg))
 		return -EINVAL;
-	if (topo->sm_node >= topo->nnodes)
+	if (topo->sm_node >= topo->nnodes && !cfg->external_sm)
 		return -EINVAL;
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -1424,6 +1477,14 @@ int imc_fabric_create(const struct imc_topo *topo, struct imc_loop *loop,
 		if (!f->frame)
 			err = -ENOMEM;
 	}
+	if (!err && cfg->external_sm) {
+		f->lid_port = calloc(IMC_LID_UNICAST_MAX + 1,
+				     sizeof(*f->lid_port));
+		if (!f->lid_port)
+			err = -ENOMEM;
+	}
+	if (!err)
+		err = fab_mad_create(f, &f->mad);
 	if (err) {
 		imc_fabric_destroy(f);
 		return err;
@@ -1440,6 +1501,9 @@ void imc_fabric_destroy(struct imc_fabric *f)
 {
 	if (!f)
 		return;
+	fab_mad_destroy(f->mad);
+	f->mad = NULL;
+	free(f->lid_port);
 	imc_timer_cancel(f->loop, &f->sweep);
 	for (uint32_t i = 0; f->ports && i < f->nports; i++)
 		if (f->ports[i].out)
@@ -1601,9 +1665,20 @@ int imc_fabric_port_by_lid(const struct imc_fabric *f, uint16_t lid,
 	uint32_t n;
 	unsigned p;
 
-	if (lid == 0 || lid > IMC_LID_UNICAST_MAX ||
-	    imc_subnet_lid_owner(f->sn, lid, &n, &p) ||
-	    f->nodes[n].type != IMC_NODE_HCA)
+	if (lid == 0 || lid > IMC_LID_UNICAST_MAX)
+		return -ENOENT;
+	if (f->lid_port) {
+		const struct port *po;
+
+		if (!f->lid_port[lid])
+			return -ENOENT;
+		po = &f->ports[f->lid_port[lid] - 1];
+		n = po->node->idx;
+		p = po->num;
+	} else if (imc_subnet_lid_owner(f->sn, lid, &n, &p)) {
+		return -ENOENT;
+	}
+	if (f->nodes[n].type != IMC_NODE_HCA)
 		return -ENOENT;
 	*node = n;
 	*port = p;
@@ -1683,6 +1758,7 @@ int imc_fabric_link_set(struct imc_fabric *f, uint32_t node, unsigned port,
 	err = imc_subnet_link_set(f->sn, node, port, up);
 	if (err)
 		return err;
+	/* The PortStateChange a trap reports needs the new link state. */
 	d->up = back->up = up;
 	if (up) {
 		port_state(f, d->from, IMC_PORT_INIT);
@@ -1693,6 +1769,9 @@ int imc_fabric_link_set(struct imc_fabric *f, uint32_t node, unsigned port,
 		dir_flush(f, d);
 		dir_flush(f, back);
 	}
+	/* An external SM hears of it by Trap 128 (fab_mad_port_changed). */
+	if (f->cfg.external_sm)
+		return 0;
 	/* Changes within one sweep delay share a sweep: the SM reacts to
 	 * the last trap, as a debounced heavy sweep. */
 	imc_timer_arm(f->loop, &f->sweep,
@@ -1745,6 +1824,8 @@ int imc_fabric_sm_move(struct imc_fabric *f, uint32_t node, unsigned port)
 	struct hport *h = hca_port(f, node, port);
 	int err;
 
+	if (f->cfg.external_sm)
+		return -EOPNOTSUPP;
 	if (!h || !h->port->lid)
 		return -EINVAL;
 	if (node == f->sm_node && port == f->sm_port)
@@ -1792,6 +1873,8 @@ int imc_fabric_lid_change(struct imc_fabric *f, uint32_t node, unsigned port,
 	uint16_t old_sm = f->sm_lid;
 	int err;
 
+	if (f->cfg.external_sm)
+		return -EOPNOTSUPP;
 	if (!h || lid == 0 || lid > IMC_LID_UNICAST_MAX)
 		return -EINVAL;
 	if (h->port->lid == lid)
@@ -2014,6 +2097,28 @@ uint32_t imc_qp_qkey(const struct imc_qp *qp)
 /* The completion timer: runs recv for every datagram queued. A callback
  * may destroy its own QP; qp_free then clears f->cur_qp and the loop
  * stops without touching qp again. */
+static void recv_of(const struct pkt *p, struct imc_ud_recv *r)
+{
+	r->src_qp = p->sqpn;
+	r->slid = p->slid;
+	r->dlid = p->dlid;
+	r->sl = p->sl;
+	r->pkey = p->pkey;
+	r->has_grh = p->has_grh;
+	if (p->has_grh) {
+		r->sgid = p->sgid;
+		r->dgid = p->dgid;
+	} else {
+		memset(&r->sgid, 0, sizeof(r->sgid));
+		memset(&r->dgid, 0, sizeof(r->dgid));
+	}
+	r->flow_label = p->has_grh ? p->flow_label : 0;
+	r->tclass = p->has_grh ? p->tclass : 0;
+	r->hop_limit = p->has_grh ? p->hop_limit : 0;
+	r->data = p->data;
+	r->len = p->len;
+}
+
 static void done_fire(struct imc_timer *t)
 {
 	struct imc_qp *qp = imc_container_of(t, struct imc_qp, done);
@@ -2024,24 +2129,7 @@ static void done_fire(struct imc_timer *t)
 		struct imc_ud_recv r;
 		bool gone;
 
-		r.src_qp = p->sqpn;
-		r.slid = p->slid;
-		r.dlid = p->dlid;
-		r.sl = p->sl;
-		r.pkey = p->pkey;
-		r.has_grh = p->has_grh;
-		if (p->has_grh) {
-			r.sgid = p->sgid;
-			r.dgid = p->dgid;
-		} else {
-			memset(&r.sgid, 0, sizeof(r.sgid));
-			memset(&r.dgid, 0, sizeof(r.dgid));
-		}
-		r.flow_label = p->has_grh ? p->flow_label : 0;
-		r.tclass = p->has_grh ? p->tclass : 0;
-		r.hop_limit = p->has_grh ? p->hop_limit : 0;
-		r.data = p->data;
-		r.len = p->len;
+		recv_of(p, &r);
 		f->tot.delivered++;
 		if (p->dqpn <= 1)
 			f->tot.mad_delivered++;
@@ -2273,4 +2361,271 @@ int imc_fabric_capture(struct imc_fabric *f, struct imc_pcap *p,
 uint64_t imc_fabric_trace_hash(const struct imc_fabric *f)
 {
 	return f->hash;
+}
+
+/* ---- for the SMA and SMP transport (fabric_int.h) ---- */
+
+int fab_port_view(const struct imc_fabric *f, uint32_t node, unsigned port,
+		  struct fab_port_view *v)
+{
+	const struct port *p = port_at(f, node, port);
+	const struct imc_topo_port *tp;
+
+	if (!p)
+		return -EINVAL;
+	tp = &f->topo->node[node].port[port];
+	v->type = p->node->type;
+	v->nports = p->node->nports;
+	v->gidx = p->gidx;
+	v->state = p->state;
+	v->lid = p->lid;
+	v->sm_lid = p->sm_lid;
+	v->mtu = p->mtu;
+	v->width = tp->width ? tp->width : 4;
+	v->cabled = p->out != NULL;
+	v->link_up = p->out && p->out->up;
+	v->peer_node = p->out ? p->out->to->node->idx : IMC_TOPO_NONE;
+	v->peer_port = p->out ? p->out->to->num : 0;
+	v->latency = p->out ? p->out->latency : 0;
+	return 0;
+}
+
+uint32_t fab_nports_total(const struct imc_fabric *f)
+{
+	return f->nports;
+}
+
+struct fab_mad *fab_mad_of(const struct imc_fabric *f)
+{
+	return f->mad;
+}
+
+bool fab_external_sm(const struct imc_fabric *f)
+{
+	return f->cfg.external_sm;
+}
+
+int fab_port_state_set(struct imc_fabric *f, uint32_t node, unsigned port,
+		       enum imc_port_state s)
+{
+	struct port *p = port_at(f, node, port);
+
+	if (!p)
+		return -EINVAL;
+	if (s == IMC_PORT_DOWN) {
+		/* The link goes down and trains again (IBA 14.2.5.6: a Set
+		 * to Down): both ends pass through DOWN back to INIT while
+		 * the cable is up. */
+		struct port *peer = p->out ? p->out->to : NULL;
+
+		port_state(f, p, IMC_PORT_DOWN);
+		if (peer)
+			port_state(f, peer, IMC_PORT_DOWN);
+		if ((p->out && p->out->up) || port == 0)
+			port_state(f, p, IMC_PORT_INIT);
+		if (peer && p->out->up)
+			port_state(f, peer, IMC_PORT_INIT);
+		return 0;
+	}
+	if (p->state == s)
+		return 0;
+	if ((s == IMC_PORT_ARMED && p->state != IMC_PORT_INIT) ||
+	    (s == IMC_PORT_ACTIVE && p->state != IMC_PORT_ARMED) ||
+	    s == IMC_PORT_INIT)
+		return -EINVAL;
+	port_state(f, p, s);
+	return 0;
+}
+
+int fab_port_lid_set(struct imc_fabric *f, uint32_t node, unsigned port,
+		     uint16_t lid)
+{
+	struct port *p = port_at(f, node, port);
+	struct node *n;
+	uint16_t old;
+
+	if (!p || lid > IMC_LID_UNICAST_MAX)
+		return -EINVAL;
+	n = p->node;
+	if (n->type == IMC_NODE_SWITCH)
+		p = &n->port[0];
+	old = p->lid;
+	if (old == lid)
+		return 0;
+	if (f->lid_port) {
+		if (lid && f->lid_port[lid] && f->lid_port[lid] != p->gidx + 1)
+			return -EBUSY;
+		if (old && f->lid_port[old] == p->gidx + 1)
+			f->lid_port[old] = 0;
+		if (lid)
+			f->lid_port[lid] = p->gidx + 1;
+	}
+	if (n->type == IMC_NODE_SWITCH) {
+		n->lid = lid;
+		for (unsigned i = 0; i <= n->nports; i++)
+			n->port[i].lid = lid;
+		/* The management port is up once the SM knows it. */
+		if (lid)
+			port_state(f, &n->port[0], IMC_PORT_ACTIVE);
+		return 0;
+	}
+	p->lid = lid;
+	if (p->state == IMC_PORT_ACTIVE)
+		post(f, p->h, IMC_PORT_EV_LID_CHANGE);
+	return 0;
+}
+
+int fab_port_sm_lid_set(struct imc_fabric *f, uint32_t node, unsigned port,
+			uint16_t sm_lid)
+{
+	struct port *p = port_at(f, node, port);
+
+	if (!p)
+		return -EINVAL;
+	if (p->sm_lid == sm_lid)
+		return 0;
+	p->sm_lid = sm_lid;
+	if (p->h && p->state == IMC_PORT_ACTIVE)
+		post(f, p->h, IMC_PORT_EV_SM_CHANGE);
+	return 0;
+}
+
+void fab_port_post(struct imc_fabric *f, uint32_t node, unsigned port,
+		   enum imc_port_event ev)
+{
+	struct hport *h = hca_port(f, node, port);
+
+	if (h)
+		post(f, h, ev);
+}
+
+int fab_port_pkeys(const struct imc_fabric *f, uint32_t node, unsigned port,
+		   uint16_t *pkeys, unsigned *n)
+{
+	const struct hport *h = hca_port(f, node, port);
+
+	if (!h) {
+		pkeys[0] = IMC_PKEY_DEFAULT;
+		*n = 1;
+		return 0;
+	}
+	memcpy(pkeys, h->pkeys, h->npkeys * sizeof(pkeys[0]));
+	*n = h->npkeys;
+	return 0;
+}
+
+int fab_lft_block_get(const struct imc_fabric *f, uint32_t sw, unsigned block,
+		      uint8_t out[64])
+{
+	const struct node *n;
+	size_t base = (size_t)block * IMC_LFT_BLOCK;
+
+	if (sw >= f->nnodes || f->nodes[sw].type != IMC_NODE_SWITCH)
+		return -EINVAL;
+	n = &f->nodes[sw];
+	for (unsigned i = 0; i < IMC_LFT_BLOCK; i++)
+		out[i] = base + i < n->lft_len ? n->lft[base + i] :
+						 IMC_PORT_NONE;
+	return 0;
+}
+
+int fab_lft_block_set(struct imc_fabric *f, uint32_t sw, unsigned block,
+		      const uint8_t in[64])
+{
+	struct node *n;
+	size_t base = (size_t)block * IMC_LFT_BLOCK;
+
+	if (sw >= f->nnodes || f->nodes[sw].type != IMC_NODE_SWITCH ||
+	    base + IMC_LFT_BLOCK > IMC_LID_UNICAST_MAX + 1)
+		return -EINVAL;
+	n = &f->nodes[sw];
+	if (base + IMC_LFT_BLOCK > n->lft_len) {
+		uint8_t *nl = realloc(n->lft, base + IMC_LFT_BLOCK);
+
+		if (!nl)
+			return -ENOMEM;
+		memset(nl + n->lft_len, IMC_PORT_NONE,
+		       base + IMC_LFT_BLOCK - n->lft_len);
+		n->lft = nl;
+		n->lft_len = base + IMC_LFT_BLOCK;
+	}
+	memcpy(n->lft + base, in, IMC_LFT_BLOCK);
+	return 0;
+}
+
+void fab_trace(struct imc_fabric *f, unsigned ev, uint32_t gidx,
+	       uint64_t serial)
+{
+	trace(f, imc_loop_now(f->loop), ev, &f->ports[gidx], serial);
+}
+
+/* A GMP from node:port: an HCA port sends it out of itself, a switch's
+ * port 0 by its LFT; to its own LID it loops back. */
+int fab_gmp_send(struct imc_fabric *f, uint32_t node, unsigned port,
+		 const struct imc_fabric_mad_addr *to, const uint8_t *mad,
+		 size_t len)
+{
+	struct port *po = port_at(f, node, port);
+	struct port *out = po;
+	imc_time_t now = imc_loop_now(f->loop);
+	struct pkt *p;
+
+	if (!po || !to || to->dlid == 0 || imc_lid_is_mcast(to->dlid) ||
+	    to->dlid == IMC_LID_PERMISSIVE || to->dqp > IMC_QP1 ||
+	    len > BUF_LARGE)
+		return -EINVAL;
+	if (po->node->type == IMC_NODE_SWITCH && to->dlid != po->lid) {
+		unsigned o = to->dlid < po->node->lft_len ?
+			     po->node->lft[to->dlid] : IMC_PORT_NONE;
+
+		if (o == 0 || o > po->node->nports)
+			return -ENETDOWN;
+		out = &po->node->port[o];
+	}
+	if (out->state != IMC_PORT_ACTIVE || !po->lid)
+		return -ENETDOWN;
+	if (len > out->mtu_bytes)
+		return -EMSGSIZE;
+	p = pkt_new(f, len);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p->data, mad, len);
+	p->serial = ++f->serial;
+	p->len = (uint32_t)len;
+	p->wire = (uint16_t)wire_size(false, len);
+	p->dqpn = to->dqp;
+	p->sqpn = IMC_QP1;
+	p->qkey = to->qkey ? to->qkey : IMC_QP1_QKEY;
+	p->psn = 0;
+	p->dlid = to->dlid;
+	p->slid = to->slid ? to->slid : po->lid;
+	p->pkey = to->pkey ? to->pkey : IMC_PKEY_DEFAULT;
+	p->sl = to->sl & 15;
+	p->has_grh = false;
+	p->tclass = 0;
+	p->hop_limit = 0;
+	p->flow_label = 0;
+	memset(&p->sgid, 0, sizeof(p->sgid));
+	memset(&p->dgid, 0, sizeof(p->dgid));
+	f->tot.sent++;
+	f->tot.mad_sent++;
+	trace(f, now, TR_SEND, po, p->serial);
+	if (to->dlid == po->lid) {
+		struct pend *e = pend_get(f);
+
+		if (!e || imc_timer_arm(f->loop, &e->t, now)) {
+			if (e)
+				pend_put(f, e);
+			pkt_unref(f, p);
+			return -ENOMEM;
+		}
+		e->p = p;
+		e->to = po;
+		e->dir = NULL;
+		pend_state(e, PEND_LOOP);
+		pend_link(&f->loops, e);
+		return 0;
+	}
+	egress(f, p, out, now);
+	return 0;
 }
