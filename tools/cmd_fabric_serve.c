@@ -11,13 +11,22 @@
 #include <unistd.h>
 
 #include "ibmcast/fabric.h"
+#include "ibmcast/fabric_mad.h"
 #include "ibmcast/loop.h"
+#include "ibmcast/sa_records.h"
 #include "ibmcast/simserve.h"
 #include "ibmcast/topo.h"
 #include "sigwatch.h"
 #include "tools.h"
 
 #define PROG "ibmcast fabric serve"
+
+/* SMP attributes read for --dump (IBA 14.2.5 Table 126). */
+enum {
+	ATTR_SWITCH_INFO = 0x0010,
+	ATTR_PORT_INFO = 0x0015,
+	ATTR_LFT = 0x0019,
+};
 #define U2S_DEFAULT "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 
 static void help(FILE *f)
@@ -168,6 +177,57 @@ static void print_stats(const struct imc_simserve *s)
 		st.queued_max, ru.ru_maxrss);
 }
 
+/* --dump: the state OpenSM left in the fabric, read through the SMAs so
+ * that it is what an SMP would read: each port's LID and state (a CA's
+ * ports, a switch's port 0) and each switch's LFT up to LinearFDBTop. */
+static int dump_fabric(struct imc_fabric *f, FILE *out)
+{
+	const struct imc_topo *t = imc_fabric_topo(f);
+	uint8_t a[64];
+
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		const struct imc_topo_node *n = &t->node[i];
+		bool sw = n->type == IMC_NODE_SWITCH;
+		struct imc_port_info pi;
+		unsigned top;
+
+		for (unsigned p = sw ? 0 : 1; p <= (sw ? 0u : n->nports); p++) {
+			if (imc_fabric_sma_get(f, i, p, ATTR_PORT_INFO, p, a) ||
+			    imc_port_info_unpack(&pi, a, sizeof(a)) < 0)
+				continue;
+			fprintf(out, "port 0x%016" PRIx64 " %s %u lid %u state %u\n",
+				sw ? n->guid : n->port[p].guid, n->name, p,
+				pi.lid, pi.state);
+		}
+		if (!sw || imc_fabric_sma_get(f, i, 0, ATTR_SWITCH_INFO, 0, a))
+			continue;
+		/* SwitchInfo:LinearFDBTop (IBA 14.2.5.4) */
+		top = (unsigned)a[6] << 8 | a[7];
+		for (unsigned b = 0; b <= top / 64 && top < 0xc000; b++) {
+			if (imc_fabric_sma_get(f, i, 0, ATTR_LFT, b, a))
+				break;
+			for (unsigned k = 0; k < 64 && b * 64 + k <= top; k++)
+				if (a[k] != 0xff)
+					fprintf(out, "lft 0x%016" PRIx64 " %u %u\n",
+						n->guid, b * 64 + k, a[k]);
+		}
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
+static int write_dump(struct imc_fabric *f, const char *path)
+{
+	FILE *out = strcmp(path, "-") ? fopen(path, "w") : stdout;
+	int r;
+
+	if (!out)
+		return -errno;
+	r = dump_fabric(f, out);
+	if (out != stdout && fclose(out) && !r)
+		r = -errno;
+	return r;
+}
+
 static int run_serve(const struct opts *o)
 {
 	struct imc_fabric_config fc;
@@ -192,6 +252,9 @@ static int run_serve(const struct opts *o)
 	}
 	imc_fabric_config_default(&fc);
 	fc.seed = o->seed;
+	/* OpenSM assigns LIDs and programs the switches: the fabric's own
+	 * SM and SA step aside. */
+	fc.external_sm = true;
 	r = imc_loop_create_realtime(&loop);
 	if (r == 0)
 		r = sigwatch_start(&sw, loop, NULL) < 0 ? -errno : 0;
@@ -219,6 +282,10 @@ static int run_serve(const struct opts *o)
 	rc = IMC_EXIT_OK;
 	if (o->stats)
 		print_stats(s);
+	if (o->dump && (r = write_dump(f, o->dump)) < 0) {
+		fprintf(stderr, PROG ": dump %s: %s\n", o->dump, strerror(-r));
+		rc = IMC_EXIT_FAIL;
+	}
 out:
 	imc_simserve_destroy(s);
 	imc_fabric_destroy(f);

@@ -1,95 +1,151 @@
-/* The fabric side of the ibsim-protocol server, before the fabric has
- * MAD agents: the attributes come from the topology and the fabric's
- * port attributes, and no MAD can be sent (every packet goes back with
- * status 110). */
+/* The fabric side of the ibsim-protocol server: one MAD agent of the
+ * fabric (fabric_mad.h) per client, and the SMA's attributes for the
+ * control messages. */
+#include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
-#include "ibmcast/sa_records.h"
+#include "ibmcast/fabric_mad.h"
 #include "simserve/simserve_int.h"
+
+enum {
+	ATTR_NODE_INFO = 0x0011,      /* IBA 14.2.5 Table 126 */
+	ATTR_PORT_INFO = 0x0015,
+	ATTR_PKEY_TABLE = 0x0016,
+	OFF_MGMT_CLASS = 1,
+	OFF_LENGTH = 24,
+	/* NodeInfo:PartitionCap (IBA 14.2.5.3) */
+	OFF_PARTITION_CAP = 28,
+};
+
+#define SLOT_MASK (0xffffull << 48)
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* A MAD from the fabric as a struct sim_request for the client: the
+ * address words as umad2sim reads them (network order in host words). */
+static void recv_cb(struct imc_fabric_mad_agent *a,
+		    const struct imc_fabric_mad_addr *from,
+		    const uint8_t *mad, size_t len, void *ctx)
+{
+	struct ss_client *c = ctx;
+	uint8_t pkt[IMC_IBSIM_REQ_SIZE];
+	uint64_t be_len;
+
+	(void)a;
+	if (len > IMC_FABRIC_MAD_SIZE)
+		len = IMC_FABRIC_MAD_SIZE;
+	memset(pkt, 0, IMC_IBSIM_MAD_OFFSET);
+	put32(pkt + 0, htons(from->dlid));
+	put32(pkt + 4, htons(from->slid));
+	put32(pkt + 8, htonl(from->dqp));
+	put32(pkt + 12, htonl(from->sqp));
+	be_len = htobe64((uint64_t)len);
+	memcpy(pkt + OFF_LENGTH, &be_len, 8);
+	memcpy(pkt + IMC_IBSIM_MAD_OFFSET, mad, len);
+	memset(pkt + IMC_IBSIM_MAD_OFFSET + len, 0, IMC_FABRIC_MAD_SIZE - len);
+	ss_client_queue(c, pkt);
+}
 
 int ss_agent_open(struct imc_simserve *s, struct ss_client *c)
 {
-	(void)s;
-	c->agent = NULL;
+	struct imc_fabric_mad_agent *a;
+	int r = imc_fabric_mad_attach(s->f, c->node, c->port, recv_cb, c, &a);
+
+	if (r < 0)
+		return r;
+	/* The slot rides in TID bits 48-63 of every request the client
+	 * sends (simserve.c), so its responses come back by it. */
+	imc_fabric_mad_set_tid_filter(a, SLOT_MASK, (uint64_t)c->slot << 48);
+	c->agent = (struct ss_agent *)a;
 	return 0;
 }
 
 void ss_agent_close(struct ss_client *c)
 {
+	imc_fabric_mad_detach((struct imc_fabric_mad_agent *)c->agent);
 	c->agent = NULL;
 }
 
 int ss_agent_send(struct ss_client *c, uint8_t *buf)
 {
-	(void)c;
-	(void)buf;
-	return -ENOSYS;
+	struct imc_fabric_mad_addr to;
+	uint64_t be_len, len;
+
+	memset(&to, 0, sizeof(to));
+	to.dlid = ntohs((uint16_t)get32(buf + 0));
+	/* 0 asks for the port's own LID, as with ibsim; umad2sim sends
+	 * 0xFFFF with a permissive DLID. */
+	to.slid = ntohs((uint16_t)get32(buf + 4));
+	to.dqp = ntohl(get32(buf + 8)) & 0xffffff;
+	memcpy(&be_len, buf + OFF_LENGTH, 8);
+	len = be64toh(be_len);
+	/* ibsim relays all 256 bytes; an SMP is exactly 256 (IBA 14.2.1.1). */
+	if (!len || len > IMC_FABRIC_MAD_SIZE ||
+	    (buf[IMC_IBSIM_MAD_OFFSET + OFF_MGMT_CLASS] & 0x7f) == 0x01)
+		len = IMC_FABRIC_MAD_SIZE;
+	return imc_fabric_mad_send((struct imc_fabric_mad_agent *)c->agent, &to,
+				   buf + IMC_IBSIM_MAD_OFFSET, (size_t)len);
+}
+
+static int sma_get(struct imc_simserve *s, uint32_t node, unsigned port,
+		   uint16_t attr, uint32_t mod, uint8_t out[64])
+{
+	int r = imc_fabric_sma_get(s->f, node, port, attr, mod, out);
+
+	return r < 0 ? r : r ? -EIO : 0;
 }
 
 int ss_node_info(struct imc_simserve *s, uint32_t node, unsigned port,
 		 uint8_t out[64])
 {
-	const struct imc_topo_node *tn = &s->topo->node[node];
-	struct imc_node_info ni;
-
-	memset(&ni, 0, sizeof(ni));
-	ni.base_version = 1;
-	ni.class_version = 1;
-	ni.node_type = tn->type == IMC_NODE_SWITCH ? IMC_NODE_TYPE_SWITCH
-						   : IMC_NODE_TYPE_CA;
-	ni.num_ports = (uint8_t)tn->nports;
-	ni.sys_image_guid = tn->guid;
-	ni.node_guid = tn->guid;
-	ni.port_guid = tn->port[port].guid;
-	ni.partition_cap = IMC_PKEY_TABLE_MAX;
-	ni.local_port = (uint8_t)port;
-	memset(out, 0, 64);
-	return imc_node_info_pack(&ni, out, 64) < 0 ? -EIO : 0;
+	return sma_get(s, node, port, ATTR_NODE_INFO, 0, out);
 }
 
 int ss_port_info(struct imc_simserve *s, uint32_t node, unsigned port,
 		 uint8_t out[64])
 {
-	struct imc_port_attr pa;
-	struct imc_port_info pi;
-	int r = imc_fabric_port_attr(s->f, node, port, &pa);
-
-	if (r < 0)
-		return r;
-	memset(&pi, 0, sizeof(pi));
-	pi.gid_prefix = 0xfe80000000000000ull;
-	pi.lid = pa.lid;
-	pi.master_sm_lid = pa.sm_lid;
-	pi.local_port = (uint8_t)port;
-	pi.state = (uint8_t)pa.state;
-	pi.phys_state = pa.state == IMC_PORT_DOWN ? 2 : 5;
-	pi.width_active = 2;
-	pi.speed_active = 4;
-	pi.mtu_cap = (uint8_t)pa.mtu;
-	pi.neighbor_mtu = (uint8_t)pa.mtu;
-	memset(out, 0, 64);
-	return imc_port_info_pack(&pi, out, 64) < 0 ? -EIO : 0;
+	return sma_get(s, node, port, ATTR_PORT_INFO, port, out);
 }
 
+/* The first block of the P_Key table, cut to the node's PartitionCap as
+ * ibsim's sim_ctl_get_pkeys() does. */
 int ss_pkeys(struct imc_simserve *s, uint32_t node, unsigned port,
 	     uint8_t out[64])
 {
-	struct imc_port_attr pa;
-	int r = imc_fabric_port_attr(s->f, node, port, &pa);
+	uint8_t ni[64];
+	unsigned cap;
+	int r = ss_node_info(s, node, port, ni);
 
 	if (r < 0)
 		return r;
-	memset(out, 0, 64);
-	for (unsigned i = 0; i < pa.npkeys && i < 32; i++) {
-		out[2 * i] = (uint8_t)(pa.pkeys[i] >> 8);
-		out[2 * i + 1] = (uint8_t)pa.pkeys[i];
-	}
+	r = sma_get(s, node, port, ATTR_PKEY_TABLE, 0, out);
+	if (r < 0)
+		return r;
+	cap = (unsigned)ni[OFF_PARTITION_CAP] << 8 | ni[OFF_PARTITION_CAP + 1];
+	if (cap * 2 < 64)
+		memset(out + cap * 2, 0, 64 - cap * 2);
 	return 0;
 }
 
 int ss_set_issm(struct ss_client *c, bool issm)
 {
-	c->issm = issm;
-	return 0;
+	int r = imc_fabric_mad_set_sm((struct imc_fabric_mad_agent *)c->agent,
+				      issm);
+
+	if (r == 0)
+		c->issm = issm;
+	return r;
 }
