@@ -23,7 +23,7 @@
 
 /* SMP attributes read for --dump (IBA 14.2.5 Table 126). */
 enum {
-	ATTR_SWITCH_INFO = 0x0010,
+	ATTR_SWITCH_INFO = 0x0012,
 	ATTR_PORT_INFO = 0x0015,
 	ATTR_LFT = 0x0019,
 };

@@ -110,7 +110,7 @@ osmf_check() {
 	# One LFT per SAMPLE-th switch, by the LIDs ibnetdiscover printed.
 	: > route.got
 	i=0
-	grep '^Switch' disc.txt | sed 's/.*"S-\([0-9a-f]*\)".* lid \([0-9]*\) .*/\1 \2/' |
+	grep '^Switch' disc.txt | sed 's/^Switch[^"]*"S-\([0-9a-f]*\)".* lid \([0-9]*\) .*/\1 \2/' |
 	while read -r guid lid; do
 		i=$((i + 1))
 		[ $(( (i - 1) % sample )) -eq 0 ] || continue
