@@ -56,6 +56,7 @@ struct sma_port {
 	uint8_t op_vls;
 	uint8_t stall_hoq;
 	uint8_t enforce;
+	uint8_t mtu_cap;          /* the port's MTU when the fabric was made */
 	bool rereg_pending;       /* ClientReregister before ACTIVE */
 	uint8_t sl2vl[8];
 	uint8_t *vlarb;           /* 4 blocks of 64 bytes, when Set */
@@ -218,7 +219,7 @@ static void pi_fill(struct sma_req *r, unsigned pn)
 	d[38] = sp->vl_high_limit;
 	d[39] = 8;                                /* VLArbitrationHighCap */
 	d[40] = 8;                                /* VLArbitrationLowCap */
-	d[41] = IMC_MTU_4096;                     /* MTUCap */
+	d[41] = sp->mtu_cap;                      /* MTUCap */
 	d[42] = sp->stall_hoq;
 	d[43] = (uint8_t)(sp->op_vls << 4 | sp->enforce);
 	d[50] = 1;                                /* GUIDCap */
@@ -257,7 +258,8 @@ static int pi_set(struct sma_req *r, unsigned pn)
 	/* Checks first, so that a bad Set changes nothing. */
 	if ((!sw || pn == 0) && lid > IMC_LID_UNICAST_MAX)
 		return MAD_STATUS_BAD_FIELD;
-	if (mtu && (!imc_mtu_bytes(mtu) || (pn == 0 && sw)))
+	if (mtu && (!imc_mtu_bytes(mtu) || mtu > sp->mtu_cap ||
+		    (pn == 0 && sw)))
 		mtu = 0;
 	sp->mkey = imc_get64(d + 0);
 	sp->gid_prefix = imc_get64(d + 8);
@@ -490,7 +492,8 @@ static int h_guid_info(struct sma_req *r)
 {
 	const struct imc_topo *t = imc_fabric_topo(r->f);
 
-	/* One GUID (GUIDCap 1): the port's; Sets do not change it. */
+	/* One GUID (GUIDCap 1): the port's; a Set (alias GUIDs) does not
+	 * change it and is answered with what stays. */
 	if (r->mod != 0)
 		return MAD_STATUS_BAD_FIELD;
 	memset(r->data, 0, 64);
@@ -511,7 +514,7 @@ static const struct sma_attr sma_attrs[] = {
 	{ 0x0010, false, false, h_node_desc },
 	{ 0x0011, false, false, h_node_info },
 	{ 0x0012, true, true, h_switch_info },
-	{ 0x0014, false, false, h_guid_info },
+	{ 0x0014, true, false, h_guid_info },
 	{ 0x0015, true, false, h_port_info },
 	{ 0x0016, true, false, h_pkey },
 	{ 0x0017, true, false, h_sl2vl },
@@ -836,6 +839,8 @@ int sma_init(struct fab_mad *m)
 	for (uint32_t i = 0; i < m->nports; i++) {
 		struct sma_port *sp = &s->p[i];
 
+		sp->mtu_cap = IMC_MTU_4096;
+
 		sp->gid_prefix = 0xfe80000000000000ull;
 		sp->capmask = CAPMASK_DEFAULT;
 		sp->width_enabled = 0x0f;
@@ -848,6 +853,13 @@ int sma_init(struct fab_mad *m)
 	}
 	for (uint32_t i = 0; i < t->nnodes; i++) {
 		struct sma_switch *sw = &s->sw[i];
+
+		for (unsigned p = 0; p <= t->node[i].nports; p++) {
+			struct fab_port_view v;
+
+			if (!fab_port_view(f, i, p, &v))
+				s->p[v.gidx].mtu_cap = v.mtu;
+		}
 
 		sw->m = m;
 		sw->node = i;

@@ -459,7 +459,10 @@ static void dispatch(struct fab_mad *m, struct fly *fl)
 		fly_put(m, fl);
 		return;
 	}
-	if (sma_answer(m, fl->node, port, fl->mad, IMC_FABRIC_MAD_SIZE) != 1) {
+	/* The SMA sees the port the SMP came in by (NodeInfo's
+	 * LocalPortNum), 0 when a switch's own agent sent it. */
+	if (sma_answer(m, fl->node, fl->in_port, fl->mad,
+		       IMC_FABRIC_MAD_SIZE) != 1) {
 		m->st.unclaimed++;
 		fly_put(m, fl);
 		return;
