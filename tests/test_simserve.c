@@ -9,7 +9,9 @@
  * once than ibsim's fixed ten; slots come back after DISCONNECT; one SM
  * per node; control messages with a bad magic, an unknown type, a slot
  * that is not the sender's; a MAD the fabric cannot take comes back with
- * status 110.
+ * status 110; 3,000 SMPs in flight from a client that reads only after
+ * sending them all are all answered (ibsim wedges there), and with a
+ * small queue the overflow is dropped and counted, never blocking.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -72,6 +74,8 @@ static int setup(void **state)
 	assert_int_equal(imc_fabric_bring_up(w->fab), 0);
 	imc_simserve_config_init(&sc);
 	sc.sockname = w->sock;
+	if (getenv("IMC_TEST_QUEUE_LIMIT"))
+		sc.queue_limit = strtoul(getenv("IMC_TEST_QUEUE_LIMIT"), NULL, 0);
 	assert_int_equal(imc_simserve_create(w->fab, w->loop, &sc, &w->srv),
 			 0);
 	assert_int_equal(pthread_create(&w->th, NULL, serve, w), 0);
@@ -285,7 +289,8 @@ static void test_bounce(void **state)
 	mad[1] = 0x81;              /* directed-route SMP */
 	mad[2] = 1;
 	mad[3] = 0x01;              /* Get */
-	mad[5] = 64;                /* hop count 64 > 63: malformed */
+	mad[7] = 64;                /* hop count 64 > 63: malformed */
+	memset(mad + 32, 0xff, 4);  /* DrSLID, DrDLID permissive */
 	mad[12] = 0xab;             /* TID */
 	mad[17] = 0x11;             /* NodeInfo */
 	imc_ibsim_pkt_pack(pkt, 0xffff, 0, mad, sizeof(mad));
@@ -302,6 +307,126 @@ static void test_bounce(void **state)
 	imc_ibsim_close(a);
 }
 
+/* Directed-route NodeInfo Gets with hop count 0: the client's own SMA
+ * answers each (IBA 14.2.2). */
+static void flood(struct world *w, struct imc_ibsim *a, unsigned n,
+		  unsigned *got)
+{
+	uint8_t (*pk)[IMC_IBSIM_REQ_SIZE] = calloc(n, sizeof(*pk));
+	uint8_t in[64][IMC_IBSIM_REQ_SIZE];
+	size_t lens[64];
+	uint8_t *seen = calloc(n, 1);
+	uint8_t mad[IMC_MAD_SIZE];
+	int idle = 0;
+
+	assert_non_null(pk);
+	assert_non_null(seen);
+	for (unsigned i = 0; i < n; i++) {
+		memset(mad, 0, sizeof(mad));
+		mad[0] = 1;
+		mad[1] = 0x81;
+		mad[2] = 1;
+		mad[3] = 0x01;
+		mad[12] = (uint8_t)(i >> 24);   /* TID: low 32 bits = i */
+		mad[13] = (uint8_t)(i >> 16);
+		mad[14] = (uint8_t)(i >> 8);
+		mad[15] = (uint8_t)i;
+		mad[17] = 0x11;
+		mad[32] = 0xff;                 /* DrSLID, DrDLID permissive */
+		mad[33] = 0xff;
+		mad[34] = 0xff;
+		mad[35] = 0xff;
+		imc_ibsim_pkt_pack(pk[i], 0xffff, 0, mad, sizeof(mad));
+	}
+	/* All of them at once: the client does not read while it sends, as
+	 * OpenSM's sweep does not; ibsim would block on it and wedge. */
+	assert_int_equal(imc_ibsim_send(a, (const uint8_t (*)[IMC_IBSIM_REQ_SIZE])pk,
+					n), (int)n);
+	*got = 0;
+	while (idle < 200) {
+		int r = imc_ibsim_recv(a, in, lens, 64);
+
+		assert_true(r >= 0);
+		if (r == 0) {
+			idle++;
+			usleep(5000);
+			continue;
+		}
+		idle = 0;
+		for (int k = 0; k < r; k++) {
+			struct imc_ibsim_pkt p;
+			uint32_t tid;
+
+			assert_int_equal(imc_ibsim_pkt_unpack(&p, in[k], lens[k]),
+					 0);
+			assert_int_equal(p.status, 0);
+			assert_true(p.mad[3] & 0x80);      /* a response */
+			tid = (uint32_t)p.mad[12] << 24 | p.mad[13] << 16 |
+			      p.mad[14] << 8 | p.mad[15];
+			assert_true(tid < n);
+			assert_false(seen[tid]);
+			seen[tid] = 1;
+			(*got)++;
+		}
+	}
+	(void)w;
+	free(seen);
+	free(pk);
+}
+
+/* 3,000 SMPs in flight from one client that reads only after it has
+ * sent them all: every one is answered, none lost, nothing blocks. */
+static void test_flood(void **state)
+{
+	struct world *w = *state;
+	struct imc_simserve_stats st;
+	struct imc_umad_port p;
+	struct imc_ibsim *a;
+	unsigned got;
+
+	assert_int_equal(open_at(w, "Hca2", false, &p, &a), 0);
+	flood(w, a, 3000, &got);
+	assert_int_equal(got, 3000);
+	imc_ibsim_close(a);
+	stop(w);
+	imc_simserve_get_stats(w->srv, &st);
+	assert_int_equal(st.pkts_in, 3000);
+	assert_int_equal(st.pkts_out, 3000);
+	assert_int_equal(st.pkts_dropped, 0);
+	/* The answers waited in the server, not in a blocked write. */
+	assert_true(st.queued_max > 100);
+	assert_true(st.tx_batches < st.pkts_out);
+}
+
+/* With a queue of 256 per client the oldest answers go, as from a full
+ * receive queue, and are counted; the rest arrive. */
+static int setup_small(void **state)
+{
+	setenv("IMC_TEST_QUEUE_LIMIT", "256", 1);
+	return setup(state);
+}
+
+static void test_flood_overflow(void **state)
+{
+	struct world *w = *state;
+	struct imc_simserve_stats st;
+	struct imc_umad_port p;
+	struct imc_ibsim *a;
+	unsigned got;
+
+	unsetenv("IMC_TEST_QUEUE_LIMIT");
+	assert_int_equal(open_at(w, "Hca2", false, &p, &a), 0);
+	flood(w, a, 3000, &got);
+	imc_ibsim_close(a);
+	stop(w);
+	imc_simserve_get_stats(w->srv, &st);
+	assert_int_equal(st.pkts_in, 3000);
+	assert_true(st.pkts_dropped > 0);
+	assert_int_equal(got + st.pkts_dropped, 3000);
+	assert_int_equal(st.pkts_out, got);
+	assert_true(st.queued_max <= 256);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -312,6 +437,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bad_ctl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounce, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flood, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flood_overflow,
+						setup_small, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
