@@ -215,7 +215,7 @@ static void bounce(struct ss_client *c, uint8_t *pkt)
 	ss_client_queue(c, pkt);
 }
 
-static void handle_pkt(struct ss_client *c, uint8_t *pkt, size_t len)
+void ss_client_input(struct ss_client *c, uint8_t *pkt, size_t len)
 {
 	struct imc_simserve *s = c->s;
 	uint8_t *mad = pkt + IMC_IBSIM_MAD_OFFSET;
@@ -273,7 +273,7 @@ static void client_cb(struct imc_fd_watch *w, unsigned events)
 			 * queue found dead): stop reading it then. */
 			if (ss_client_get(s, slot) != c)
 				return;
-			handle_pkt(c, bufs[i], len);
+			ss_client_input(c, bufs[i], len);
 		}
 		if (r < BATCH)
 			break;

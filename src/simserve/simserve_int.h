@@ -81,6 +81,9 @@ int ss_client_attach(struct imc_simserve *s, uint32_t id, uint32_t node,
 		     uint32_t qp, bool issm, const struct sockaddr_un *from,
 		     socklen_t fromlen, struct ss_client **out);
 void ss_client_detach(struct ss_client *c);
+/* One datagram of len bytes that c sent (pkt is modified: the slot goes
+ * into the TID of a request): into the fabric, or back with status 110. */
+void ss_client_input(struct ss_client *c, uint8_t *pkt, size_t len);
 /* Queues one packed struct sim_request for c and sends what the socket
  * takes. */
 void ss_client_queue(struct ss_client *c, const uint8_t *pkt);
