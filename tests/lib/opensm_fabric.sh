@@ -35,6 +35,18 @@ osmf_netfile() {
 	"$IBMCAST" fabric net "$1"
 }
 
+# saquery with a longer timeout, tried three times: on the largest
+# fabrics OpenSM's SA answers late while a sweep runs.
+sa() {
+	local out t
+	for t in 1 2 3; do
+		out=$(saquery -t 4000 "$@") && [ -n "$out" ] &&
+			{ echo "$out"; return 0; }
+		echo "saquery $* failed (try $t)" >&2
+	done
+	return 1
+}
+
 # saquery -N as "PORTGUID LID" lines.
 nr_pairs() {
 	awk '/lid\.\.\.\./ { sub(/.*\./, ""); lid = $0 + 0 }
@@ -88,8 +100,8 @@ osmf_check() {
 		awk -v k="$sample" '(NR - 1) % k == 0' > lids
 	: > nr.txt; : > pir.txt
 	while read -r lid; do
-		saquery NR "$lid" >> nr.txt 2>> nr.err
-		saquery PIR "$lid" >> pir.txt 2>> pir.err
+		sa NR "$lid" >> nr.txt 2>> nr.err
+		sa PIR "$lid" >> pir.txt 2>> pir.err
 	done < lids
 	nr_pairs < nr.txt > nr.pairs
 	n=$(wc -l < lids)
