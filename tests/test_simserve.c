@@ -7,7 +7,7 @@
  * Checked: attach by default, by name and by GUID, and to an unknown
  * node; the port a client is told matches the fabric's; more clients at
  * once than ibsim's fixed ten; slots come back after DISCONNECT; one SM
- * per node; control messages with a bad magic, an unknown type, a slot
+ * per node, and a killed SM's node takes a new one; control messages with a bad magic, an unknown type, a slot
  * that is not the sender's; a MAD the fabric cannot take comes back with
  * status 110; 3,000 SMPs in flight from a client that reads only after
  * sending them all are all answered (ibsim wedges there), and with a
@@ -21,6 +21,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +209,38 @@ static void test_one_sm_per_node(void **state)
 	assert_int_equal(open_at(w, "Hca2", true, &p, &b), 0);
 	imc_ibsim_close(b);
 	imc_ibsim_close(c);
+}
+
+/* An SM killed without DISCONNECT (its sockets closed) no longer holds
+ * the node: the next SM there is accepted, as OpenSM started again after
+ * SIGKILL must be. */
+static void test_sm_killed(void **state)
+{
+	struct world *w = *state;
+	struct imc_umad_port p;
+	struct imc_ibsim *a, *b, *c;
+	struct imc_simserve_stats st;
+
+	int null = open("/dev/null", O_RDONLY);
+
+	assert_true(null >= 0);
+	assert_int_equal(open_at(w, "Hca3", true, &p, &a), 0);
+	/* The process is gone: its packet socket closes (the number stays
+	 * taken, so that a's close below cannot close another's). */
+	assert_int_equal(dup2(null, imc_ibsim_fd(a)), imc_ibsim_fd(a));
+	close(null);
+	assert_int_equal(open_at(w, "Hca3", true, &p, &b), 0);
+	/* b is alive: a third is refused. */
+	assert_int_equal(open_at(w, "Hca3", true, &p, &c), -ENODEV);
+	/* a's late DISCONNECT names a slot that is not its own any more,
+	 * or none: b stays. */
+	imc_ibsim_close(a);
+	assert_int_equal(open_at(w, "Hca3", true, &p, &c), -ENODEV);
+	imc_ibsim_close(b);
+	stop(w);
+	imc_simserve_get_stats(w->srv, &st);
+	assert_int_equal(st.clients, 0);
+	assert_int_equal(st.connects, 2);
 }
 
 /* A raw control socket: one request, the answer or nothing. */
@@ -435,6 +468,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_one_sm_per_node, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_sm_killed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_ctl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounce, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flood, setup, teardown),

@@ -58,12 +58,10 @@ static int do_connect(struct imc_simserve *s, uint8_t *d,
 	nodeid[IMC_IBSIM_NODEID_LEN] = 0;
 	if (nodeid[0] && ss_node_lookup(s, nodeid, &node) < 0)
 		return -ENOENT;
-	if (issm && s->nodes[node]) {
-		/* One SM per node (ibsim's sm_exists()). */
-		for (c = s->nodes[node]->clients; c; c = c->node_next)
-			if (c->issm)
-				return -EBUSY;
-	}
+	/* One SM per node (ibsim's sm_exists()); one that was killed
+	 * does not count. */
+	if (issm && ss_node_sm_busy(s, node, NULL))
+		return -EBUSY;
 	if (ss_client_attach(s, get32(d), node, get32(d + 4), issm, from,
 			     fromlen, &c) < 0)
 		return -EIO;
@@ -155,6 +153,9 @@ static int set_issm(struct imc_simserve *s, struct ss_client *c,
 		    const uint8_t *d)
 {
 	bool on = get32(d) != 0;
+
+	if (on && ss_node_sm_busy(s, c->node, c))
+		return -EBUSY;
 	return ss_set_issm(c, on);
 }
 

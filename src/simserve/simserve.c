@@ -477,6 +477,34 @@ void ss_client_detach(struct ss_client *c)
 	check_pressure(s);
 }
 
+/* A process that dies closes its "in<id>" socket; connecting to the
+ * name again then fails. Connecting a datagram socket again to the same
+ * peer changes nothing for a live one. */
+static bool client_alive(struct ss_client *c)
+{
+	return name_op(c->fd, false, c->s->base, "in", (long)c->id) == 0;
+}
+
+bool ss_node_sm_busy(struct imc_simserve *s, uint32_t node,
+		     const struct ss_client *self)
+{
+	struct ss_client *c, *next;
+
+	if (!s->nodes[node])
+		return false;
+	for (c = s->nodes[node]->clients; c; c = next) {
+		next = c->node_next;
+		if (c == self || !c->issm)
+			continue;
+		if (client_alive(c))
+			return true;
+		/* Detaching may free the node's entry with its last client. */
+		ss_client_detach(c);
+		return false;
+	}
+	return false;
+}
+
 /* ---- nodes by id ---- */
 
 static int guid_cmp(const void *a, const void *b)

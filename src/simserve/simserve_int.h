@@ -87,6 +87,11 @@ void ss_client_input(struct ss_client *c, uint8_t *pkt, size_t len);
 /* Queues one packed struct sim_request for c and sends what the socket
  * takes. */
 void ss_client_queue(struct ss_client *c, const uint8_t *pkt);
+/* Whether a live client other than self is the SM of node. A client
+ * whose packet socket is gone (a killed process: no DISCONNECT came) is
+ * detached on the way. */
+bool ss_node_sm_busy(struct imc_simserve *s, uint32_t node,
+		     const struct ss_client *self);
 int ss_node_lookup(const struct imc_simserve *s, const char *nodeid,
 		   uint32_t *node);
 
