@@ -39,6 +39,7 @@
 #   FABRIC_HARNESS_CWD (the directory run was called from); the server's
 #   log is DIR/serve.log, OpenSM's DIR/osm.log, and stop leaves the
 #   fabric's dump (ibmcast fabric serve --dump) in DIR/fabric.dump.
+#   `echo "link NODE PORT down" > DIR/control` pulls a cable (--control).
 # CMD runs in DIR: umad2sim writes its fake sysfs as ./sys-PID into the
 # current directory of every process.
 #
@@ -153,7 +154,8 @@ do_start() {
 	t0=$(date +%s.%N)
 	# shellcheck disable=SC2086
 	( cd "$dir" && exec "$IMC" fabric serve "$net" --sock "$sock" \
-		--dump "$dir/fabric.dump" --stats --verbose $OPT_SARGS ) \
+		--dump "$dir/fabric.dump" --control "$dir/control" --stats \
+		--verbose $OPT_SARGS ) \
 		> "$dir/serve.out" 2> "$dir/serve.log" </dev/null &
 	sv=$!
 	echo $sv > "$dir/serve.pid"

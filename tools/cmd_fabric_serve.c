@@ -2,12 +2,14 @@
  * protocol, so that OpenSM and the infiniband-diags run on it through
  * libumad2sim (docs/opensm-fabric.md). */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ibmcast/fabric.h"
@@ -34,6 +36,7 @@ static void help(FILE *f)
 	fprintf(f,
 		"usage: ibmcast fabric serve NETFILE|SPEC [--sock NAME] [--node NODE]\n"
 		"                            [--seed N] [--dump FILE] [--stats] [--verbose]\n"
+		"                            [--control FIFO]\n"
 		"\n"
 		"Builds the embedded fabric from an ibnetdiscover/ibsim net file or a\n"
 		"generator spec (switch:hosts=N, fat-tree:leaves=L,hosts=H,spines=S,\n"
@@ -56,6 +59,11 @@ static void help(FILE *f)
 		"              'lft NODE LID PORT' (FILE '-' is stdout)\n"
 		"--stats       on exit, print the server's counters (stderr)\n"
 		"--verbose     a line on stderr for each client that attaches or goes\n"
+		"--control FIFO  read commands, one a line, from FIFO (made if absent):\n"
+		"              'link NODE PORT down|up' pulls or plugs the cable at\n"
+		"              NODE's PORT (both ports go DOWN, the switches' SMAs send\n"
+		"              trap 128 to the SM); 'dump FILE' writes the --dump form\n"
+		"              now. Each command answers 'ok ...' or 'error ...' on stderr.\n"
 		"\n"
 		"ibmcast fabric net NETFILE|SPEC writes the topology as a net file (the\n"
 		"format ibsim and ibnetdiscover's topology files use) to stdout.\n"
@@ -72,6 +80,7 @@ struct opts {
 	uint64_t seed;
 	bool stats;
 	bool verbose;
+	const char *control;
 };
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -83,6 +92,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "dump", required_argument, NULL, 'd' },
 		{ "stats", no_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "control", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -117,6 +127,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'v':
 			o->verbose = true;
+			break;
+		case 'c':
+			o->control = optarg;
 			break;
 		case 'h':
 			help(stdout);
@@ -228,8 +241,92 @@ static int write_dump(struct imc_fabric *f, const char *path)
 	return r;
 }
 
+/* --control: commands from a FIFO, read as the loop finds them. */
+struct control {
+	struct imc_fd_watch w;
+	struct imc_fabric *f;
+	int fd, keep;          /* keep: a writer of our own, so no EOF */
+	size_t len;
+	char buf[512];
+};
+
+static void control_line(struct control *c, char *line)
+{
+	const struct imc_topo *t = imc_fabric_topo(c->f);
+	char node[IMC_TOPO_MAX_NAME + 1], state[8], path[256];
+	unsigned port;
+	uint32_t idx;
+	int r;
+
+	if (sscanf(line, "link %255s %u %7s", node, &port, state) == 3) {
+		if (imc_topo_find(t, node, &idx) < 0 ||
+		    (strcmp(state, "up") && strcmp(state, "down"))) {
+			fprintf(stderr, "error %s: no such node or state\n", line);
+			return;
+		}
+		r = imc_fabric_link_set(c->f, idx, port, !strcmp(state, "up"));
+	} else if (sscanf(line, "dump %255s", path) == 1) {
+		r = write_dump(c->f, path);
+	} else {
+		fprintf(stderr, "error %s: unknown command\n", line);
+		return;
+	}
+	if (r < 0)
+		fprintf(stderr, "error %s: %s\n", line, strerror(-r));
+	else
+		fprintf(stderr, "ok %s\n", line);
+}
+
+static void control_cb(struct imc_fd_watch *w, unsigned events)
+{
+	struct control *c = imc_container_of(w, struct control, w);
+	ssize_t n = read(c->fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len);
+	char *nl;
+
+	if (n <= 0)
+		return;
+	c->len += (size_t)n;
+	c->buf[c->len] = 0;
+	while ((nl = strchr(c->buf, '\n'))) {
+		*nl = 0;
+		control_line(c, c->buf);
+		c->len -= (size_t)(nl + 1 - c->buf);
+		memmove(c->buf, nl + 1, c->len + 1);
+	}
+	if (c->len == sizeof(c->buf) - 1)
+		c->len = 0;    /* a line longer than any command: dropped */
+}
+
+static int control_open(struct control *c, struct imc_loop *loop,
+			struct imc_fabric *f, const char *path)
+{
+	memset(c, 0, sizeof(*c));
+	c->f = f;
+	c->keep = -1;
+	if (mkfifo(path, 0600) < 0 && errno != EEXIST)
+		return -errno;
+	c->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (c->fd < 0)
+		return -errno;
+	c->keep = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	imc_fd_watch_init(&c->w, c->fd, control_cb);
+	return imc_loop_watch_fd(loop, &c->w, IMC_EV_READ);
+}
+
+static void control_close(struct control *c, struct imc_loop *loop)
+{
+	if (!c->f)
+		return;
+	imc_loop_unwatch_fd(loop, &c->w);
+	if (c->fd >= 0)
+		close(c->fd);
+	if (c->keep >= 0)
+		close(c->keep);
+}
+
 static int run_serve(const struct opts *o)
 {
+	struct control ctl;
 	struct imc_fabric_config fc;
 	struct imc_simserve_config sc;
 	struct imc_simserve *s = NULL;
@@ -240,6 +337,7 @@ static int run_serve(const struct opts *o)
 	int r, rc = IMC_EXIT_FAIL;
 
 	memset(&sw, 0, sizeof(sw));
+	memset(&ctl, 0, sizeof(ctl));
 	if (load_topo(o->source, &t) < 0)
 		return IMC_EXIT_USAGE;
 	imc_simserve_config_init(&sc);
@@ -273,6 +371,11 @@ static int run_serve(const struct opts *o)
 					 : "");
 		goto out;
 	}
+	if (o->control && (r = control_open(&ctl, loop, f, o->control)) < 0) {
+		fprintf(stderr, PROG ": control %s: %s\n", o->control,
+			strerror(-r));
+		goto out;
+	}
 	print_exports(s);
 	r = imc_loop_run(loop);
 	if (r < 0) {
@@ -287,6 +390,7 @@ static int run_serve(const struct opts *o)
 		rc = IMC_EXIT_FAIL;
 	}
 out:
+	control_close(&ctl, loop);
 	imc_simserve_destroy(s);
 	imc_fabric_destroy(f);
 	sigwatch_stop(&sw);
