@@ -18,6 +18,7 @@
 #include "ibmcast/sa_records.h"
 #include "ibmcast/simserve.h"
 #include "ibmcast/topo.h"
+#include "fabric_joins.h"
 #include "sigwatch.h"
 #include "tools.h"
 
@@ -36,7 +37,7 @@ static void help(FILE *f)
 	fprintf(f,
 		"usage: ibmcast fabric serve NETFILE|SPEC [--sock NAME] [--node NODE]\n"
 		"                            [--seed N] [--dump FILE] [--stats] [--verbose]\n"
-		"                            [--control FIFO]\n"
+		"                            [--control FIFO] [--joins P,G[,POLICY]]\n"
 		"\n"
 		"Builds the embedded fabric from an ibnetdiscover/ibsim net file or a\n"
 		"generator spec (switch:hosts=N, fat-tree:leaves=L,hosts=H,spines=S,\n"
@@ -59,6 +60,13 @@ static void help(FILE *f)
 		"              'lft NODE LID PORT' (FILE '-' is stdout)\n"
 		"--stats       on exit, print the server's counters (stderr)\n"
 		"--verbose     a line on stderr for each client that attaches or goes\n"
+		"--joins P,G[,paced|immediate]\n"
+		"              join trackers on the first P HCAs (not the SM's), each a\n"
+		"              FullMember of G groups ff15:1234:5707::1.., through the\n"
+		"              SA of the port's SM (OpenSM's); they re-join on client\n"
+		"              reregister with the given policy (default paced). Lines\n"
+		"              on stderr: 'joins all N at MS', 'joins rejoining',\n"
+		"              'joins back N after MS sent S retries R timeouts X failed F'\n"
 		"--control FIFO  read commands, one a line, from FIFO (made if absent):\n"
 		"              'link NODE PORT down|up' pulls or plugs the cable at\n"
 		"              NODE's PORT (both ports go DOWN, the switches' SMAs send\n"
@@ -81,6 +89,7 @@ struct opts {
 	bool stats;
 	bool verbose;
 	const char *control;
+	const char *joins;
 };
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -93,6 +102,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "stats", no_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "control", required_argument, NULL, 'c' },
+		{ "joins", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -130,6 +140,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'c':
 			o->control = optarg;
+			break;
+		case 'j':
+			o->joins = optarg;
 			break;
 		case 'h':
 			help(stdout);
@@ -326,6 +339,8 @@ static void control_close(struct control *c, struct imc_loop *loop)
 
 static int run_serve(const struct opts *o)
 {
+	struct fabric_joins_opts jo;
+	struct fabric_joins *joins = NULL;
 	struct control ctl;
 	struct imc_fabric_config fc;
 	struct imc_simserve_config sc;
@@ -338,6 +353,10 @@ static int run_serve(const struct opts *o)
 
 	memset(&sw, 0, sizeof(sw));
 	memset(&ctl, 0, sizeof(ctl));
+	if (o->joins && fabric_joins_parse(o->joins, &jo) < 0) {
+		fprintf(stderr, PROG ": bad --joins '%s'\n", o->joins);
+		return IMC_EXIT_USAGE;
+	}
 	if (load_topo(o->source, &t) < 0)
 		return IMC_EXIT_USAGE;
 	imc_simserve_config_init(&sc);
@@ -376,6 +395,10 @@ static int run_serve(const struct opts *o)
 			strerror(-r));
 		goto out;
 	}
+	if (o->joins && (r = fabric_joins_start(f, &jo, &joins)) < 0) {
+		fprintf(stderr, PROG ": joins: %s\n", strerror(-r));
+		goto out;
+	}
 	print_exports(s);
 	r = imc_loop_run(loop);
 	if (r < 0) {
@@ -390,6 +413,7 @@ static int run_serve(const struct opts *o)
 		rc = IMC_EXIT_FAIL;
 	}
 out:
+	fabric_joins_stop(joins);
 	control_close(&ctl, loop);
 	imc_simserve_destroy(s);
 	imc_fabric_destroy(f);
