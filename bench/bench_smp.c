@@ -201,18 +201,94 @@ static size_t take_fresh(struct sm *s)
 	return added;
 }
 
+/* Level 0: the SM's own node, by a 0-hop NodeInfo. */
+static int find_self(struct sm *s, struct imc_loop *loop, struct spent *sp)
+{
+	struct found self = { 0 };
+
+	s->n = grow(s->n, &s->cap, 1, sizeof(*s->n));
+	s->n[0] = self;
+	s->nn = 1;
+	send_smp(s, &self, 0, 0, 0x11, 0);
+	loop_timed(loop, sp);
+	if (!s->nfresh) {
+		fprintf(stderr, "no answer from the SM's own node\n");
+		return 1;
+	}
+	s->n[0] = s->fresh[0];
+	s->known = malloc(8);
+	s->known[0] = s->n[0].guid;
+	s->nknown = 1;
+	s->nfresh = 0;
+	return 0;
+}
+
+/* The SMPs of one BFS level: NodeDescription and PortInfos of every
+ * node of [lo, hi), and the NodeInfos that find their neighbours. */
+static void send_level(struct sm *s, size_t lo, size_t hi, unsigned sm_port)
+{
+	for (size_t i = lo; i < hi; i++) {
+		const struct found *e = &s->n[i];
+		bool sw = e->type == 2;
+
+		send_smp(s, e, (uint32_t)i, 0, 0x10, 0);
+		if (!sw) {
+			send_smp(s, e, (uint32_t)i, 0, 0x15, 0);
+			if (i == 0)
+				send_smp(s, e, 0, (uint8_t)sm_port, 0x11, 0);
+			continue;
+		}
+		for (unsigned p = 0; p <= e->nports; p++)
+			send_smp(s, e, (uint32_t)i, 0, 0x15, p);
+		for (unsigned p = 1; p <= e->nports; p++)
+			send_smp(s, e, (uint32_t)i, (uint8_t)p, 0x11, 0);
+	}
+}
+
+static void report(const struct sm *s, struct imc_fabric *f,
+		   struct imc_loop *loop, unsigned pods, uint32_t hcas,
+		   uint32_t switches, unsigned levels, const struct spent *sp)
+{
+	struct imc_fabric_mad_stats st;
+	uint32_t fh = 0, fs = 0;
+
+	imc_fabric_mad_stats(f, &st);
+	for (size_t i = 0; i < s->nn; i++) {
+		if (s->n[i].type == 2)
+			fs++;
+		else
+			fh++;
+	}
+	printf("%u pods: %u HCAs %u switches; found %u HCAs %u switches in "
+	       "%u levels%s\n",
+	       pods, hcas, switches, fh, fs, levels,
+	       fh == hcas && fs == switches ? "" : "  MISMATCH");
+	printf("  SMPs sent %llu answered %llu (agent: %llu), dropped %llu, "
+	       "cable crossings %llu\n",
+	       (unsigned long long)st.smps_sent,
+	       (unsigned long long)st.smps_answered,
+	       (unsigned long long)s->answered,
+	       (unsigned long long)st.smps_dropped,
+	       (unsigned long long)st.smp_hops);
+	printf("  CPU %.3f s: %.0f SMPs/s answered, %.0f cable crossings/s "
+	       "(wall %.3f s: %.0f SMPs/s); virtual %.1f us\n",
+	       sp->cpu, (double)st.smps_answered / sp->cpu,
+	       (double)st.smp_hops / sp->cpu, sp->wall,
+	       (double)st.smps_answered / sp->wall,
+	       (double)imc_loop_now(loop) / 1000.0);
+}
+
 static int run(unsigned pods)
 {
 	char spec[128], err[256];
 	struct imc_fabric_config cfg;
-	struct imc_fabric_mad_stats st;
 	struct imc_topo *t;
 	struct imc_loop *loop;
 	struct imc_fabric *f;
 	struct sm s = { 0 };
-	uint32_t hcas, switches;
-	size_t level_lo = 0;
 	struct spent sp = { 0, 0 };
+	uint32_t hcas, switches;
+	size_t lo = 0;
 	unsigned levels = 0;
 
 	snprintf(spec, sizeof(spec),
@@ -233,80 +309,18 @@ static int run(unsigned pods)
 		return 1;
 	}
 	imc_loop_run(loop);
-	/* Level 0: the SM's own node. */
-	{
-		struct found self = { 0 };
-
-		send_smp(&s, &self, 0, 0, 0x11, 0);
-		s.n = grow(s.n, &s.cap, 1, sizeof(*s.n));
-		s.n[0] = self;
-		s.nn = 1;
-		loop_timed(loop, &sp);
-		if (!s.nfresh) {
-			fprintf(stderr, "no answer from the SM's own node\n");
-			return 1;
-		}
-		s.n[0] = s.fresh[0];
-		s.known = malloc(8);
-		s.known[0] = s.n[0].guid;
-		s.nknown = 1;
-		s.nfresh = 0;
-	}
-	while (level_lo < s.nn) {
+	if (find_self(&s, loop, &sp))
+		return 1;
+	while (lo < s.nn) {
 		size_t hi = s.nn;
 
-		for (size_t i = level_lo; i < hi; i++) {
-			const struct found *e = &s.n[i];
-			bool sw = e->type == 2;
-
-			send_smp(&s, e, (uint32_t)i, 0, 0x10, 0);
-			for (unsigned p = sw ? 0 : 1; p <= (sw ? e->nports : 0);
-			     p++)
-				send_smp(&s, e, (uint32_t)i, 0, 0x15, p);
-			if (!sw) {
-				send_smp(&s, e, (uint32_t)i, 0, 0x15, 0);
-				if (i != 0)
-					continue;
-				send_smp(&s, e, 0, (uint8_t)t->sm_port, 0x11,
-					 0);
-				continue;
-			}
-			for (unsigned p = 1; p <= e->nports; p++)
-				send_smp(&s, e, (uint32_t)i, (uint8_t)p, 0x11,
-					 0);
-		}
+		send_level(&s, lo, hi, t->sm_port);
 		loop_timed(loop, &sp);
 		take_fresh(&s);
-		level_lo = hi;
+		lo = hi;
 		levels++;
 	}
-	imc_fabric_mad_stats(f, &st);
-	{
-		uint32_t fh = 0, fs = 0;
-
-		for (size_t i = 0; i < s.nn; i++)
-			if (s.n[i].type == 2)
-				fs++;
-			else
-				fh++;
-		printf("%u pods: %u HCAs %u switches; found %u HCAs %u "
-		       "switches in %u levels%s\n",
-		       pods, hcas, switches, fh, fs, levels,
-		       fh == hcas && fs == switches ? "" : "  MISMATCH");
-	}
-	printf("  SMPs sent %llu answered %llu (agent: %llu), dropped %llu, "
-	       "cable crossings %llu\n",
-	       (unsigned long long)st.smps_sent,
-	       (unsigned long long)st.smps_answered,
-	       (unsigned long long)s.answered,
-	       (unsigned long long)st.smps_dropped,
-	       (unsigned long long)st.smp_hops);
-	printf("  CPU %.3f s: %.0f SMPs/s answered, %.0f cable crossings/s "
-	       "(wall %.3f s: %.0f SMPs/s); virtual %.1f us\n",
-	       sp.cpu, (double)st.smps_answered / sp.cpu,
-	       (double)st.smp_hops / sp.cpu, sp.wall,
-	       (double)st.smps_answered / sp.wall,
-	       (double)imc_loop_now(loop) / 1000.0);
+	report(&s, f, loop, pods, hcas, switches, levels, &sp);
 	imc_fabric_mad_detach(s.a);
 	imc_fabric_destroy(f);
 	imc_loop_destroy(loop);

@@ -25,6 +25,7 @@
 #include "ibmcast/fabric_mad.h"
 #include "ibmcast/gsi.h"
 #include "ibmcast/loop.h"
+#include "ibmcast/mcast_fabric.h"
 #include "ibmcast/topo.h"
 
 #define NET IMC_SOURCE_DIR "/examples/ibsim-2sw.net"
@@ -592,6 +593,29 @@ static void test_dr_return_path(void **state)
 				NULL, ni), 0);
 	assert_int_equal(ni[2], 2);
 	assert_int_equal(ni[36], 5);
+	/* An agent on a switch's port 0 (ibsim lets a client attach to a
+	 * switch) walks out of any of its ports. */
+	{
+		struct imc_fabric_mad_agent *sa;
+		struct world *wp = &w;
+
+		imc_fabric_mad_detach(w.sm);
+		assert_int_equal(imc_fabric_mad_attach(w.f,
+						       idx_of(&w, "Switch2"),
+						       0, sm_recv, wp, &sa), 0);
+		w.sm = sa;
+		assert_int_equal(smp_dr(&w, (const uint8_t[]){ 5, 1 }, 2, 1,
+					0x11, 0, NULL, ni), 0);
+		assert_int_equal(g64(ni + 12),
+				 w.t->node[idx_of(&w, "Hca1")].guid);
+		assert_int_equal(w.resp[192 + 1], 5);    /* Switch1 in by 5 */
+		assert_int_equal(smp_dr(&w, NULL, 0, 1, 0x11, 0, NULL, ni), 0);
+		assert_int_equal(ni[2], 2);
+		assert_int_equal(ni[36], 0);              /* from port 0 */
+		imc_fabric_mad_detach(w.sm);
+		assert_int_equal(imc_fabric_mad_attach(w.f, 0, 1, sm_recv, wp,
+						       &w.sm), 0);
+	}
 	/* A path through a CA goes nowhere (CAs do not forward), nor does a
 	 * path out of a port with no cable. */
 	assert_int_equal(smp_dr(&w, (const uint8_t[]){ 1, 2, 1 }, 3, 1, 0x11,
@@ -650,6 +674,26 @@ static void test_status_codes(void **state)
 				NULL, NULL), 0x1c);
 	assert_int_equal(smp_dr(&w, (const uint8_t[]){ 1 }, 1, 1, 0x19, 767,
 				NULL, NULL), 0);
+	/* Bit 31 of PortInfo's modifier (SMSupportsExtendedSpeeds, on
+	 * OpenSM's Sets) still names the port. */
+	assert_int_equal(smp_dr(&w, (const uint8_t[]){ 1 }, 1, 1, 0x15,
+				0x80000003u, NULL, NULL), 0);
+	assert_int_equal(smp_dr(&w, NULL, 0, 1, 0x15, 0x80000001u, NULL,
+				NULL), 0);
+	/* INIT straight to ACTIVE is no transition (IBA 14.2.5.6): the Set
+	 * fails as a whole and leaves the LID as it was. */
+	{
+		uint8_t pi[64];
+
+		assert_int_equal(smp_dr(&w, NULL, 0, 1, 0x15, 0, NULL, pi), 0);
+		assert_int_equal(pi[32] & 0x0f, IMC_PORT_INIT);
+		p16(pi + 16, 5);
+		pi[32] = (uint8_t)((pi[32] & 0xf0) | IMC_PORT_ACTIVE);
+		assert_int_equal(smp_dr(&w, NULL, 0, 2, 0x15, 0, pi, pi), 0x1c);
+		assert_int_equal(smp_dr(&w, NULL, 0, 1, 0x15, 0, NULL, pi), 0);
+		assert_int_equal(g16(pi + 16), 0);
+		assert_int_equal(pi[32] & 0x0f, IMC_PORT_INIT);
+	}
 	/* Malformed sends are refused at once. */
 	smp_build(&w, mad, true, (const uint8_t[]){ 2 }, 1, 1, 0x11, 0, NULL);
 	assert_int_equal(imc_fabric_mad_send(w.sm, &to, mad, 256), -EINVAL);
@@ -1023,6 +1067,225 @@ static void test_gmp_sm_agent_and_gsi(void **state)
 	world_fini(&w);
 }
 
+
+/* A join tracker inside the simulation sends its SA MADs to the SM LID
+ * its port was given by the SM (PortInfo:MasterSMLID), not to the
+ * fabric's own SM: moved by a Set, they follow. */
+struct sa_count {
+	unsigned joins;
+	uint16_t slid;
+};
+
+static void count_cb(struct imc_fabric_mad_agent *a,
+		     const struct imc_fabric_mad_addr *from, const uint8_t *mad,
+		     size_t len, void *ctx)
+{
+	struct sa_count *x = ctx;
+
+	(void)a;
+	(void)len;
+	if (mad[1] == 0x03 && mad[3] == 0x02 && g16(mad + 16) == 0x0038) {
+		x->joins++;
+		x->slid = from->slid;
+	}
+}
+
+static void member_cb(void *arg, struct imc_mcast_member *m,
+		      const struct imc_mcast_event *ev)
+{
+	(void)arg;
+	(void)m;
+	(void)ev;
+}
+
+static void tracker_join(struct imc_mcast_fabric *mf, uint8_t g,
+			 struct imc_mcast_member **out)
+{
+	struct imc_mcast_join_req r;
+
+	memset(&r, 0, sizeof(r));
+	r.rec.mgid.raw[0] = 0xff;
+	r.rec.mgid.raw[1] = 0x12;
+	r.rec.mgid.raw[15] = g;
+	r.rec.qkey = 0x11;
+	r.rec.pkey = 0xffff;
+	r.comp_mask = UMAD_SA_MCM_COMP_MASK_MGID |
+		      UMAD_SA_MCM_COMP_MASK_PORT_GID |
+		      UMAD_SA_MCM_COMP_MASK_JOIN_STATE;
+	r.join_state = 1;
+	assert_int_equal(imc_mcast_join(imc_mcast_fabric_tracker(mf), &r,
+					member_cb, NULL, out), 0);
+}
+
+static void test_tracker_follows_master_sm_lid(void **state)
+{
+	struct world w;
+	struct sa_count c1 = { 0 }, c2 = { 0 };
+	struct imc_fabric_mad_agent *a2;
+	struct imc_mcast_fabric_config cfg;
+	struct imc_mcast_fabric *mf;
+	struct imc_mcast_member *m1, *m2;
+	int h2, h4;
+	uint8_t pi[64];
+
+	(void)state;
+	world_init(&w, true, 14);
+	discover(&w);
+	configure(&w);
+	h2 = node_of(&w, "Hca2");
+	h4 = node_of(&w, "Hca4");
+	imc_fabric_mad_detach(w.sm);
+	assert_int_equal(imc_fabric_mad_attach(w.f, 0, 1, count_cb, &c1,
+					       &w.sm), 0);
+	assert_int_equal(imc_fabric_mad_set_sm(w.sm, true), 0);
+	assert_int_equal(imc_fabric_mad_attach(w.f, idx_of(&w, "Hca2"), 1,
+					       count_cb, &c2, &a2), 0);
+	assert_int_equal(imc_fabric_mad_set_sm(a2, true), 0);
+	imc_mcast_fabric_config_init(&cfg);
+	assert_int_equal(imc_mcast_fabric_create(w.f, idx_of(&w, "Hca4"), 1,
+						 NULL, &cfg, &mf), 0);
+	tracker_join(mf, 1, &m1);
+	assert_int_equal(imc_loop_run_until(w.loop, imc_loop_now(w.loop) +
+						    IMC_NSEC_PER_MSEC), 0);
+	assert_true(c1.joins >= 1);
+	assert_int_equal(c1.slid, w.n[h4].lid);
+	assert_int_equal(c2.joins, 0);
+	imc_mcast_leave(m1);
+	/* The SM moves Hca4's MasterSMLID to Hca2's LID (with a raw Set,
+	 * the test's SM agent being busy as the SA). */
+	{
+		struct imc_fabric_mad_addr to = { .dlid = 0xffff };
+		uint8_t mad[256];
+
+		imc_fabric_sma_get(w.f, idx_of(&w, "Hca4"), 1, 0x15, 0, pi);
+		p16(pi + 18, w.n[h2].lid);
+		smp_build(&w, mad, true, w.n[h4].path, w.n[h4].hops, 2, 0x15,
+			  0, pi);
+		assert_int_equal(imc_fabric_mad_send(w.sm, &to, mad, 256), 0);
+		assert_int_equal(imc_loop_run_until(w.loop,
+						    imc_loop_now(w.loop) +
+							    IMC_NSEC_PER_MSEC),
+				 0);
+	}
+	c1.joins = 0;
+	tracker_join(mf, 2, &m2);
+	assert_int_equal(imc_loop_run_until(w.loop, imc_loop_now(w.loop) +
+						    IMC_NSEC_PER_MSEC), 0);
+	assert_true(c2.joins >= 1);
+	assert_int_equal(c2.slid, w.n[h4].lid);
+	assert_int_equal(c1.joins, 0);
+	imc_mcast_leave(m2);
+	imc_mcast_fabric_destroy(mf);
+	imc_fabric_mad_detach(a2);
+	world_fini(&w);
+}
+
+
+/* IBA 14.2.2: a DrDLID that is not permissive ends the directed part
+ * in a LID-routed segment to it, and a DrSLID that is not permissive
+ * brings the answer back LID routed from the start of the directed
+ * part. */
+static void test_dr_lid_segments(void **state)
+{
+	struct world w;
+	struct imc_fabric_mad_addr to = { .dlid = 0xffff };
+	uint8_t mad[256];
+	int h4, s2;
+
+	(void)state;
+	world_init(&w, true, 15);
+	discover(&w);
+	configure(&w);
+	h4 = node_of(&w, "Hca4");
+	s2 = node_of(&w, "Switch2");
+	/* DR to Switch1, then LID routed to Hca4. */
+	smp_build(&w, mad, true, (const uint8_t[]){ 1 }, 1, 1, 0x11, 0, NULL);
+	p16(mad + 34, w.n[h4].lid);
+	w.got = false;
+	assert_int_equal(imc_fabric_mad_send(w.sm, &to, mad, 256), 0);
+	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_true(w.got);
+	assert_int_equal(g16(w.resp + 4), 0x8000);
+	assert_int_equal(w.resp[6], 0);
+	assert_int_equal(g64(w.resp + 64 + 12),
+			 w.t->node[idx_of(&w, "Hca4")].guid);
+	/* LID routed to Switch1, directed from there to Switch2; the answer
+	 * comes back directed to Switch1, then LID routed to the SM's
+	 * DrSLID. */
+	smp_build(&w, mad, true, (const uint8_t[]){ 3 }, 1, 1, 0x11, 0, NULL);
+	p16(mad + 32, 1);
+	to.dlid = w.n[node_of(&w, "Switch1")].lid;
+	w.got = false;
+	assert_int_equal(imc_fabric_mad_send(w.sm, &to, mad, 256), 0);
+	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_true(w.got);
+	assert_int_equal(w.resp[6], 0);
+	assert_int_equal(w.resp[192 + 1], 3);
+	assert_int_equal(w.from.dlid, 1);
+	assert_int_equal(g64(w.resp + 64 + 12), w.n[s2].guid);
+	/* Directed from the SM itself with its own LID as DrSLID: the
+	 * directed part ends back at its port. */
+	smp_build(&w, mad, true, (const uint8_t[]){ 1, 3 }, 2, 1, 0x11, 0,
+		  NULL);
+	p16(mad + 32, 1);
+	to.dlid = 0xffff;
+	w.got = false;
+	assert_int_equal(imc_fabric_mad_send(w.sm, &to, mad, 256), 0);
+	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_true(w.got);
+	assert_int_equal(g64(w.resp + 64 + 12), w.n[s2].guid);
+	/* A DrDLID nobody routes to loses the SMP. */
+	smp_build(&w, mad, true, (const uint8_t[]){ 1 }, 1, 1, 0x11, 0, NULL);
+	p16(mad + 34, 900);
+	w.got = false;
+	assert_int_equal(imc_fabric_mad_send(w.sm, &to, mad, 256), 0);
+	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_false(w.got);
+	world_fini(&w);
+}
+
+
+/* What an SM writes into PortInfo it reads back unchanged, or it would
+ * set it again at every sweep (OpenSM compares field by field). */
+static void test_portinfo_set_get(void **state)
+{
+	struct world w;
+	uint8_t pi[64], got[64];
+
+	(void)state;
+	world_init(&w, true, 16);
+	assert_int_equal(smp_dr(&w, NULL, 0, 1, 0x15, 1, NULL, pi), 0);
+	p64(pi + 0, 0x1122334455667788ull);          /* M_Key */
+	p64(pi + 8, 0xfe80000000001234ull);          /* GidPrefix */
+	p16(pi + 16, 8);
+	p16(pi + 18, 3);
+	p16(pi + 26, 60);                             /* M_KeyLeasePeriod */
+	pi[34] = 2;                                   /* LMC */
+	pi[36] = (uint8_t)((pi[36] & 0xf0) | 5);      /* MasterSMSL */
+	pi[38] = 3;                                   /* VLHighLimit */
+	pi[42] = 0x7b;                                /* VLStall, HOQLife */
+	pi[43] = 0x30;                                /* OperationalVLs 3 */
+	pi[51] = 18;                                  /* SubnetTimeOut */
+	pi[53] = 0x88;                                /* error thresholds */
+	pi[63] = 0x1e;                                /* LinkSpeedExtEnabled */
+	assert_int_equal(smp_dr(&w, NULL, 0, 2, 0x15, 1, pi, got), 0);
+	assert_memory_equal(got + 0, pi + 0, 20);
+	assert_int_equal(g16(got + 26), 60);
+	assert_int_equal(got[34] & 7, 2);
+	assert_int_equal(got[36] & 0x0f, 5);
+	assert_int_equal(got[38], 3);
+	assert_int_equal(got[42], 0x7b);
+	assert_int_equal(got[43] >> 4, 3);
+	assert_int_equal(got[51] & 0x1f, 18);
+	assert_int_equal(got[53], 0x88);
+	assert_int_equal(got[63], 0x1e);
+	/* LMC 2: the port takes LIDs 8..11 (IBA 7.11.1), not 12. */
+	assert_int_equal(smp_lid(&w, 10, 1, 0x15, 0, NULL, got), 0);
+	assert_int_equal(g16(got + 16), 8);
+	assert_int_equal(smp_lid(&w, 12, 1, 0x15, 0, NULL, got), -1);
+	world_fini(&w);
+}
+
 /* Same seed, same events: the trace hash of a whole SM run repeats. */
 static uint64_t run_hash(uint64_t seed)
 {
@@ -1083,12 +1346,15 @@ int main(void)
 		cmocka_unit_test(test_multicast_follows_mft),
 		cmocka_unit_test(test_dr_return_path),
 		cmocka_unit_test(test_dr_down_link),
+		cmocka_unit_test(test_dr_lid_segments),
 		cmocka_unit_test(test_status_codes),
+		cmocka_unit_test(test_portinfo_set_get),
 		cmocka_unit_test(test_client_reregister_and_permissive),
 		cmocka_unit_test(test_trap_128),
 		cmocka_unit_test(test_port_counters),
 		cmocka_unit_test(test_agent_contract),
 		cmocka_unit_test(test_gmp_sm_agent_and_gsi),
+		cmocka_unit_test(test_tracker_follows_master_sm_lid),
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_builtin_sm_answers),
 	};

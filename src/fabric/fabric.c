@@ -2453,8 +2453,9 @@ int fab_port_lid_set(struct imc_fabric *f, uint32_t node, unsigned port,
 	if (old == lid)
 		return 0;
 	if (f->lid_port) {
-		if (lid && f->lid_port[lid] && f->lid_port[lid] != p->gidx + 1)
-			return -EBUSY;
+		/* An SMA cannot know whether another port holds lid (an SM
+		 * swapping two LIDs sets one before the other): the LID
+		 * lookup names the port set last. */
 		if (old && f->lid_port[old] == p->gidx + 1)
 			f->lid_port[old] = 0;
 		if (lid)

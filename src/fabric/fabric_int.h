@@ -41,7 +41,7 @@ bool fab_external_sm(const struct imc_fabric *f);
 int fab_port_state_set(struct imc_fabric *f, uint32_t node, unsigned port,
 		       enum imc_port_state s);
 /* Base LID of an HCA port, or of a switch (port 0): its watches hear
- * LID_CHANGE when it is ACTIVE. -EBUSY when another port holds lid. */
+ * LID_CHANGE when it is ACTIVE. -EINVAL for a bad port or LID. */
 int fab_port_lid_set(struct imc_fabric *f, uint32_t node, unsigned port,
 		     uint16_t lid);
 int fab_port_sm_lid_set(struct imc_fabric *f, uint32_t node, unsigned port,

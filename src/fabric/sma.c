@@ -57,6 +57,8 @@ struct sma_port {
 	uint8_t stall_hoq;
 	uint8_t enforce;
 	uint8_t mtu_cap;          /* the port's MTU when the fabric was made */
+	uint8_t speed_ext_enabled;
+	uint8_t error_threshold;  /* LocalPhyErrors, OverrunErrors */
 	bool rereg_pending;       /* ClientReregister before ACTIVE */
 	uint8_t sl2vl[8];
 	uint8_t *vlarb;           /* 4 blocks of 64 bytes, when Set */
@@ -174,15 +176,17 @@ static uint8_t width_bits(unsigned lanes)
 	}
 }
 
-/* The port PortInfo speaks of: the modifier for a switch; for a CA, the
- * arrival port when 0 (IBA 14.2.5.6). -1 for a bad modifier. */
+/* The port PortInfo speaks of: bits 7..0 of the modifier for a switch;
+ * for a CA, the arrival port when 0 (IBA 14.2.5.6). Bit 31 is
+ * SMSupportsExtendedSpeeds, which OpenSM sets on its Sets; the bits
+ * between are reserved. -1 for a bad port number. */
 static int pi_port(const struct sma_req *r)
 {
-	if (r->nv.type == IMC_NODE_SWITCH)
-		return r->mod <= r->nv.nports ? (int)r->mod : -1;
-	if (r->mod == 0)
+	unsigned pn = r->mod & 0xff;
+
+	if (r->nv.type != IMC_NODE_SWITCH && pn == 0)
 		return (int)r->port;
-	return r->mod <= r->nv.nports ? (int)r->mod : -1;
+	return pn <= r->nv.nports ? (int)pn : -1;
 }
 
 static void pi_fill(struct sma_req *r, unsigned pn)
@@ -225,22 +229,24 @@ static void pi_fill(struct sma_req *r, unsigned pn)
 	d[50] = 1;                                /* GUIDCap */
 	d[51] = sp->subnet_timeout & 0x1f;
 	d[52] = 8;                                /* RespTimeValue */
+	d[53] = sp->error_threshold;
+	d[63] = sp->speed_ext_enabled;            /* no extended speed runs */
 }
 
-/* The state part of a PortInfo Set: 0 no change, DOWN, ARMED, ACTIVE
- * (IBA 14.2.5.6 PortState; INIT is not a state an SM sets). */
-static int pi_set_state(struct sma_req *r, unsigned pn, unsigned st,
-			const struct fab_port_view *v)
+/* The state part of a PortInfo Set: 0 no change, DOWN, ARMED from
+ * INIT, ACTIVE from ARMED (IBA 14.2.5.6 PortState; INIT is not a state
+ * an SM sets). A switch's port 0 follows the switch's LID instead. */
+static int pi_state_check(const struct sma_req *r, unsigned pn,
+			  unsigned st, const struct fab_port_view *v)
 {
-	if (st == 0 || st == v->state)
+	if (st == 0 || st == v->state ||
+	    (r->nv.type == IMC_NODE_SWITCH && pn == 0))
 		return 0;
-	if (r->nv.type == IMC_NODE_SWITCH && pn == 0)
-		return 0;         /* port 0 follows the switch's LID */
-	if (st > IMC_PORT_ACTIVE || st == IMC_PORT_INIT)
-		return MAD_STATUS_BAD_FIELD;
-	if (fab_port_state_set(r->f, r->node, pn, (enum imc_port_state)st))
-		return MAD_STATUS_BAD_FIELD;
-	return 0;
+	if (st == IMC_PORT_DOWN ||
+	    (st == IMC_PORT_ARMED && v->state == IMC_PORT_INIT) ||
+	    (st == IMC_PORT_ACTIVE && v->state == IMC_PORT_ARMED))
+		return 0;
+	return MAD_STATUS_BAD_FIELD;
 }
 
 static int pi_set(struct sma_req *r, unsigned pn)
@@ -258,6 +264,9 @@ static int pi_set(struct sma_req *r, unsigned pn)
 	/* Checks first, so that a bad Set changes nothing. */
 	if ((!sw || pn == 0) && lid > IMC_LID_UNICAST_MAX)
 		return MAD_STATUS_BAD_FIELD;
+	st = pi_state_check(r, pn, d[32] & 0x0f, &v);
+	if (st)
+		return st;
 	if (mtu && (!imc_mtu_bytes(mtu) || mtu > sp->mtu_cap ||
 		    (pn == 0 && sw)))
 		mtu = 0;
@@ -276,6 +285,8 @@ static int pi_set(struct sma_req *r, unsigned pn)
 		sp->op_vls = d[43] >> 4;
 	sp->enforce = d[43] & 0x0f;
 	sp->subnet_timeout = d[51] & 0x1f;
+	sp->speed_ext_enabled = d[63] & 0x1f;
+	sp->error_threshold = d[53];
 	if (!sw || pn == 0) {
 		sp->lmc = d[34] & 7;
 		if (fab_port_lid_set(r->f, r->node, pn, lid))
@@ -284,9 +295,10 @@ static int pi_set(struct sma_req *r, unsigned pn)
 	}
 	if (mtu)
 		imc_fabric_port_mtu_set(r->f, r->node, pn, mtu);
-	st = pi_set_state(r, pn, d[32] & 0x0f, &v);
-	if (st)
-		return st;
+	if ((d[32] & 0x0f) && (d[32] & 0x0f) != v.state &&
+	    !(sw && pn == 0))
+		fab_port_state_set(r->f, r->node, pn,
+				   (enum imc_port_state)(d[32] & 0x0f));
 	/* ClientReregister (IBA 14.4.11): the port's users hear it once the
 	 * port is ACTIVE, now or when it gets there. */
 	if (!sw && (d[51] & 0x80)) {

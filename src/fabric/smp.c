@@ -248,84 +248,99 @@ static bool dr_dir(const uint8_t *mad)
 	return mad[SMP_STATUS] & 0x80;
 }
 
-/* The next step of a directed-route SMP at fl's node: origin is true
- * where it starts (the sender's node, port = the sender's port, 0 for a
- * switch; or the responding SMA's node). Returns -EINVAL when the SMI
- * discards it (the checks of C14-9 and C14-13 on the hop pointer). */
-static int dr_step(struct fab_mad *m, struct fly *fl, bool origin,
-		   unsigned port)
-{
-	uint8_t *mad = fl->mad;
-	unsigned hp = mad[SMP_HOP_PTR], hc = mad[SMP_HOP_CNT];
-	bool sw = is_switch(m, fl->node);
-	struct fab_port_view v;
-	unsigned np, out;
+/* Where a directed-route SMP stands at fl's node. */
+struct dr_at {
+	uint8_t *mad;
+	unsigned hp, hc;          /* hop pointer, hop count */
+	bool sw;
+	unsigned np;              /* the node's ports */
+	uint16_t lid;             /* the node's (a switch's) LID */
+};
 
-	if (hc >= SMP_MAX_HOPS || fab_port_view(m->f, fl->node, 0, &v))
+/* Leaves the directed part for a LID-routed segment to dlid (IBA
+ * 14.2.2: a DrDLID or DrSLID that is not the permissive LID). */
+static int dr_to_lid(struct fab_mad *m, struct fly *fl,
+		     const struct dr_at *at, uint16_t dlid)
+{
+	if (!at->sw)
 		return -EINVAL;
-	np = v.nports;
-	if (!dr_dir(mad)) {
-		if (origin && hp == 0 && hc > 0) {
-			/* The sender's SMI: out of InitialPath[1], which on a
-			 * CA must be the sender's own port. */
-			out = mad[SMP_INITIAL_PATH + 1];
-			if (out == 0 || out > np || (!sw && out != port))
-				return -EINVAL;
-			mad[SMP_HOP_PTR] = 1;
-			fly_hop(m, fl, out);
-			return 0;
-		}
-		if (origin && hp == 0 && hc == 0) {
-			mad[SMP_HOP_PTR] = 1;
-			if (imc_get16(mad + SMP_DR_DLID) == IMC_LID_PERMISSIVE) {
-				fly_local(m, fl);
-				return 0;
-			}
-			if (!sw)
-				return -EINVAL;
-			fl->mode = FLY_LID;
-			fl->dlid = imc_get16(mad + SMP_DR_DLID);
-			fl->slid = v.lid;
-			fl->in_port = 0;
-			lid_step(m, fl, true);
-			return 0;
-		}
-		if (origin || hp == 0)
+	fl->mode = FLY_LID;
+	fl->dlid = dlid;
+	fl->slid = at->lid;
+	fl->in_port = 0;
+	lid_step(m, fl, true);
+	return 0;
+}
+
+/* Outbound (D clear), IBA 14.2.2.2 (C14-9). */
+static int dr_out(struct fab_mad *m, struct fly *fl, const struct dr_at *at,
+		  bool origin, unsigned port)
+{
+	uint8_t *mad = at->mad;
+	unsigned hp = at->hp, hc = at->hc, out;
+	uint16_t drdlid = imc_get16(mad + SMP_DR_DLID);
+
+	/* The directed part starts at the sender, or at the switch a
+	 * LID-routed first segment led to (a DrSLID that is not
+	 * permissive). */
+	if (hp == 0 && !origin && !at->sw)
+		return -EINVAL;
+	if (hp == 0 && hc > 0) {
+		/* Out of InitialPath[1], which on a CA must be the sender's
+		 * own port. */
+		out = mad[SMP_INITIAL_PATH + 1];
+		if (out == 0 || out > at->np || (!at->sw && out != port))
 			return -EINVAL;
-		if (hp < hc) {
-			/* An intermediate hop: switches only. */
-			out = mad[SMP_INITIAL_PATH + hp + 1];
-			if (!sw || out == 0 || out > np)
-				return -EINVAL;
-			mad[SMP_RETURN_PATH + hp] = fl->in_port;
-			mad[SMP_HOP_PTR] = (uint8_t)(hp + 1);
-			fly_hop(m, fl, out);
-			return 0;
-		}
-		if (hp == hc) {
-			/* The end of the directed part. */
-			mad[SMP_RETURN_PATH + hp] = fl->in_port;
-			mad[SMP_HOP_PTR] = (uint8_t)(hp + 1);
-			if (imc_get16(mad + SMP_DR_DLID) == IMC_LID_PERMISSIVE) {
-				fly_local(m, fl);
-				return 0;
-			}
-			if (!sw)
-				return -EINVAL;
-			fl->mode = FLY_LID;
-			fl->dlid = imc_get16(mad + SMP_DR_DLID);
-			fl->slid = v.lid;
-			fl->in_port = 0;
-			lid_step(m, fl, true);
-			return 0;
-		}
-		if (hp == hc + 1) {
+		mad[SMP_HOP_PTR] = 1;
+		fl->mode = FLY_DR;
+		fl->dlid = fl->slid = IMC_LID_PERMISSIVE;
+		fly_hop(m, fl, out);
+		return 0;
+	}
+	if (hp == 0 && hc == 0) {
+		mad[SMP_HOP_PTR] = 1;
+		if (drdlid == IMC_LID_PERMISSIVE) {
 			fly_local(m, fl);
 			return 0;
 		}
-		return -EINVAL;
+		return dr_to_lid(m, fl, at, drdlid);
 	}
-	/* Returning (D set). */
+	if (origin)
+		return -EINVAL;
+	if (hp < hc) {
+		/* An intermediate hop: switches only. */
+		out = mad[SMP_INITIAL_PATH + hp + 1];
+		if (!at->sw || out == 0 || out > at->np)
+			return -EINVAL;
+		mad[SMP_RETURN_PATH + hp] = fl->in_port;
+		mad[SMP_HOP_PTR] = (uint8_t)(hp + 1);
+		fly_hop(m, fl, out);
+		return 0;
+	}
+	if (hp == hc) {
+		/* The end of the directed part. */
+		mad[SMP_RETURN_PATH + hp] = fl->in_port;
+		mad[SMP_HOP_PTR] = (uint8_t)(hp + 1);
+		if (drdlid == IMC_LID_PERMISSIVE) {
+			fly_local(m, fl);
+			return 0;
+		}
+		return dr_to_lid(m, fl, at, drdlid);
+	}
+	if (hp == hc + 1) {
+		fly_local(m, fl);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Returning (D set), IBA 14.2.2.4 (C14-13). */
+static int dr_back(struct fab_mad *m, struct fly *fl, const struct dr_at *at,
+		   bool origin, unsigned port)
+{
+	uint8_t *mad = at->mad;
+	unsigned hp = at->hp, hc = at->hc, out;
+
 	if (hc > 0 && hp == hc + 1) {
 		/* From the responder, or back at the end of the directed
 		 * part after a LID-routed tail. */
@@ -337,10 +352,10 @@ static int dr_step(struct fab_mad *m, struct fly *fl, bool origin,
 			return 0;
 		}
 		out = mad[SMP_RETURN_PATH + hc];
-		if (out > np || (!origin && !sw) || (out == 0 && sw))
+		if (out > at->np || (!origin && !at->sw) || (out == 0 && at->sw))
 			return -EINVAL;
 		mad[SMP_HOP_PTR] = (uint8_t)hc;
-		if (!sw)
+		if (!at->sw)
 			out = port ? port : out;
 		fl->mode = FLY_DR;
 		fly_hop(m, fl, out);
@@ -348,32 +363,56 @@ static int dr_step(struct fab_mad *m, struct fly *fl, bool origin,
 	}
 	if (!origin && hp >= 2 && hp <= hc) {
 		out = mad[SMP_RETURN_PATH + hp - 1];
-		if (!sw || out == 0 || out > np)
+		if (!at->sw || out == 0 || out > at->np)
 			return -EINVAL;
 		mad[SMP_HOP_PTR] = (uint8_t)(hp - 1);
 		fly_hop(m, fl, out);
 		return 0;
 	}
 	if (hp == 1) {
+		uint16_t drslid = imc_get16(mad + SMP_DR_SLID);
+		struct fab_port_view v;
+
 		mad[SMP_HOP_PTR] = 0;
-		if (imc_get16(mad + SMP_DR_SLID) == IMC_LID_PERMISSIVE) {
+		if (drslid == IMC_LID_PERMISSIVE) {
 			fly_local(m, fl);
 			return 0;
 		}
-		if (!sw)
-			return -EINVAL;
-		fl->mode = FLY_LID;
-		fl->dlid = imc_get16(mad + SMP_DR_SLID);
-		fl->slid = v.lid;
-		fl->in_port = 0;
-		lid_step(m, fl, 0);
-		return 0;
+		/* At a CA the directed part began here: DrSLID must be
+		 * its own. */
+		if (!at->sw && !fab_port_view(m->f, fl->node, fl->in_port, &v))
+			return sma_lid_match(m, v.gidx, v.lid, drslid) ?
+			       (fly_local(m, fl), 0) : -EINVAL;
+		return dr_to_lid(m, fl, at, drslid);
 	}
 	if (hp == 0 && !origin) {
 		fly_local(m, fl);
 		return 0;
 	}
 	return -EINVAL;
+}
+
+/* The next step of a directed-route SMP at fl's node: origin is true
+ * where it starts (the sender's node, port = the sender's port, 0 for a
+ * switch; or the responding SMA's node). Returns -EINVAL when the SMI
+ * discards it (the checks of C14-9 and C14-13 on the hop pointer). */
+static int dr_step(struct fab_mad *m, struct fly *fl, bool origin,
+		   unsigned port)
+{
+	struct fab_port_view v;
+	struct dr_at at;
+
+	at.mad = fl->mad;
+	at.hp = fl->mad[SMP_HOP_PTR];
+	at.hc = fl->mad[SMP_HOP_CNT];
+	if (at.hc >= SMP_MAX_HOPS || fab_port_view(m->f, fl->node, 0, &v))
+		return -EINVAL;
+	at.sw = v.type == IMC_NODE_SWITCH;
+	at.np = v.nports;
+	at.lid = v.lid;
+	if (dr_dir(fl->mad))
+		return dr_back(m, fl, &at, origin, port);
+	return dr_out(m, fl, &at, origin, port);
 }
 
 /* ---- agents ---- */
@@ -510,6 +549,15 @@ static int smp_start(struct fab_mad *m, uint32_t node, unsigned port,
 	fl->dlid = to->dlid;
 	m->st.smps_sent++;
 	fab_trace(m->f, TR_SMP_HOP, v.gidx, fl->serial);
+	if (mad[1] == MAD_CLASS_SMP_DR && to->dlid != IMC_LID_PERMISSIVE &&
+	    imc_get16(mad + SMP_DR_SLID) != IMC_LID_PERMISSIVE &&
+	    mad[SMP_HOP_PTR] == 0 && !(mad[SMP_STATUS] & 0x80)) {
+		/* IBA 14.2.2: LID routed to the switch where the directed
+		 * part begins (the LRH DLID), the DrSLID the sender's. */
+		fl->mode = FLY_LID;
+		lid_step(m, fl, true);
+		return 0;
+	}
 	if (mad[1] == MAD_CLASS_SMP_DR) {
 		fl->mode = FLY_DR;
 		fl->dlid = fl->slid = IMC_LID_PERMISSIVE;
