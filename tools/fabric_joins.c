@@ -9,7 +9,9 @@
  *   joins rejoining              the first member went REJOINING
  *   joins back N after T_MS sent S retries R timeouts X failed F
  *                                every member JOINED again; T from the
- *                                first REJOINING; counters since it
+ *                                first REJOINING; since then S requests
+ *                                on the wire, R of them resends, X that
+ *                                used up their retries
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -50,11 +52,17 @@ static void sums(struct fabric_joins *j, uint64_t *sent, uint64_t *retries,
 {
 	*sent = *retries = *timeouts = 0;
 	for (unsigned i = 0; i < j->np; i++) {
+		struct imc_sa_client_stats cs;
 		struct imc_mcast_stats st;
 
+		/* As bench_join_storm counts them: requests on the wire
+		 * (first sends and resends), resends, requests that used
+		 * up their retries. */
+		imc_sa_client_get_stats(imc_mcast_fabric_client(j->p[i].mf),
+					&cs);
 		imc_mcast_get_stats(imc_mcast_fabric_tracker(j->p[i].mf), &st);
-		*sent += st.mads_sent;
-		*retries += st.retries;
+		*sent += cs.sent;
+		*retries += cs.resent;
 		*timeouts += st.timeouts;
 	}
 }
