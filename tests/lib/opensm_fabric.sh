@@ -71,12 +71,15 @@ osmf_check() {
 	net=$dir/expected.net
 	osmf_netfile "$spec" > "$net" || { echo "FAIL fabric net $spec"; exit 1; }
 	out=$("$harness" start --timeout "$secs" --up-wait "$upwait" \
-		--owner $$ "$net" "$dir/h")
+		--owner $$ "$net" "$dir/h" 2> "$dir/start.err")
 	rc=$?
 	if [ $rc -ne 0 ]; then
+		cat "$dir/start.err"
 		tail -n 20 "$dir"/h/*.log "$dir"/h/*.out 2>/dev/null
+		# A missing tool is a skip; a fabric that does not come up
+		# is a failure.
 		[ $rc -eq 77 ] && grep -q "not installed\|not found" \
-			<<< "$(cat "$dir/h/why" 2>/dev/null)" && exit 77
+			"$dir/start.err" && exit 77
 		echo "FAIL OpenSM did not reach SUBNET UP on $spec"
 		exit 1
 	fi
