@@ -735,6 +735,11 @@ static void test_client_reregister_and_permissive(void **state)
 	assert_int_equal(x.active, 1);
 	assert_int_equal(x.rereg, 0);
 	k = node_of(&w, "Hca4");
+	/* IsClientReregistrationSupported (bit 25): an SM sets the bit only
+	 * on ports that have it. */
+	assert_int_equal(smp_dr(&w, w.n[k].path, w.n[k].hops, 1, 0x15, 1, NULL,
+				pi), 0);
+	assert_true(g32(pi + 20) & (1u << 25));
 	pi_set_fields(&w, (unsigned)k, 1, 0, 0, true);
 	assert_int_equal(x.rereg, 1);
 	/* LID routed through the LFTs to it. */
@@ -806,6 +811,9 @@ static void test_trap_128(void **state)
 		assert_true(imc_loop_run_once(w.loop) > 0);
 	memcpy(mad, w.trap, 256);
 	mad[3] = 0x07;                                       /* TrapRepress */
+	/* As the MAD layer under an SM passes it on: its agent's number in
+	 * the high 32 bits of the TID. */
+	p32(mad + 8, 0x00030001);
 	to.dlid = w.n[s2].lid;
 	assert_int_equal(imc_fabric_mad_send(w.sm, &to, mad, 256), 0);
 	assert_int_equal(imc_loop_run(w.loop), 0);

@@ -7,7 +7,9 @@
  * imc_fabric_mft_set, the interface the SA engine uses), and UD QPs with
  * Q_Key and P_Key checks, receive queues, MTU enforcement, optional GRH and
  * multicast attach. QP1 carries MADs like any UD QP (QPN 1, Q_Key
- * 0x80010000).
+ * 0x80010000). Every CA and switch also has an SMA and a PMA, and MAD
+ * users outside the simulation (an external SM) attach to QP0/QP1 of a
+ * port through fabric_mad.h.
  *
  * Everything runs on an imc_loop: a virtual loop gives a simulation that a
  * seed replays exactly; a real-time loop runs the same fabric against the

@@ -34,6 +34,9 @@ enum {
 	 * IsVendorClassSupported, IsDeviceManagementSupported,
 	 * IsCapabilityMaskNoticeSupported: what ibsim reports. */
 	CAPMASK_DEFAULT = 0x0040C048u & ~CAPMASK_IS_SM,
+	/* IsClientReregistrationSupported: a CA port's users hear
+	 * ClientReregister (OpenSM sets it only where this bit is). */
+	CAPMASK_CLIENT_REREG = 1u << 25,
 	PSC = 0x04,               /* SwitchInfo PortStateChange */
 	PMA_DATA = 64,            /* GMP data after the 40 reserved bytes */
 	ATTR_CLASS_PORT_INFO = 0x0001,
@@ -62,7 +65,9 @@ struct sma_port {
 	bool rereg_pending;       /* ClientReregister before ACTIVE */
 	uint8_t sl2vl[8];
 	uint8_t *vlarb;           /* 4 blocks of 64 bytes, when Set */
-	struct imc_port_counters base;  /* at the last PMA reset */
+	/* The counters at the last PMA reset; NULL: never reset. Few
+	 * ports are ever reset, so the store stays small. */
+	struct imc_port_counters *base;
 };
 
 struct sma_switch {
@@ -590,26 +595,29 @@ static int pc_read(struct sma_req *r, unsigned sel, struct imc_port_counters *c)
 		return -1;
 	}
 	for (unsigned p = lo; p <= hi; p++) {
+		static const struct imc_port_counters zero;
 		struct imc_port_counters now;
 		struct fab_port_view v;
-		const struct sma_port *sp;
+		const struct imc_port_counters *b;
 
 		fab_port_view(r->f, r->node, p, &v);
-		sp = sport(r->m, v.gidx);
+		b = sport(r->m, v.gidx)->base;
+		if (!b)
+			b = &zero;
 		imc_fabric_port_counters(r->f, r->node, p, &now);
-		c->tx_packets += now.tx_packets - sp->base.tx_packets;
-		c->rx_packets += now.rx_packets - sp->base.rx_packets;
-		c->tx_bytes += now.tx_bytes - sp->base.tx_bytes;
-		c->rx_bytes += now.rx_bytes - sp->base.rx_bytes;
+		c->tx_packets += now.tx_packets - b->tx_packets;
+		c->rx_packets += now.rx_packets - b->rx_packets;
+		c->tx_bytes += now.tx_bytes - b->tx_bytes;
+		c->rx_bytes += now.rx_bytes - b->rx_bytes;
 		for (int d = 0; d < IMC_DROP__COUNT; d++)
-			c->drops[d] += now.drops[d] - sp->base.drops[d];
+			c->drops[d] += now.drops[d] - b->drops[d];
 	}
 	return 0;
 }
 
 /* A Set() resets the counters it selects (CounterSelect); here any Set
  * resets them all, which is what perfquery -r asks. */
-static void pc_reset(struct sma_req *r, unsigned sel)
+static int pc_reset(struct sma_req *r, unsigned sel)
 {
 	unsigned lo = sel, hi = sel;
 
@@ -621,11 +629,18 @@ static void pc_reset(struct sma_req *r, unsigned sel)
 	}
 	for (unsigned p = lo; p <= hi && p <= r->nv.nports; p++) {
 		struct fab_port_view v;
+		struct sma_port *sp;
 
 		fab_port_view(r->f, r->node, p, &v);
-		imc_fabric_port_counters(r->f, r->node, p,
-					 &sport(r->m, v.gidx)->base);
+		sp = sport(r->m, v.gidx);
+		if (!sp->base) {
+			sp->base = malloc(sizeof(*sp->base));
+			if (!sp->base)
+				return -ENOMEM;
+		}
+		imc_fabric_port_counters(r->f, r->node, p, sp->base);
 	}
+	return 0;
 }
 
 static int h_port_counters(struct sma_req *r, bool ext)
@@ -637,8 +652,8 @@ static int h_port_counters(struct sma_req *r, bool ext)
 	if (sel > r->nv.nports && !(sel == 0xff &&
 				    r->nv.type == IMC_NODE_SWITCH))
 		return MAD_STATUS_BAD_FIELD;
-	if (r->method == MAD_METHOD_SET)
-		pc_reset(r, sel);
+	if (r->method == MAD_METHOD_SET && pc_reset(r, sel))
+		return MAD_STATUS_BAD_FIELD;
 	if (pc_read(r, sel, &c))
 		return MAD_STATUS_BAD_FIELD;
 	memset(d + 4, 0, 60);
@@ -790,7 +805,11 @@ bool sma_trap_repress(struct fab_mad *m, uint32_t node, uint64_t tid)
 	if (node >= m->sma->nnodes)
 		return false;
 	s = &m->sma->sw[node];
-	if (!s->trap_tid || s->trap_tid != tid)
+	/* The low 32 bits only: the MAD layer under an SM (Linux's, and
+	 * umad2sim's as an ibsim-protocol server passes it on) puts its own
+	 * agent number into the high 32 bits of every request the SM
+	 * sends, the TrapRepress() included. */
+	if (!s->trap_tid || s->trap_tid != (tid & 0xffffffffull))
 		return false;
 	s->trap_tid = 0;
 	imc_timer_cancel(imc_fabric_loop(m->f), &s->trap_t);
@@ -825,7 +844,7 @@ void sma_port_changed(struct fab_mad *m, uint32_t node, unsigned port,
 	s->life_state |= PSC;
 	if (!fab_external_sm(m->f))
 		return;
-	s->trap_tid = ++m->sma->tid | (uint64_t)0x5ad << 48;
+	s->trap_tid = 0x5ad00000u | (++m->sma->tid & 0xfffff);
 	s->trap_tries = 0;
 	imc_timer_cancel(imc_fabric_loop(m->f), &s->trap_t);
 	/* From the loop, after the change that caused it is complete. */
@@ -869,8 +888,11 @@ int sma_init(struct fab_mad *m)
 		for (unsigned p = 0; p <= t->node[i].nports; p++) {
 			struct fab_port_view v;
 
-			if (!fab_port_view(f, i, p, &v))
-				s->p[v.gidx].mtu_cap = v.mtu;
+			if (fab_port_view(f, i, p, &v))
+				continue;
+			s->p[v.gidx].mtu_cap = v.mtu;
+			if (v.type == IMC_NODE_HCA)
+				s->p[v.gidx].capmask |= CAPMASK_CLIENT_REREG;
 		}
 
 		sw->m = m;
@@ -890,8 +912,10 @@ void sma_fini(struct fab_mad *m)
 		return;
 	for (uint32_t i = 0; s->sw && i < s->nnodes; i++)
 		imc_timer_cancel(imc_fabric_loop(m->f), &s->sw[i].trap_t);
-	for (uint32_t i = 0; s->p && i < m->nports; i++)
+	for (uint32_t i = 0; s->p && i < m->nports; i++) {
 		free(s->p[i].vlarb);
+		free(s->p[i].base);
+	}
 	free(s->p);
 	free(s->sw);
 	free(s);
