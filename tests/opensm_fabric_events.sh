@@ -15,7 +15,7 @@ osmf_tools
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/osmf.XXXXXX") || exit 1
 trap '"$harness" stop "$dir/h"; cd /; [ -n "${FABRIC_HARNESS_KEEP:-}" ] || rm -rf "$dir"' EXIT
-out=$("$harness" start --timeout 240 "$src/examples/ibsim-2sw.net" "$dir/h" \
+out=$("$harness" start --timeout 240 --owner $$ "$src/examples/ibsim-2sw.net" "$dir/h" \
 	2> "$dir/start.err") || {
 	rc=$?; cat "$dir/start.err"; tail -n 20 "$dir"/h/*.log
 	[ $rc -eq 77 ] && grep -q "not installed\|not found" "$dir/start.err" &&
