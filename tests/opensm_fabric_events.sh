@@ -94,4 +94,6 @@ check "OpenSM started again after SIGKILL reaches SUBNET UP" '[ $up -eq 1 ]'
 [ $up -eq 1 ] || tail -n 5 osm2.out osm2.log
 check "its SA answers (saquery NR $far)" \
 	'saquery -t 4000 NR "$far" 2>/dev/null | grep -q "port_guid.*0x0000000000100004"'
+"$harness" stop "$dir/h"
+check "no sanitizer report from the server" '! grep -q Sanitizer serve.log'
 exit $fail

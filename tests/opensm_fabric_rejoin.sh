@@ -10,7 +10,8 @@ set -u
 . "$(dirname "$(realpath "$0")")/lib/opensm_fabric.sh" "$@"
 osmf_tools
 
-for pol in paced immediate; do
+one() { # one POLICY; in a subshell: the harness's exports stay there
+	local pol=$1 dir n line osm
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/osmf.XXXXXX") || exit 1
 	OSMF_DIR=$dir
 	trap '"$harness" stop "$OSMF_DIR/h"; cd /; rm -rf "$OSMF_DIR"' EXIT
@@ -43,7 +44,14 @@ for pol in paced immediate; do
 		grep -c 'ff15:1234:5707::1$')
 	check "$pol: the new OpenSM's SA answers for group ::1 ($n)" '[ "$n" -ge 1 ]'
 	"$harness" stop "$dir/h"
+	check "$pol: no sanitizer report from the server" \
+		'! grep -q Sanitizer serve.log'
 	cd / && rm -rf "$dir"
 	trap - EXIT
+	exit $fail
+}
+
+for pol in paced immediate; do
+	( one $pol ) || fail=1
 done
 exit $fail

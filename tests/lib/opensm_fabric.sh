@@ -151,6 +151,7 @@ osmf_check() {
 
 	"$harness" stop "$dir/h"
 	check "the server wrote its dump" '[ -s fabric.dump ]'
+	check "no sanitizer report from the server" '! grep -q Sanitizer serve.log'
 	dump_pairs fabric.dump > dump.pairs
 	check "saquery's NodeRecords (port GUID, LID) are the fabric's" \
 		'[ -s nr.pairs ] && comm -23 nr.pairs dump.pairs | (! grep -q .)'
