@@ -18,6 +18,7 @@
 #include "ibmcast/sa_records.h"
 #include "ibmcast/simserve.h"
 #include "ibmcast/topo.h"
+#include "fabric_ipoib.h"
 #include "fabric_joins.h"
 #include "sigwatch.h"
 #include "tools.h"
@@ -37,7 +38,7 @@ static void help(FILE *f)
 	fprintf(f,
 		"usage: ibmcast fabric serve NETFILE|SPEC [--sock NAME] [--node NODE]\n"
 		"                            [--seed N] [--dump FILE] [--stats] [--verbose]\n"
-		"                            [--control FIFO] [--joins P,G[,POLICY]]\n"
+		"                            [--control FIFO] [--joins P,G[,POLICY]] [--ipoib N]\n"
 		"\n"
 		"Builds the embedded fabric from an ibnetdiscover/ibsim net file or a\n"
 		"generator spec (switch:hosts=N, fat-tree:leaves=L,hosts=H,spines=S,\n"
@@ -67,6 +68,13 @@ static void help(FILE *f)
 		"              reregister with the given policy (default paced). Lines\n"
 		"              on stderr: 'joins all N at MS', 'joins rejoining',\n"
 		"              'joins back N after MS sent S retries R timeouts X failed F'\n"
+		"--ipoib N     IPoIB on the first N HCAs (not the SM's), 10.0.0.1/8 up,\n"
+		"              joined through the SA of the port's SM (OpenSM's); once\n"
+		"              all have carrier every host pings every other and host 1\n"
+		"              sends a UDP datagram to 239.1.1.1, which all listen to.\n"
+		"              Lines on stderr: 'ipoib up N at MS', 'ipoib pings P\n"
+		"              answered A at MS', 'ipoib mcast receivers R of M\n"
+		"              duplicates D'\n"
 		"--control FIFO  read commands, one a line, from FIFO (made if absent):\n"
 		"              'link NODE PORT down|up' pulls or plugs the cable at\n"
 		"              NODE's PORT (both ports go DOWN, the switches' SMAs send\n"
@@ -90,6 +98,7 @@ struct opts {
 	bool verbose;
 	const char *control;
 	const char *joins;
+	unsigned ipoib;
 };
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -103,6 +112,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "control", required_argument, NULL, 'c' },
 		{ "joins", required_argument, NULL, 'j' },
+		{ "ipoib", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -143,6 +153,14 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'j':
 			o->joins = optarg;
+			break;
+		case 'i':
+			o->ipoib = (unsigned)strtoul(optarg, &end, 0);
+			if (*end || o->ipoib < 2) {
+				fprintf(stderr, PROG ": bad --ipoib '%s'\n",
+					optarg);
+				return -1;
+			}
 			break;
 		case 'h':
 			help(stdout);
@@ -341,6 +359,7 @@ static int run_serve(const struct opts *o)
 {
 	struct fabric_joins_opts jo;
 	struct fabric_joins *joins = NULL;
+	struct fabric_ipoib *ipoib = NULL;
 	struct control ctl;
 	struct imc_fabric_config fc;
 	struct imc_simserve_config sc;
@@ -399,6 +418,10 @@ static int run_serve(const struct opts *o)
 		fprintf(stderr, PROG ": joins: %s\n", strerror(-r));
 		goto out;
 	}
+	if (o->ipoib && (r = fabric_ipoib_start(f, o->ipoib, &ipoib)) < 0) {
+		fprintf(stderr, PROG ": ipoib: %s\n", strerror(-r));
+		goto out;
+	}
 	print_exports(s);
 	r = imc_loop_run(loop);
 	if (r < 0) {
@@ -413,6 +436,7 @@ static int run_serve(const struct opts *o)
 		rc = IMC_EXIT_FAIL;
 	}
 out:
+	fabric_ipoib_stop(ipoib);
 	fabric_joins_stop(joins);
 	control_close(&ctl, loop);
 	imc_simserve_destroy(s);
