@@ -23,4 +23,5 @@ check "every pair pings (4,032 answered)" \
 	'grep -q "^ipoib pings 4032 answered 4032 " "$log"'
 check "the multicast datagram reaches each of the 63 others once" \
 	'grep -q "^ipoib mcast receivers 63 of 63 duplicates 0$" "$log"'
+check "no sanitizer report from the server so far" '! grep -q Sanitizer "$log"'
 exit $fail

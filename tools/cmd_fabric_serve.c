@@ -74,7 +74,7 @@ static void help(FILE *f)
 		"              sends a UDP datagram to 239.1.1.1, which all listen to.\n"
 		"              Lines on stderr: 'ipoib up N at MS', 'ipoib pings P\n"
 		"              answered A at MS', 'ipoib mcast receivers R of M\n"
-		"              duplicates D'\n"
+		"              duplicates D'. Not together with --joins.\n"
 		"--control FIFO  read commands, one a line, from FIFO (made if absent):\n"
 		"              'link NODE PORT down|up' pulls or plugs the cable at\n"
 		"              NODE's PORT (both ports go DOWN, the switches' SMAs send\n"
@@ -171,6 +171,11 @@ static int parse(int argc, char **argv, struct opts *o)
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, PROG ": one NETFILE or SPEC expected\n");
+		return -1;
+	}
+	if (o->joins && o->ipoib) {
+		/* Both take the first HCAs' QP1 for their trackers. */
+		fprintf(stderr, PROG ": --joins and --ipoib exclude each other\n");
 		return -1;
 	}
 	o->source = argv[optind];

@@ -296,9 +296,13 @@ void fabric_ipoib_stop(struct fabric_ipoib *x)
 	if (!x)
 		return;
 	imc_timer_cancel(x->loop, &x->round);
+	/* ipoib_fabric.h's order: stop the interface, then the tracker
+	 * (it detaches the QP), then the QP. */
 	for (unsigned i = 0; x->h && i < x->n; i++) {
-		imc_ipoib_fabric_destroy(x->h[i].ifc);
+		if (x->h[i].ifc)
+			imc_ipoib_fabric_stop(x->h[i].ifc);
 		imc_mcast_fabric_destroy(x->h[i].mf);
+		imc_ipoib_fabric_destroy(x->h[i].ifc);
 	}
 	free(x->answered);
 	free(x->h);
