@@ -803,6 +803,14 @@ static void test_trap_128(void **state)
 	assert_int_equal(smp_dr(&w, w.n[s2].path, w.n[s2].hops, 2, 0x12, 0,
 				mad, mad), 0);
 	assert_int_equal(mad[11] & 0x04, 0);
+	/* The cable down: Hca4 is DOWN and nothing sweeps. */
+	{
+		struct imc_port_attr pa;
+
+		assert_int_equal(imc_fabric_port_attr(w.f, idx_of(&w, "Hca4"),
+						      1, &pa), 0);
+		assert_int_equal(pa.state, IMC_PORT_DOWN);
+	}
 	/* Repressed at once, it is sent once. */
 	w.traps = 0;
 	assert_int_equal(imc_fabric_link_set(w.f, idx_of(&w, "Switch2"), 2,
@@ -818,6 +826,16 @@ static void test_trap_128(void **state)
 	assert_int_equal(imc_fabric_mad_send(w.sm, &to, mad, 256), 0);
 	assert_int_equal(imc_loop_run(w.loop), 0);
 	assert_int_equal(w.traps, 1);
+	/* Plugged back, the port waits in INIT, with its LID, for the SM
+	 * (IBA 7.2): an external SM activates it, not the fabric. */
+	{
+		struct imc_port_attr pa;
+
+		assert_int_equal(imc_fabric_port_attr(w.f, idx_of(&w, "Hca4"),
+						      1, &pa), 0);
+		assert_int_equal(pa.state, IMC_PORT_INIT);
+		assert_int_equal(pa.lid, w.n[node_of(&w, "Hca4")].lid);
+	}
 	imc_fabric_mad_stats(w.f, &b);
 	assert_int_equal(b.traps_sent - a.traps_sent, 9);
 	world_fini(&w);
@@ -1294,6 +1312,33 @@ static void test_portinfo_set_get(void **state)
 	world_fini(&w);
 }
 
+
+/* An agent outliving its fabric: it hears nothing, its calls say so,
+ * and its owner still frees it. */
+static void test_agent_after_fabric(void **state)
+{
+	struct world w;
+	struct agent_rec r = { 0 };
+	struct imc_fabric_mad_addr to = { .dlid = 0xffff };
+	uint8_t mad[256];
+
+	(void)state;
+	world_init(&w, true, 17);
+	assert_int_equal(imc_fabric_mad_attach(w.f, 0, 1, rec_cb, &r, &r.a),
+			 0);
+	send_ni(&w, r.a, 1);
+	imc_fabric_mad_detach(w.sm);
+	imc_fabric_destroy(w.f);
+	assert_int_equal(imc_loop_run(w.loop), 0);
+	assert_int_equal(r.n, 0);
+	smp_build(&w, mad, true, NULL, 0, 1, 0x11, 0, NULL);
+	assert_int_equal(imc_fabric_mad_send(r.a, &to, mad, 256), -ENODEV);
+	assert_int_equal(imc_fabric_mad_set_sm(r.a, true), -ENODEV);
+	imc_fabric_mad_detach(r.a);
+	assert_int_equal(imc_loop_destroy(w.loop), 0);
+	imc_topo_destroy(w.t);
+}
+
 /* Same seed, same events: the trace hash of a whole SM run repeats. */
 static uint64_t run_hash(uint64_t seed)
 {
@@ -1362,6 +1407,7 @@ int main(void)
 		cmocka_unit_test(test_port_counters),
 		cmocka_unit_test(test_agent_contract),
 		cmocka_unit_test(test_gmp_sm_agent_and_gsi),
+		cmocka_unit_test(test_agent_after_fabric),
 		cmocka_unit_test(test_tracker_follows_master_sm_lid),
 		cmocka_unit_test(test_determinism),
 		cmocka_unit_test(test_builtin_sm_answers),

@@ -93,8 +93,10 @@ typedef void imc_fabric_mad_recv_fn(struct imc_fabric_mad_agent *a,
  * management port 0 (any other switch port is -EINVAL, as on a switch
  * only port 0 has QPs, IBA 17.2.1.2). Any number of agents may attach to
  * one port. recv runs from the loop for each MAD the agent gets (see the
- * dispatch rules above). *out is the caller's until imc_fabric_mad_detach.
- * Returns 0, -EINVAL (bad node/port, NULL recv/out) or -ENOMEM. */
+ * dispatch rules above). *out is the caller's until imc_fabric_mad_detach,
+ * which frees it; an agent outliving its fabric hears nothing more and
+ * is still detached by its owner. Returns 0, -EINVAL (bad node/port,
+ * NULL recv/out) or -ENOMEM. */
 int imc_fabric_mad_attach(struct imc_fabric *f, uint32_t node, unsigned port,
 			  imc_fabric_mad_recv_fn *recv, void *ctx,
 			  struct imc_fabric_mad_agent **out);
@@ -117,7 +119,8 @@ void imc_fabric_mad_set_tid_filter(struct imc_fabric_mad_agent *a,
  * PortInfo:CapabilityMask.IsSM (bit 1, IBA 14.2.5.6) follows, and
  * SMInfo/Trap() requests and QP1 requests of classes other than the
  * PMA's come to it. One SM agent per port: -EBUSY when another agent of
- * the port is it. Returns 0 or -EBUSY. */
+ * the port is it. Returns 0, -EBUSY, or -ENODEV once the fabric is
+ * destroyed. */
 int imc_fabric_mad_set_sm(struct imc_fabric_mad_agent *a, bool on);
 
 /* Sends one MAD (copied) from the agent's port. A directed-route SMP is
@@ -130,7 +133,8 @@ int imc_fabric_mad_set_sm(struct imc_fabric_mad_agent *a, bool on);
  * malformed MAD or address (len < 24 or > 256, an SMP not 256 bytes long,
  * dqp not 0 or 1, a directed-route SMP with a bad hop pointer/count or
  * first hop), -ENETDOWN when the port cannot send it (DOWN for an SMP,
- * not ACTIVE for a GMP; or an uncabled first hop) or -ENOMEM. */
+ * not ACTIVE for a GMP; or an uncabled first hop), -ENODEV once the
+ * fabric is destroyed, or -ENOMEM. */
 int imc_fabric_mad_send(struct imc_fabric_mad_agent *a,
 			const struct imc_fabric_mad_addr *to,
 			const uint8_t *mad, size_t len);

@@ -14,7 +14,14 @@
  * until the SM answers with TrapRepress() carrying its TID (IBA 14.3.4),
  * at most TRAP_TRIES times, every 4.096 us * 2^SubnetTimeOut of port 0
  * (1 ms to 2 s). Only with an external SM: the built-in one reacts to
- * link changes by itself.
+ * link changes by itself. The TID is matched on its low 32 bits, which
+ * the MAD layer under an SM leaves alone.
+ *
+ * Not modelled, though answered: M_Key protection (the M_Key is kept,
+ * never checked), switch partition enforcement (PartitionEnforcementCap
+ * 0), SL-to-VL and VL arbitration (kept for the SM to read back; the
+ * data path has one VL), LinearFDBTop and MulticastFDBTop (kept, not
+ * enforced), extended link speeds. MulticastFDBCap is MFT_CAP.
  */
 #include <errno.h>
 #include <stdlib.h>
