@@ -48,7 +48,7 @@ for pol in paced immediate; do
 	osm=$(cat opensm.pid)
 	kill -KILL "$osm"
 	while kill -0 "$osm" 2>/dev/null; do sleep 0.05; done
-	( SIM_HOST= OSM_TMP_DIR=$PWD OSM_CACHE_DIR=$PWD exec opensm -d2 -f "$PWD/osm2.log" ) \
+	( SIM_HOST='' OSM_TMP_DIR=$PWD OSM_CACHE_DIR=$PWD exec opensm -d2 -f "$PWD/osm2.log" ) \
 		> osm2.out 2>&1 < /dev/null &
 	osm=$!
 	echo $osm > opensm.pid

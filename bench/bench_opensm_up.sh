@@ -34,17 +34,17 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] :
 hwm_kb() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
 
 one() { # one SIM NETFILE -> "secs rss_kb"
-	local sim=$1 net=$2 d=$tmp/run out pid secs rss nodes
+	local sim=$1 net=$2 d=$tmp/run pid secs rss nodes
 	rm -rf "$d"
 	if [ "$sim" = fabric ]; then
-		out=$("$src/scripts/fabric-harness.sh" start --timeout 3000 \
-			--up-wait 2400 "$net" "$d" 2>/dev/null) || { echo "- -"; return; }
+		"$src/scripts/fabric-harness.sh" start --timeout 3000 \
+			--up-wait 2400 "$net" "$d" > /dev/null 2>&1 || { echo "- -"; return; }
 		pid=$(cat "$d/serve.pid")
 	else
 		nodes=$(grep -c '^\(Hca\|Ca\|Switch\)' "$net")
-		out=$("$src/scripts/ibsim-harness.sh" start --timeout 3000 \
+		"$src/scripts/ibsim-harness.sh" start --timeout 3000 \
 			--ibsim-args "-N $((nodes + 16)) -S $((nodes + 16)) -P $((nodes * 40 + 64))" \
-			"$net" "$d" 2>/dev/null) || { "$src/scripts/ibsim-harness.sh" stop "$d"; echo "- -"; return; }
+			"$net" "$d" > /dev/null 2>&1 || { "$src/scripts/ibsim-harness.sh" stop "$d"; echo "- -"; return; }
 		pid=$(cat "$d/ibsim.pid")
 	fi
 	secs=$(up_secs "$d/osm.log")

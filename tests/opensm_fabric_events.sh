@@ -10,6 +10,7 @@
 #    UP, and its SA answers.
 # Arguments: build directory, source directory.
 set -u
+# shellcheck source-path=SCRIPTDIR source=lib/opensm_fabric.sh
 . "$(dirname "$(realpath "$0")")/lib/opensm_fabric.sh" "$@"
 osmf_tools
 
@@ -81,7 +82,7 @@ check "cable plugged back: Switch1 routes over port $p0 again ($used LIDs)" \
 osm=$(cat opensm.pid)
 kill -KILL "$osm"
 while kill -0 "$osm" 2>/dev/null; do sleep 0.05; done
-( SIM_HOST= OSM_TMP_DIR=$PWD OSM_CACHE_DIR=$PWD exec opensm -d2 -f "$PWD/osm2.log" ) \
+( SIM_HOST='' OSM_TMP_DIR=$PWD OSM_CACHE_DIR=$PWD exec opensm -d2 -f "$PWD/osm2.log" ) \
 	> osm2.out 2>&1 < /dev/null &
 echo $! > opensm.pid
 up=0

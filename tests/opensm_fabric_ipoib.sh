@@ -7,6 +7,7 @@
 # once along the multicast trees OpenSM programmed. Arguments: build dir,
 # source dir.
 set -u
+# shellcheck source-path=SCRIPTDIR source=lib/opensm_fabric.sh
 . "$(dirname "$(realpath "$0")")/lib/opensm_fabric.sh" "$@"
 osmf_tools
 

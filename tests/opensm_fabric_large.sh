@@ -7,6 +7,7 @@
 # IMC_TEST_LARGE=1 (IMC_TEST_LARGE=1 ctest -L opensm-fabric-large).
 # Arguments: build dir, source dir.
 set -u
+# shellcheck source-path=SCRIPTDIR source=lib/opensm_fabric.sh
 . "$(dirname "$(realpath "$0")")/lib/opensm_fabric.sh" "$@"
 if [ "${IMC_TEST_LARGE:-}" != 1 ]; then
 	echo "SKIP: 10,368 HCAs take minutes; set IMC_TEST_LARGE=1 to run"

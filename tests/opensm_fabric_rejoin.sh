@@ -7,6 +7,7 @@
 # the group. Once per re-join policy.
 # Arguments: build directory, source directory.
 set -u
+# shellcheck source-path=SCRIPTDIR source=lib/opensm_fabric.sh
 . "$(dirname "$(realpath "$0")")/lib/opensm_fabric.sh" "$@"
 osmf_tools
 
@@ -31,7 +32,7 @@ one() { # one POLICY; in a subshell: the harness's exports stay there
 	osm=$(cat opensm.pid)
 	kill -KILL "$osm"
 	while kill -0 "$osm" 2>/dev/null; do sleep 0.05; done
-	( SIM_HOST= OSM_TMP_DIR=$PWD OSM_CACHE_DIR=$PWD exec opensm -d2 \
+	( SIM_HOST='' OSM_TMP_DIR=$PWD OSM_CACHE_DIR=$PWD exec opensm -d2 \
 		-f "$PWD/osm2.log" ) > osm2.out 2>&1 < /dev/null &
 	echo $! > opensm.pid
 	for _ in $(seq 400); do grep -q '^joins back' serve.log && break; sleep 0.05; done

@@ -6,7 +6,10 @@
 # the creator keeps the group with the other (queries with SM_Key 1: an
 # untrusted one gets the members' PortGIDs blanked). Arguments: build dir,
 # source dir.
+# Variables set below are read by the conditions that check() evaluates.
+# shellcheck disable=SC2034
 set -u
+# shellcheck source-path=SCRIPTDIR source=lib/opensm_fabric.sh
 . "$(dirname "$(realpath "$0")")/lib/opensm_fabric.sh" "$@"
 osmf_tools
 

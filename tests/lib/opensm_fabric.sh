@@ -12,7 +12,7 @@
 #                        SAMPLE-th switch (default every one), smpquery and
 #                        perfquery answers.
 #   check DESC COND      prints ok/FAIL DESC as COND holds; FAIL sets fail
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034
 build=$(realpath "${1:?build directory}")
 src=$(realpath "${2:?source directory}")
 harness=$src/scripts/fabric-harness.sh
