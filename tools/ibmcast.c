@@ -15,6 +15,7 @@ static const struct imc_cmd *const cmds[] = {
 	&imc_cmd_storm,
 	&imc_cmd_bench,
 	&imc_cmd_up,
+	&imc_cmd_fabric,
 };
 
 static void usage(FILE *f)

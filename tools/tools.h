@@ -57,6 +57,7 @@ extern const struct imc_cmd imc_cmd_up;
 extern const struct imc_cmd imc_cmd_mcast;
 extern const struct imc_cmd imc_cmd_bench;
 extern const struct imc_cmd imc_cmd_storm;
+extern const struct imc_cmd imc_cmd_fabric;
 
 /* ibmcast mcast show */
 int imc_mcast_show_main(int argc, char **argv);

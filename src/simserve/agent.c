@@ -1,0 +1,151 @@
+/* The fabric side of the ibsim-protocol server: one MAD agent of the
+ * fabric (fabric_mad.h) per client, and the SMA's attributes for the
+ * control messages. */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <string.h>
+
+#include "ibmcast/fabric_mad.h"
+#include "simserve/simserve_int.h"
+
+enum {
+	ATTR_NODE_INFO = 0x0011,      /* IBA 14.2.5 Table 126 */
+	ATTR_PORT_INFO = 0x0015,
+	ATTR_PKEY_TABLE = 0x0016,
+	OFF_MGMT_CLASS = 1,
+	OFF_LENGTH = 24,
+	/* NodeInfo:PartitionCap (IBA 14.2.5.3) */
+	OFF_PARTITION_CAP = 28,
+};
+
+#define SLOT_MASK (0xffffull << 48)
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* A MAD from the fabric as a struct sim_request for the client: the
+ * address words as umad2sim reads them (network order in host words). */
+static void recv_cb(struct imc_fabric_mad_agent *a,
+		    const struct imc_fabric_mad_addr *from,
+		    const uint8_t *mad, size_t len, void *ctx)
+{
+	struct ss_client *c = ctx;
+	uint8_t pkt[IMC_IBSIM_REQ_SIZE];
+	uint64_t be_len;
+
+	(void)a;
+	if (len > IMC_FABRIC_MAD_SIZE)
+		len = IMC_FABRIC_MAD_SIZE;
+	memset(pkt, 0, IMC_IBSIM_MAD_OFFSET);
+	put32(pkt + 0, htons(from->dlid));
+	put32(pkt + 4, htons(from->slid));
+	put32(pkt + 8, htonl(from->dqp));
+	put32(pkt + 12, htonl(from->sqp));
+	be_len = htobe64((uint64_t)len);
+	memcpy(pkt + OFF_LENGTH, &be_len, 8);
+	memcpy(pkt + IMC_IBSIM_MAD_OFFSET, mad, len);
+	memset(pkt + IMC_IBSIM_MAD_OFFSET + len, 0, IMC_FABRIC_MAD_SIZE - len);
+	ss_client_queue(c, pkt);
+}
+
+int ss_agent_open(struct imc_simserve *s, struct ss_client *c)
+{
+	struct imc_fabric_mad_agent *a;
+	int r = imc_fabric_mad_attach(s->f, c->node, c->port, recv_cb, c, &a);
+
+	if (r < 0)
+		return r;
+	/* The slot rides in TID bits 48-63 of every request the client
+	 * sends (simserve.c), so its responses come back by it. */
+	imc_fabric_mad_set_tid_filter(a, SLOT_MASK, (uint64_t)c->slot << 48);
+	c->agent = (struct ss_agent *)a;
+	return 0;
+}
+
+void ss_agent_close(struct ss_client *c)
+{
+	imc_fabric_mad_detach((struct imc_fabric_mad_agent *)c->agent);
+	c->agent = NULL;
+}
+
+int ss_agent_send(struct ss_client *c, uint8_t *buf)
+{
+	struct imc_fabric_mad_addr to;
+	uint64_t be_len, len;
+
+	memset(&to, 0, sizeof(to));
+	to.dlid = ntohs((uint16_t)get32(buf + 0));
+	/* 0 asks for the port's own LID, as with ibsim; umad2sim sends
+	 * 0xFFFF with a permissive DLID. */
+	to.slid = ntohs((uint16_t)get32(buf + 4));
+	to.dqp = ntohl(get32(buf + 8)) & 0xffffff;
+	memcpy(&be_len, buf + OFF_LENGTH, 8);
+	len = be64toh(be_len);
+	/* ibsim relays all 256 bytes; an SMP is exactly 256 (IBA 14.2.1.1). */
+	if (!len || len > IMC_FABRIC_MAD_SIZE ||
+	    (buf[IMC_IBSIM_MAD_OFFSET + OFF_MGMT_CLASS] & 0x7f) == 0x01)
+		len = IMC_FABRIC_MAD_SIZE;
+	return imc_fabric_mad_send((struct imc_fabric_mad_agent *)c->agent, &to,
+				   buf + IMC_IBSIM_MAD_OFFSET, (size_t)len);
+}
+
+static int sma_get(struct imc_simserve *s, uint32_t node, unsigned port,
+		   uint16_t attr, uint32_t mod, uint8_t out[64])
+{
+	int r = imc_fabric_sma_get(s->f, node, port, attr, mod, out);
+
+	return r < 0 ? r : r ? -EIO : 0;
+}
+
+int ss_node_info(struct imc_simserve *s, uint32_t node, unsigned port,
+		 uint8_t out[64])
+{
+	return sma_get(s, node, port, ATTR_NODE_INFO, 0, out);
+}
+
+int ss_port_info(struct imc_simserve *s, uint32_t node, unsigned port,
+		 uint8_t out[64])
+{
+	return sma_get(s, node, port, ATTR_PORT_INFO, port, out);
+}
+
+/* The first block of the P_Key table, cut to the node's PartitionCap as
+ * ibsim's sim_ctl_get_pkeys() does. */
+int ss_pkeys(struct imc_simserve *s, uint32_t node, unsigned port,
+	     uint8_t out[64])
+{
+	uint8_t ni[64];
+	unsigned cap;
+	int r = ss_node_info(s, node, port, ni);
+
+	if (r < 0)
+		return r;
+	r = sma_get(s, node, port, ATTR_PKEY_TABLE, 0, out);
+	if (r < 0)
+		return r;
+	cap = (unsigned)ni[OFF_PARTITION_CAP] << 8 | ni[OFF_PARTITION_CAP + 1];
+	if (cap * 2 < 64)
+		memset(out + cap * 2, 0, 64 - cap * 2);
+	return 0;
+}
+
+int ss_set_issm(struct ss_client *c, bool issm)
+{
+	int r = imc_fabric_mad_set_sm((struct imc_fabric_mad_agent *)c->agent,
+				      issm);
+
+	if (r == 0)
+		c->issm = issm;
+	return r;
+}
