@@ -13,7 +13,9 @@
  * themselves; half the runs give the daemon the SM_Key for its audit.
  *
  * After quiescence (the daemon up, past its audit's grace period):
- *  - every live handle completed exactly once and is JOINED or FAILED;
+ *  - every live handle completed exactly once and is JOINED or FAILED,
+ *    or it is WAITING for a group the SA does not have (a NonMember or
+ *    send-only member whose group lost its last full member);
  *  - the SA holds for the daemon's port, group by group, exactly the
  *    union of the JoinState bits of the live JOINED handles;
  *  - each client has a QP attached to a group exactly when a JOINED
@@ -77,7 +79,7 @@ static struct {
 
 static struct {
 	uint64_t seeds, steps, joins, joined, failed, cb_leaves, deaths,
-		 kills, audit_deletes;
+		 kills, audit_deletes, waiting;
 } T;
 
 static unsigned draw(unsigned n)
@@ -255,6 +257,19 @@ static void check_settled(void)
 
 		if (!h->live)
 			continue;
+		if (h->st == IMC_MCAST_WAITING) {
+			struct imc_sa_group_info gi;
+
+			if (h->js & IMC_JOIN_FULL)
+				fail_msg("seed %" PRIu64 ": handle %d, a full "
+					 "member, waits", S.seed, k);
+			if (imc_sa_group_get(WW->f.sa, &S.mgid[h->g], &gi) == 0)
+				fail_msg("seed %" PRIu64 ": handle %d waits for "
+					 "group %d, which the SA has", S.seed, k,
+					 h->g);
+			T.waiting++;
+			continue;
+		}
 		if (!h->completed)
 			fail_msg("seed %" PRIu64 ": handle %d never completed",
 				 S.seed, k);
@@ -401,10 +416,11 @@ static void test_sweep(void **state)
 	       " steps, %" PRIu64 " joins (%" PRIu64 " JOINED, %" PRIu64
 	       " ERROR first), %" PRIu64 " leaves from callbacks, %" PRIu64
 	       " client deaths, %" PRIu64 " daemon kills, %" PRIu64
-	       " audit Deletes\n", T.seeds,
+	       " audit Deletes, %" PRIu64 " handles waiting at the end\n",
+	       T.seeds,
 	       seeds.one ? seeds.seed : seeds.first, T.steps, T.joins,
 	       T.joined, T.failed, T.cb_leaves, T.deaths, T.kills,
-	       T.audit_deletes);
+	       T.audit_deletes, T.waiting);
 }
 
 static void usage(void)
