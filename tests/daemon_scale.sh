@@ -38,7 +38,7 @@ d = json.load(open(sys.argv[1]))["daemon"]
 cl = [c for c in d["clients"] if c["members"]]
 gs = d["groups"]
 print(len(cl), sorted(set(len(c["members"]) for c in cl)), len(gs),
-      sorted(set(g["members"] for g in gs)), all(g["joined"] for g in gs),
+      sorted(set(g["members"] for g in gs)), all(g["is_joined"] for g in gs),
       sorted(set(g["join_state"] for g in gs)))
 PY
 )

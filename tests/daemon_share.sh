@@ -71,7 +71,7 @@ g = [x for x in d["groups"] if x["mgid"] == "ff12:e001::10"][0]
 print(sorted(c["pid"] for c in cl) == pids,
       sorted(c["members"][0]["join_state"] for c in cl) == [1, 1, 2, 4, 8],
       all(c["comm"] == "ibmcast" and c["uid"] == 0 for c in cl),
-      g["join_state"], g["members"], g["joined"])
+      g["join_state"], g["members"], g["is_joined"])
 PY
 )
 check "mcast show: five processes (pid, uid, command) with their members" \

@@ -105,7 +105,7 @@ for p in json.load(sys.stdin)["processes"]:
     for g in p["groups"]:
         if g["mgid"] == sys.argv[1]:
             r = "%s %s" % (hex(g["join_state"]),
-                           "joined" if g["joined"] else "not-joined")
+                           "joined" if g["is_joined"] else "not-joined")
 print(r)' "$G"
 }
 

@@ -56,7 +56,7 @@ void imc_mcast_show_help(FILE *f)
 "  --json                {\"daemon\":null|{\"socket\",\"ports\":[{\"device\",\n"
 "                        \"port\",\"gid\"}],\"groups\":[{\"port_gid\",\"mgid\",\n"
 "                        \"mlid\",\"join_state\",\"wanted\",\"members\",\n"
-"                        \"joined\"}],\"clients\":[{\"pid\",\"uid\",\"gid\",\n"
+"                        \"is_joined\"}],\"clients\":[{\"pid\",\"uid\",\"gid\",\n"
 "                        \"comm\",\"members\":[{\"mgid\",\"port_gid\",\n"
 "                        \"join_state\",\"state\",\"status\"}]}]},\n"
 "                        \"processes\":[{\"device\",\"port\",\"port_gid\",\n"

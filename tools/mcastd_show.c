@@ -167,7 +167,7 @@ static void write_json(const struct ask *a, const struct imc_mcastd_show *s)
 		imc_gid_format(&x->port_gid, p);
 		fprintf(a->f, "%s{\"port_gid\":\"%s\",\"mgid\":\"%s\","
 			"\"mlid\":%u,\"join_state\":%u,\"wanted\":%u,"
-			"\"members\":%u,\"joined\":%s}", first ? "" : ",", p, g,
+			"\"members\":%u,\"is_joined\":%s}", first ? "" : ",", p, g,
 			x->mlid, x->join_state, x->wanted, x->members,
 			x->joined ? "true" : "false");
 		first = false;
