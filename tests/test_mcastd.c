@@ -353,7 +353,12 @@ static void test_client_dies(void **state)
 	assert_int_equal(b.errors, 0);
 	assert_int_equal(b.waiting, 1);
 	assert_int_equal(b.events, 1 + b.rejoining + b.waiting);
+	/* No group, no MLID: b's QP was detached with the wait (mcast.h),
+	 * and its leave has nothing left to detach. */
+	assert_int_equal(CL[1].attaches, 1);
+	assert_int_equal(CL[1].detaches, 1);
 	th_leave(&b);
+	assert_int_equal(CL[1].detaches, 1);
 	w_run_for(20 * MS);
 	assert_int_equal(w_sa_memberships(DLID), 0);
 }

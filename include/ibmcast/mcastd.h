@@ -24,6 +24,9 @@
  *   JOINED    daemon: reregister, trap 67, ...        REJOINING
  *   JOINED    connection to the daemon lost           REJOINING
  *   JOINED    daemon: port down                       WAITING
+ *   any live  daemon: no full bit, no group at the SA WAITING (-ENOENT):
+ *                                                     QP detached
+ *   WAITING   daemon: the group is back (-ENOENT)     JOINED (attached)
  *   REJOINING daemon: SA answered (MLID checked)      JOINED
  *   REJOINING daemon: SA status                       FAILED
  *   WAITING   daemon: port up                         REJOINING / PENDING

@@ -469,6 +469,13 @@ static void on_event(struct imc_mcastd *c, const struct mcd_msg *msg)
 		m->state = IMC_MCAST_REJOINING;
 		break;
 	case IMC_MCAST_EV_WAITING:
+		/* -ENOENT: the SA has no group, so no MLID to receive on;
+		 * the daemon's tracker let the member's attachment go, and
+		 * the QP, which is ours, must go too (mcast.h). A JOINED
+		 * that follows the group's return attaches it again. Port
+		 * down (0) keeps the QP attached. */
+		if (ev.status == -ENOENT)
+			att_release(m);
 		m->state = IMC_MCAST_WAITING;
 		break;
 	}
