@@ -19,9 +19,17 @@ prefix=$stage/prefix
 cmake --install build-install --prefix "$prefix" >/dev/null
 pc=$(find "$prefix" -name ibmcast.pc)
 [ -n "$pc" ] || fail "ibmcast.pc not installed"
-for f in bin/ibmcast include/ibmcast/common.h; do
+for f in bin/ibmcast sbin/ibmcastd include/ibmcast/common.h \
+	include/ibmcast/mcastd.h lib/systemd/system/ibmcastd.service \
+	share/ibmcast/ibmcastd.policy; do
 	[ -e "$prefix/$f" ] || fail "$f not installed"
 done
+# The unit starts the daemon where this install put it.
+grep -q "^ExecStart=$prefix/sbin/ibmcastd " \
+	"$prefix/lib/systemd/system/ibmcastd.service" ||
+	fail "ibmcastd.service does not start $prefix/sbin/ibmcastd"
+env -u LD_LIBRARY_PATH "$prefix/sbin/ibmcastd" --help >/dev/null ||
+	fail "installed ibmcastd --help fails"
 if grep -q "$configured" "$pc"; then
 	cat "$pc" >&2
 	fail "ibmcast.pc names the configure-time prefix, not $prefix"
