@@ -100,7 +100,7 @@ struct fx {
 	struct { struct imc_gid mgid; uint16_t mlid; bool attach; }
 		att[64];
 	unsigned natt;
-	/* hook: runs in the attach op (the seed's window) */
+	/* hook: runs in the attach op (the window between attach and the join callback) */
 	void (*on_attach)(struct fx *f, const struct imc_gid *mgid);
 };
 

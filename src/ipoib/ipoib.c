@@ -52,8 +52,8 @@
  *   REACHABLE   not confirmed for neigh_expiry       freed
  *
  * Nothing is sent while the interface is not UP: a unicast AV needs the
- * broadcast group's SL, rate, TClass, FlowLabel and HopLimit (the seed's
- * "fabricate AVs as needed"), and a multicast AV exists only once its
+ * broadcast group's SL, rate, TClass, FlowLabel and HopLimit (AVs are
+ * fabricated from it), and a multicast AV exists only once its
  * join has been answered. Until then packets wait in bounded queues: on
  * a neighbour (unresolved), an endpoint (no AV yet) or a group (not
  * joined). Endpoints with packets waiting sit on a list in the order

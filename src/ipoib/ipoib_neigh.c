@@ -421,8 +421,8 @@ void imc_ipoib_port_event(struct imc_ipoib *ifc, enum imc_mcast_port_event ev)
 
 /* ---- receive ---- */
 
-/* Learns the sender of an IP packet (the seed: endpoints are made on the
- * fly from the GRH, so traffic flows where ARP never ran), and maps its
+/* Learns the sender of an IP packet (endpoints are made on the fly from
+ * the GRH, so traffic flows where ARP never ran), and maps its
  * source address to that endpoint when the address is on the link. */
 static void glean(struct imc_ipoib *ifc, struct ep *e,
 		  const struct imc_ip_addr *src)
@@ -605,7 +605,7 @@ void imc_ipoib_recv(struct imc_ipoib *ifc, const struct imc_ipoib_rx *rx)
 			struct group *g = bc ? ifc->bcast :
 					       ipo_grp_find(ifc, &rx->dgid);
 
-			/* Also in the seed's window: the QP is attached and
+			/* Also in the attach window: the QP is attached and
 			 * receives before the join callback has run. The
 			 * broadcast group is always wanted. */
 			if (!g || (!bc && !ipo_grp_wants_full(g))) {

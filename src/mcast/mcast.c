@@ -982,7 +982,8 @@ static void complete(struct group *g, bool answered)
 		}
 		/* IBA 15.2.5.17 leaves the order to us: the QP is attached
 		 * once the SA holds the membership, before the member hears
-		 * of it (the seed's race was the other order). */
+		 * of it (the other order loses the receives that arrive
+		 * before the group's AV is set). */
 		rc = att_get(m);
 		if (rc < 0) {
 			mct_mstate(m, IMC_MCAST_FAILED, rc);
