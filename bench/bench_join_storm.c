@@ -28,7 +28,11 @@
  * Usage: bench_join_storm [--ports N] [--groups G] [--rate R] [--queue Q]
  *                         [--policy paced|immediate|both]
  *                         [--spread TIME_NS] [--window W] [--seed S]
- *                         [--grid]
+ *                         [--sa-dead TIME] [--grid]
+ * --sa-dead: for TIME after the reregister the SA answers nothing (no SA
+ * on the SM's port; the requests sent then are lost and counted in lost),
+ * as OpenSM's SA during a new SM's first sweep; TIME in ns, or with a
+ * suffix ns, us, ms or s (250ms, 37s). Default 0.
  * --grid runs PACED over a grid of spreads and windows (the study behind
  * the defaults). Wall time is measured with CLOCK_MONOTONIC by this
  * program only; the simulation runs on a virtual loop.
@@ -59,6 +63,7 @@ struct opts {
 	unsigned ports, groups;
 	uint32_t rate, queue;
 	uint64_t seed;
+	imc_time_t sa_dead;       /* SA answers nothing this long after */
 };
 
 struct policy {
@@ -98,6 +103,8 @@ static struct {
 	unsigned joined;                  /* members told JOINED, now */
 	unsigned failed;
 	struct imc_timer poll;
+	struct imc_timer dead;            /* end of the SA's dead time */
+	uint64_t dead_lost;               /* requests sent while it was dead */
 	imc_time_t t0;
 	struct result *r;
 	unsigned target;
@@ -291,8 +298,12 @@ static void on_poll(struct imc_timer *tm)
 	struct imc_loop_stats ls;
 	unsigned back;
 
-	imc_sa_get_stats(imc_sa_fabric_sa(W.sf), &st);
-	back = (unsigned)st.members;
+	if (W.sf) {
+		imc_sa_get_stats(imc_sa_fabric_sa(W.sf), &st);
+		back = (unsigned)st.members;
+	} else {
+		back = 0;
+	}
 	if (W.joined < back)
 		back = W.joined;
 	r->back = back;
@@ -313,6 +324,18 @@ static void on_poll(struct imc_timer *tm)
 	imc_timer_arm_in(W.loop, tm, POLL);
 }
 
+/* The dead time is over: the SA starts, empty; every request sent
+ * before found no SA and was lost. */
+static void on_dead(struct imc_timer *tm)
+{
+	uint64_t sent, resent, rejoins, timeouts;
+
+	(void)tm;
+	sum_clients(&sent, &resent, &rejoins, &timeouts);
+	W.dead_lost = sent;
+	sa_up();
+}
+
 static void storm(const struct policy *pol, struct result *r)
 {
 	struct imc_sa_stats st0, st;
@@ -329,19 +352,36 @@ static void storm(const struct policy *pol, struct result *r)
 	/* A new SM: the SA starts empty, every port is told to register
 	 * again. */
 	imc_sa_fabric_destroy(W.sf);
-	sa_up();
-	imc_sa_get_stats(imc_sa_fabric_sa(W.sf), &st0);
+	W.sf = NULL;
+	W.dead_lost = sent0;
+	memset(&st0, 0, sizeof(st0));
+	if (!W.o.sa_dead) {
+		sa_up();
+		imc_sa_get_stats(imc_sa_fabric_sa(W.sf), &st0);
+	}
 	W.failed = 0;
 	W.t0 = imc_loop_now(W.loop);
 	rc = imc_fabric_client_reregister(W.f, IMC_TOPO_NONE, 0);
 	if (rc)
 		die("imc_fabric_client_reregister", rc);
+	/* As a new SM's first sweep: its SA answers nothing (the requests
+	 * are lost) until sa_dead after the reregister. */
+	if (W.o.sa_dead) {
+		imc_timer_init(&W.dead, on_dead);
+		imc_timer_arm_in(W.loop, &W.dead, W.o.sa_dead);
+	}
 	imc_timer_init(&W.poll, on_poll);
 	imc_timer_arm_in(W.loop, &W.poll, POLL);
 	rc = imc_loop_run_until(W.loop, W.t0 + GIVE_UP + POLL);
 	if (rc)
 		die("imc_loop_run_until", rc);
 	imc_timer_cancel(W.loop, &W.poll);
+	if (!W.sf) {
+		imc_timer_cancel(W.loop, &W.dead);
+		sum_clients(&W.dead_lost, &r->resent, &r->rejoins,
+			    &r->timeouts);
+		sa_up();
+	}
 	r->wall = now_s() - w0;
 	imc_sa_get_stats(imc_sa_fabric_sa(W.sf), &st);
 	sum_clients(&r->sent, &r->resent, &r->rejoins, &r->timeouts);
@@ -349,7 +389,8 @@ static void storm(const struct policy *pol, struct result *r)
 	r->resent -= resent0;
 	r->rejoins -= rejoins0;
 	r->timeouts -= timeouts0;
-	r->dropped = st.drop_queue_full - st0.drop_queue_full;
+	r->dropped = st.drop_queue_full - st0.drop_queue_full +
+		     (W.dead_lost - sent0);
 	r->queue_max = st.queue_max_seen;
 	r->failed = W.failed;
 	world_down();
@@ -421,6 +462,30 @@ bad:
 	exit(2);
 }
 
+/* A time: ns, or with a unit suffix ns, us, ms or s (0.25s, 37s). */
+static imc_time_t time_arg(const char *s, const char *what)
+{
+	static const struct { const char *u; double ns; } units[] = {
+		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+	};
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		goto bad;
+	v = strtod(s, &end);
+	if (v < 0 || end == s)
+		goto bad;
+	if (!*end)
+		return (imc_time_t)v;
+	for (size_t i = 0; i < sizeof(units) / sizeof(*units); i++)
+		if (!strcmp(end, units[i].u))
+			return (imc_time_t)(v * units[i].ns + 0.5);
+bad:
+	fprintf(stderr, "bench_join_storm: bad %s '%s'\n", what, s ? s : "");
+	exit(2);
+}
+
 int main(int argc, char **argv)
 {
 	struct imc_mcast_config def;
@@ -452,6 +517,8 @@ int main(int argc, char **argv)
 			W.o.seed = num(v, a), i++;
 		else if (!strcmp(a, "--spread"))
 			paced.spread = num(v, a), i++;
+		else if (!strcmp(a, "--sa-dead"))
+			W.o.sa_dead = time_arg(v, a), i++;
 		else if (!strcmp(a, "--window"))
 			paced.window = (unsigned)num(v, a), i++;
 		else if (!strcmp(a, "--policy") && v)
@@ -462,7 +529,8 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"usage: bench_join_storm [--ports N] [--groups G] [--rate R] [--queue Q]\n"
 				"                        [--policy paced|immediate|both] [--spread NS]\n"
-				"                        [--window W] [--seed S] [--grid]\n");
+				"                        [--window W] [--seed S] [--sa-dead TIME]\n"
+				"                        [--grid]\n");
 			return 2;
 		}
 	}
