@@ -51,6 +51,8 @@ set -u
 U2S=${FABRIC_HARNESS_U2S:-/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so}
 HERE=$(dirname "$(realpath "$0")")
 SKIP=77
+# shellcheck source-path=SCRIPTDIR source=lib/harness-proc.sh
+. "$(dirname "$(realpath "$0")")/lib/harness-proc.sh"
 
 die() { echo "fabric-harness: $*" >&2; exit 1; }
 skip() { echo "fabric-harness: $*" >&2; exit $SKIP; }
@@ -75,25 +77,6 @@ check_tools() {
 	return 0
 }
 
-alive() {
-	[ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null &&
-		! grep -qs '^State:[[:space:]]*Z' "/proc/$1/status"
-}
-
-# kill_wait PID TICKS: TERM, wait up to TICKS * 50 ms, then KILL.
-kill_wait() {
-	local pid=$1 n=$2
-	alive "$pid" || return 0
-	kill -TERM "$pid" 2>/dev/null
-	while alive "$pid" && [ $n -gt 0 ]; do sleep 0.05; n=$((n - 1)); done
-	alive "$pid" && kill -KILL "$pid" 2>/dev/null
-	n=100
-	while alive "$pid" && [ $n -gt 0 ]; do sleep 0.02; n=$((n - 1)); done
-	return 0
-}
-
-pidof_file() { [ -r "$1" ] && cat "$1" 2>/dev/null; }
-
 do_stop() {
 	local dir=$1
 	[ -d "$dir" ] || return 0
@@ -103,36 +86,6 @@ do_stop() {
 	kill_wait "$(pidof_file "$dir/serve.pid")" 200
 	rm -f "$dir/watchdog.pid" "$dir/opensm.pid" "$dir/serve.pid"
 	return 0
-}
-
-start_watchdog() {
-	local dir=$1 owner=$2 secs=$3
-	(
-		trap '' HUP INT
-		trap 'kill $nap 2>/dev/null; exit 0' TERM
-		end=$(( $(date +%s) + secs ))
-		while :; do
-			sleep 0.5 & nap=$!
-			wait $nap
-			if ! kill -0 "$owner" 2>/dev/null; then
-				why="owner $owner exited"; break
-			fi
-			if [ "$(date +%s)" -ge $end ]; then
-				why="timeout ${secs}s"; break
-			fi
-		done
-		echo "watchdog: $why: stopping the fabric" >> "$dir/harness.log"
-		for f in opensm.pid serve.pid; do
-			p=$(cat "$dir/$f" 2>/dev/null)
-			[ -n "$p" ] && kill -TERM "$p" 2>/dev/null
-		done
-		sleep 2
-		for f in opensm.pid serve.pid; do
-			p=$(cat "$dir/$f" 2>/dev/null)
-			[ -n "$p" ] && kill -KILL "$p" 2>/dev/null
-		done
-	) </dev/null >/dev/null 2>&1 &
-	echo $! > "$dir/watchdog.pid"
 }
 
 # do_start NET DIR TIMEOUT OWNER; prints the reason and returns 1 when
@@ -149,7 +102,7 @@ do_start() {
 	sock="imf$$x${RANDOM}${RANDOM}"
 	export IBSIM_SOCKNAME=$sock
 	: > "$dir/harness.log"
-	start_watchdog "$dir" "$owner" "$secs"
+	start_watchdog "$dir" "$owner" "$secs" fabric opensm.pid serve.pid
 
 	t0=$(date +%s.%N)
 	# shellcheck disable=SC2086

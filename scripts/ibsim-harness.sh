@@ -42,6 +42,8 @@ set -u
 
 U2S=${IBSIM_HARNESS_U2S:-/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so}
 SKIP=77
+# shellcheck source-path=SCRIPTDIR source=lib/harness-proc.sh
+. "$(dirname "$(realpath "$0")")/lib/harness-proc.sh"
 
 die() { echo "ibsim-harness: $*" >&2; exit 1; }
 skip() { echo "ibsim-harness: $*" >&2; exit $SKIP; }
@@ -58,28 +60,6 @@ check_tools() {
 	return 0
 }
 
-# A zombie is gone: orphans may wait a while for their reaper.
-alive() {
-	[ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null &&
-		! grep -qs '^State:[[:space:]]*Z' "/proc/$1/status"
-}
-
-# kill_wait PID TICKS: TERM, wait up to TICKS * 50 ms, then KILL, and
-# wait until it is gone. OpenSM and ibsim take about 2 s each to act on
-# TERM; nothing of theirs needs saving here.
-kill_wait() {
-	local pid=$1 n=$2
-	alive "$pid" || return 0
-	kill -TERM "$pid" 2>/dev/null
-	while alive "$pid" && [ $n -gt 0 ]; do sleep 0.05; n=$((n - 1)); done
-	alive "$pid" && kill -KILL "$pid" 2>/dev/null
-	n=100
-	while alive "$pid" && [ $n -gt 0 ]; do sleep 0.02; n=$((n - 1)); done
-	return 0
-}
-
-pidof_file() { [ -r "$1" ] && cat "$1" 2>/dev/null; }
-
 do_stop() {
 	local dir=$1
 	[ -d "$dir" ] || return 0
@@ -89,38 +69,6 @@ do_stop() {
 	kill_wait "$(pidof_file "$dir/ibsim.pid")" 0
 	rm -f "$dir/watchdog.pid" "$dir/opensm.pid" "$dir/ibsim.pid"
 	return 0
-}
-
-# The watchdog outlives the caller: it kills the simulator when the
-# owner dies or the deadline passes, whichever comes first.
-start_watchdog() {
-	local dir=$1 owner=$2 secs=$3
-	(
-		trap '' HUP INT
-		trap 'kill $nap 2>/dev/null; exit 0' TERM
-		end=$(( $(date +%s) + secs ))
-		while :; do
-			sleep 0.5 & nap=$!
-			wait $nap
-			if ! kill -0 "$owner" 2>/dev/null; then
-				why="owner $owner exited"; break
-			fi
-			if [ "$(date +%s)" -ge $end ]; then
-				why="timeout ${secs}s"; break
-			fi
-		done
-		echo "watchdog: $why: stopping the simulator" >> "$dir/harness.log"
-		for f in opensm.pid ibsim.pid; do
-			p=$(cat "$dir/$f" 2>/dev/null)
-			[ -n "$p" ] && kill -TERM "$p" 2>/dev/null
-		done
-		sleep 2
-		for f in opensm.pid ibsim.pid; do
-			p=$(cat "$dir/$f" 2>/dev/null)
-			[ -n "$p" ] && kill -KILL "$p" 2>/dev/null
-		done
-	) </dev/null >/dev/null 2>&1 &
-	echo $! > "$dir/watchdog.pid"
 }
 
 # do_start NETFILE DIR TIMEOUT OWNER SMHOST IBSIMARGS; prints the reason
@@ -136,7 +84,7 @@ do_start() {
 	sock="imc$$x${RANDOM}${RANDOM}"
 	export IBSIM_SOCKNAME=$sock
 	: > "$dir/harness.log"
-	start_watchdog "$dir" "$owner" "$secs"
+	start_watchdog "$dir" "$owner" "$secs" simulator opensm.pid ibsim.pid
 
 	( cd "$dir" && exec ibsim -s -n $iargs net ) > "$dir/ibsim.log" 2>&1 \
 		</dev/null &
