@@ -63,7 +63,9 @@ usage() {
 }
 
 find_ibmcast() {
-	if [ -n "${IBMCAST:-}" ]; then echo "$IBMCAST"
+	# A relative path is the caller's: the server runs in the harness dir.
+	if [ -n "${IBMCAST:-}" ]; then
+		case $IBMCAST in */*) realpath "$IBMCAST" ;; *) command -v "$IBMCAST" ;; esac
 	elif [ -x "$HERE/../build/ibmcast" ]; then realpath "$HERE/../build/ibmcast"
 	else command -v ibmcast
 	fi
