@@ -50,98 +50,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "ibmcast/gid.h"
 #include "ibmcast/mcast.h"
 #include "ibmcast/rng.h"
 #include "mcast/mcast_int.h"
-
-/* ------------------------------------------------------------------ */
-/* Hash table (struct htab: mcast_int.h). */
-
-static int ht_init(struct htab *h)
-{
-	h->b = calloc(16, sizeof(*h->b));
-	if (!h->b)
-		return -ENOMEM;
-	h->mask = 15;
-	h->n = 0;
-	return 0;
-}
-
-/* Bucket arrays of 2 MiB and more are aligned to 2 MiB and offered to
- * the kernel for huge pages: a probe of a large table then costs a cache
- * miss but seldom a TLB miss as well. */
-#define HUGE_PAGE (2u << 20)
-
-static struct hnode **buckets_alloc(size_t n)
-{
-	size_t bytes = n * sizeof(struct hnode *);
-	void *p;
-
-	if (bytes < HUGE_PAGE)
-		return calloc(n, sizeof(struct hnode *));
-	if (posix_memalign(&p, HUGE_PAGE, bytes))
-		return NULL;
-	(void)madvise(p, bytes, MADV_HUGEPAGE);
-	memset(p, 0, bytes);
-	return p;
-}
-
-static void ht_resize(struct htab *h, size_t n)
-{
-	struct hnode **b = buckets_alloc(n);
-
-	if (!b)
-		return; /* longer chains or a larger table, still correct */
-	for (size_t i = 0; i <= h->mask; i++) {
-		struct hnode *e = h->b[i], *next;
-
-		for (; e; e = next) {
-			next = e->next;
-			e->next = b[e->hash & (n - 1)];
-			b[e->hash & (n - 1)] = e;
-		}
-	}
-	free(h->b);
-	h->b = b;
-	h->mask = n - 1;
-}
-
-static void ht_insert(struct htab *h, struct hnode *e, uint64_t hash)
-{
-	struct hnode **head;
-
-	if (h->n > h->mask)
-		ht_resize(h, (h->mask + 1) * 2);
-	e->hash = hash;
-	head = &h->b[hash & h->mask];
-	e->next = *head;
-	*head = e;
-	h->n++;
-}
-
-static void ht_remove(struct htab *h, struct hnode *e)
-{
-	struct hnode **p = &h->b[e->hash & h->mask];
-
-	while (*p != e)
-		p = &(*p)->next;
-	*p = e->next;
-	e->next = NULL;
-	h->n--;
-	if (h->mask > 15 && h->n < (h->mask + 1) / 8)
-		ht_resize(h, (h->mask + 1) / 2);
-}
-
-static uint64_t mix(uint64_t z)
-{
-	/* splitmix64 finalizer */
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
+#include "util/mix.h"
 
 static void on_group_timer(struct imc_timer *tm);
 static void pump_window(struct imc_mcast *t);
@@ -235,8 +149,8 @@ static void arm_work(struct imc_mcast *t)
 
 void mct_mark_dirty(struct group *g)
 {
-	if (list_empty(&g->dirty))
-		list_add_tail(&g->t->dirty, &g->dirty);
+	if (imc_list_empty(&g->dirty))
+		imc_list_add_tail(&g->t->dirty, &g->dirty);
 	arm_work(g->t);
 }
 
@@ -244,8 +158,8 @@ static void notify(struct imc_mcast_member *m)
 {
 	struct imc_mcast *t = m->g->t;
 
-	if (list_empty(&m->ev))
-		list_add_tail(&t->events, &m->ev);
+	if (imc_list_empty(&m->ev))
+		imc_list_add_tail(&t->events, &m->ev);
 	arm_work(t);
 }
 
@@ -261,17 +175,18 @@ static void count(struct group *g, uint8_t bits, int d)
 
 static uint64_t att_hash(const struct group *g, const void *qp)
 {
-	return mix((uint64_t)(uintptr_t)g ^ mix((uint64_t)(uintptr_t)qp));
+	return imc_mix64((uint64_t)(uintptr_t)g ^
+			 imc_mix64((uint64_t)(uintptr_t)qp));
 }
 
 static struct att *att_find(const struct imc_mcast *t, const struct group *g,
 			    const void *qp)
 {
 	uint64_t h;
-	struct hnode *e;
+	struct imc_hnode *e;
 
 	/* Most groups have one QP: try it before the table. */
-	if (!list_empty(&g->atts)) {
+	if (!imc_list_empty(&g->atts)) {
 		struct att *a = imc_container_of(g->atts.next, struct att,
 						 link);
 
@@ -279,7 +194,7 @@ static struct att *att_find(const struct imc_mcast *t, const struct group *g,
 			return a;
 	}
 	h = att_hash(g, qp);
-	e = t->atts.b[h & t->atts.mask];
+	e = imc_htab_bucket(&t->atts, h);
 
 	for (; e; e = e->next) {
 		struct att *a = imc_container_of(e, struct att, node);
@@ -294,8 +209,8 @@ static void att_free(struct att *a)
 {
 	struct group *g = a->g;
 
-	ht_remove(&g->t->atts, &a->node);
-	list_del(&a->link);
+	imc_htab_remove(&g->t->atts, &a->node);
+	imc_list_del(&a->link);
 	if (a == &g->att0)
 		a->g = NULL;
 	else
@@ -351,8 +266,8 @@ static int att_get(struct imc_mcast_member *m)
 	a->qp = m->req.qp;
 	a->mlid = g->rec.mlid;
 	a->refs = 1;
-	ht_insert(&t->atts, &a->node, att_hash(g, a->qp));
-	list_add_tail(&g->atts, &a->link);
+	imc_htab_insert(&t->atts, &a->node, att_hash(g, a->qp));
+	imc_list_add_tail(&g->atts, &a->link);
 	m->att = a;
 	return 0;
 }
@@ -372,7 +287,7 @@ static void att_put(struct imc_mcast_member *m)
 /* Detaches the QPs no member uses any more. */
 static void att_sweep(struct group *g)
 {
-	struct link *l, *next;
+	struct imc_list *l, *next;
 
 	if (!g->zero_atts)
 		return;
@@ -443,11 +358,11 @@ void mct_mstate(struct imc_mcast_member *m, enum imc_mcast_state to,
 	if (to == IMC_MCAST_REJOINING)
 		m->since = imc_loop_now(g->t->loop);
 	m->state = to;
-	list_del(&m->link);
+	imc_list_del(&m->link);
 	if (to == IMC_MCAST_PENDING || to == IMC_MCAST_REJOINING)
-		list_add_tail(&g->pending, &m->link);
+		imc_list_add_tail(&g->pending, &m->link);
 	else
-		list_add_tail(&g->members, &m->link);
+		imc_list_add_tail(&g->members, &m->link);
 	if (to == IMC_MCAST_FAILED) {
 		m->status = status;
 		count(g, m->req.join_state, -1);
@@ -482,15 +397,15 @@ void mct_gstate(struct group *g, enum gstate to)
 	if (g->state == G_REJOIN)
 		t->rejoins_in_flight--;
 	if (g->state == G_WINDOW || g->state == G_ABSENT)
-		list_del(&g->wait);
+		imc_list_del(&g->wait);
 	if (to == G_REJOIN)
 		t->rejoins_in_flight++;
 	if (to == G_WINDOW)
-		list_add_tail(&t->window, &g->wait);
+		imc_list_add_tail(&t->window, &g->wait);
 	if (g->state == G_ABSENT)
 		t->st.groups_absent--;
 	if (to == G_ABSENT) {
-		list_add_tail(&t->absent, &g->wait);
+		imc_list_add_tail(&t->absent, &g->wait);
 		t->st.groups_absent++;
 	}
 	g->state = to;
@@ -503,7 +418,7 @@ struct group *mct_group_find(const struct imc_mcast *t,
 				const struct imc_gid *mgid)
 {
 	uint64_t h = imc_gid_hash(mgid, t->hash_seed);
-	struct hnode *e = t->groups.b[h & t->groups.mask];
+	struct imc_hnode *e = imc_htab_bucket(&t->groups, h);
 
 	for (; e; e = e->next) {
 		struct group *g = imc_container_of(e, struct group, node);
@@ -519,7 +434,7 @@ static void group_key(struct group *g, const struct imc_gid *mgid)
 	struct imc_mcast *t = g->t;
 
 	g->mgid = *mgid;
-	ht_insert(&t->groups, &g->node, imc_gid_hash(mgid, t->hash_seed));
+	imc_htab_insert(&t->groups, &g->node, imc_gid_hash(mgid, t->hash_seed));
 }
 
 static struct group *group_new(struct imc_mcast *t, const struct imc_gid *mgid)
@@ -529,16 +444,16 @@ static struct group *group_new(struct imc_mcast *t, const struct imc_gid *mgid)
 	if (!g)
 		return NULL;
 	g->t = t;
-	list_init(&g->dirty);
-	list_init(&g->wait);
-	list_init(&g->pending);
-	list_init(&g->members);
-	list_init(&g->atts);
+	imc_list_init(&g->dirty);
+	imc_list_init(&g->wait);
+	imc_list_init(&g->pending);
+	imc_list_init(&g->members);
+	imc_list_init(&g->atts);
 	imc_timer_init(&g->timer, on_group_timer);
 	g->state = t->port == P_DOWN ? G_DOWN : G_IDLE;
 	if (!imc_gid_is_zero(mgid))
 		group_key(g, mgid);
-	list_add_tail(&t->all, &g->all);
+	imc_list_add_tail(&t->all, &g->all);
 	t->st.groups++;
 	return g;
 }
@@ -565,13 +480,13 @@ static void group_free(struct group *g)
 		t->rejoins_in_flight--;
 	if (g->state == G_ABSENT)
 		t->st.groups_absent--;
-	while (!list_empty(&g->atts))
+	while (!imc_list_empty(&g->atts))
 		att_free(imc_container_of(g->atts.next, struct att, link));
 	if (!imc_gid_is_zero(&g->mgid))
-		ht_remove(&t->groups, &g->node);
-	list_del(&g->all);
-	list_del(&g->dirty);
-	list_del(&g->wait);
+		imc_htab_remove(&t->groups, &g->node);
+	imc_list_del(&g->all);
+	imc_list_del(&g->dirty);
+	imc_list_del(&g->wait);
 	t->st.groups--;
 	free(g);
 }
@@ -702,7 +617,7 @@ void mct_count_answer(struct imc_mcast *t, int err,
 /* Fails the members the Set covered: pending when it was sent. */
 static void fail_covered(struct group *g, int status)
 {
-	struct link *l, *next;
+	struct imc_list *l, *next;
 
 	for (l = g->pending.next; l != &g->pending; l = next) {
 		struct imc_mcast_member *m =
@@ -718,12 +633,12 @@ static void fail_covered(struct group *g, int status)
 static void remap_mlid(struct group *g, uint16_t mlid)
 {
 	struct imc_mcast *t = g->t;
-	struct link *l, *next;
+	struct imc_list *l, *next;
 
 	att_sweep(g); /* what nobody uses goes with the old MLID */
 	for (l = g->atts.next; l != &g->atts; l = next) {
 		struct att *a = imc_container_of(l, struct att, link);
-		struct link *lists[2] = { &g->members, &g->pending };
+		struct imc_list *lists[2] = { &g->members, &g->pending };
 		int rc = 0;
 
 		next = l->next;
@@ -738,7 +653,7 @@ static void remap_mlid(struct group *g, uint16_t mlid)
 		t->st.attach_errors++;
 		/* Its members lost their QP's membership: they fail. */
 		for (unsigned i = 0; i < 2; i++) {
-			struct link *ml, *mnext;
+			struct imc_list *ml, *mnext;
 
 			for (ml = lists[i]->next; ml != lists[i]; ml = mnext) {
 				struct imc_mcast_member *m = imc_container_of(
@@ -761,7 +676,7 @@ static void remap_mlid(struct group *g, uint16_t mlid)
 static struct group *key_created(struct group *g, const struct imc_gid *mgid)
 {
 	struct group *x = mct_group_find(g->t, mgid);
-	struct link *l, *next;
+	struct imc_list *l, *next;
 
 	if (!x) {
 		group_key(g, mgid);
@@ -774,8 +689,8 @@ static struct group *key_created(struct group *g, const struct imc_gid *mgid)
 			imc_container_of(l, struct imc_mcast_member, link);
 
 		next = l->next;
-		list_del(&m->link);
-		list_add_tail(&x->pending, &m->link);
+		imc_list_del(&m->link);
+		imc_list_add_tail(&x->pending, &m->link);
 		m->g = x;
 		count(x, m->req.join_state, 1);
 		x->n_members++;
@@ -786,8 +701,8 @@ static struct group *key_created(struct group *g, const struct imc_gid *mgid)
 			imc_container_of(l, struct imc_mcast_member, link);
 
 		next = l->next;
-		list_del(&m->link);
-		list_add_tail(&x->members, &m->link);
+		imc_list_del(&m->link);
+		imc_list_add_tail(&x->members, &m->link);
 		m->g = x;
 		x->n_members++;
 	}
@@ -964,7 +879,7 @@ static void on_delete(void *arg, int err, const struct imc_sa_answer *ans)
 static void complete(struct group *g, bool answered)
 {
 	struct imc_mcast *t = g->t;
-	struct link *l, *next;
+	struct imc_list *l, *next;
 
 	for (l = g->pending.next; l != &g->pending; l = next) {
 		struct imc_mcast_member *m =
@@ -999,7 +914,7 @@ void mct_reconcile(struct group *g, bool answered)
 {
 	uint8_t w, extra;
 
-	list_del(&g->dirty);
+	imc_list_del(&g->dirty);
 	att_sweep(g);
 	if (g->state == G_DOWN) {
 		if (!g->n_members && !g->held)
@@ -1009,7 +924,7 @@ void mct_reconcile(struct group *g, bool answered)
 	if (g->state == G_ABSENT) {
 		/* A new join may create the group (or be refused as the
 		 * others were); a group nobody waits for any more goes. */
-		if (list_empty(&g->pending) && want(g))
+		if (imc_list_empty(&g->pending) && want(g))
 			return;
 		mct_absent_wake(g);
 	}
@@ -1024,7 +939,7 @@ void mct_reconcile(struct group *g, bool answered)
 		att_sweep(g);
 	}
 	w = want(g);
-	if (!list_empty(&g->pending) && (w & ~sure(g) || !g->rec_valid)) {
+	if (!imc_list_empty(&g->pending) && (w & ~sure(g) || !g->rec_valid)) {
 		if (send_set(g, false) == 0)
 			mct_gstate(g, G_SET);
 		else
@@ -1059,7 +974,7 @@ static void start_rejoin(struct group *g)
 {
 	struct imc_mcast *t = g->t;
 
-	if (!want(g) || list_empty(&g->pending)) {
+	if (!want(g) || imc_list_empty(&g->pending)) {
 		/* Everyone left or failed meanwhile: give back what is
 		 * held, if anything. */
 		mct_gstate(g, G_IDLE);
@@ -1081,7 +996,7 @@ static void start_rejoin(struct group *g)
 
 static void pump_window(struct imc_mcast *t)
 {
-	while (!list_empty(&t->window) &&
+	while (!imc_list_empty(&t->window) &&
 	       t->rejoins_in_flight < t->cfg.rejoin_window) {
 		struct group *g = imc_container_of(t->window.next,
 						   struct group, wait);
@@ -1130,20 +1045,20 @@ void mct_pace_over(struct group *g, imc_time_t spread)
 
 static void dispatch(struct imc_mcast *t)
 {
-	struct link local;
+	struct imc_list local;
 	struct guard guard = { false };
 
-	list_init(&local);
-	list_splice(&local, &t->events);
+	imc_list_init(&local);
+	imc_list_splice(&local, &t->events);
 	t->guard = &guard;
-	while (!list_empty(&local)) {
+	while (!imc_list_empty(&local)) {
 		struct imc_mcast_member *m =
 			imc_container_of(local.next, struct imc_mcast_member,
 					 ev);
 		struct imc_mcast_event ev;
 		struct imc_mcmr rec;
 
-		list_del(&m->ev);
+		imc_list_del(&m->ev);
 		/* WAITING is told again when its reason changed (port
 		 * down, 0; no group at the SA, -ENOENT). */
 		if ((m->state == m->told &&
@@ -1208,7 +1123,7 @@ static void on_work(struct imc_timer *tm)
 	 * that announce them. Work queued meanwhile is done in this pass,
 	 * not in another round. */
 	t->working = true;
-	while (!list_empty(&t->dirty))
+	while (!imc_list_empty(&t->dirty))
 		mct_reconcile(imc_container_of(t->dirty.next, struct group, dirty),
 			  false);
 	t->working = false;
@@ -1249,8 +1164,9 @@ int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	if (ht_init(&t->groups) < 0 || ht_init(&t->atts) < 0) {
-		free(t->groups.b);
+	if (imc_htab_init(&t->groups, 16) < 0 ||
+	    imc_htab_init(&t->atts, 16) < 0) {
+		imc_htab_fini(&t->groups);
 		free(t);
 		return -ENOMEM;
 	}
@@ -1266,12 +1182,12 @@ int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
 	imc_sa_client_get_config(sa, &cc);
 	t->sa_retries = cc.retries;
 	t->port = P_ACTIVE;
-	list_init(&t->all);
-	list_init(&t->dirty);
-	list_init(&t->window);
-	list_init(&t->events);
+	imc_list_init(&t->all);
+	imc_list_init(&t->dirty);
+	imc_list_init(&t->window);
+	imc_list_init(&t->events);
 	imc_timer_init(&t->work, on_work);
-	list_init(&t->absent);
+	imc_list_init(&t->absent);
 	mct_subs_init(t);
 	if (cfg->subscribe)
 		imc_sa_client_set_report_handler(sa, mct_on_report, t);
@@ -1294,10 +1210,10 @@ void imc_mcast_destroy(struct imc_mcast *t)
 		return;
 	if (t->guard)
 		t->guard->destroyed = true;
-	while (!list_empty(&t->all)) {
+	while (!imc_list_empty(&t->all)) {
 		struct group *g = imc_container_of(t->all.next, struct group,
 						   all);
-		struct link *l;
+		struct imc_list *l;
 
 		/* The one exception to "ops from the loop": there is no
 		 * later for a tracker that goes. */
@@ -1306,15 +1222,15 @@ void imc_mcast_destroy(struct imc_mcast *t)
 
 			att_detach(a);
 		}
-		while (!list_empty(&g->pending)) {
+		while (!imc_list_empty(&g->pending)) {
 			l = g->pending.next;
-			list_del(l);
+			imc_list_del(l);
 			free(imc_container_of(l, struct imc_mcast_member,
 					      link));
 		}
-		while (!list_empty(&g->members)) {
+		while (!imc_list_empty(&g->members)) {
 			l = g->members.next;
-			list_del(l);
+			imc_list_del(l);
 			free(imc_container_of(l, struct imc_mcast_member,
 					      link));
 		}
@@ -1324,8 +1240,8 @@ void imc_mcast_destroy(struct imc_mcast *t)
 	mct_subs_stop(t);
 	if (t->cfg.subscribe)
 		imc_sa_client_set_report_handler(t->sa, NULL, NULL);
-	free(t->groups.b);
-	free(t->atts.b);
+	imc_htab_fini(&t->groups);
+	imc_htab_fini(&t->atts);
 	free(t);
 }
 
@@ -1366,8 +1282,8 @@ int imc_mcast_join(struct imc_mcast *t, const struct imc_mcast_join_req *req,
 	m->state = m->told = IMC_MCAST_PENDING;
 	m->since = imc_loop_now(t->loop);
 	m->gen = ++t->gen;
-	list_init(&m->ev);
-	list_add_tail(&g->pending, &m->link);
+	imc_list_init(&m->ev);
+	imc_list_add_tail(&g->pending, &m->link);
 	count(g, req->join_state, 1);
 	g->n_members++;
 	t->st.joins++;
@@ -1388,8 +1304,8 @@ void imc_mcast_leave(struct imc_mcast_member *m)
 		return;
 	g = m->g;
 	t = g->t;
-	list_del(&m->ev);
-	list_del(&m->link);
+	imc_list_del(&m->ev);
+	imc_list_del(&m->link);
 	if (m->state != IMC_MCAST_FAILED)
 		count(g, m->req.join_state, -1);
 	if (m->state == IMC_MCAST_JOINED)
@@ -1406,7 +1322,7 @@ void imc_mcast_leave(struct imc_mcast_member *m)
 
 int imc_mcast_release_qp(struct imc_mcast *t, const void *qp)
 {
-	struct link *l, *al, *next;
+	struct imc_list *l, *al, *next;
 
 	if (!t || !qp)
 		return -EINVAL;

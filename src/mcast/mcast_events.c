@@ -14,23 +14,23 @@
 static void each_member(struct group *g,
 			void (*fn)(struct imc_mcast_member *m))
 {
-	struct link done, *l;
+	struct imc_list done, *l;
 
 	/* fn moves members between the two lists: walk a snapshot. */
-	list_init(&done);
-	list_splice(&done, &g->pending);
-	list_splice(&done, &g->members);
-	while (!list_empty(&done)) {
+	imc_list_init(&done);
+	imc_list_splice(&done, &g->pending);
+	imc_list_splice(&done, &g->members);
+	while (!imc_list_empty(&done)) {
 		struct imc_mcast_member *m;
 
 		l = done.next;
 		m = imc_container_of(l, struct imc_mcast_member, link);
-		list_del(l);
+		imc_list_del(l);
 		if (m->state == IMC_MCAST_PENDING ||
 		    m->state == IMC_MCAST_REJOINING)
-			list_add_tail(&g->pending, l);
+			imc_list_add_tail(&g->pending, l);
 		else
-			list_add_tail(&g->members, l);
+			imc_list_add_tail(&g->members, l);
 		fn(m);
 	}
 }
@@ -55,7 +55,7 @@ static void m_rejoin(struct imc_mcast_member *m)
 
 static void port_down(struct imc_mcast *t)
 {
-	struct link *l;
+	struct imc_list *l;
 
 	t->port = P_DOWN;
 	mct_sub_reset(t);
@@ -84,7 +84,7 @@ static void port_down(struct imc_mcast *t)
 
 static void port_up(struct imc_mcast *t)
 {
-	struct link *l;
+	struct imc_list *l;
 
 	t->port = P_ACTIVE;
 	mct_sub_reset(t);
@@ -106,7 +106,7 @@ static void port_up(struct imc_mcast *t)
  * union of bits. */
 static void port_rejoin(struct imc_mcast *t)
 {
-	struct link *l;
+	struct imc_list *l;
 
 	/* Requests in flight carry on (their retries reach the SM the
 	 * transport follows); the epoch tells their answers that a re-join
@@ -204,7 +204,7 @@ static bool sub_needed(const struct sub *s)
  * and learn what the SA holds. */
 static void check_unheard(struct imc_mcast *t)
 {
-	for (struct link *l = t->all.next; l != &t->all; l = l->next) {
+	for (struct imc_list *l = t->all.next; l != &t->all; l = l->next) {
 		struct group *g = imc_container_of(l, struct group, all);
 
 		if (g->state == G_IDLE && sure(g) && !(g->held & FULL_BITS)) {

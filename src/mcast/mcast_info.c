@@ -78,7 +78,7 @@ int imc_mcast_foreach_group(const struct imc_mcast *t,
 {
 	struct group **v;
 	size_t n = 0;
-	const struct link *l;
+	const struct imc_list *l;
 
 	if (!t->groups.n)
 		return 0;

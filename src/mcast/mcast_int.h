@@ -10,6 +10,8 @@
 
 #include "ibmcast/mcast.h"
 #include "ibmcast/rng.h"
+#include "util/hash.h"
+#include "util/list.h"
 
 #define CM(x) ((uint64_t)UMAD_SA_MCM_COMP_MASK_##x)
 #define JOIN_MASK (CM(MGID) | CM(PORT_GID) | CM(JOIN_STATE))
@@ -28,62 +30,6 @@
  * members: FullMember or SendOnlyFullMember). */
 #define FULL_BITS (IMC_JOIN_FULL | IMC_JOIN_SENDONLY_FULL)
 #define PKEY_FULL 0x8000
-
-/* ------------------------------------------------------------------ */
-/* Intrusive list and hash table. */
-
-struct link {
-	struct link *prev, *next;
-};
-
-static inline void list_init(struct link *h)
-{
-	h->prev = h->next = h;
-}
-
-static inline bool list_empty(const struct link *h)
-{
-	return h->next == h;
-}
-
-static inline void list_add_tail(struct link *h, struct link *l)
-{
-	l->prev = h->prev;
-	l->next = h;
-	h->prev->next = l;
-	h->prev = l;
-}
-
-static inline void list_del(struct link *l)
-{
-	l->prev->next = l->next;
-	l->next->prev = l->prev;
-	l->prev = l->next = l;
-}
-
-/* Moves every entry of from to the tail of to. */
-static inline void list_splice(struct link *to, struct link *from)
-{
-	if (list_empty(from))
-		return;
-	from->next->prev = to->prev;
-	to->prev->next = from->next;
-	from->prev->next = to;
-	to->prev = from->prev;
-	list_init(from);
-}
-
-struct hnode {
-	struct hnode *next;
-	uint64_t hash;
-};
-
-/* Chained, power-of-two buckets, grown at load 1 and shrunk below 1/8
- * (not under 16 buckets): O(1) expected, memory that follows the load. */
-struct htab {
-	struct hnode **b;
-	size_t mask, n;
-};
 
 /* ------------------------------------------------------------------ */
 /* Objects. */
@@ -140,8 +86,8 @@ struct group;
 
 /* A QP attached to a group: once, whatever the number of members. */
 struct att {
-	struct hnode node;          /* t->atts, by (group, qp) */
-	struct link link;           /* g->atts */
+	struct imc_hnode node;          /* t->atts, by (group, qp) */
+	struct imc_list link;           /* g->atts */
 	struct group *g;
 	void *qp;
 	uint16_t mlid;              /* attached with */
@@ -151,19 +97,19 @@ struct att {
 /* The fields a local join and leave touch come first (a hash probe
  * lands on the first cache line; the second holds the rest). */
 struct group {
-	struct hnode node;          /* t->groups by MGID, once keyed */
+	struct imc_hnode node;          /* t->groups by MGID, once keyed */
 	struct imc_gid mgid;        /* key; zero while a create is pending */
 	struct imc_mcast *t;
-	struct link pending;        /* PENDING and REJOINING members */
+	struct imc_list pending;        /* PENDING and REJOINING members */
 	enum gstate state;
 	uint8_t held;               /* JoinState bits the SA may hold */
 	uint8_t doubt;              /* of held: not known to be held (a Set
 				     * unanswered, a Delete refused) */
 	uint8_t req_bits;           /* bits of the request in flight */
 	bool rec_valid;             /* rec holds an SA answer */
-	struct link members;        /* JOINED, WAITING and FAILED ones */
-	struct link dirty;          /* t->dirty: to mct_reconcile */
-	struct link atts;
+	struct imc_list members;        /* JOINED, WAITING and FAILED ones */
+	struct imc_list dirty;          /* t->dirty: to mct_reconcile */
+	struct imc_list atts;
 	struct att att0;            /* the first QP's, inside: most groups
 				     * have one (no allocation, no cache
 				     * line elsewhere) */
@@ -172,8 +118,8 @@ struct group {
 	uint32_t zero_atts;         /* attachments with no member left */
 	bool rejoin_rec;            /* the REJOIN in flight names rec */
 	uint8_t rejoin_fails;       /* re-joins unanswered in a row */
-	struct link all;            /* t->all: creation order */
-	struct link wait;           /* WINDOW: t->window; ABSENT: t->absent */
+	struct imc_list all;            /* t->all: creation order */
+	struct imc_list wait;           /* WINDOW: t->window; ABSENT: t->absent */
 	uint8_t absent_tries;       /* found ABSENT since the last joined
 				     * answer (0: not waiting for it) */
 	uint8_t probe_found;        /* probes that found it, in a row */
@@ -191,8 +137,8 @@ struct group {
 };
 
 struct imc_mcast_member {
-	struct link link;           /* g->pending or g->members */
-	struct link ev;             /* t->events */
+	struct imc_list link;           /* g->pending or g->members */
+	struct imc_list ev;             /* t->events */
 	struct group *g;
 	enum imc_mcast_state state;
 	enum imc_mcast_state told;  /* last reported (PENDING: none) */
@@ -222,8 +168,8 @@ struct imc_mcast {
 	uint64_t hash_seed;
 	unsigned sa_retries;
 	enum pstate port;
-	struct htab groups, atts;
-	struct link all, dirty, window, events;
+	struct imc_htab groups, atts;
+	struct imc_list all, dirty, window, events;
 	struct imc_timer work;
 	bool working;               /* inside on_work: arm it at the end */
 	unsigned rejoins_in_flight;
@@ -233,7 +179,7 @@ struct imc_mcast {
 	bool sub_needed;            /* a group was at the mercy of others */
 	struct sub deleted;         /* trap 67 */
 	struct sub created;         /* trap 66 */
-	struct link absent;         /* ABSENT groups (g->wait) */
+	struct imc_list absent;         /* ABSENT groups (g->wait) */
 	size_t n_absent;            /* groups with absent_tries */
 	struct imc_mcast_observer obs;
 	struct imc_mcast_stats st;
