@@ -237,7 +237,7 @@ static void work_arm(struct imc_sa *sa)
 {
 	imc_time_t due = IMC_TIME_MAX;
 
-	for (struct sae_list *l = sa->work.next; l != &sa->work; l = l->next) {
+	for (struct imc_list *l = sa->work.next; l != &sa->work; l = l->next) {
 		struct sae_work *w = imc_container_of(l, struct sae_work, link);
 
 		if (w->due < due)
@@ -252,7 +252,7 @@ static void work_arm(struct imc_sa *sa)
 
 static void work_queue(struct imc_sa *sa, struct sae_work *w)
 {
-	sae_list_add_tail(&sa->work, &w->link);
+	imc_list_add_tail(&sa->work, &w->link);
 	if (w->kind == SA_WORK_MFT)
 		sa->work_len++;
 	if (!imc_timer_armed(&sa->work_timer) ||
@@ -277,27 +277,27 @@ static void work_cb(struct imc_timer *t)
 {
 	struct imc_sa *sa = imc_container_of(t, struct imc_sa, work_timer);
 	imc_time_t now = imc_loop_now(sa->loop);
-	struct sae_list done;
+	struct imc_list done;
 
 	/* Take the due entries off first: a callback may queue more. */
-	sae_list_init(&done);
-	for (struct sae_list *l = sa->work.next, *next; l != &sa->work;
+	imc_list_init(&done);
+	for (struct imc_list *l = sa->work.next, *next; l != &sa->work;
 	     l = next) {
 		struct sae_work *w = imc_container_of(l, struct sae_work, link);
 
 		next = l->next;
 		if (w->due > now)
 			continue;
-		sae_list_del(l);
+		imc_list_del(l);
 		if (w->kind == SA_WORK_MFT)
 			sa->work_len--;
-		sae_list_add_tail(&done, l);
+		imc_list_add_tail(&done, l);
 	}
-	while (!sae_list_empty(&done)) {
+	while (!imc_list_empty(&done)) {
 		struct sae_work *w = imc_container_of(done.next,
 						      struct sae_work, link);
 
-		sae_list_del(&w->link);
+		imc_list_del(&w->link);
 		if (w->kind == SA_WORK_MFT)
 			mft_call(sa, &w->chg);
 		else
@@ -723,10 +723,10 @@ int imc_sa_create(struct imc_loop *loop, const struct imc_sa_config *cfg,
 	sa->cfg = *cfg;
 	sa->ops = *ops;
 	sa->ctx = ctx;
-	sae_list_init(&sa->work);
-	sae_list_init(&sa->report_list);
-	sae_list_init(&sa->sub_list);
-	sae_list_init(&sa->xfer_list);
+	imc_list_init(&sa->work);
+	imc_list_init(&sa->report_list);
+	imc_list_init(&sa->sub_list);
+	imc_list_init(&sa->xfer_list);
 	imc_timer_init(&sa->serve_timer, serve_cb);
 	imc_timer_init(&sa->work_timer, work_cb);
 	/* OpenSM starts its trap TIDs at 0x02DAB000 (osm_inform.c). */
@@ -740,8 +740,8 @@ int imc_sa_create(struct imc_loop *loop, const struct imc_sa_config *cfg,
 		       cfg->n_bcast * sizeof(*sa->bcast));
 		sa->cfg.bcast = sa->bcast;
 	}
-	if (sae_store_init(sa) || sae_ht_init(&sa->reports, 16) ||
-	    sae_ht_init(&sa->subs, 16) || sae_ht_init(&sa->xfers, 16))
+	if (sae_store_init(sa) || imc_htab_init(&sa->reports, 16) ||
+	    imc_htab_init(&sa->subs, 16) || imc_htab_init(&sa->xfers, 16))
 		goto fail;
 	for (size_t i = 0; i < cfg->n_bcast; i++) {
 		rc = add_bcast(sa, &sa->bcast[i]);
@@ -761,18 +761,18 @@ void imc_sa_destroy(struct imc_sa *sa)
 		return;
 	imc_timer_cancel(sa->loop, &sa->serve_timer);
 	imc_timer_cancel(sa->loop, &sa->work_timer);
-	while (!sae_list_empty(&sa->work)) {
-		struct sae_list *l = sa->work.next;
+	while (!imc_list_empty(&sa->work)) {
+		struct imc_list *l = sa->work.next;
 
-		sae_list_del(l);
+		imc_list_del(l);
 		free(imc_container_of(l, struct sae_work, link));
 	}
 	sae_xfer_free_all(sa);
 	sae_notice_free(sa);
 	sae_store_free(sa);
-	sae_ht_free(&sa->reports);
-	sae_ht_free(&sa->subs);
-	sae_ht_free(&sa->xfers);
+	imc_htab_fini(&sa->reports);
+	imc_htab_fini(&sa->subs);
+	imc_htab_fini(&sa->xfers);
 	free(sa->q);
 	free(sa->bcast);
 	free(sa);
@@ -940,7 +940,7 @@ int imc_sa_dump(const struct imc_sa *sa, char *buf, size_t len)
 		free(mv);
 	}
 	free(v);
-	for (struct sae_list *l = sa->sub_list.next; l != &sa->sub_list;
+	for (struct imc_list *l = sa->sub_list.next; l != &sa->sub_list;
 	     l = l->next) {
 		const struct sae_sub *s = imc_container_of(l, struct sae_sub,
 							  link);

@@ -14,75 +14,24 @@
 #include "ibmcast/rmpp.h"
 #include "ibmcast/sa.h"
 #include "ibmcast/sa_attr.h"
+#include "util/hash.h"
+#include "util/list.h"
+#include "util/mix.h"
 
-/* ------------------------------------------------------------------ */
-/* Intrusive doubly linked list. */
-
-struct sae_list {
-	struct sae_list *next, *prev;
-};
-
-static inline void sae_list_init(struct sae_list *h)
+/* Keyed lookups are util/hash.h probes: the hashes mix cfg.hash_seed in
+ * (sae_mix), so that keys chosen by a peer cannot share buckets. */
+static inline uint64_t sae_mix(uint64_t a, uint64_t b)
 {
-	h->next = h->prev = h;
+	return imc_mix64((a ^ b) + IMC_MIX_GOLDEN);
 }
-
-static inline bool sae_list_empty(const struct sae_list *h)
-{
-	return h->next == h;
-}
-
-static inline void sae_list_add_tail(struct sae_list *h, struct sae_list *n)
-{
-	n->prev = h->prev;
-	n->next = h;
-	h->prev->next = n;
-	h->prev = n;
-}
-
-static inline void sae_list_del(struct sae_list *n)
-{
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	n->next = n->prev = n;
-}
-
-/* ------------------------------------------------------------------ */
-/* Chained hash table; nodes keep their hash so that growing never
- * rehashes a key. Lookups walk sae_ht_bucket() comparing hash, then key. */
-
-struct sae_hnode {
-	struct sae_hnode *next;
-	uint64_t hash;
-};
-
-struct sae_htab {
-	struct sae_hnode **b;
-	size_t mask;
-	size_t n;
-};
-
-int sae_ht_init(struct sae_htab *t, size_t buckets);
-void sae_ht_free(struct sae_htab *t);
-/* Never fails: when the table cannot grow, chains get longer. */
-void sae_ht_insert(struct sae_htab *t, struct sae_hnode *n, uint64_t hash);
-void sae_ht_remove(struct sae_htab *t, struct sae_hnode *n);
-
-static inline struct sae_hnode *sae_ht_bucket(const struct sae_htab *t,
-					    uint64_t hash)
-{
-	return t->b[hash & t->mask];
-}
-
-uint64_t sae_mix(uint64_t a, uint64_t b);
 
 /* ------------------------------------------------------------------ */
 /* Groups, members, ports, MLIDs. */
 
 struct sae_group {
-	struct sae_hnode node;       /* sa->groups, by MGID */
+	struct imc_hnode node;       /* sa->groups, by MGID */
 	struct imc_mcmr rec;        /* parameters; port fields 0, selectors 2 */
-	struct sae_list members;     /* struct sae_member.in_group */
+	struct imc_list members;     /* struct sae_member.in_group */
 	struct sae_group *mlid_next; /* other groups on the same MLID */
 	uint32_t n_members;
 	uint32_t n_full;            /* FullMember or SendOnlyFullMember */
@@ -90,16 +39,16 @@ struct sae_group {
 };
 
 struct sae_pent {
-	struct sae_hnode node;       /* sa->ports, by GID */
+	struct imc_hnode node;       /* sa->ports, by GID */
 	struct imc_gid gid;
-	struct sae_list members;     /* struct sae_member.in_port */
+	struct imc_list members;     /* struct sae_member.in_port */
 	uint32_t n;
 };
 
 struct sae_member {
-	struct sae_hnode node;       /* sa->members, by (group, PortGID) */
-	struct sae_list in_group;
-	struct sae_list in_port;
+	struct imc_hnode node;       /* sa->members, by (group, PortGID) */
+	struct imc_list in_group;
+	struct imc_list in_port;
 	struct sae_group *group;
 	struct sae_pent *port;
 	struct imc_gid gid;         /* = port->gid, kept here for lookups */
@@ -113,7 +62,7 @@ struct sae_member {
 
 /* Reference count of a port on a shared MLID's tree. */
 struct sae_mref {
-	struct sae_hnode node;
+	struct imc_hnode node;
 	uint16_t mlid;
 	struct imc_gid gid;
 	uint32_t count;
@@ -139,7 +88,7 @@ enum sae_work_kind {
 };
 
 struct sae_work {
-	struct sae_list link;
+	struct imc_list link;
 	imc_time_t due;
 	enum sae_work_kind kind;
 	struct imc_sa_member_change chg;      /* SA_WORK_MFT */
@@ -154,8 +103,8 @@ enum sae_report_state {
 };
 
 struct sae_report {
-	struct sae_hnode node;       /* sa->reports, by TID */
-	struct sae_list link;
+	struct imc_hnode node;       /* sa->reports, by TID */
+	struct imc_list link;
 	struct imc_timer timer;
 	struct imc_sa *sa;
 	enum sae_report_state state;
@@ -166,16 +115,16 @@ struct sae_report {
 };
 
 struct sae_sub {
-	struct sae_hnode node;       /* sa->subs, by subscription key */
-	struct sae_list link;        /* in arrival order: Report order */
+	struct imc_hnode node;       /* sa->subs, by subscription key */
+	struct imc_list link;        /* in arrival order: Report order */
 	struct imc_inform_info ii;  /* as set, QPN = the requester's */
 	struct imc_gid subscriber;
 	struct imc_sa_dest dest;
 };
 
 struct sae_xfer {
-	struct sae_hnode node;       /* sa->xfers, by (LID, TID) */
-	struct sae_list link;
+	struct imc_hnode node;       /* sa->xfers, by (LID, TID) */
+	struct imc_list link;
 	struct imc_timer timer;
 	struct imc_sa *sa;
 	struct imc_rmpp_sender *snd;
@@ -200,7 +149,7 @@ struct imc_sa {
 	struct imc_sa_ops ops;
 	void *ctx;
 
-	struct sae_htab groups, members, ports, mrefs;
+	struct imc_htab groups, members, ports, mrefs;
 	struct sae_mlids mlids;
 	uint32_t mgid_counter;
 	uint64_t members_total;
@@ -210,12 +159,12 @@ struct imc_sa {
 	struct imc_timer serve_timer;
 	imc_time_t serve_next;
 
-	struct sae_list work;
+	struct imc_list work;
 	struct imc_timer work_timer;
 	uint32_t work_len;
 
-	struct sae_htab reports, subs, xfers;
-	struct sae_list report_list, sub_list, xfer_list;
+	struct imc_htab reports, subs, xfers;
+	struct imc_list report_list, sub_list, xfer_list;
 	uint32_t report_tid;
 
 	struct imc_sa_stats st;

@@ -489,7 +489,7 @@ int sae_leave(struct imc_sa *sa, struct sae_member *m, uint8_t bits, bool sync,
 			*left = js;
 		return 0;
 	}
-	while (!sae_list_empty(&g->members)) {
+	while (!imc_list_empty(&g->members)) {
 		struct sae_member *o = imc_container_of(g->members.next,
 						       struct sae_member,
 						       in_group);
@@ -647,7 +647,7 @@ static void match_group(struct sae_ctx *c, const struct sae_group *g,
 	}
 	if (!c->trusted) {
 		/* One zeroed record: which member matched does not show. */
-		for (const struct sae_list *l = g->members.next;
+		for (const struct imc_list *l = g->members.next;
 		     l != &g->members; l = l->next)
 			if (member_match(imc_container_of(l, struct sae_member,
 							  in_group), r, mask)) {
@@ -702,7 +702,7 @@ static int candidates(struct sae_ctx *c, const struct imc_mcmr *r,
 		v = malloc((pe && pe->n ? pe->n : 1) * sizeof(*v));
 		if (!v)
 			return -ENOMEM;
-		for (struct sae_list *l = pe ? pe->members.next : NULL;
+		for (struct imc_list *l = pe ? pe->members.next : NULL;
 		     pe && l != &pe->members; l = l->next)
 			v[k++] = imc_container_of(l, struct sae_member,
 						  in_port)->group;

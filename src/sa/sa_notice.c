@@ -62,7 +62,7 @@ static struct sae_sub *sub_find(const struct imc_sa *sa, uint16_t lid,
 {
 	uint64_t h = sub_hash(sa, lid, ii);
 
-	for (struct sae_hnode *n = sae_ht_bucket(&sa->subs, h); n;
+	for (struct imc_hnode *n = imc_htab_bucket(&sa->subs, h); n;
 	     n = n->next) {
 		struct sae_sub *s = imc_container_of(n, struct sae_sub, node);
 
@@ -74,8 +74,8 @@ static struct sae_sub *sub_find(const struct imc_sa *sa, uint16_t lid,
 
 static void sub_del(struct imc_sa *sa, struct sae_sub *s)
 {
-	sae_ht_remove(&sa->subs, &s->node);
-	sae_list_del(&s->link);
+	imc_htab_remove(&sa->subs, &s->node);
+	imc_list_del(&s->link);
 	free(s);
 }
 
@@ -140,9 +140,9 @@ void sae_inform_serve(struct sae_ctx *c)
 						      sizeof(data));
 				return;
 			}
-			sae_ht_insert(&sa->subs, &s->node,
+			imc_htab_insert(&sa->subs, &s->node,
 				     sub_hash(sa, c->src->slid, &ii));
-			sae_list_add_tail(&sa->sub_list, &s->link);
+			imc_list_add_tail(&sa->sub_list, &s->link);
 		}
 		s->ii = ii;
 		s->subscriber = requester.gid;
@@ -161,7 +161,7 @@ int sae_subs_drop_port(struct imc_sa *sa, const struct imc_gid *gid)
 {
 	int n = 0;
 
-	for (struct sae_list *l = sa->sub_list.next, *next;
+	for (struct imc_list *l = sa->sub_list.next, *next;
 	     l != &sa->sub_list; l = next) {
 		struct sae_sub *s = imc_container_of(l, struct sae_sub, link);
 
@@ -180,8 +180,8 @@ int sae_subs_drop_port(struct imc_sa *sa, const struct imc_gid *gid)
 static void report_free(struct imc_sa *sa, struct sae_report *r)
 {
 	imc_timer_cancel(sa->loop, &r->timer);
-	sae_ht_remove(&sa->reports, &r->node);
-	sae_list_del(&r->link);
+	imc_htab_remove(&sa->reports, &r->node);
+	imc_list_del(&r->link);
 	free(r);
 }
 
@@ -238,9 +238,9 @@ static void report_send(struct imc_sa *sa, const struct sae_sub *s,
 	m.sa.attr_offset = NOTICE_WORDS;
 	memcpy(m.data, notice, IMC_NOTICE_SIZE);
 	imc_sa_mad_pack(&m, r->mad, sizeof(r->mad));
-	sae_ht_insert(&sa->reports, &r->node,
+	imc_htab_insert(&sa->reports, &r->node,
 		      sae_mix(sa->cfg.hash_seed, r->tid));
-	sae_list_add_tail(&sa->report_list, &r->link);
+	imc_list_add_tail(&sa->report_list, &r->link);
 	r->state = SA_REPORT_WAITING;
 	sa->st.reports_sent++;
 	imc_timer_arm_in(sa->loop, &r->timer, sa->cfg.report_timeout);
@@ -288,13 +288,13 @@ void sae_notice_send(struct imc_sa *sa, uint16_t trap,
 		sa->st.traps_66++;
 	else
 		sa->st.traps_67++;
-	if (sae_list_empty(&sa->sub_list))
+	if (imc_list_empty(&sa->sub_list))
 		return;
 	if (imc_notice_mcast_init(&n, trap, mgid, sa->cfg.sa_lid,
 				  &sa->cfg.sa_gid) < 0 ||
 	    imc_notice_pack(&n, buf, sizeof(buf)) < 0)
 		return;
-	for (struct sae_list *l = sa->sub_list.next; l != &sa->sub_list;
+	for (struct imc_list *l = sa->sub_list.next; l != &sa->sub_list;
 	     l = l->next) {
 		const struct sae_sub *s = imc_container_of(l, struct sae_sub,
 							  link);
@@ -318,7 +318,7 @@ int sae_report_ack(struct imc_sa *sa, const uint8_t *mad)
 
 	if (imc_get16(mad + 16) != UMAD_ATTR_NOTICE)
 		return -ENOENT;
-	for (struct sae_hnode *n = sae_ht_bucket(&sa->reports, h); n;
+	for (struct imc_hnode *n = imc_htab_bucket(&sa->reports, h); n;
 	     n = n->next) {
 		struct sae_report *r = imc_container_of(n, struct sae_report,
 						       node);
@@ -333,10 +333,10 @@ int sae_report_ack(struct imc_sa *sa, const uint8_t *mad)
 
 void sae_notice_free(struct imc_sa *sa)
 {
-	while (!sae_list_empty(&sa->report_list))
+	while (!imc_list_empty(&sa->report_list))
 		report_free(sa, imc_container_of(sa->report_list.next,
 						 struct sae_report, link));
-	while (!sae_list_empty(&sa->sub_list))
+	while (!imc_list_empty(&sa->sub_list))
 		sub_del(sa, imc_container_of(sa->sub_list.next,
 					     struct sae_sub, link));
 }

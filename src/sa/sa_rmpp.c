@@ -31,7 +31,7 @@ static struct sae_xfer *xfer_find(const struct imc_sa *sa, uint16_t slid,
 {
 	uint64_t h = xfer_hash(sa, slid, tid);
 
-	for (struct sae_hnode *n = sae_ht_bucket(&sa->xfers, h); n;
+	for (struct imc_hnode *n = imc_htab_bucket(&sa->xfers, h); n;
 	     n = n->next) {
 		struct sae_xfer *x = imc_container_of(n, struct sae_xfer, node);
 
@@ -49,8 +49,8 @@ bool sae_xfer_busy(const struct imc_sa *sa, uint16_t slid, uint64_t tid)
 static void xfer_free(struct imc_sa *sa, struct sae_xfer *x)
 {
 	imc_timer_cancel(sa->loop, &x->timer);
-	sae_ht_remove(&sa->xfers, &x->node);
-	sae_list_del(&x->link);
+	imc_htab_remove(&sa->xfers, &x->node);
+	imc_list_del(&x->link);
 	imc_rmpp_sender_destroy(x->snd);
 	free(x->payload);
 	free(x);
@@ -159,9 +159,9 @@ int sae_xfer_start(struct imc_sa *sa, const struct imc_sa_src *src,
 	x->slid = src->slid;
 	sae_dest_reply(src, &x->dest);
 	imc_timer_init(&x->timer, xfer_cb);
-	sae_ht_insert(&sa->xfers, &x->node,
+	imc_htab_insert(&sa->xfers, &x->node,
 		     xfer_hash(sa, x->slid, tmpl->mad.tid));
-	sae_list_add_tail(&sa->xfer_list, &x->link);
+	imc_list_add_tail(&sa->xfer_list, &x->link);
 	pump(sa, x);
 	return 0;
 }
@@ -197,7 +197,7 @@ int sae_xfer_control(struct imc_sa *sa, const struct imc_sa_src *src,
 
 void sae_xfer_free_all(struct imc_sa *sa)
 {
-	while (!sae_list_empty(&sa->xfer_list))
+	while (!imc_list_empty(&sa->xfer_list))
 		xfer_free(sa, imc_container_of(sa->xfer_list.next,
 					       struct sae_xfer, link));
 }

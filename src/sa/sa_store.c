@@ -19,88 +19,6 @@
 #include "sa/sa_int.h"
 
 /* ------------------------------------------------------------------ */
-/* Hash table. */
-
-int sae_ht_init(struct sae_htab *t, size_t buckets)
-{
-	size_t n = 16;
-
-	while (n < buckets)
-		n <<= 1;
-	t->b = calloc(n, sizeof(*t->b));
-	if (!t->b)
-		return -ENOMEM;
-	t->mask = n - 1;
-	t->n = 0;
-	return 0;
-}
-
-void sae_ht_free(struct sae_htab *t)
-{
-	free(t->b);
-	t->b = NULL;
-	t->n = 0;
-}
-
-static void grow(struct sae_htab *t)
-{
-	size_t n = (t->mask + 1) * 2;
-	struct sae_hnode **b = calloc(n, sizeof(*b));
-
-	if (!b)
-		return;
-	for (size_t i = 0; i <= t->mask; i++) {
-		struct sae_hnode *e = t->b[i], *next;
-
-		for (; e; e = next) {
-			next = e->next;
-			e->next = b[e->hash & (n - 1)];
-			b[e->hash & (n - 1)] = e;
-		}
-	}
-	free(t->b);
-	t->b = b;
-	t->mask = n - 1;
-}
-
-void sae_ht_insert(struct sae_htab *t, struct sae_hnode *n, uint64_t hash)
-{
-	struct sae_hnode **head;
-
-	if (t->n >= t->mask + 1)
-		grow(t);
-	n->hash = hash;
-	head = &t->b[hash & t->mask];
-	n->next = *head;
-	*head = n;
-	t->n++;
-}
-
-void sae_ht_remove(struct sae_htab *t, struct sae_hnode *n)
-{
-	struct sae_hnode **p = &t->b[n->hash & t->mask];
-
-	while (*p && *p != n)
-		p = &(*p)->next;
-	if (*p) {
-		*p = n->next;
-		t->n--;
-	}
-	n->next = NULL;
-}
-
-/* splitmix64's finalizer over a ^ b (a bijection of the 64 bits). */
-uint64_t sae_mix(uint64_t a, uint64_t b)
-{
-	uint64_t z = a ^ b;
-
-	z += 0x9e3779b97f4a7c15ULL;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* ------------------------------------------------------------------ */
 /* MLID pool. */
 
 static int mlids_init(struct sae_mlids *p, uint16_t first, uint16_t last)
@@ -198,38 +116,41 @@ int sae_mlid_alloc(struct imc_sa *sa, uint16_t want, uint16_t *out)
 
 int sae_store_init(struct imc_sa *sa)
 {
-	if (sae_ht_init(&sa->groups, 64) || sae_ht_init(&sa->members, 64) ||
-	    sae_ht_init(&sa->ports, 64) || sae_ht_init(&sa->mrefs, 16))
+	if (imc_htab_init(&sa->groups, 64) || imc_htab_init(&sa->members, 64) ||
+	    imc_htab_init(&sa->ports, 64) || imc_htab_init(&sa->mrefs, 16))
 		return -ENOMEM;
 	return mlids_init(&sa->mlids, sa->cfg.mlid_first, sa->cfg.mlid_last);
 }
 
 void sae_store_free(struct imc_sa *sa)
 {
-	for (size_t i = 0; sa->groups.b && i <= sa->groups.mask; i++) {
-		while (sa->groups.b[i]) {
-			struct sae_group *g = imc_container_of(
-				sa->groups.b[i], struct sae_group, node);
+	struct imc_hnode *n, *all = NULL;
+	size_t pos = 0;
 
-			while (!sae_list_empty(&g->members))
-				sae_member_del(sa, imc_container_of(
-					g->members.next, struct sae_member,
-					in_group));
-			sae_group_free(sa, g);
-		}
+	/* Taken out first (take never resizes), then freed: freeing a group
+	 * removes it from a table that is no longer walked. */
+	while (sa->groups.b && (n = imc_htab_take(&sa->groups, &pos))) {
+		n->next = all;
+		all = n;
 	}
-	for (size_t i = 0; sa->mrefs.b && i <= sa->mrefs.mask; i++) {
-		while (sa->mrefs.b[i]) {
-			struct sae_hnode *n = sa->mrefs.b[i];
+	while (all) {
+		struct sae_group *g = imc_container_of(all, struct sae_group,
+						       node);
 
-			sae_ht_remove(&sa->mrefs, n);
-			free(imc_container_of(n, struct sae_mref, node));
-		}
+		all = all->next;
+		while (!imc_list_empty(&g->members))
+			sae_member_del(sa, imc_container_of(
+				g->members.next, struct sae_member,
+				in_group));
+		sae_group_free(sa, g);
 	}
-	sae_ht_free(&sa->groups);
-	sae_ht_free(&sa->members);
-	sae_ht_free(&sa->ports);
-	sae_ht_free(&sa->mrefs);
+	pos = 0;
+	while (sa->mrefs.b && (n = imc_htab_take(&sa->mrefs, &pos)))
+		free(imc_container_of(n, struct sae_mref, node));
+	imc_htab_fini(&sa->groups);
+	imc_htab_fini(&sa->members);
+	imc_htab_fini(&sa->ports);
+	imc_htab_fini(&sa->mrefs);
 	mlids_free(&sa->mlids);
 }
 
@@ -243,7 +164,7 @@ struct sae_group *sae_group_find(const struct imc_sa *sa,
 {
 	uint64_t h = group_hash(sa, mgid);
 
-	for (struct sae_hnode *n = sae_ht_bucket(&sa->groups, h); n;
+	for (struct imc_hnode *n = imc_htab_bucket(&sa->groups, h); n;
 	     n = n->next) {
 		struct sae_group *g = imc_container_of(n, struct sae_group,
 						       node);
@@ -278,12 +199,12 @@ struct sae_group *sae_group_new(struct imc_sa *sa, const struct imc_mcmr *rec,
 	g->rec.join_state = 0;
 	g->rec.proxy_join = false;
 	g->persistent = persistent;
-	sae_list_init(&g->members);
+	imc_list_init(&g->members);
 	if (!p->head[i])
 		mlid_take(p, i);
 	g->mlid_next = p->head[i];
 	p->head[i] = g;
-	sae_ht_insert(&sa->groups, &g->node, group_hash(sa, &rec->mgid));
+	imc_htab_insert(&sa->groups, &g->node, group_hash(sa, &rec->mgid));
 	return g;
 }
 
@@ -300,7 +221,7 @@ void sae_group_free(struct imc_sa *sa, struct sae_group *g)
 		*pp = g->mlid_next;
 	if (!p->head[i])
 		mlid_give(p, i);
-	sae_ht_remove(&sa->groups, &g->node);
+	imc_htab_remove(&sa->groups, &g->node);
 	free(g);
 }
 
@@ -324,7 +245,7 @@ void sae_prefetch(const struct imc_sa *sa, const uint8_t *mad, int stage)
 {
 	const struct imc_gid *mgid, *port;
 	uint64_t gh, mh;
-	struct sae_hnode *const *gb, *const *mb;
+	struct imc_hnode *const *gb, *const *mb;
 
 	if (mad[16] != 0 || mad[17] != UMAD_SA_ATTR_MCMEMBER_REC)
 		return;
@@ -351,7 +272,7 @@ struct sae_member *sae_member_find(const struct imc_sa *sa,
 {
 	uint64_t h = member_hash(sa, g, port_gid);
 
-	for (struct sae_hnode *n = sae_ht_bucket(&sa->members, h); n;
+	for (struct imc_hnode *n = imc_htab_bucket(&sa->members, h); n;
 	     n = n->next) {
 		struct sae_member *m = imc_container_of(n, struct sae_member,
 						       node);
@@ -368,7 +289,7 @@ struct sae_pent *sae_port_find(const struct imc_sa *sa,
 {
 	uint64_t h = imc_gid_hash(gid, sa->cfg.hash_seed);
 
-	for (struct sae_hnode *n = sae_ht_bucket(&sa->ports, h); n;
+	for (struct imc_hnode *n = imc_htab_bucket(&sa->ports, h); n;
 	     n = n->next) {
 		struct sae_pent *pe = imc_container_of(n, struct sae_pent,
 						       node);
@@ -391,14 +312,14 @@ struct sae_member *sae_member_add(struct imc_sa *sa, struct sae_group *g,
 		if (!pe)
 			return NULL;
 		pe->gid = port->gid;
-		sae_list_init(&pe->members);
-		sae_ht_insert(&sa->ports, &pe->node,
+		imc_list_init(&pe->members);
+		imc_htab_insert(&sa->ports, &pe->node,
 			     imc_gid_hash(&port->gid, sa->cfg.hash_seed));
 	}
 	m = calloc(1, sizeof(*m));
 	if (!m) {
 		if (!pe->n) {
-			sae_ht_remove(&sa->ports, &pe->node);
+			imc_htab_remove(&sa->ports, &pe->node);
 			free(pe);
 		}
 		return NULL;
@@ -412,14 +333,14 @@ struct sae_member *sae_member_add(struct imc_sa *sa, struct sae_group *g,
 	m->node_id = port->node;
 	m->port_num = port->port_num;
 	m->switch_port0 = port->switch_port0;
-	sae_list_add_tail(&g->members, &m->in_group);
-	sae_list_add_tail(&pe->members, &m->in_port);
+	imc_list_add_tail(&g->members, &m->in_group);
+	imc_list_add_tail(&pe->members, &m->in_port);
 	pe->n++;
 	g->n_members++;
 	if (sae_join_full(join_state))
 		g->n_full++;
 	sa->members_total++;
-	sae_ht_insert(&sa->members, &m->node, member_hash(sa, g, &port->gid));
+	imc_htab_insert(&sa->members, &m->node, member_hash(sa, g, &port->gid));
 	return m;
 }
 
@@ -440,13 +361,13 @@ void sae_member_del(struct imc_sa *sa, struct sae_member *m)
 	struct sae_pent *pe = m->port;
 
 	sae_member_set_state(sa, m, 0);
-	sae_ht_remove(&sa->members, &m->node);
-	sae_list_del(&m->in_group);
-	sae_list_del(&m->in_port);
+	imc_htab_remove(&sa->members, &m->node);
+	imc_list_del(&m->in_group);
+	imc_list_del(&m->in_port);
 	m->group->n_members--;
 	sa->members_total--;
 	if (--pe->n == 0) {
-		sae_ht_remove(&sa->ports, &pe->node);
+		imc_htab_remove(&sa->ports, &pe->node);
 		free(pe);
 	}
 	free(m);
@@ -464,7 +385,7 @@ bool sae_tree_ref(struct imc_sa *sa, uint16_t mlid, const struct imc_gid *gid,
 	if (!sa->cfg.mlid_share)
 		return true;
 	h = imc_gid_hash(gid, sae_mix(sa->cfg.hash_seed, mlid));
-	for (struct sae_hnode *n = sae_ht_bucket(&sa->mrefs, h); n;
+	for (struct imc_hnode *n = imc_htab_bucket(&sa->mrefs, h); n;
 	     n = n->next) {
 		struct sae_mref *e = imc_container_of(n, struct sae_mref, node);
 
@@ -483,14 +404,14 @@ bool sae_tree_ref(struct imc_sa *sa, uint16_t mlid, const struct imc_gid *gid,
 		r->mlid = mlid;
 		r->gid = *gid;
 		r->count = 1;
-		sae_ht_insert(&sa->mrefs, &r->node, h);
+		imc_htab_insert(&sa->mrefs, &r->node, h);
 		return true;
 	}
 	if (!r)
 		return true;
 	if (--r->count)
 		return false;
-	sae_ht_remove(&sa->mrefs, &r->node);
+	imc_htab_remove(&sa->mrefs, &r->node);
 	free(r);
 	return true;
 }
@@ -519,14 +440,14 @@ int sae_groups_sorted(const struct imc_sa *sa, struct sae_group ***out,
 		     size_t *n)
 {
 	struct sae_group **v;
-	size_t k = 0;
+	struct imc_hnode *e;
+	size_t k = 0, pos;
 
 	v = malloc((sa->groups.n ? sa->groups.n : 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i <= sa->groups.mask; i++)
-		for (struct sae_hnode *e = sa->groups.b[i]; e; e = e->next)
-			v[k++] = imc_container_of(e, struct sae_group, node);
+	imc_htab_foreach(e, pos, &sa->groups)
+		v[k++] = imc_container_of(e, struct sae_group, node);
 	qsort(v, k, sizeof(*v), cmp_group);
 	*out = v;
 	*n = k;
@@ -543,7 +464,7 @@ int sae_members_sorted(const struct sae_group *g, struct sae_member ***out)
 	v = malloc((g->n_members ? g->n_members : 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	for (struct sae_list *l = g->members.next; l != &g->members;
+	for (struct imc_list *l = g->members.next; l != &g->members;
 	     l = l->next)
 		v[k++] = imc_container_of(l, struct sae_member, in_group);
 	qsort(v, k, sizeof(*v), cmp_member);

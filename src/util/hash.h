@@ -49,7 +49,8 @@ void imc_htab_fini(struct imc_htab *t);
 /* Adds n under hash; n must not be in a table. Equal keys may coexist:
  * the caller looks up first when keys must be unique. */
 void imc_htab_insert(struct imc_htab *t, struct imc_hnode *n, uint64_t hash);
-/* Takes n (which must be in t) out. */
+/* Takes n out; a node that is not in t (taken by imc_htab_take, say)
+ * is left as it is, apart from n->next, which becomes NULL. */
 void imc_htab_remove(struct imc_htab *t, struct imc_hnode *n);
 /* Takes some entry out without shrinking and returns it, or NULL when t
  * is empty: for emptying a table whose entries are freed one by one.
