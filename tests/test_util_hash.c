@@ -160,6 +160,35 @@ static void test_walk_and_take(void **state)
 	free(e);
 }
 
+/* An entry's free function removes it after imc_htab_take took it: the
+ * remove does nothing and the take cursor stays valid. */
+static void test_take_then_remove(void **state)
+{
+	struct imc_htab t;
+	struct ent *e = calloc(3000, sizeof(*e));
+	struct imc_hnode *n;
+	size_t pos = 0, seen = 0;
+
+	assert_non_null(e);
+	assert_int_equal(imc_htab_init(&t, 0), 0);
+	for (size_t i = 0; i < 3000; i++) {
+		e[i].key = i;
+		imc_htab_insert(&t, &e[i].node, hash_of(i));
+	}
+	assert_int_equal(t.mask + 1, 4096);
+	while ((n = imc_htab_take(&t, &pos))) {
+		imc_htab_remove(&t, n);
+		assert_int_equal(t.mask + 1, 4096);
+		imc_container_of(n, struct ent, node)->in++;
+		seen++;
+	}
+	assert_int_equal(seen, 3000);
+	for (size_t i = 0; i < 3000; i++)
+		assert_int_equal(e[i].in, 1);
+	imc_htab_fini(&t);
+	free(e);
+}
+
 /* splitmix64 reference outputs from state 0 (Vigna's splitmix64.c), and
  * the step agreeing with the library's generator. */
 static void test_mix_step(void **state)
@@ -185,6 +214,7 @@ int main(void)
 		cmocka_unit_test(test_min_buckets_kept),
 		cmocka_unit_test(test_colliding_hashes),
 		cmocka_unit_test(test_walk_and_take),
+		cmocka_unit_test(test_take_then_remove),
 		cmocka_unit_test(test_mix_step),
 	};
 

@@ -87,23 +87,26 @@ void imc_htab_insert(struct imc_htab *t, struct imc_hnode *n, uint64_t hash)
 	t->n++;
 }
 
-static void unlink_node(struct imc_htab *t, struct imc_hnode *n)
+static bool unlink_node(struct imc_htab *t, struct imc_hnode *n)
 {
 	struct imc_hnode **p = &t->b[n->hash & t->mask];
 
 	while (*p && *p != n)
 		p = &(*p)->next;
-	if (*p) {
-		*p = n->next;
-		t->n--;
+	if (!*p) {
+		n->next = NULL;
+		return false;
 	}
+	*p = n->next;
 	n->next = NULL;
+	t->n--;
+	return true;
 }
 
 void imc_htab_remove(struct imc_htab *t, struct imc_hnode *n)
 {
-	unlink_node(t, n);
-	if (t->mask > t->min_mask && t->n < (t->mask + 1) / 8)
+	if (unlink_node(t, n) && t->mask > t->min_mask &&
+	    t->n < (t->mask + 1) / 8)
 		resize(t, (t->mask + 1) / 2);
 }
 

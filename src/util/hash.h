@@ -49,8 +49,10 @@ void imc_htab_fini(struct imc_htab *t);
 /* Adds n under hash; n must not be in a table. Equal keys may coexist:
  * the caller looks up first when keys must be unique. */
 void imc_htab_insert(struct imc_htab *t, struct imc_hnode *n, uint64_t hash);
-/* Takes n out; a node that is not in t (taken by imc_htab_take, say)
- * is left as it is, apart from n->next, which becomes NULL. */
+/* Takes n out. A node that is not in t (taken by imc_htab_take, say)
+ * is left as it is, apart from n->next, which becomes NULL, and the
+ * table does not resize: an entry's own free function may remove it
+ * while imc_htab_take empties the table. */
 void imc_htab_remove(struct imc_htab *t, struct imc_hnode *n);
 /* Takes some entry out without shrinking and returns it, or NULL when t
  * is empty: for emptying a table whose entries are freed one by one.
