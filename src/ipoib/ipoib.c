@@ -356,7 +356,7 @@ struct ep *ipo_ep_find(const struct imc_ipoib *ifc,
 {
 	uint64_t h = ipo_gid_hash(ifc, gid);
 
-	for (struct ipo_hnode *n = ipo_ht_bucket(&ifc->eps, h); n;
+	for (struct imc_hnode *n = imc_htab_bucket(&ifc->eps, h); n;
 	     n = n->next) {
 		struct ep *e = imc_container_of(n, struct ep, hn);
 
@@ -422,10 +422,10 @@ static void ep_free(struct ep *e)
 	imc_timer_cancel(ifc->loop, &e->expiry);
 	imc_timer_cancel(ifc->loop, &e->probe);
 	ipo_q_drop_all(ifc, &e->q, IMC_IPOIB_DROP_FLUSHED);
-	if (ipo_list_linked(&e->wait))
-		ipo_list_del(&e->wait);
-	ipo_list_del(&e->all);
-	ipo_ht_remove(&ifc->eps, &e->hn);
+	if (imc_list_linked(&e->wait))
+		imc_list_del(&e->wait);
+	imc_list_del(&e->all);
+	imc_htab_remove(&ifc->eps, &e->hn);
 	ifc->st.endpoints--;
 	free(e);
 }
@@ -466,15 +466,11 @@ struct ep *ipo_ep_learn(struct imc_ipoib *ifc, const struct imc_gid *gid,
 	e->lid = lid;
 	e->qpn = qpn;
 	e->used = imc_loop_now(ifc->loop);
-	ipo_list_init(&e->wait);
+	imc_list_init(&e->wait);
 	imc_timer_init(&e->expiry, ep_expiry_fire);
 	imc_timer_init(&e->probe, ipo_ep_probe_fire);
-	if (ipo_ht_insert(&ifc->eps, &e->hn, ipo_gid_hash(ifc, gid)) < 0) {
-		free(e);
-		ipo_drop(ifc, IMC_IPOIB_DROP_NO_MEMORY);
-		return NULL;
-	}
-	ipo_list_add_tail(&ifc->ep_list, &e->all);
+	imc_htab_insert(&ifc->eps, &e->hn, ipo_gid_hash(ifc, gid));
+	imc_list_add_tail(&ifc->ep_list, &e->all);
 	ifc->st.endpoints++;
 	ifc->st.endpoints_from_rx++;
 	if (ifc->state == IMC_IPOIB_UP)
@@ -518,8 +514,8 @@ int ipo_ep_send(struct imc_ipoib *ifc, struct ep *e, const uint8_t *data,
 	if (rc < 0)
 		return rc;
 	ifc->st.deferred++;
-	if (!ipo_list_linked(&e->wait))
-		ipo_list_add_tail(&ifc->waiting, &e->wait);
+	if (!imc_list_linked(&e->wait))
+		imc_list_add_tail(&ifc->waiting, &e->wait);
 	/* data may be ifc->buf, which the probe reuses: it is copied. */
 	if (ifc->state == IMC_IPOIB_UP && e->state == EP_STALE)
 		ipo_ep_probe(e);
@@ -530,8 +526,8 @@ void ipo_ep_flush(struct imc_ipoib *ifc, struct ep *e)
 {
 	struct ipo_pkt *p;
 
-	if (ipo_list_linked(&e->wait))
-		ipo_list_del(&e->wait);
+	if (imc_list_linked(&e->wait))
+		imc_list_del(&e->wait);
 	while ((p = ipo_q_pop(ifc, &e->q))) {
 		ipo_tx(ifc, &e->av, e->qpn, ifc->brec.qkey, p->data, p->len,
 		       (enum pkt_kind)p->kind);
@@ -543,7 +539,7 @@ void ipo_ep_flush(struct imc_ipoib *ifc, struct ep *e)
  * one is probed and keeps its packets until it answers. */
 void ipo_flush_waiting(struct imc_ipoib *ifc)
 {
-	for (struct ipo_list *l = ifc->waiting.next, *n;
+	for (struct imc_list *l = ifc->waiting.next, *n;
 	     ifc->state == IMC_IPOIB_UP && l != &ifc->waiting; l = n) {
 		struct ep *e = imc_container_of(l, struct ep, wait);
 
@@ -920,12 +916,13 @@ int imc_ipoib_create(struct imc_loop *loop, struct imc_mcast *mcast, void *qp,
 	ifc->hw.qpn = cfg->qpn;
 	ifc->hw.gid = cfg->port_gid;
 	ifc->mtu = ipo_mtu_bytes(cfg->port_mtu) - IMC_IPOIB_HDR_LEN;
-	ipo_list_init(&ifc->ep_list);
-	ipo_list_init(&ifc->group_list);
-	ipo_list_init(&ifc->waiting);
+	imc_list_init(&ifc->ep_list);
+	imc_list_init(&ifc->group_list);
+	imc_list_init(&ifc->waiting);
 	imc_timer_init(&ifc->carrier_timer, carrier_fire);
-	if (ipo_ht_init(&ifc->eps) < 0 || ipo_ht_init(&ifc->neighs) < 0 ||
-	    ipo_ht_init(&ifc->groups) < 0)
+	if (imc_htab_init(&ifc->eps, 16) < 0 ||
+	    imc_htab_init(&ifc->neighs, 16) < 0 ||
+	    imc_htab_init(&ifc->groups, 16) < 0)
 		goto fail;
 	ifc->bcast = ipo_grp_new(ifc, &bmgid, NULL);
 	if (!ifc->bcast)
@@ -935,9 +932,9 @@ int imc_ipoib_create(struct imc_loop *loop, struct imc_mcast *mcast, void *qp,
 	*out = ifc;
 	return 0;
 fail:
-	ipo_ht_fini(&ifc->eps);
-	ipo_ht_fini(&ifc->neighs);
-	ipo_ht_fini(&ifc->groups);
+	imc_htab_fini(&ifc->eps);
+	imc_htab_fini(&ifc->neighs);
+	imc_htab_fini(&ifc->groups);
 	free(ifc);
 	return -ENOMEM;
 }
@@ -961,14 +958,13 @@ int imc_ipoib_up(struct imc_ipoib *ifc)
 
 static void free_neighs(struct imc_ipoib *ifc)
 {
-	for (size_t i = 0; i <= ifc->neighs.mask; i++) {
-		while (ifc->neighs.b[i]) {
-			struct neigh *nb = imc_container_of(
-				ifc->neighs.b[i], struct neigh, hn);
+	struct imc_hnode *n;
+	size_t pos = 0;
 
-			ipo_neigh_free(nb, IMC_IPOIB_DROP_FLUSHED);
-		}
-	}
+	/* take never resizes; the free's own remove finds nothing */
+	while ((n = imc_htab_take(&ifc->neighs, &pos)))
+		ipo_neigh_free(imc_container_of(n, struct neigh, hn),
+			       IMC_IPOIB_DROP_FLUSHED);
 }
 
 void imc_ipoib_down(struct imc_ipoib *ifc)
@@ -976,7 +972,7 @@ void imc_ipoib_down(struct imc_ipoib *ifc)
 	if (!ifc || ifc->state == IMC_IPOIB_DOWN)
 		return;
 	ipo_ifc_set_state(ifc, IMC_IPOIB_DOWN);
-	for (struct ipo_list *l = ifc->group_list.next, *n;
+	for (struct imc_list *l = ifc->group_list.next, *n;
 	     l != &ifc->group_list; l = n) {
 		struct group *g = imc_container_of(l, struct group, all);
 
@@ -991,7 +987,7 @@ void imc_ipoib_down(struct imc_ipoib *ifc)
 			ipo_grp_free(g);
 	}
 	free_neighs(ifc);
-	while (!ipo_list_empty(&ifc->ep_list))
+	while (!imc_list_empty(&ifc->ep_list))
 		ep_free(imc_container_of(ifc->ep_list.next, struct ep, all));
 	ifc->mtu = ipo_mtu_bytes(ifc->cfg.port_mtu) - IMC_IPOIB_HDR_LEN;
 }
@@ -1001,13 +997,13 @@ void imc_ipoib_destroy(struct imc_ipoib *ifc)
 	if (!ifc)
 		return;
 	imc_ipoib_down(ifc);
-	while (!ipo_list_empty(&ifc->group_list))
+	while (!imc_list_empty(&ifc->group_list))
 		ipo_grp_free(imc_container_of(ifc->group_list.next, struct group,
 					  all));
 	imc_timer_cancel(ifc->loop, &ifc->carrier_timer);
-	ipo_ht_fini(&ifc->eps);
-	ipo_ht_fini(&ifc->neighs);
-	ipo_ht_fini(&ifc->groups);
+	imc_htab_fini(&ifc->eps);
+	imc_htab_fini(&ifc->neighs);
+	imc_htab_fini(&ifc->groups);
 	free(ifc->addrs);
 	free(ifc);
 }
@@ -1088,10 +1084,10 @@ void imc_ipoib_foreach_endpoint(const struct imc_ipoib *ifc,
 	v = calloc(n, sizeof(*v));
 	if (!v)
 		return;
-	for (const struct ipo_list *l = ifc->ep_list.next; l != &ifc->ep_list;
+	for (const struct imc_list *l = ifc->ep_list.next; l != &ifc->ep_list;
 	     l = l->next)
 		ep_info(imc_container_of(l, const struct ep, all), &v[i++]);
-	for (const struct ipo_list *l = ifc->group_list.next;
+	for (const struct imc_list *l = ifc->group_list.next;
 	     l != &ifc->group_list; l = l->next)
 		grp_info(imc_container_of(l, const struct group, all),
 			 &v[i++]);
@@ -1132,30 +1128,28 @@ void imc_ipoib_foreach_neigh(const struct imc_ipoib *ifc,
 					const struct imc_ipoib_neigh_info *n),
 			     void *arg)
 {
-	size_t n = ifc->st.neighbours, k = 0;
+	size_t n = ifc->st.neighbours, k = 0, pos;
 	struct imc_ipoib_neigh_info *v;
+	struct imc_hnode *h;
 
 	if (!n)
 		return;
 	v = calloc(n, sizeof(*v));
 	if (!v)
 		return;
-	for (size_t i = 0; i <= ifc->neighs.mask; i++) {
-		for (const struct ipo_hnode *h = ifc->neighs.b[i]; h;
-		     h = h->next) {
-			const struct neigh *nb = imc_container_of(
-				h, const struct neigh, hn);
+	imc_htab_foreach(h, pos, &ifc->neighs) {
+		const struct neigh *nb = imc_container_of(h, const struct neigh,
+							  hn);
 
-			v[k].addr = nb->addr;
-			v[k].state = nb->state;
-			if (nb->ep) {
-				v[k].hw.flags = 0;
-				v[k].hw.qpn = nb->ep->qpn;
-				v[k].hw.gid = nb->ep->gid;
-			}
-			v[k].queued = nb->q.n;
-			k++;
+		v[k].addr = nb->addr;
+		v[k].state = nb->state;
+		if (nb->ep) {
+			v[k].hw.flags = 0;
+			v[k].hw.qpn = nb->ep->qpn;
+			v[k].hw.gid = nb->ep->gid;
 		}
+		v[k].queued = nb->q.n;
+		k++;
 	}
 	qsort(v, k, sizeof(*v), neigh_cmp);
 	for (size_t i = 0; i < k; i++)

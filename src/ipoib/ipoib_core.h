@@ -25,9 +25,9 @@ enum ep_state { EP_NOAV, EP_READY, EP_STALE, EP_PROBING };
 enum grp_state { GRP_IDLE, GRP_JOINING, GRP_JOINED, GRP_BACKOFF };
 
 struct ep {
-	struct ipo_hnode hn;        /* ifc->eps, by GID */
-	struct ipo_list all;        /* ifc->ep_list, creation order */
-	struct ipo_list wait;       /* ifc->waiting while packets wait */
+	struct imc_hnode hn;        /* ifc->eps, by GID */
+	struct imc_list all;        /* ifc->ep_list, creation order */
+	struct imc_list wait;       /* ifc->waiting while packets wait */
 	struct imc_ipoib *ifc;
 	enum ep_state state;
 	struct imc_gid gid;
@@ -45,7 +45,7 @@ struct ep {
 };
 
 struct neigh {
-	struct ipo_hnode hn;        /* ifc->neighs, by address */
+	struct imc_hnode hn;        /* ifc->neighs, by address */
 	struct imc_ipoib *ifc;
 	enum imc_ipoib_neigh_state state;
 	struct imc_ip_addr addr;
@@ -57,8 +57,8 @@ struct neigh {
 };
 
 struct group {
-	struct ipo_hnode hn;        /* ifc->groups, by MGID */
-	struct ipo_list all;        /* ifc->group_list, creation order */
+	struct imc_hnode hn;        /* ifc->groups, by MGID */
+	struct imc_list all;        /* ifc->group_list, creation order */
 	struct imc_ipoib *ifc;
 	enum grp_state state;
 	struct imc_gid mgid;
@@ -99,8 +99,8 @@ struct imc_ipoib {
 	struct imc_ipoib_hwaddr hw;
 	struct imc_mcmr brec;       /* broadcast record, valid when UP */
 	unsigned mtu;               /* IP MTU */
-	struct ipo_htab eps, neighs, groups;
-	struct ipo_list ep_list, group_list, waiting;
+	struct imc_htab eps, neighs, groups;
+	struct imc_list ep_list, group_list, waiting;
 	/* Own addresses, sorted: exact lookups bisect; prefix matching
 	 * walks them (an interface has a handful). */
 	struct own_addr *addrs;

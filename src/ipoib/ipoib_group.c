@@ -21,7 +21,7 @@ struct group *ipo_grp_find(const struct imc_ipoib *ifc,
 {
 	uint64_t h = ipo_gid_hash(ifc, mgid);
 
-	for (struct ipo_hnode *n = ipo_ht_bucket(&ifc->groups, h); n;
+	for (struct imc_hnode *n = imc_htab_bucket(&ifc->groups, h); n;
 	     n = n->next) {
 		struct group *g = imc_container_of(n, struct group, hn);
 
@@ -45,11 +45,8 @@ struct group *ipo_grp_new(struct imc_ipoib *ifc,
 	if (ip)
 		g->ip = *ip;
 	imc_timer_init(&g->timer, grp_timer_fire);
-	if (ipo_ht_insert(&ifc->groups, &g->hn, ipo_gid_hash(ifc, mgid)) < 0) {
-		free(g);
-		return NULL;
-	}
-	ipo_list_add_tail(&ifc->group_list, &g->all);
+	imc_htab_insert(&ifc->groups, &g->hn, ipo_gid_hash(ifc, mgid));
+	imc_list_add_tail(&ifc->group_list, &g->all);
 	ifc->st.groups++;
 	return g;
 }
@@ -77,8 +74,8 @@ void ipo_grp_free(struct group *g)
 	ipo_grp_leave_members(g);
 	imc_timer_cancel(ifc->loop, &g->timer);
 	ipo_q_drop_all(ifc, &g->q, IMC_IPOIB_DROP_FLUSHED);
-	ipo_list_del(&g->all);
-	ipo_ht_remove(&ifc->groups, &g->hn);
+	imc_list_del(&g->all);
+	imc_htab_remove(&ifc->groups, &g->hn);
 	ifc->st.groups--;
 	if (ifc->bcast == g)
 		ifc->bcast = NULL;
@@ -219,20 +216,20 @@ static void bcast_joined(struct imc_ipoib *ifc, const struct imc_mcmr *rec)
 	ifc->mtu = mtu - IMC_IPOIB_HDR_LEN;
 	if (ifc->state != IMC_IPOIB_UP)
 		ipo_ifc_set_state(ifc, IMC_IPOIB_UP);
-	for (struct ipo_list *l = ifc->ep_list.next; l != &ifc->ep_list;
+	for (struct imc_list *l = ifc->ep_list.next; l != &ifc->ep_list;
 	     l = l->next)
 		ipo_ep_fabricate(imc_container_of(l, struct ep, all));
 	/* Other groups join in the order they were made; queues flush
 	 * after, in the order packets started waiting. A group whose
 	 * re-join was answered before the broadcast group's (the tracker
 	 * paces re-joins in any order) could not send then: it does now. */
-	for (struct ipo_list *l = ifc->group_list.next, *n;
+	for (struct imc_list *l = ifc->group_list.next, *n;
 	     l != &ifc->group_list; l = n) {
 		n = l->next;
 		grp_kick(imc_container_of(l, struct group, all));
 	}
 	grp_flush(ifc->bcast);
-	for (struct ipo_list *l = ifc->group_list.next; l != &ifc->group_list;
+	for (struct imc_list *l = ifc->group_list.next; l != &ifc->group_list;
 	     l = l->next)
 		grp_flush(imc_container_of(l, struct group, all));
 	ipo_flush_waiting(ifc);
@@ -246,7 +243,7 @@ static void bcast_joined(struct imc_ipoib *ifc, const struct imc_mcmr *rec)
  * parameters came from it) until it is joined again. */
 static void bcast_lost(struct imc_ipoib *ifc)
 {
-	for (struct ipo_list *l = ifc->group_list.next, *n;
+	for (struct imc_list *l = ifc->group_list.next, *n;
 	     l != &ifc->group_list; l = n) {
 		struct group *g = imc_container_of(l, struct group, all);
 

@@ -8,68 +8,12 @@
 #include <stdint.h>
 
 #include "ibmcast/ipoib.h"
+#include "util/hash.h"
+#include "util/list.h"
 
-/* ---- intrusive chained hash table keyed by a 64-bit hash ---- */
-
-struct ipo_hnode {
-	struct ipo_hnode *next;
-	uint64_t hash;
-};
-
-struct ipo_htab {
-	struct ipo_hnode **b;
-	size_t mask;      /* buckets - 1 */
-	size_t n;
-};
-
-int ipo_ht_init(struct ipo_htab *t);
-void ipo_ht_fini(struct ipo_htab *t);
-/* Grows the table as needed: -ENOMEM leaves it as it was. */
-int ipo_ht_insert(struct ipo_htab *t, struct ipo_hnode *n, uint64_t hash);
-void ipo_ht_remove(struct ipo_htab *t, struct ipo_hnode *n);
-
-static inline struct ipo_hnode *ipo_ht_bucket(const struct ipo_htab *t,
-					      uint64_t hash)
-{
-	return t->b[hash & t->mask];
-}
-
-/* ---- doubly linked list (creation order, waiting order) ---- */
-
-struct ipo_list {
-	struct ipo_list *next, *prev;
-};
-
-static inline void ipo_list_init(struct ipo_list *l)
-{
-	l->next = l->prev = l;
-}
-
-static inline bool ipo_list_empty(const struct ipo_list *l)
-{
-	return l->next == l;
-}
-
-static inline bool ipo_list_linked(const struct ipo_list *l)
-{
-	return l->next != NULL && l->next != l;
-}
-
-static inline void ipo_list_add_tail(struct ipo_list *head,
-				     struct ipo_list *n)
-{
-	n->prev = head->prev;
-	n->next = head;
-	head->prev->next = n;
-	head->prev = n;
-}
-
-static inline void ipo_list_del(struct ipo_list *n)
-{
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	n->next = n->prev = n;
-}
+/* Endpoints, neighbours and groups are util/hash.h entries keyed by a
+ * seeded hash of their GID or address (ipo_gid_hash); creation and
+ * waiting order are util/list.h lists. */
 
 /* ---- packets waiting to be sent ---- */
 

@@ -1,7 +1,6 @@
 /* The IP side of the IPoIB interface: IP header parsing, ND messages
  * (RFC 4861) with the IPoIB link-layer address option (RFC 4391 9.1.1),
- * the ICMPv6 checksum, IP address text, and the hash table the interface
- * keys endpoints, neighbours and groups with. */
+ * the ICMPv6 checksum and IP address text. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
@@ -10,79 +9,6 @@
 
 #include "ipoib/ipoib_int.h"
 #include "wire/bytes.h"
-
-/* ---- hash table ---- */
-
-enum { HT_MIN = 16 };
-
-int ipo_ht_init(struct ipo_htab *t)
-{
-	t->b = calloc(HT_MIN, sizeof(*t->b));
-	if (!t->b)
-		return -ENOMEM;
-	t->mask = HT_MIN - 1;
-	t->n = 0;
-	return 0;
-}
-
-void ipo_ht_fini(struct ipo_htab *t)
-{
-	free(t->b);
-	t->b = NULL;
-	t->mask = 0;
-	t->n = 0;
-}
-
-static int ht_grow(struct ipo_htab *t)
-{
-	size_t cap = (t->mask + 1) * 2;
-	struct ipo_hnode **nb = calloc(cap, sizeof(*nb));
-
-	if (!nb)
-		return -ENOMEM;
-	for (size_t i = 0; i <= t->mask; i++) {
-		struct ipo_hnode *x = t->b[i], *next;
-
-		for (; x; x = next) {
-			next = x->next;
-			x->next = nb[x->hash & (cap - 1)];
-			nb[x->hash & (cap - 1)] = x;
-		}
-	}
-	free(t->b);
-	t->b = nb;
-	t->mask = cap - 1;
-	return 0;
-}
-
-int ipo_ht_insert(struct ipo_htab *t, struct ipo_hnode *n, uint64_t hash)
-{
-	struct ipo_hnode **b;
-
-	/* Load factor 1; a failed grow only makes chains longer. */
-	if (t->n + 1 > t->mask + 1 && ht_grow(t) < 0 && t->n > 4 * (t->mask + 1))
-		return -ENOMEM;
-	n->hash = hash;
-	b = &t->b[hash & t->mask];
-	n->next = *b;
-	*b = n;
-	t->n++;
-	return 0;
-}
-
-void ipo_ht_remove(struct ipo_htab *t, struct ipo_hnode *n)
-{
-	struct ipo_hnode **pp = &t->b[n->hash & t->mask];
-
-	for (; *pp; pp = &(*pp)->next) {
-		if (*pp == n) {
-			*pp = n->next;
-			n->next = NULL;
-			t->n--;
-			return;
-		}
-	}
-}
 
 /* ---- IP addresses ---- */
 

@@ -34,7 +34,7 @@ static struct neigh *neigh_find(const struct imc_ipoib *ifc,
 {
 	uint64_t h = addr_hash(ifc, a);
 
-	for (struct ipo_hnode *n = ipo_ht_bucket(&ifc->neighs, h); n;
+	for (struct imc_hnode *n = imc_htab_bucket(&ifc->neighs, h); n;
 	     n = n->next) {
 		struct neigh *nb = imc_container_of(n, struct neigh, hn);
 
@@ -54,7 +54,7 @@ void ipo_neigh_free(struct neigh *nb, enum imc_ipoib_drop why)
 	ipo_q_drop_all(ifc, &nb->q, why);
 	if (nb->ep)
 		nb->ep->nrefs--;
-	ipo_ht_remove(&ifc->neighs, &nb->hn);
+	imc_htab_remove(&ifc->neighs, &nb->hn);
 	ifc->st.neighbours--;
 	free(nb);
 }
@@ -72,11 +72,7 @@ static struct neigh *neigh_new(struct imc_ipoib *ifc,
 	nb->state = IMC_IPOIB_NEIGH_INCOMPLETE;
 	nb->addr = *a;
 	imc_timer_init(&nb->timer, neigh_timer_fire);
-	if (ipo_ht_insert(&ifc->neighs, &nb->hn, addr_hash(ifc, a)) < 0) {
-		free(nb);
-		ipo_drop(ifc, IMC_IPOIB_DROP_NO_MEMORY);
-		return NULL;
-	}
+	imc_htab_insert(&ifc->neighs, &nb->hn, addr_hash(ifc, a));
 	ifc->st.neighbours++;
 	return nb;
 }
@@ -335,8 +331,8 @@ void ipo_ep_probe_fire(struct imc_timer *t)
 	}
 	ifc->st.resolve_failures++;
 	ipo_q_drop_all(ifc, &e->q, IMC_IPOIB_DROP_UNRESOLVED);
-	if (ipo_list_linked(&e->wait))
-		ipo_list_del(&e->wait);
+	if (imc_list_linked(&e->wait))
+		imc_list_del(&e->wait);
 	ipo_ep_set_state(e, EP_STALE);
 }
 
@@ -345,7 +341,7 @@ void ipo_ep_probe_fire(struct imc_timer *t)
  * used again before its peer answered a probe or sent a packet. */
 static void eps_make_stale(struct imc_ipoib *ifc)
 {
-	for (struct ipo_list *l = ifc->ep_list.next; l != &ifc->ep_list;
+	for (struct imc_list *l = ifc->ep_list.next; l != &ifc->ep_list;
 	     l = l->next) {
 		struct ep *e = imc_container_of(l, struct ep, all);
 
