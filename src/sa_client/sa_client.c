@@ -28,6 +28,9 @@
 #include "ibmcast/rmpp.h"
 #include "ibmcast/rng.h"
 #include "ibmcast/sa_client.h"
+#include "util/hash.h"
+#include "util/list.h"
+#include "util/mix.h"
 #include "wire/bytes.h"
 
 enum qstate {
@@ -38,15 +41,11 @@ enum qstate {
 	Q_CALLBACK,
 };
 
-struct link {
-	struct link *prev, *next;
-};
-
 struct imc_sa_query {
 	struct imc_sa_client *c;
 	enum qstate state;
-	struct link link;               /* queue, flight or done list */
-	struct imc_sa_query *hnext;     /* TID table chain */
+	struct imc_list link;               /* queue, flight or done list */
+	struct imc_hnode node;          /* c->tids, by tid_low */
 	struct imc_timer timer;
 	uint32_t tid_low;
 	unsigned attempts;
@@ -67,80 +66,50 @@ struct imc_sa_client {
 	struct imc_sa_client_config cfg;
 	struct imc_rng rng;
 	uint32_t next_tid;
-	struct link queue, flight, done;
-	struct imc_sa_query **table;
-	uint32_t table_mask;
+	struct imc_list queue, flight, done;
+	struct imc_htab tids;
 	imc_sa_report_cb report_cb;
 	void *report_arg;
 	struct imc_sa_client_stats st;
 };
 
-/* ---- lists ---- */
-
-static void list_init(struct link *h)
-{
-	h->prev = h->next = h;
-}
-
-static bool list_empty(const struct link *h)
-{
-	return h->next == h;
-}
-
-static void list_add_tail(struct link *h, struct link *l)
-{
-	l->prev = h->prev;
-	l->next = h;
-	h->prev->next = l;
-	h->prev = l;
-}
-
-static void list_del(struct link *l)
-{
-	l->prev->next = l->next;
-	l->next->prev = l->prev;
-	l->prev = l->next = l;
-}
-
-static struct imc_sa_query *link_query(struct link *l)
+static struct imc_sa_query *link_query(struct imc_list *l)
 {
 	return imc_container_of(l, struct imc_sa_query, link);
 }
 
 /* ---- TID table ---- */
 
-static uint32_t bucket(const struct imc_sa_client *c, uint32_t tid_low)
+static uint64_t tid_hash(uint32_t tid_low)
 {
-	/* Fibonacci hashing: consecutive TIDs spread over the buckets. */
-	return (uint32_t)(tid_low * 2654435769u) >> 7 & c->table_mask;
+	/* Consecutive TIDs spread over the buckets. */
+	return imc_mix64(tid_low);
 }
 
 static struct imc_sa_query *table_find(const struct imc_sa_client *c,
 				       uint32_t tid_low)
 {
-	struct imc_sa_query *q = c->table[bucket(c, tid_low)];
+	uint64_t h = tid_hash(tid_low);
 
-	while (q && q->tid_low != tid_low)
-		q = q->hnext;
-	return q;
+	for (struct imc_hnode *n = imc_htab_bucket(&c->tids, h); n;
+	     n = n->next) {
+		struct imc_sa_query *q = imc_container_of(n, struct imc_sa_query,
+							  node);
+
+		if (q->tid_low == tid_low)
+			return q;
+	}
+	return NULL;
 }
 
 static void table_add(struct imc_sa_client *c, struct imc_sa_query *q)
 {
-	struct imc_sa_query **b = &c->table[bucket(c, q->tid_low)];
-
-	q->hnext = *b;
-	*b = q;
+	imc_htab_insert(&c->tids, &q->node, tid_hash(q->tid_low));
 }
 
 static void table_del(struct imc_sa_client *c, struct imc_sa_query *q)
 {
-	struct imc_sa_query **p = &c->table[bucket(c, q->tid_low)];
-
-	while (*p != q)
-		p = &(*p)->hnext;
-	*p = q->hnext;
-	q->hnext = NULL;
+	imc_htab_remove(&c->tids, &q->node);
 }
 
 /* ---- state ---- */
@@ -200,13 +169,13 @@ static void send_first(struct imc_sa_query *q)
 {
 	struct imc_sa_client *c = q->c;
 
-	list_del(&q->link);
+	imc_list_del(&q->link);
 	c->st.queued--;
 	q->tid_low = new_tid(c);
 	/* The upper half is left 0: the kernel puts its agent id there. */
 	imc_put64(q->req + 8, q->tid_low);
 	table_add(c, q);
-	list_add_tail(&c->flight, &q->link);
+	imc_list_add_tail(&c->flight, &q->link);
 	if (++c->st.in_flight > c->st.max_in_flight)
 		c->st.max_in_flight = c->st.in_flight;
 	move(q, Q_SENT);
@@ -218,7 +187,7 @@ static void send_first(struct imc_sa_query *q)
 
 static void pump(struct imc_sa_client *c)
 {
-	while (c->st.in_flight < c->cfg.window && !list_empty(&c->queue))
+	while (c->st.in_flight < c->cfg.window && !imc_list_empty(&c->queue))
 		send_first(link_query(c->queue.next));
 }
 
@@ -228,7 +197,7 @@ static void complete(struct imc_sa_query *q, int err)
 	struct imc_sa_client *c = q->c;
 	bool flying = q->state != Q_QUEUED;
 
-	list_del(&q->link);
+	imc_list_del(&q->link);
 	if (flying) {
 		table_del(c, q);
 		c->st.in_flight--;
@@ -241,7 +210,7 @@ static void complete(struct imc_sa_query *q, int err)
 	}
 	q->err = err;
 	move(q, Q_DONE);
-	list_add_tail(&c->done, &q->link);
+	imc_list_add_tail(&c->done, &q->link);
 	imc_timer_cancel(c->loop, &q->timer);
 	(void)imc_timer_arm(c->loop, &q->timer, imc_loop_now(c->loop));
 	if (flying)
@@ -260,7 +229,7 @@ static void dispatch(struct imc_sa_query *q)
 {
 	struct imc_sa_client *c = q->c;
 
-	list_del(&q->link);
+	imc_list_del(&q->link);
 	move(q, Q_CALLBACK);
 	c->st.alive--;
 	if (q->err == 0)
@@ -340,7 +309,6 @@ int imc_sa_client_create(struct imc_loop *loop,
 {
 	struct imc_sa_client_config def;
 	struct imc_sa_client *c;
-	uint32_t n = 2;
 
 	if (!cfg) {
 		imc_sa_client_config_init(&def);
@@ -354,32 +322,28 @@ int imc_sa_client_create(struct imc_loop *loop,
 	if (!c)
 		return -ENOMEM;
 	/* Two buckets per query in flight at most. */
-	while (n < 2 * cfg->window)
-		n *= 2;
-	c->table = calloc(n, sizeof(*c->table));
-	if (!c->table) {
+	if (imc_htab_init(&c->tids, 2 * cfg->window) < 0) {
 		free(c);
 		return -ENOMEM;
 	}
-	c->table_mask = n - 1;
 	c->loop = loop;
 	c->tr = *tr;
 	c->cfg = *cfg;
 	imc_rng_seed(&c->rng, cfg->seed);
 	c->next_tid = (uint32_t)imc_rng_next(&c->rng);
-	list_init(&c->queue);
-	list_init(&c->flight);
-	list_init(&c->done);
+	imc_list_init(&c->queue);
+	imc_list_init(&c->flight);
+	imc_list_init(&c->done);
 	*out = c;
 	return 0;
 }
 
-static void drop_list(struct imc_sa_client *c, struct link *h)
+static void drop_list(struct imc_sa_client *c, struct imc_list *h)
 {
-	while (!list_empty(h)) {
+	while (!imc_list_empty(h)) {
 		struct imc_sa_query *q = link_query(h->next);
 
-		list_del(&q->link);
+		imc_list_del(&q->link);
 		imc_timer_cancel(c->loop, &q->timer);
 		free_query(q);
 	}
@@ -392,16 +356,16 @@ void imc_sa_client_destroy(struct imc_sa_client *c)
 	drop_list(c, &c->queue);
 	drop_list(c, &c->flight);
 	drop_list(c, &c->done);
-	free(c->table);
+	imc_htab_fini(&c->tids);
 	free(c);
 }
 
 void imc_sa_client_flush(struct imc_sa_client *c)
 {
 	/* Queued ones first, so that nothing is sent only to be flushed. */
-	while (!list_empty(&c->queue))
+	while (!imc_list_empty(&c->queue))
 		complete(link_query(c->queue.next), -ECANCELED);
-	while (!list_empty(&c->flight))
+	while (!imc_list_empty(&c->flight))
 		complete(link_query(c->flight.next), -ECANCELED);
 }
 
@@ -431,7 +395,7 @@ int imc_sa_query_start(struct imc_sa_client *c, const struct imc_sa_mad *req,
 	q->arg = arg;
 	q->state = Q_QUEUED;
 	imc_timer_init(&q->timer, on_timer);
-	list_add_tail(&c->queue, &q->link);
+	imc_list_add_tail(&c->queue, &q->link);
 	c->st.queued++;
 	c->st.alive++;
 	c->st.started++;
@@ -448,7 +412,7 @@ int imc_sa_query_cancel(struct imc_sa_query *q)
 	if (!q || q->state == Q_CALLBACK)
 		return -EALREADY;
 	c = q->c;
-	list_del(&q->link);
+	imc_list_del(&q->link);
 	imc_timer_cancel(c->loop, &q->timer);
 	switch (q->state) {
 	case Q_QUEUED:
