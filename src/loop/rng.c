@@ -1,5 +1,6 @@
 /* xoshiro256** seeded through splitmix64; see include/ibmcast/rng.h. */
 #include "ibmcast/rng.h"
+#include "util/mix.h"
 
 static inline uint64_t rotl(uint64_t x, int k)
 {
@@ -8,11 +9,7 @@ static inline uint64_t rotl(uint64_t x, int k)
 
 uint64_t imc_rng_splitmix64(uint64_t *state)
 {
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return imc_mix_step(state);
 }
 
 void imc_rng_seed(struct imc_rng *r, uint64_t seed)

@@ -15,6 +15,7 @@
 #include "ibmcast/sa_client.h"
 #include "ibmcast/sa_records.h"
 #include "ibmcast/sa_serve.h"
+#include "util/mix.h"
 #include "wire/bytes.h"
 
 enum {
@@ -99,19 +100,9 @@ static void scan_more(struct imc_sa_serve *s);
 
 /* ---- hashing and the directory ---- */
 
-static uint64_t mix(uint64_t x)
-{
-	/* splitmix64's finalizer */
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 static uint64_t gid_hash(const struct imc_sa_serve *s, const struct imc_gid *g)
 {
-	return mix(imc_get64(g->raw) ^ mix(imc_get64(g->raw + 8) ^ s->seed));
+	return imc_mix2(imc_get64(g->raw + 8), imc_get64(g->raw), s->seed);
 }
 
 static int gid_find(const struct imc_sa_serve *s, const struct imc_gid *g)
@@ -241,7 +232,7 @@ static int dir_by_lid(void *ctx, uint16_t lid, struct imc_sa_port *out)
 
 static struct gmeta *gmeta_probe(struct imc_sa_serve *s, uint64_t guid)
 {
-	for (uint32_t i = (uint32_t)mix(guid ^ s->seed) & s->gmeta_mask;;
+	for (uint32_t i = (uint32_t)imc_mix64(guid ^ s->seed) & s->gmeta_mask;;
 	     i = (i + 1) & s->gmeta_mask) {
 		struct gmeta *g = &s->gmeta[i];
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ibmcast/gid.h"
+#include "util/mix.h"
 #include "wire/bytes.h"
 
 int imc_gid_parse(const char *s, struct imc_gid *out)
@@ -91,17 +92,9 @@ int imc_gid_cmp(const struct imc_gid *a, const struct imc_gid *b)
 	return (c > 0) - (c < 0);
 }
 
-/* splitmix64 finalizer: a bijection on 64-bit values with full avalanche. */
-static uint64_t mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 uint64_t imc_gid_hash(const struct imc_gid *g, uint64_t seed)
 {
-	return mix(mix(imc_get64(g->raw) ^ seed) ^ imc_get64(g->raw + 8));
+	return imc_mix2(imc_get64(g->raw), imc_get64(g->raw + 8), seed);
 }
 
 bool imc_gid_is_multicast(const struct imc_gid *g)
