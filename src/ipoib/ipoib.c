@@ -65,6 +65,7 @@
 
 #include "ibmcast/gid.h"
 #include "ipoib/ipoib_core.h"
+#include "util/vec.h"
 #include "wire/bytes.h"
 
 
@@ -823,20 +824,13 @@ int imc_ipoib_addr_add(struct imc_ipoib *ifc, const struct imc_ip_addr *a,
 			}
 		}
 	}
-	if (ifc->naddrs == ifc->addr_cap) {
-		size_t cap = ifc->addr_cap ? ifc->addr_cap * 2 : 4;
-		struct own_addr *na = realloc(ifc->addrs, cap * sizeof(*na));
-
-		if (!na) {
-			if (key.family == IMC_IPV6) {
-				unlisten_ip(ifc, &snm);
-				if (!ifc->v6_addrs)
-					unlisten_ip(ifc, &all);
-			}
-			return -ENOMEM;
+	if (IMC_VEC_RESERVE(&ifc->addrs, &ifc->addr_cap, ifc->naddrs + 1)) {
+		if (key.family == IMC_IPV6) {
+			unlisten_ip(ifc, &snm);
+			if (!ifc->v6_addrs)
+				unlisten_ip(ifc, &all);
 		}
-		ifc->addrs = na;
-		ifc->addr_cap = cap;
+		return -ENOMEM;
 	}
 	i = -i - 1;
 	memmove(&ifc->addrs[i + 1], &ifc->addrs[i],

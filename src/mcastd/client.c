@@ -30,6 +30,7 @@
 #include "ibmcast/mcastd.h"
 #include "ibmcast/rng.h"
 #include "mcastd/proto.h"
+#include "util/vec.h"
 
 enum cstate {
 	C_DOWN,
@@ -69,6 +70,7 @@ struct show_req {
 	struct imc_mcastd_show_client *clients;
 	struct imc_mcastd_show_group *groups;
 	size_t np, nc, ng;
+	size_t np_cap, nc_cap, ng_cap;
 };
 
 struct imc_mcastd {
@@ -503,31 +505,23 @@ static void on_revoke(struct imc_mcastd *c, const struct mcd_msg *msg)
 
 static int show_add(struct show_req *q, const struct mcd_msg *msg)
 {
-	void *p;
-
 	switch (msg->type) {
 	case MCD_SHOW_PORT:
-		p = realloc(q->ports, (q->np + 1) * sizeof(*q->ports));
-		if (!p)
+		if (IMC_VEC_RESERVE(&q->ports, &q->np_cap, q->np + 1))
 			return -ENOMEM;
-		q->ports = p;
 		q->ports[q->np++] = msg->u.show_port.port;
 		return 0;
 	case MCD_SHOW_GROUP:
-		p = realloc(q->groups, (q->ng + 1) * sizeof(*q->groups));
-		if (!p)
+		if (IMC_VEC_RESERVE(&q->groups, &q->ng_cap, q->ng + 1))
 			return -ENOMEM;
-		q->groups = p;
 		q->groups[q->ng++] = msg->u.show_group.g;
 		return 0;
 	default: {
 		struct imc_mcastd_show_client cl = msg->u.show_client.cl;
 		struct imc_mcastd_show_member *ms = NULL;
 
-		p = realloc(q->clients, (q->nc + 1) * sizeof(*q->clients));
-		if (!p)
+		if (IMC_VEC_RESERVE(&q->clients, &q->nc_cap, q->nc + 1))
 			return -ENOMEM;
-		q->clients = p;
 		if (cl.n_members) {
 			ms = calloc(cl.n_members, sizeof(*ms));
 			if (!ms)

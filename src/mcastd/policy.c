@@ -12,6 +12,7 @@
 
 #include "ibmcast/gid.h"
 #include "mcastd/mcastd_policy.h"
+#include "util/vec.h"
 
 enum who { WHO_ANY, WHO_UID, WHO_GID };
 
@@ -333,15 +334,8 @@ static int parse_rule(struct parser *p, char *line, struct rule *ru)
 static int add_rule(struct imc_mcastd_policy *pol, size_t *cap,
 		    const struct rule *ru)
 {
-	if (pol->n == *cap) {
-		size_t c = *cap ? *cap * 2 : 16;
-		struct rule *n = realloc(pol->rules, c * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		pol->rules = n;
-		*cap = c;
-	}
+	if (IMC_VEC_RESERVE(&pol->rules, cap, pol->n + 1))
+		return -ENOMEM;
 	pol->rules[pol->n++] = *ru;
 	return 0;
 }

@@ -25,6 +25,7 @@
 #include "ibmcast/gid.h"
 #include "ibmcast/ipoib_wire.h"
 #include "sa/sa_int.h"
+#include "util/vec.h"
 
 #define CM(x) ((uint64_t)UMAD_SA_MCM_COMP_MASK_##x)
 
@@ -570,22 +571,14 @@ static void emit(struct recs *o, const struct sae_group *g,
 		 const struct sae_member *m, bool trusted, size_t max)
 {
 	struct imc_mcmr a = g->rec;
-	uint8_t *p;
 
 	if (o->n >= max) {
 		o->overflow = true;
 		return;
 	}
-	if (o->n == o->cap) {
-		size_t cap = o->cap ? o->cap * 2 : 8;
-
-		p = realloc(o->buf, cap * IMC_MCMR_SIZE);
-		if (!p) {
-			o->overflow = true;
-			return;
-		}
-		o->buf = p;
-		o->cap = cap;
+	if (imc_vec_reserve(&o->buf, &o->cap, o->n + 1, IMC_MCMR_SIZE)) {
+		o->overflow = true;
+		return;
 	}
 	/* p923 (IBA 15.2.5.17): PortGID, JoinState and ProxyJoin are zero
 	 * unless the request is trusted. */

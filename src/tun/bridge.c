@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 
 #include "ibmcast/tun_bridge.h"
+#include "util/vec.h"
 
 enum { MCAST_POLL = 100 * IMC_NSEC_PER_MSEC };
 
@@ -189,16 +190,9 @@ static void on_kernel_group(void *ctx, int family, const uint8_t *addr)
 		b->g[i].seen = true;
 		return;
 	}
-	if (b->ng == b->gcap) {
-		size_t cap = b->gcap ? 2 * b->gcap : 8;
-		struct mgroup *ng = realloc(b->g, cap * sizeof(*ng));
-
-		if (!ng) {
-			b->st.mcast_errors++;
-			return;
-		}
-		b->g = ng;
-		b->gcap = cap;
+	if (IMC_VEC_RESERVE(&b->g, &b->gcap, b->ng + 1)) {
+		b->st.mcast_errors++;
+		return;
 	}
 	i = -i - 1;
 	m = &b->g[i];

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "tun/tun_int.h"
+#include "util/vec.h"
 
 #define NETNS_DIR "/run/netns"
 #define LOCK_PARENT "/run/ibmcast"
@@ -343,14 +344,8 @@ static int list_locks(const char *prefix, char ***out, size_t *n)
 		    strcmp(de->d_name + len - 5, ".lock") ||
 		    strncmp(de->d_name, prefix, plen))
 			continue;
-		if (*n == cap) {
-			char **nv = realloc(v, (cap ? 2 * cap : 16) * sizeof(*v));
-
-			if (!nv)
-				goto nomem;
-			v = nv;
-			cap = cap ? 2 * cap : 16;
-		}
+		if (IMC_VEC_RESERVE(&v, &cap, *n + 1))
+			goto nomem;
 		name = strndup(de->d_name, len - 5);
 		if (!name)
 			goto nomem;

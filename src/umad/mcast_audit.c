@@ -16,6 +16,7 @@
 #include "ibmcast/mad.h"
 #include "ibmcast/sa_attr.h"
 #include "umad/mcast_audit.h"
+#include "util/vec.h"
 
 enum state {
 	IDLE,
@@ -84,17 +85,9 @@ static void on_group(void *arg, const struct imc_mcast_group_info *g)
 	}
 	if (w->err)
 		return;
-	if (a->todo_n == a->todo_cap) {
-		size_t cap = a->todo_cap ? 2 * a->todo_cap : 16;
-		struct imc_gid *p = realloc(a->todo, cap * sizeof(*p));
-
-		if (!p) {
-			w->err = -ENOMEM;
-			return;
-		}
-		a->todo = p;
-		a->todo_cap = cap;
-	}
+	w->err = IMC_VEC_RESERVE(&a->todo, &a->todo_cap, a->todo_n + 1);
+	if (w->err)
+		return;
 	a->todo[a->todo_n++] = g->rec.mgid;
 }
 

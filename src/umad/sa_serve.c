@@ -16,6 +16,7 @@
 #include "ibmcast/sa_records.h"
 #include "ibmcast/sa_serve.h"
 #include "util/mix.h"
+#include "util/vec.h"
 #include "wire/bytes.h"
 
 enum {
@@ -75,7 +76,8 @@ struct imc_sa_serve {
 	imc_time_t started;
 	/* directory */
 	struct dport *ports;
-	uint32_t nports, cap;
+	uint32_t nports;
+	size_t cap;
 	uint32_t *lid_port;         /* LID -> port index + 1 */
 	uint8_t *lid_state;         /* enum key_state */
 	imc_time_t *lid_miss;
@@ -170,15 +172,8 @@ static int dir_put(struct imc_sa_serve *s, const struct dport *p)
 		s->lid_state[p->lid] = KEY_PRESENT;
 		return 0;
 	}
-	if (s->nports == s->cap) {
-		uint32_t cap = s->cap ? 2 * s->cap : 64;
-		struct dport *n = realloc(s->ports, cap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		s->ports = n;
-		s->cap = cap;
-	}
+	if (IMC_VEC_RESERVE(&s->ports, &s->cap, (size_t)s->nports + 1))
+		return -ENOMEM;
 	if (2 * (s->nports + 1) > s->gid_mask + 1 &&
 	    gid_rebuild(s, 2 * (s->nports + 1)) < 0)
 		return -ENOMEM;
