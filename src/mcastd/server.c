@@ -228,14 +228,7 @@ static void member_unlink(struct member *m)
 {
 	struct conn *c = m->c;
 
-	if (m->prev)
-		m->prev->next = m->next;
-	else
-		c->mhead = m->next;
-	if (m->next)
-		m->next->prev = m->prev;
-	else
-		c->mtail = m->prev;
+	imc_list_del(&m->link);
 	c->slots[m->slot] = NULL;
 	c->members--;
 }
@@ -280,20 +273,13 @@ static void conn_close(struct conn *c, const char *why)
 		"client %u (pid %u uid %u %s): %s; leaving its %u members",
 		c->id, c->cr.pid, c->cr.uid, c->comm, why, c->members);
 	conn_set_state(c, CONN_GONE);
-	while (c->mhead)
-		member_free(c->mhead);
+	while (!imc_list_empty(&c->mlist))
+		member_free(srv_member_of(c->mlist.next));
 	(void)imc_loop_unwatch_fd(s->loop, &c->w);
 	imc_timer_cancel(s->loop, &c->ack_timer);
 	close(c->fd);
 	uid_put(s, c->cr.uid);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		s->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	else
-		s->conns_tail = c->prev;
+	imc_list_del(&c->link);
 	s->nconns--;
 	if (c->flush_queued) {
 		struct conn **p = &s->flush_head;
@@ -496,12 +482,7 @@ static int on_join(struct conn *c, const struct mcd_msg *msg)
 	m->req_rec = req.rec;
 	m->comp_mask = req.comp_mask;
 	m->state = IMC_MCAST_PENDING;
-	m->prev = c->mtail;
-	if (c->mtail)
-		c->mtail->next = m;
-	else
-		c->mhead = m;
-	c->mtail = m;
+	imc_list_add_tail(&c->mlist, &m->link);
 	c->slots[slot] = m;
 	c->members++;
 	c->in_flight++;
@@ -722,12 +703,13 @@ static void on_fd(struct imc_fd_watch *w, unsigned events)
 
 int imc_mcastd_server_io(struct imc_mcastd_server *s)
 {
+	struct imc_list *l, *nx;
 	int total = 0;
 
-	for (struct conn *c = s->conns, *next; c; c = next) {
+	imc_list_foreach_safe(l, nx, &s->conns) {
+		struct conn *c = srv_conn_of(l);
 		int r;
 
-		next = c->next;
 		r = conn_read(c);
 		if (r < 0) {
 			total++;
@@ -760,6 +742,7 @@ int imc_mcastd_server_create(struct imc_loop *loop,
 		return -ENOMEM;
 	s->loop = loop;
 	s->cfg = *cfg;
+	imc_list_init(&s->conns);
 	imc_timer_init(&s->flush_timer, on_flush_timer);
 	imc_timer_init(&s->shut_timer, srv_on_shut_timer);
 	*out = s;
@@ -770,8 +753,8 @@ void imc_mcastd_server_destroy(struct imc_mcastd_server *s)
 {
 	if (!s)
 		return;
-	while (s->conns)
-		conn_close(s->conns, "daemon stopping");
+	while (!imc_list_empty(&s->conns))
+		conn_close(srv_conn_of(s->conns.next), "daemon stopping");
 	imc_timer_cancel(s->loop, &s->flush_timer);
 	imc_timer_cancel(s->loop, &s->shut_timer);
 	while (s->ports) {
@@ -886,6 +869,7 @@ int imc_mcastd_server_accept(struct imc_mcastd_server *s, int fd,
 		(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 	u->n++;
 	c->s = s;
+	imc_list_init(&c->mlist);
 	c->fd = fd;
 	c->cr = *cr;
 	if (c->cr.n_groups > IMC_MCASTD_MAX_GROUPS)
@@ -904,12 +888,7 @@ int imc_mcastd_server_accept(struct imc_mcastd_server *s, int fd,
 			return r;
 		}
 	}
-	c->prev = s->conns_tail;
-	if (s->conns_tail)
-		s->conns_tail->next = c;
-	else
-		s->conns = c;
-	s->conns_tail = c;
+	imc_list_add_tail(&s->conns, &c->link);
 	s->nconns++;
 	s->st.accepted++;
 	srv_log(s, IMC_MCASTD_LOG_DEBUG, "client %u: pid %u uid %u gid %u",
@@ -921,12 +900,16 @@ int imc_mcastd_server_accept(struct imc_mcastd_server *s, int fd,
 
 unsigned imc_mcastd_server_reauthorize(struct imc_mcastd_server *s)
 {
+	struct imc_list *cl, *ml;
 	unsigned n = 0;
 
 	if (!s->cfg.authorize)
 		return 0;
-	for (struct conn *c = s->conns; c; c = c->next) {
-		for (struct member *m = c->mhead; m; m = m->next) {
+	imc_list_foreach(cl, &s->conns) {
+		struct conn *c = srv_conn_of(cl);
+
+		imc_list_foreach(ml, &c->mlist) {
+			struct member *m = srv_member_of(ml);
 			struct imc_mcast_join_req req = { 0 };
 			char g[IMC_GID_STRLEN];
 			int r;

@@ -8,6 +8,7 @@
 
 #include "ibmcast/mcastd_server.h"
 #include "mcastd/proto.h"
+#include "util/list.h"
 
 enum conn_state {
 	CONN_HELLO,
@@ -34,7 +35,7 @@ struct member {
 	int status;
 	bool answered;                /* first JOINED or ERROR sent */
 	bool revoked;                 /* REVOKE sent, ack awaited */
-	struct member *prev, *next;   /* the connection's, join order */
+	struct imc_list link;         /* c->mlist: join order */
 };
 
 struct conn {
@@ -51,10 +52,10 @@ struct conn {
 	struct conn *flush_next;
 	struct member **slots;
 	uint32_t nslots;
-	struct member *mhead, *mtail;
+	struct imc_list mlist;        /* struct member.link */
 	unsigned members, in_flight, revokes;
 	struct imc_timer ack_timer;
-	struct conn *prev, *next;
+	struct imc_list link;         /* s->conns: accept order */
 };
 
 struct audit_rec {
@@ -84,7 +85,7 @@ struct imc_mcastd_server {
 	struct imc_mcastd_server_config cfg;
 	struct port *ports;
 	unsigned nports;
-	struct conn *conns, *conns_tail;
+	struct imc_list conns;        /* struct conn.link */
 	size_t nconns;
 	size_t members;
 	uint32_t next_id;
@@ -100,6 +101,16 @@ struct imc_mcastd_server {
 	void *done_arg;
 	struct imc_mcastd_server_stats st;
 };
+
+static inline struct member *srv_member_of(struct imc_list *l)
+{
+	return imc_container_of(l, struct member, link);
+}
+
+static inline struct conn *srv_conn_of(struct imc_list *l)
+{
+	return imc_container_of(l, struct conn, link);
+}
 
 void srv_log(struct imc_mcastd_server *s, enum imc_mcastd_log_level lvl,
 	     const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -41,7 +41,10 @@ static int show_client(struct conn *asker, struct conn *c, uint32_t id)
 		if (!ms)
 			return -ENOMEM;
 	}
-	for (struct member *x = c->mhead; x; x = x->next, n++) {
+	for (struct imc_list *l = c->mlist.next; l != &c->mlist;
+	     l = l->next, n++) {
+		struct member *x = srv_member_of(l);
+
 		ms[n].handle = x->handle;
 		ms[n].port_gid = x->port_gid;
 		ms[n].mgid = x->mgid;
@@ -78,8 +81,9 @@ int srv_show(struct conn *asker, uint32_t id)
 		m.u.show_port.port.port_num = p->desc.port_num;
 		srv_send(asker, &m);
 	}
-	for (struct conn *c = s->conns; c && !r; c = c->next)
-		r = show_client(asker, c, id);
+	for (struct imc_list *l = s->conns.next; l != &s->conns && !r;
+	     l = l->next)
+		r = show_client(asker, srv_conn_of(l), id);
 	for (struct port *p = s->ports; p && !r; p = p->next) {
 		struct show_walk w = { .c = asker, .p = p, .id = id };
 
@@ -142,6 +146,8 @@ void srv_check_shutdown(struct imc_mcastd_server *s)
 int imc_mcastd_server_shutdown(struct imc_mcastd_server *s,
 			       void (*done)(void *arg, int status), void *arg)
 {
+	struct imc_list *cl, *ml;
+
 	if (!s || !done)
 		return -EINVAL;
 	if (s->shutting)
@@ -153,9 +159,12 @@ int imc_mcastd_server_shutdown(struct imc_mcastd_server *s,
 	/* Bits held for a restart's grace period go with the rest. */
 	for (struct port *p = s->ports; p; p = p->next)
 		srv_audit_release(p);
-	for (struct conn *c = s->conns; c; c = c->next)
-		for (struct member *m = c->mhead; m; m = m->next)
-			srv_revoke(m, -ESHUTDOWN);
+	imc_list_foreach(cl, &s->conns) {
+		struct conn *c = srv_conn_of(cl);
+
+		imc_list_foreach(ml, &c->mlist)
+			srv_revoke(srv_member_of(ml), -ESHUTDOWN);
+	}
 	srv_check_shutdown(s);
 	return 0;
 }
