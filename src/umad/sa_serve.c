@@ -15,6 +15,7 @@
 #include "ibmcast/sa_client.h"
 #include "ibmcast/sa_records.h"
 #include "ibmcast/sa_serve.h"
+#include "util/list.h"
 #include "util/mix.h"
 #include "util/vec.h"
 #include "wire/bytes.h"
@@ -49,7 +50,7 @@ struct gmeta {
 };
 
 struct lookup {
-	struct lookup *prev, *next;  /* s->lookups, for close() */
+	struct imc_list link;       /* s->lookups, for close() */
 	struct imc_sa_serve *s;
 	enum lk_stage stage;
 	bool scan;
@@ -91,7 +92,7 @@ struct imc_sa_serve {
 	uint32_t highest;
 	uint32_t scan_running;
 	uint32_t running;           /* lookups alive */
-	struct lookup *lookups;
+	struct imc_list lookups;    /* struct lookup.link */
 	/* requests waiting for lookups */
 	struct parked *park_head, *park_tail;
 	struct imc_sa_serve_stats st;
@@ -312,12 +313,7 @@ static void finish(struct lookup *lk, bool found)
 	s->running--;
 	if (lk->scan)
 		s->scan_running--;
-	if (lk->prev)
-		lk->prev->next = lk->next;
-	else
-		s->lookups = lk->next;
-	if (lk->next)
-		lk->next->prev = lk->prev;
+	imc_list_del(&lk->link);
 	free(lk);
 }
 
@@ -532,10 +528,7 @@ static int lookup_start(struct imc_sa_serve *s, bool by_guid, uint64_t guid,
 	lk->guid = guid;
 	lk->lid = lid;
 	lk->stage = by_guid ? LK_NODE_BY_GUID : LK_PIR;
-	lk->next = s->lookups;
-	if (lk->next)
-		lk->next->prev = lk;
-	s->lookups = lk;
+	imc_list_add_head(&s->lookups, &lk->link);
 	s->running++;
 	s->st.lookups++;
 	if (scan)
@@ -764,6 +757,7 @@ int imc_sa_serve_open(struct imc_loop *loop,
 		return -ENOMEM;
 	s->loop = loop;
 	s->cfg = *cfg;
+	imc_list_init(&s->lookups);
 	s->seed = cfg->sa.hash_seed ^ 0x5a5e7ull;
 	s->lid_port = calloc(LID_SPACE, sizeof(*s->lid_port));
 	s->lid_state = calloc(LID_SPACE, sizeof(*s->lid_state));
@@ -843,8 +837,9 @@ void imc_sa_serve_close(struct imc_sa_serve *s)
 	imc_sa_client_destroy(s->c);
 	imc_sa_destroy(s->sa);
 	imc_umad_close(s->u);
-	while ((lk = s->lookups)) {
-		s->lookups = lk->next;
+	while (!imc_list_empty(&s->lookups)) {
+		lk = imc_container_of(s->lookups.next, struct lookup, link);
+		imc_list_del(&lk->link);
 		free(lk);
 	}
 	while ((p = s->park_head)) {
