@@ -230,47 +230,18 @@ static void fill_port(struct imc_umad_port *p, const char *node,
 	}
 }
 
-/* The attached port as ibsim describes it (NodeInfo, and PortInfo of
- * port 0, the client's), with IsSM set first when asked. */
-static int describe_port(struct imc_ibsim *s, bool issm, const char *attached,
-			 struct imc_umad_port *port)
-{
-	uint8_t buf[IMC_IBSIM_CTL_DATA];
-	struct imc_node_info ni;
-	struct imc_port_info pi;
-	uint32_t v;
-	int r;
-
-	memset(buf, 0, sizeof(buf));
-	r = ctl_call(s, IMC_IBSIM_CTL_GET_NODEINFO, buf, sizeof(buf));
-	if (r < 0 || imc_node_info_unpack(&ni, buf, sizeof(buf)) < 0)
-		return r < 0 ? r : -EIO;
-	memset(buf, 0, sizeof(buf));
-	r = ctl_call(s, IMC_IBSIM_CTL_GET_PORTINFO, buf, sizeof(buf));
-	if (r < 0 || imc_port_info_unpack(&pi, buf, sizeof(buf)) < 0)
-		return r < 0 ? r : -EIO;
-	if (issm) {
-		/* PortInfo:CapabilityMask.IsSM (IBA 14.2.5.6), as the issm
-		 * device sets it. */
-		v = 1;
-		r = ctl_call(s, IMC_IBSIM_CTL_SET_ISSM, &v, sizeof(v));
-		if (r < 0)
-			return r;
-		s->issm = true;
-	}
-	fill_port(port, attached, &ni, &pi);
-	return 0;
-}
-
 int imc_ibsim_open(const struct imc_ibsim_config *cfg,
 		   struct imc_umad_port *port, struct imc_ibsim **out)
 {
 	const struct timeval tmo = { CTL_TIMEOUT_MS / 1000,
 				     CTL_TIMEOUT_MS % 1000 * 1000 };
-	uint8_t info[INFO_SIZE];
+	uint8_t info[INFO_SIZE], buf[IMC_IBSIM_CTL_DATA];
+	struct imc_node_info ni;
+	struct imc_port_info pi;
 	const char *base, *node, *remote;
 	char attached[IMC_IBSIM_NODEID_LEN + 1];
 	struct imc_ibsim *s;
+	uint32_t v;
 	long id;
 	int r;
 
@@ -329,9 +300,24 @@ int imc_ibsim_open(const struct imc_ibsim_config *cfg,
 	if (r < 0)
 		goto detach;
 
-	r = describe_port(s, cfg->issm, attached, port);
-	if (r < 0)
+	memset(buf, 0, sizeof(buf));
+	r = ctl_call(s, IMC_IBSIM_CTL_GET_NODEINFO, buf, sizeof(buf));
+	if (r < 0 || imc_node_info_unpack(&ni, buf, sizeof(buf)) < 0)
 		goto detach;
+	memset(buf, 0, sizeof(buf));             /* port 0: the client's */
+	r = ctl_call(s, IMC_IBSIM_CTL_GET_PORTINFO, buf, sizeof(buf));
+	if (r < 0 || imc_port_info_unpack(&pi, buf, sizeof(buf)) < 0)
+		goto detach;
+	if (cfg->issm) {
+		/* PortInfo:CapabilityMask.IsSM (IBA 14.2.5.6), as the issm
+		 * device sets it. */
+		v = 1;
+		r = ctl_call(s, IMC_IBSIM_CTL_SET_ISSM, &v, sizeof(v));
+		if (r < 0)
+			goto detach;
+		s->issm = true;
+	}
+	fill_port(port, attached, &ni, &pi);
 	*out = s;
 	return 0;
 detach:

@@ -339,55 +339,6 @@ static void lookup_end(struct lookup *lk, bool found)
 	advance(s);
 }
 
-/* A PortInfoRecord answer: the port's LID, MTU and rate, and the GID
- * prefix; false when the lookup ended (absent). A switch answers for
- * every port and so gets asked for port 0 again. */
-static bool on_port_info(struct lookup *lk, const struct imc_sa_answer *a,
-			 unsigned code)
-{
-	struct imc_port_info_rec r;
-
-	if (lk->stage == LK_PIR && code == UMAD_SA_STATUS_TOO_MANY_RECORDS) {
-		/* A switch: its LID is port 0's (IBA 4.1.3). */
-		lk->stage = LK_PIR_PORT0;
-		return true;
-	}
-	if (a->status || imc_port_info_rec_unpack(&r, a->data, a->len) < 0 ||
-	    r.lid != lk->lid) {
-		lookup_end(lk, false);
-		return false;
-	}
-	lk->prefix = r.info.gid_prefix;
-	lk->p.lid = r.lid;
-	lk->p.port_num = r.port_num;
-	lk->p.switch_port0 = r.port_num == 0;
-	lk->p.mtu = r.info.mtu_cap;
-	lk->p.rate = imc_port_info_rate(&r.info);
-	lk->stage = LK_NODE;
-	return true;
-}
-
-/* The P_Key table's first block ends the lookup; without one the port
- * gets the default partition. */
-static void on_pkeys(struct lookup *lk, const struct imc_sa_answer *a)
-{
-	struct imc_pkey_table_rec r;
-
-	lk->p.n_pkeys = 0;
-	if (!a->status && imc_pkey_table_rec_unpack(&r, a->data, a->len) > 0) {
-		for (size_t i = 0; i < IMC_PKEY_BLOCK_SIZE; i++)
-			/* 0x0000/0x8000: an invalid entry (10.9.1.2) */
-			if (r.pkeys[i] & 0x7fff)
-				lk->p.pkeys[lk->p.n_pkeys++] = r.pkeys[i];
-	}
-	if (!lk->p.n_pkeys) {
-		lk->s->st.pkey_defaults++;
-		lk->p.pkeys[0] = PKEY_DEFAULT;
-		lk->p.n_pkeys = 1;
-	}
-	lookup_end(lk, true);
-}
-
 static void on_answer(void *arg, int err, const struct imc_sa_answer *a)
 {
 	struct lookup *lk = arg;
@@ -419,10 +370,30 @@ static void on_answer(void *arg, int err, const struct imc_sa_answer *a)
 		break;
 	}
 	case LK_PIR:
-	case LK_PIR_PORT0:
-		if (!on_port_info(lk, a, code))
+	case LK_PIR_PORT0: {
+		struct imc_port_info_rec r;
+
+		if (lk->stage == LK_PIR &&
+		    code == UMAD_SA_STATUS_TOO_MANY_RECORDS) {
+			/* A switch: its LID is port 0's (IBA 4.1.3). */
+			lk->stage = LK_PIR_PORT0;
+			break;
+		}
+		if (a->status ||
+		    imc_port_info_rec_unpack(&r, a->data, a->len) < 0 ||
+		    r.lid != lk->lid) {
+			lookup_end(lk, false);
 			return;
+		}
+		lk->prefix = r.info.gid_prefix;
+		lk->p.lid = r.lid;
+		lk->p.port_num = r.port_num;
+		lk->p.switch_port0 = r.port_num == 0;
+		lk->p.mtu = r.info.mtu_cap;
+		lk->p.rate = imc_port_info_rate(&r.info);
+		lk->stage = LK_NODE;
 		break;
+	}
 	case LK_NODE: {
 		struct imc_node_rec n;
 
@@ -445,9 +416,26 @@ static void on_answer(void *arg, int err, const struct imc_sa_answer *a)
 		lk->stage = LK_PKEY;
 		break;
 	}
-	case LK_PKEY:
-		on_pkeys(lk, a);
+	case LK_PKEY: {
+		struct imc_pkey_table_rec r;
+
+		lk->p.n_pkeys = 0;
+		if (!a->status &&
+		    imc_pkey_table_rec_unpack(&r, a->data, a->len) > 0) {
+			for (size_t i = 0; i < IMC_PKEY_BLOCK_SIZE; i++)
+				/* 0x0000/0x8000: an invalid entry (10.9.1.2) */
+				if (r.pkeys[i] & 0x7fff)
+					lk->p.pkeys[lk->p.n_pkeys++] =
+						r.pkeys[i];
+		}
+		if (!lk->p.n_pkeys) {
+			s->st.pkey_defaults++;
+			lk->p.pkeys[0] = PKEY_DEFAULT;
+			lk->p.n_pkeys = 1;
+		}
+		lookup_end(lk, true);
 		return;
+	}
 	}
 	if (query(lk) < 0)
 		advance(s);

@@ -642,29 +642,90 @@ static void fill_port(struct imc_umad_port *p, const umad_port_t *up)
 	memcpy(p->gid.raw + 8, &up->port_guid, 8);
 }
 
-/* A transport of cfg's mode on loop, before any port is open. */
-static struct imc_umad *transport_new(struct imc_loop *loop,
-				      const struct imc_umad_config *cfg)
+int imc_umad_open(struct imc_loop *loop, const struct imc_umad_config *cfg,
+		  struct imc_umad **out)
 {
-	struct imc_umad *u = calloc(1, sizeof(*u));
+	uint32_t mask[4];
+	umad_port_t up;
+	struct imc_umad *u;
+	bool issm;
+	int r;
 
-	if (!u)
-		return NULL;
+	if (!loop || !cfg || !out || imc_loop_is_virtual(loop) ||
+	    (cfg->mode != IMC_UMAD_CLIENT && cfg->mode != IMC_UMAD_SERVER) ||
+	    (cfg->backend != IMC_UMAD_LIBIBUMAD &&
+	     cfg->backend != IMC_UMAD_IBSIM))
+		return -EINVAL;
+	issm = cfg->issm;
+	if (cfg->backend == IMC_UMAD_IBSIM) {
+		/* umad2sim's variable, honoured alike; libibumad (and so
+		 * umad2sim) is never called on this path. */
+		if (getenv("SIM_SET_ISSM"))
+			issm = true;
+		u = calloc(1, sizeof(*u));
+		if (!u)
+			return -ENOMEM;
+		u->loop = loop;
+		u->mode = cfg->mode;
+		u->coalesce = cfg->coalesce;
+		u->efd = -1;
+		u->issm_fd = -1;
+		r = open_sim(u, issm);
+		if (r < 0) {
+			free(u);
+			return r;
+		}
+		*out = u;
+		return 0;
+	}
+	if (getenv("SIM_SET_ISSM") && dlsym(RTLD_DEFAULT, "sim_client_init")) {
+		/* umad2sim would set IsSM the moment it attaches, before
+		 * any agent of ours exists (see umad.h): attach without it
+		 * and set it through issm once the agents are in place.
+		 * This works when this is the process's first libibumad
+		 * call, which is when umad2sim reads its environment. */
+		unsetenv("SIM_SET_ISSM");
+		issm = true;
+	}
+	if (umad_init() < 0)
+		return -ENODEV;
+	memset(&up, 0, sizeof(up));
+	if (umad_get_port(cfg->device, (int)cfg->port, &up) < 0)
+		return -ENODEV;
+	u = calloc(1, sizeof(*u));
+	if (!u) {
+		umad_release_port(&up);
+		return -ENOMEM;
+	}
 	u->loop = loop;
 	u->mode = cfg->mode;
 	u->coalesce = cfg->coalesce;
 	u->efd = -1;
 	u->smi_agents[0] = u->smi_agents[1] = -1;
 	u->issm_fd = -1;
-	return u;
-}
+	fill_port(&u->port, &up);
+	umad_release_port(&up);
 
-/* Receiving on u's open port (through the helper thread when its fd
- * cannot be polled), then IsSM when asked. On failure what this started
- * is stopped again and the SA agent is left to the caller. */
-static int start_port_rx(struct imc_umad *u, bool issm)
-{
-	int r;
+	u->portid = umad_open_port(u->port.device, (int)u->port.port);
+	if (u->portid < 0) {
+		free(u);
+		return -EIO;
+	}
+	imc_umad_method_mask(cfg->mode, mask);
+	u->agent = reg(u->portid, UMAD_CLASS_SUBN_ADM, UMAD_SA_CLASS_VERSION,
+		       mask);
+	if (u->agent >= 0) {
+		u->reports = cfg->mode == IMC_UMAD_CLIENT;
+	} else if (cfg->mode == IMC_UMAD_CLIENT) {
+		/* Report is taken: answers only. */
+		u->agent = reg(u->portid, UMAD_CLASS_SUBN_ADM,
+			       UMAD_SA_CLASS_VERSION, NULL);
+	}
+	if (u->agent < 0) {
+		umad_close_port(u->portid);
+		free(u);
+		return -EIO;
+	}
 
 	if (fd_needs_helper(umad_get_fd(u->portid))) {
 		if (issm) {
@@ -691,86 +752,6 @@ static int start_port_rx(struct imc_umad *u, bool issm)
 		for (int i = 0; i < 2; i++)
 			if (u->smi_agents[i] >= 0)
 				umad_unregister(u->portid, u->smi_agents[i]);
-	}
-	return r;
-}
-
-int imc_umad_open(struct imc_loop *loop, const struct imc_umad_config *cfg,
-		  struct imc_umad **out)
-{
-	uint32_t mask[4];
-	umad_port_t up;
-	struct imc_umad *u;
-	bool issm;
-	int r;
-
-	if (!loop || !cfg || !out || imc_loop_is_virtual(loop) ||
-	    (cfg->mode != IMC_UMAD_CLIENT && cfg->mode != IMC_UMAD_SERVER) ||
-	    (cfg->backend != IMC_UMAD_LIBIBUMAD &&
-	     cfg->backend != IMC_UMAD_IBSIM))
-		return -EINVAL;
-	issm = cfg->issm;
-	if (cfg->backend == IMC_UMAD_IBSIM) {
-		/* umad2sim's variable, honoured alike; libibumad (and so
-		 * umad2sim) is never called on this path. */
-		if (getenv("SIM_SET_ISSM"))
-			issm = true;
-		u = transport_new(loop, cfg);
-		if (!u)
-			return -ENOMEM;
-		r = open_sim(u, issm);
-		if (r < 0) {
-			free(u);
-			return r;
-		}
-		*out = u;
-		return 0;
-	}
-	if (getenv("SIM_SET_ISSM") && dlsym(RTLD_DEFAULT, "sim_client_init")) {
-		/* umad2sim would set IsSM the moment it attaches, before
-		 * any agent of ours exists (see umad.h): attach without it
-		 * and set it through issm once the agents are in place.
-		 * This works when this is the process's first libibumad
-		 * call, which is when umad2sim reads its environment. */
-		unsetenv("SIM_SET_ISSM");
-		issm = true;
-	}
-	if (umad_init() < 0)
-		return -ENODEV;
-	memset(&up, 0, sizeof(up));
-	if (umad_get_port(cfg->device, (int)cfg->port, &up) < 0)
-		return -ENODEV;
-	u = transport_new(loop, cfg);
-	if (!u) {
-		umad_release_port(&up);
-		return -ENOMEM;
-	}
-	fill_port(&u->port, &up);
-	umad_release_port(&up);
-
-	u->portid = umad_open_port(u->port.device, (int)u->port.port);
-	if (u->portid < 0) {
-		free(u);
-		return -EIO;
-	}
-	imc_umad_method_mask(cfg->mode, mask);
-	u->agent = reg(u->portid, UMAD_CLASS_SUBN_ADM, UMAD_SA_CLASS_VERSION,
-		       mask);
-	if (u->agent >= 0) {
-		u->reports = cfg->mode == IMC_UMAD_CLIENT;
-	} else if (cfg->mode == IMC_UMAD_CLIENT) {
-		/* Report is taken: answers only. */
-		u->agent = reg(u->portid, UMAD_CLASS_SUBN_ADM,
-			       UMAD_SA_CLASS_VERSION, NULL);
-	}
-	if (u->agent < 0) {
-		umad_close_port(u->portid);
-		free(u);
-		return -EIO;
-	}
-
-	r = start_port_rx(u, issm);
-	if (r < 0) {
 		umad_unregister(u->portid, u->agent);
 		umad_close_port(u->portid);
 		free(u);
