@@ -160,6 +160,48 @@ static void test_walk_and_take(void **state)
 	free(e);
 }
 
+/* Bucket order is a function of the hashes and the order of inserts and
+ * removes, never of addresses: two tables built alike (entries at other
+ * addresses) walk alike. */
+static void test_walk_order_replays(void **state)
+{
+	struct imc_htab t[2];
+	struct ent *e[2];
+	struct imc_hnode *n[2];
+	size_t pos[2], steps = 0;
+
+	for (int k = 0; k < 2; k++) {
+		e[k] = calloc(1000, sizeof(*e[k]));
+		assert_non_null(e[k]);
+		assert_int_equal(imc_htab_init(&t[k], 0), 0);
+		for (size_t i = 0; i < 1000; i++) {
+			e[k][i].key = i * 31;
+			imc_htab_insert(&t[k], &e[k][i].node, hash_of(i * 31));
+		}
+		for (size_t i = 0; i < 1000; i += 3)
+			imc_htab_remove(&t[k], &e[k][i].node);
+	}
+	n[0] = imc_htab_first(&t[0], &pos[0]);
+	n[1] = imc_htab_first(&t[1], &pos[1]);
+	while (n[0] && n[1]) {
+		struct ent *a = imc_container_of(n[0], struct ent, node);
+		struct ent *b = imc_container_of(n[1], struct ent, node);
+
+		assert_ptr_not_equal(a, b);
+		assert_int_equal(a->key, b->key);
+		n[0] = imc_htab_next(&t[0], n[0], &pos[0]);
+		n[1] = imc_htab_next(&t[1], n[1], &pos[1]);
+		steps++;
+	}
+	assert_null(n[0]);
+	assert_null(n[1]);
+	assert_int_equal(steps, 1000 - 334);
+	for (int k = 0; k < 2; k++) {
+		imc_htab_fini(&t[k]);
+		free(e[k]);
+	}
+}
+
 /* An entry's free function removes it after imc_htab_take took it: the
  * remove does nothing and the take cursor stays valid. */
 static void test_take_then_remove(void **state)
@@ -239,6 +281,7 @@ int main(void)
 		cmocka_unit_test(test_colliding_hashes),
 		cmocka_unit_test(test_walk_and_take),
 		cmocka_unit_test(test_take_then_remove),
+		cmocka_unit_test(test_walk_order_replays),
 		cmocka_unit_test(test_seed_spreads_chosen_keys),
 		cmocka_unit_test(test_mix_step),
 	};
