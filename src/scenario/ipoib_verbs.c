@@ -39,12 +39,12 @@
 
 #include "ibmcast/fabric.h"
 #include "ibmcast/gid.h"
+#include "ibmcast/ip_host.h"
 #include "ibmcast/ipoib.h"
 #include "ibmcast/ipoib_fabric.h"
 #include "ibmcast/mcast.h"
 #include "ibmcast/packet.h"
 #include "ibmcast/scenario_ipoib.h"
-#include "ipoib/ipoib_int.h"
 #include "scenario/scn.h"
 #include "scenario/scn_mcast.h"
 #include "wire/bytes.h"
@@ -115,35 +115,17 @@ struct flow_arg {
 
 struct ipr;
 
-struct hpkt {
-	struct hpkt *next;
-	size_t len;
-	uint8_t data[];
-};
-
-struct gcount {
-	struct imc_ip_addr g;
-	uint64_t n;
-};
-
 struct iface {
 	struct iface *next;          /* of its port */
 	struct pstate *ps;
 	uint16_t pkey;
 	struct imc_ipoib_fabric *x;
-	struct imc_ip_addr addr[ADDRS_MAX];
-	unsigned plen[ADDRS_MAX];
-	unsigned naddrs;
 	/* the caller's tap (deliver NULL: none, the host model hears) */
 	struct imc_ipoib_host_ops tap;
-	/* host model */
-	struct hpkt *rq_head, *rq_tail;  /* echo replies to send */
-	struct imc_timer reply;
-	uint64_t received, received_mcast, ping_replies, ping_answered;
+	struct imc_ip_host *host;    /* the host model (ip_host.h) */
+	uint64_t tapped;             /* delivered to the tap */
 	uint64_t cross;              /* from an interface of another
 				      * partition */
-	struct gcount *gc;           /* sorted by group */
-	size_t ngc, gccap;
 };
 
 struct pstate {
@@ -372,133 +354,6 @@ static const struct imc_scn_verb verb_ipoib = {
 /* ------------------------------------------------------------------ */
 /* Host model */
 
-static uint16_t csum16(const uint8_t *p, size_t len, uint32_t acc)
-{
-	for (; len >= 2; p += 2, len -= 2)
-		acc += (uint32_t)p[0] << 8 | p[1];
-	if (len)
-		acc += (uint32_t)p[0] << 8;
-	while (acc >> 16)
-		acc = (acc & 0xFFFF) + (acc >> 16);
-	return (uint16_t)~acc;
-}
-
-static bool own(const struct iface *i, const struct imc_ip_addr *a)
-{
-	for (unsigned k = 0; k < i->naddrs; k++)
-		if (i->addr[k].family == a->family &&
-		    (a->family == IMC_IPV4 ? i->addr[k].v4 == a->v4 :
-		     !memcmp(i->addr[k].v6, a->v6, 16)))
-			return true;
-	return false;
-}
-
-static int gc_cmp(const struct imc_ip_addr *a, const struct imc_ip_addr *b)
-{
-	if (a->family != b->family)
-		return a->family < b->family ? -1 : 1;
-	if (a->family == IMC_IPV4)
-		return a->v4 < b->v4 ? -1 : a->v4 > b->v4;
-	return memcmp(a->v6, b->v6, 16);
-}
-
-/* The receive count of a group, made on first use; bisected. */
-static struct gcount *gc_get(struct iface *i, const struct imc_ip_addr *g,
-			     bool make)
-{
-	size_t lo = 0, hi = i->ngc;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = gc_cmp(&i->gc[mid].g, g);
-
-		if (!c)
-			return &i->gc[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!make)
-		return NULL;
-	if (i->ngc == i->gccap) {
-		size_t n = i->gccap ? i->gccap * 2 : 4;
-		struct gcount *ng = realloc(i->gc, n * sizeof(*ng));
-
-		if (!ng)
-			return NULL;
-		i->gc = ng;
-		i->gccap = n;
-	}
-	memmove(&i->gc[lo + 1], &i->gc[lo], (i->ngc - lo) * sizeof(*i->gc));
-	i->ngc++;
-	i->gc[lo].g = *g;
-	i->gc[lo].n = 0;
-	return &i->gc[lo];
-}
-
-static void reply_fire(struct imc_timer *t)
-{
-	struct iface *i = imc_container_of(t, struct iface, reply);
-	struct hpkt *p;
-
-	while ((p = i->rq_head)) {
-		i->rq_head = p->next;
-		if (!i->rq_head)
-			i->rq_tail = NULL;
-		imc_ipoib_xmit(imc_ipoib_fabric_ipoib(i->x), p->data, p->len);
-		free(p);
-	}
-}
-
-/* An echo reply to the request p (RFC 792, RFC 4443 4.2): addresses
- * swapped, type changed, checksum made again. */
-static void echo_answer(struct iface *i, const struct ipo_iphdr *ip,
-			const uint8_t *pkt)
-{
-	struct hpkt *h = malloc(sizeof(*h) + ip->len);
-	uint8_t *d;
-
-	if (!h)
-		return;
-	h->next = NULL;
-	h->len = ip->len;
-	d = h->data;
-	memcpy(d, pkt, ip->len);
-	if (ip->family == IMC_IPV4) {
-		size_t ihl = (size_t)(d[0] & 0xF) * 4;
-		uint8_t *icmp = d + ihl;
-
-		memcpy(d + 12, pkt + 16, 4);
-		memcpy(d + 16, pkt + 12, 4);
-		d[8] = 64;
-		d[10] = d[11] = 0;
-		imc_put16(d + 10, csum16(d, ihl, 0));
-		icmp[0] = 0;
-		icmp[2] = icmp[3] = 0;
-		imc_put16(icmp + 2, csum16(icmp, ip->len - ihl, 0));
-	} else {
-		uint8_t *icmp = d + IPO_IP6_HDR_LEN;
-
-		memcpy(d + 8, pkt + 24, 16);
-		memcpy(d + 24, pkt + 8, 16);
-		d[7] = 64;
-		icmp[0] = 129;
-		icmp[2] = icmp[3] = 0;
-		imc_put16(icmp + 2, ipo_icmp6_csum(d + 8, d + 24, icmp,
-						   ip->len - IPO_IP6_HDR_LEN));
-	}
-	if (i->rq_tail)
-		i->rq_tail->next = h;
-	else
-		i->rq_head = h;
-	i->rq_tail = h;
-	i->ping_answered++;
-	if (!imc_timer_armed(&i->reply))
-		imc_timer_arm(i->ps->r->loop, &i->reply,
-			      imc_loop_now(i->ps->r->loop));
-}
-
 /* The interface that sent from address a on the port of GID gid (the
  * packet's GRH), or NULL. */
 static const struct iface *sender_of(const struct ipr *r,
@@ -513,23 +368,42 @@ static const struct iface *sender_of(const struct ipr *r,
 		return NULL;
 	ps = r->ports[r->pbase[node] + port];
 	for (const struct iface *s = ps ? ps->ifs : NULL; s; s = s->next)
-		if (own(s, a))
+		if (imc_ip_host_owns(s->host, a))
 			return s;
 	return NULL;
 }
 
 /* An echo reply: the pair of a ping-all round it answers, if any. */
-static void echo_reply(struct iface *i, const uint8_t *icmp)
+static void host_echo_reply(void *ctx, const struct imc_ip_view *v,
+			    uint16_t id, uint16_t seq)
 {
-	uint16_t id = imc_get16(icmp + 4), seq = imc_get16(icmp + 6);
+	struct iface *i = ctx;
 
-	i->ping_replies++;
+	(void)v;
 	for (struct round *rd = i->ps->r->rounds; rd; rd = rd->next)
 		if (rd->id == id) {
 			if (seq >= 1 && seq <= rd->n && rd->p[seq - 1].src == i)
 				rd->p[seq - 1].answered = true;
 			return;
 		}
+}
+
+/* IBA 10.9: a partition's members talk only among themselves; an IP
+ * packet from an interface of another partition got through. */
+static void host_packet(void *ctx, const struct imc_ipoib_packet *p,
+			const struct imc_ip_view *v)
+{
+	struct iface *i = ctx;
+	const struct iface *from;
+	struct imc_ip_addr src;
+
+	if (v->version == 4)
+		imc_ip_addr_v4(imc_get32(v->src), &src);
+	else
+		imc_ip_addr_v6(v->src, &src);
+	from = sender_of(i->ps->r, &p->src_gid, &src);
+	if (from && ((from->pkey ^ i->pkey) & 0x7FFF))
+		i->cross++;
 }
 
 static void host_carrier(void *ctx, bool up)
@@ -543,47 +417,13 @@ static void host_carrier(void *ctx, bool up)
 static void host_deliver(void *ctx, const struct imc_ipoib_packet *p)
 {
 	struct iface *i = ctx;
-	const struct iface *from;
-	struct ipo_iphdr ip;
-	size_t off;
 
-	i->received++;
 	if (i->tap.deliver) {
+		i->tapped++;
 		i->tap.deliver(i->tap.ctx, p);
 		return;
 	}
-	if (ipo_ip_parse(p->data, p->len, &ip) < 0)
-		return;
-	/* IBA 10.9: a partition's members talk only among themselves; an
-	 * IP packet from an interface of another partition got through. */
-	from = sender_of(i->ps->r, &p->src_gid, &ip.src);
-	if (from && ((from->pkey ^ i->pkey) & 0x7FFF))
-		i->cross++;
-	if (imc_ip_addr_is_multicast(&ip.dst)) {
-		struct gcount *g = gc_get(i, &ip.dst, true);
-
-		i->received_mcast++;
-		if (g)
-			g->n++;
-		return;
-	}
-	if (ip.family == IMC_IPV4) {
-		off = (size_t)(p->data[0] & 0xF) * 4;
-		if (ip.proto != 1 || ip.len < off + 8)
-			return;
-		if (p->data[off] == 8 && own(i, &ip.dst))
-			echo_answer(i, &ip, p->data);
-		else if (p->data[off] == 0)
-			echo_reply(i, p->data + off);
-	} else {
-		off = IPO_IP6_HDR_LEN;
-		if (ip.proto != IPO_PROTO_ICMP6 || ip.len < off + 8)
-			return;
-		if (p->data[off] == 128 && own(i, &ip.dst))
-			echo_answer(i, &ip, p->data);
-		else if (p->data[off] == 129)
-			echo_reply(i, p->data + off);
-	}
+	imc_ip_host_deliver(i->host, p);
 }
 
 /* ------------------------------------------------------------------ */
@@ -657,21 +497,26 @@ static struct iface *iface_find(const struct ipr *r, const struct if_arg *a)
 /* The interface goes; its QP stays until the tracker let go of it. */
 static void iface_stop(struct iface *i)
 {
-	struct hpkt *p;
-
-	imc_timer_cancel(i->ps->r->loop, &i->reply);
 	imc_ipoib_fabric_stop(i->x);
-	while ((p = i->rq_head)) {
-		i->rq_head = p->next;
-		free(p);
-	}
+	imc_ip_host_destroy(i->host);
+	i->host = NULL;
 }
 
 static void iface_free(struct iface *i)
 {
 	imc_ipoib_fabric_destroy(i->x);
-	free(i->gc);
+	imc_ip_host_destroy(i->host);
 	free(i);
+}
+
+/* The counts of the host model, with what went to a tap. */
+static void iface_stats(const struct iface *i, struct imc_ip_host_stats *st)
+{
+	if (i->host)
+		imc_ip_host_stats(i->host, st);
+	else
+		memset(st, 0, sizeof(*st));
+	st->received += i->tapped;
 }
 
 static int iface_get(struct ipr *r, const struct if_arg *a,
@@ -696,7 +541,13 @@ static int iface_get(struct ipr *r, const struct if_arg *a,
 		return -ENOMEM;
 	i->ps = ps;
 	i->pkey = a->pkey;
-	imc_timer_init(&i->reply, reply_fire);
+	rc = imc_ip_host_create(r->loop, NULL, &(struct imc_ip_host_ops){
+		.packet = host_packet, .echo_reply = host_echo_reply,
+		.ctx = i }, &i->host);
+	if (rc) {
+		free(i);
+		return rc;
+	}
 	imc_ipoib_config_init(&cfg);
 	if (k0) {
 		const struct imc_ipoib_config *k = &k0->c;
@@ -718,6 +569,7 @@ static int iface_get(struct ipr *r, const struct if_arg *a,
 	rc = imc_ipoib_fabric_create(r->f, a->node, a->port, ps->mc, &cfg,
 				     IMC_IPOIB_FABRIC_QKEY, &host, &i->x);
 	if (rc) {
+		imc_ip_host_destroy(i->host);
 		free(i);
 		if (rc == -EINVAL)
 			return imc_scn_fail(r->c, rc,
@@ -725,6 +577,7 @@ static int iface_get(struct ipr *r, const struct if_arg *a,
 				r->t->node[a->node].name, a->port, a->pkey);
 		return rc;
 	}
+	imc_ip_host_bind(i->host, imc_ipoib_fabric_ipoib(i->x));
 	i->next = ps->ifs;
 	ps->ifs = i;
 	*out = i;
@@ -831,6 +684,7 @@ void scn_ipoib_foreach(struct imc_scn_ctx *c,
 		 * smallest above the one before. */
 		for (; ps; prev = next) {
 			struct scn_ipoib_if x;
+			struct imc_ip_host_stats st;
 
 			next = NULL;
 			for (const struct iface *i = ps->ifs; i; i = i->next)
@@ -843,10 +697,11 @@ void scn_ipoib_foreach(struct imc_scn_ctx *c,
 			x.port = ps->port;
 			x.pkey = next->pkey;
 			x.ifc = imc_ipoib_fabric_ipoib(next->x);
-			x.received = next->received;
-			x.received_mcast = next->received_mcast;
-			x.ping_replies = next->ping_replies;
-			x.ping_answered = next->ping_answered;
+			iface_stats(next, &st);
+			x.received = st.received;
+			x.received_mcast = st.received_mcast;
+			x.ping_replies = st.ping_replies;
+			x.ping_answered = st.ping_answered;
 			fn(arg, &x);
 		}
 	}
@@ -972,19 +827,17 @@ static int addr_add(struct ipr *r, struct iface *i,
 	char buf[IMC_IP_ADDR_STRLEN];
 	int rc;
 
-	if (i->naddrs == ADDRS_MAX)
-		return imc_scn_fail(r->c, -ENOSPC, "at most %d addresses",
-				    ADDRS_MAX);
-	rc = imc_ipoib_addr_add(imc_ipoib_fabric_ipoib(i->x), a, plen);
+	rc = imc_ip_host_addr_add(i->host, a, plen);
 	if (rc == -EEXIST)
 		return 0;
+	if (rc == -ENOSPC)
+		return imc_scn_fail(r->c, -ENOSPC, "at most %d addresses",
+				    IMC_IP_HOST_ADDRS_MAX);
 	if (rc) {
 		imc_ip_addr_format(a, buf);
 		return imc_scn_fail(r->c, rc, "cannot add %s: %s", buf,
 				    strerror(-rc));
 	}
-	i->addr[i->naddrs] = *a;
-	i->plen[i->naddrs++] = plen;
 	return 0;
 }
 
@@ -1140,17 +993,9 @@ static int addr_run(struct imc_scn_ctx *c, void *data)
 		return rc;
 	if (!a->del)
 		return addr_add(r, i, &a->addr, a->plen);
-	rc = imc_ipoib_addr_del(imc_ipoib_fabric_ipoib(i->x), &a->addr);
+	rc = imc_ip_host_addr_del(i->host, &a->addr);
 	if (rc)
 		return imc_scn_fail(c, rc, "no such address");
-	for (unsigned k = 0; k < i->naddrs; k++) {
-		if (!gc_cmp(&i->addr[k], &a->addr)) {
-			i->addr[k] = i->addr[i->naddrs - 1];
-			i->plen[k] = i->plen[i->naddrs - 1];
-			i->naddrs--;
-			break;
-		}
-	}
 	return 0;
 }
 
@@ -1304,113 +1149,25 @@ static void flow_print(FILE *f, const struct imc_topo *t, const void *data)
 	print_pkey(f, &a->at);
 }
 
-/* Builds the flow's next packet: an ICMP(v6) echo request with `size`
- * bytes of data (RFC 792, RFC 4443 4.1), or a UDP datagram to the discard
- * port (RFC 863) with `size` bytes of payload. Returns its length. */
-static size_t flow_packet(const struct flow *fl, uint8_t *p)
-{
-	const struct flow_arg *a = fl->a;
-	bool v4 = a->dst.family == IMC_IPV4;
-	size_t hl = v4 ? IPO_IP4_HDR_LEN : IPO_IP6_HDR_LEN;
-	size_t l4 = 8 + a->size, len = hl + l4;
-	uint8_t *t = p + hl;
-	uint8_t ph[40];
-
-	memset(p, 0, len);
-	if (v4) {
-		p[0] = 0x45;
-		imc_put16(p + 2, (uint16_t)len);
-		imc_put16(p + 4, (uint16_t)fl->sent);
-		p[8] = 64;
-		p[9] = a->ping ? 1 : 17;
-		imc_put32(p + 12, fl->src.v4);
-		imc_put32(p + 16, a->dst.v4);
-		imc_put16(p + 10, csum16(p, hl, 0));
-	} else {
-		p[0] = 0x60;
-		imc_put16(p + 4, (uint16_t)l4);
-		p[6] = a->ping ? IPO_PROTO_ICMP6 : 17;
-		p[7] = 64;
-		memcpy(p + 8, fl->src.v6, 16);
-		memcpy(p + 24, a->dst.v6, 16);
-	}
-	for (size_t k = 8; k < l4; k++)
-		t[k] = (uint8_t)k;
-	if (a->ping) {
-		t[0] = v4 ? 8 : 128;
-		imc_put16(t + 4, fl->id);
-		imc_put16(t + 6, (uint16_t)(fl->sent + 1));
-		imc_put16(t + 2, v4 ? csum16(t, l4, 0) :
-				      ipo_icmp6_csum(p + 8, p + 24, t, l4));
-	} else {
-		imc_put16(t, (uint16_t)(33000 + fl->id));
-		imc_put16(t + 2, 9);
-		imc_put16(t + 4, (uint16_t)l4);
-		if (v4) {
-			/* RFC 768 pseudo header */
-			memcpy(ph, p + 12, 8);
-			ph[8] = 0;
-			ph[9] = 17;
-			imc_put16(ph + 10, (uint16_t)l4);
-			imc_put16(t + 6, csum16(t, l4,
-				(uint32_t)(uint16_t)~csum16(ph, 12, 0)));
-		} else {
-			/* RFC 8200 8.1, as for ICMPv6 but next header 17:
-			 * the ICMPv6 sum of the same bytes, corrected. */
-			uint32_t s = (uint16_t)~ipo_icmp6_csum(p + 8, p + 24,
-							       t, l4);
-
-			s += 0xFFFF - 58 + 17;
-			while (s >> 16)
-				s = (s & 0xFFFF) + (s >> 16);
-			imc_put16(t + 6, (uint16_t)~s);
-		}
-	}
-	return len;
-}
-
+/* The flow's next packet: an ICMP(v6) echo request with `size` bytes of
+ * data (RFC 792, RFC 4443 4.1), or a UDP datagram to the discard port
+ * (RFC 863) with `size` bytes of payload. */
 static void flow_fire(struct imc_timer *t)
 {
 	struct flow *fl = imc_container_of(t, struct flow, t);
 	struct ipr *r = fl->i->ps->r;
-	static uint8_t pkt[SCN_FLOW_SIZE_MAX + 64];
-	size_t len = flow_packet(fl, pkt);
+	const struct flow_arg *a = fl->a;
 
-	imc_ipoib_xmit(imc_ipoib_fabric_ipoib(fl->i->x), pkt, len);
-	if (++fl->sent < fl->a->count)
+	if (a->ping)
+		(void)imc_ip_host_ping(fl->i->host, &fl->src, &a->dst, fl->id,
+				       (uint16_t)(fl->sent + 1), a->size);
+	else
+		(void)imc_ip_host_udp(fl->i->host, &fl->src, &a->dst,
+				      (uint16_t)(33000 + fl->id), 9, NULL,
+				      a->size);
+	if (++fl->sent < a->count)
 		imc_timer_arm(r->loop, &fl->t,
-			      imc_loop_now(r->loop) + fl->a->interval);
-}
-
-/* The source address for dst: same prefix first, else the first of its
- * family. */
-static const struct imc_ip_addr *src_for(const struct iface *i,
-					 const struct imc_ip_addr *dst)
-{
-	const struct imc_ip_addr *any = NULL;
-
-	for (unsigned k = 0; k < i->naddrs; k++) {
-		const struct imc_ip_addr *a = &i->addr[k];
-		unsigned plen = i->plen[k];
-		bool same = true;
-
-		if (a->family != dst->family)
-			continue;
-		if (!any)
-			any = a;
-		if (a->family == IMC_IPV4) {
-			uint32_t m = plen ? ~0u << (32 - plen) : 0;
-
-			same = !((a->v4 ^ dst->v4) & m);
-		} else {
-			for (unsigned b = 0; b < plen && same; b++)
-				same = !((a->v6[b / 8] ^ dst->v6[b / 8]) &
-					 (0x80 >> (b % 8)));
-		}
-		if (same)
-			return a;
-	}
-	return any;
+			      imc_loop_now(r->loop) + a->interval);
 }
 
 static int flow_run(struct imc_scn_ctx *c, void *data)
@@ -1425,7 +1182,7 @@ static int flow_run(struct imc_scn_ctx *c, void *data)
 	if (rc)
 		return rc;
 	r = i->ps->r;
-	src = src_for(i, &a->dst);
+	src = imc_ip_host_src_for(i->host, &a->dst);
 	if (!src)
 		return imc_scn_fail(c, -EADDRNOTAVAIL,
 			"the interface has no IPv%u address to send from",
@@ -1496,19 +1253,6 @@ static void pa_print(FILE *f, const struct imc_topo *t, const void *data)
 	fprintf(f, " size=%" PRIu32, a->size);
 }
 
-static bool on_prefix(const struct imc_ip_addr *a, unsigned plen,
-		      const struct imc_ip_addr *d)
-{
-	if (a->family != d->family)
-		return false;
-	if (a->family == IMC_IPV4)
-		return !((a->v4 ^ d->v4) & (plen ? ~0u << (32 - plen) : 0));
-	for (unsigned b = 0; b < plen; b++)
-		if ((a->v6[b / 8] ^ d->v6[b / 8]) & (0x80 >> (b % 8)))
-			return false;
-	return true;
-}
-
 /* The entry of the interface's partition in its port's table now, 0
  * when it has none (IBA 10.9.1.2: the low 15 bits name the partition,
  * bit 15 full membership). */
@@ -1562,6 +1306,25 @@ static int pa_add(struct round *rd, size_t *cap, struct iface *src,
 	return 0;
 }
 
+/* Every address of b on a prefix of a's, from the first such of a's. */
+static int pa_pair(struct round *rd, size_t *cap, struct iface *a,
+		   const struct iface *b)
+{
+	const struct imc_ip_addr *aa, *ba;
+	const unsigned *ap;
+	unsigned na = imc_ip_host_addrs(a->host, &aa, &ap);
+	unsigned nb = imc_ip_host_addrs(b->host, &ba, NULL);
+	int rc = 0;
+
+	for (unsigned k = 0; k < nb && !rc; k++)
+		for (unsigned j = 0; j < na; j++)
+			if (imc_ip_addr_on_prefix(&aa[j], ap[j], &ba[k])) {
+				rc = pa_add(rd, cap, a, &aa[j], &ba[k]);
+				break;
+			}
+	return rc;
+}
+
 /* Every ordered pair of interfaces that can reach each other, and every
  * address of the second on a prefix of the first's, in port order. */
 static int pa_pairs(struct ipr *r, struct round *rd)
@@ -1582,20 +1345,7 @@ static int pa_pairs(struct ipr *r, struct round *rd)
 				     b && !rc; b = b->next) {
 					if (!reach(r, a, b))
 						continue;
-					for (unsigned k = 0; k < b->naddrs &&
-					     !rc; k++)
-						for (unsigned j = 0;
-						     j < a->naddrs; j++)
-							if (on_prefix(
-							    &a->addr[j],
-							    a->plen[j],
-							    &b->addr[k])) {
-								rc = pa_add(
-								  rd, &cap, a,
-								  &a->addr[j],
-								  &b->addr[k]);
-								break;
-							}
+					rc = pa_pair(rd, &cap, a, b);
 				}
 			}
 	}
@@ -1606,23 +1356,10 @@ static void pa_fire(struct imc_timer *t)
 {
 	struct round *rd = imc_container_of(t, struct round, t);
 	const struct pair *pr = &rd->p[rd->sent];
-	static uint8_t pkt[SCN_FLOW_SIZE_MAX + 64];
-	struct flow_arg fa;
-	struct flow fl;
 	struct ipr *r = pr->src->ps->r;
 
-	memset(&fa, 0, sizeof(fa));
-	memset(&fl, 0, sizeof(fl));
-	fa.ping = true;
-	fa.dst = pr->to;
-	fa.count = 1;
-	fa.size = rd->size;
-	fl.a = &fa;
-	fl.src = pr->from;
-	fl.id = rd->id;
-	fl.sent = (uint32_t)rd->sent;   /* sequence number sent + 1 */
-	imc_ipoib_xmit(imc_ipoib_fabric_ipoib(pr->src->x), pkt,
-		       flow_packet(&fl, pkt));
+	(void)imc_ip_host_ping(pr->src->host, &pr->from, &pr->to, rd->id,
+			       (uint16_t)(rd->sent + 1), rd->size);
 	if (++rd->sent < rd->n)
 		imc_timer_arm(r->loop, &rd->t,
 			      imc_loop_now(r->loop) + rd->interval);
@@ -1895,28 +1632,28 @@ static uint64_t observe_one(const struct subj_arg *a, struct iface *i)
 {
 	const struct imc_ipoib *ifc;
 	struct imc_ipoib_stats st;
+	struct imc_ip_host_stats hs;
 
 	if (!i) {
 		/* No interface: down, nothing counted. */
 		return 0;
 	}
 	ifc = imc_ipoib_fabric_ipoib(i->x);
+	iface_stats(i, &hs);
 	switch (a->kind) {
 	case S_CARRIER:
 		return imc_ipoib_carrier(ifc);
 	case S_STATE:
 		return imc_ipoib_state(ifc);
 	case S_RECEIVED:
-		if (a->has_group) {
-			struct gcount *g = gc_get(i, &a->group, false);
-
-			return g ? g->n : 0;
-		}
-		return i->received;
+		if (a->has_group)
+			return i->host ? imc_ip_host_group_received(
+						i->host, &a->group) : 0;
+		return hs.received;
 	case S_REPLIES:
-		return i->ping_replies;
+		return hs.ping_replies;
 	case S_ANSWERED:
-		return i->ping_answered;
+		return hs.ping_answered;
 	case S_COUNTER:
 		imc_ipoib_get_stats(ifc, &st);
 		return counter_value(&st, a->counter);
@@ -2161,9 +1898,8 @@ int imc_scn_ipoib_tap(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 		memset(&i->tap, 0, sizeof(i->tap));
 	if (out) {
 		out->ifc = imc_ipoib_fabric_ipoib(i->x);
-		out->naddrs = i->naddrs;
-		out->addr = i->addr;
-		out->plen = i->plen;
+		out->naddrs = imc_ip_host_addrs(i->host, &out->addr,
+						&out->plen);
 	}
 	return 0;
 }
