@@ -39,6 +39,9 @@ struct imc_ip_host_ops {
 	/* A UDP datagram (unicast to us, or to a group). */
 	void (*udp)(void *ctx, const struct imc_ip_view *v, uint16_t sport,
 		    uint16_t dport, const uint8_t *payload, size_t len);
+	/* The interface's carrier, as its owner passes it on with
+	 * imc_ip_host_carrier(). */
+	void (*carrier)(void *ctx, bool up);
 	void *ctx;
 };
 
@@ -67,6 +70,9 @@ void imc_ip_host_destroy(struct imc_ip_host *h);
  * datagram go to the ops. */
 void imc_ip_host_deliver(struct imc_ip_host *h,
 			 const struct imc_ipoib_packet *p);
+
+/* Passes the interface's carrier on to the ops. */
+void imc_ip_host_carrier(struct imc_ip_host *h, bool up);
 
 /* Adds the address to the interface and to the host. Returns 0, -EEXIST
  * (already ours; nothing changes), -ENOSPC (IMC_IP_HOST_ADDRS_MAX) or

@@ -225,6 +225,12 @@ void imc_ip_host_deliver(struct imc_ip_host *h,
 		h->ops.echo_reply(h->ops.ctx, &v, id, seq);
 }
 
+void imc_ip_host_carrier(struct imc_ip_host *h, bool up)
+{
+	if (h->ops.carrier)
+		h->ops.carrier(h->ops.ctx, up);
+}
+
 int imc_ip_host_addr_add(struct imc_ip_host *h, const struct imc_ip_addr *a,
 			 unsigned plen)
 {

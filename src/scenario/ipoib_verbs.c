@@ -119,11 +119,8 @@ struct iface {
 	struct iface *next;          /* of its port */
 	struct pstate *ps;
 	uint16_t pkey;
-	struct imc_ipoib_fabric *x;
-	/* the caller's tap (deliver NULL: none, the host model hears) */
-	struct imc_ipoib_host_ops tap;
-	struct imc_ip_host *host;    /* the host model (ip_host.h) */
-	uint64_t tapped;             /* delivered to the tap */
+	/* the interface, its host model, a caller's tap (ipoib_fabric.h) */
+	struct imc_ipoib_fabric_host *fh;
 	uint64_t cross;              /* from an interface of another
 				      * partition */
 };
@@ -180,6 +177,17 @@ struct ipr {
 
 /* ------------------------------------------------------------------ */
 /* Helpers */
+
+/* The host model (NULL once stopped) and the interface of i. */
+static struct imc_ip_host *host_of(const struct iface *i)
+{
+	return imc_ipoib_fabric_host_ip(i->fh);
+}
+
+static struct imc_ipoib *ifc_of(const struct iface *i)
+{
+	return imc_ipoib_fabric_host_ipoib(i->fh);
+}
 
 static int pkey_kv(struct imc_scn_parser *p, const char *word, uint16_t *pkey,
 		   bool *matched)
@@ -368,7 +376,7 @@ static const struct iface *sender_of(const struct ipr *r,
 		return NULL;
 	ps = r->ports[r->pbase[node] + port];
 	for (const struct iface *s = ps ? ps->ifs : NULL; s; s = s->next)
-		if (imc_ip_host_owns(s->host, a))
+		if (imc_ip_host_owns(host_of(s), a))
 			return s;
 	return NULL;
 }
@@ -406,31 +414,8 @@ static void host_packet(void *ctx, const struct imc_ipoib_packet *p,
 		i->cross++;
 }
 
-static void host_carrier(void *ctx, bool up)
-{
-	struct iface *i = ctx;
-
-	if (i->tap.deliver && i->tap.carrier)
-		i->tap.carrier(i->tap.ctx, up);
-}
-
-static void host_deliver(void *ctx, const struct imc_ipoib_packet *p)
-{
-	struct iface *i = ctx;
-
-	if (i->tap.deliver) {
-		i->tapped++;
-		i->tap.deliver(i->tap.ctx, p);
-		return;
-	}
-	imc_ip_host_deliver(i->host, p);
-}
-
 /* ------------------------------------------------------------------ */
 /* Ports: the port's join tracker (scn_mcast.h) */
-
-static void iface_stop(struct iface *i);
-static void iface_free(struct iface *i);
 
 /* Interfaces stop (leaving their groups through the port's tracker,
  * which lives on), the tracker lets go of their QPs at once, then the QPs
@@ -443,9 +428,8 @@ static void port_free(struct pstate *ps)
 		struct iface *i = ps->ifs;
 
 		ps->ifs = i->next;
-		iface_stop(i);
-		(void)imc_mcast_release_qp(ps->mc, imc_ipoib_fabric_qp(i->x));
-		iface_free(i);
+		imc_ipoib_fabric_host_destroy(i->fh);
+		free(i);
 	}
 	free(ps);
 }
@@ -495,28 +479,16 @@ static struct iface *iface_find(const struct ipr *r, const struct if_arg *a)
 }
 
 /* The interface goes; its QP stays until the tracker let go of it. */
-static void iface_stop(struct iface *i)
-{
-	imc_ipoib_fabric_stop(i->x);
-	imc_ip_host_destroy(i->host);
-	i->host = NULL;
-}
-
-static void iface_free(struct iface *i)
-{
-	imc_ipoib_fabric_destroy(i->x);
-	imc_ip_host_destroy(i->host);
-	free(i);
-}
-
 /* The counts of the host model, with what went to a tap. */
 static void iface_stats(const struct iface *i, struct imc_ip_host_stats *st)
 {
-	if (i->host)
-		imc_ip_host_stats(i->host, st);
+	const struct imc_ip_host *h = host_of(i);
+
+	if (h)
+		imc_ip_host_stats(h, st);
 	else
 		memset(st, 0, sizeof(*st));
-	st->received += i->tapped;
+	st->received += imc_ipoib_fabric_host_tapped(i->fh);
 }
 
 static int iface_get(struct ipr *r, const struct if_arg *a,
@@ -525,7 +497,9 @@ static int iface_get(struct ipr *r, const struct if_arg *a,
 	const struct ipoib_cfg *k0 = imc_scn_data(r->c, &cfg_key);
 	struct iface *i = iface_find(r, a);
 	struct imc_ipoib_config cfg;
-	struct imc_ipoib_host_ops host;
+	struct imc_ip_host_ops host = {
+		.packet = host_packet, .echo_reply = host_echo_reply,
+	};
 	struct pstate *ps = NULL;
 	int rc;
 
@@ -541,13 +515,6 @@ static int iface_get(struct ipr *r, const struct if_arg *a,
 		return -ENOMEM;
 	i->ps = ps;
 	i->pkey = a->pkey;
-	rc = imc_ip_host_create(r->loop, NULL, &(struct imc_ip_host_ops){
-		.packet = host_packet, .echo_reply = host_echo_reply,
-		.ctx = i }, &i->host);
-	if (rc) {
-		free(i);
-		return rc;
-	}
 	imc_ipoib_config_init(&cfg);
 	if (k0) {
 		const struct imc_ipoib_config *k = &k0->c;
@@ -563,13 +530,10 @@ static int iface_get(struct ipr *r, const struct if_arg *a,
 	}
 	cfg.pkey = a->pkey;
 	cfg.hash_seed = imc_scn_config(r->c)->seed;
-	host.deliver = host_deliver;
-	host.carrier = host_carrier;
 	host.ctx = i;
-	rc = imc_ipoib_fabric_create(r->f, a->node, a->port, ps->mc, &cfg,
-				     IMC_IPOIB_FABRIC_QKEY, &host, &i->x);
+	rc = imc_ipoib_fabric_host_create(r->f, a->node, a->port, ps->mc,
+					  NULL, &cfg, &host, &i->fh);
 	if (rc) {
-		imc_ip_host_destroy(i->host);
 		free(i);
 		if (rc == -EINVAL)
 			return imc_scn_fail(r->c, rc,
@@ -577,7 +541,6 @@ static int iface_get(struct ipr *r, const struct if_arg *a,
 				r->t->node[a->node].name, a->port, a->pkey);
 		return rc;
 	}
-	imc_ip_host_bind(i->host, imc_ipoib_fabric_ipoib(i->x));
 	i->next = ps->ifs;
 	ps->ifs = i;
 	*out = i;
@@ -696,7 +659,7 @@ void scn_ipoib_foreach(struct imc_scn_ctx *c,
 			x.node = ps->node;
 			x.port = ps->port;
 			x.pkey = next->pkey;
-			x.ifc = imc_ipoib_fabric_ipoib(next->x);
+			x.ifc = ifc_of(next);
 			iface_stats(next, &st);
 			x.received = st.received;
 			x.received_mcast = st.received_mcast;
@@ -827,7 +790,7 @@ static int addr_add(struct ipr *r, struct iface *i,
 	char buf[IMC_IP_ADDR_STRLEN];
 	int rc;
 
-	rc = imc_ip_host_addr_add(i->host, a, plen);
+	rc = imc_ip_host_addr_add(host_of(i), a, plen);
 	if (rc == -EEXIST)
 		return 0;
 	if (rc == -ENOSPC)
@@ -860,7 +823,7 @@ static int up_run(struct imc_scn_ctx *c, void *data)
 			rc = addr_add(r, i, &x, a->plen[k]);
 		}
 		if (!rc) {
-			rc = imc_ipoib_up(imc_ipoib_fabric_ipoib(i->x));
+			rc = imc_ipoib_up(ifc_of(i));
 			rc = rc == -EALREADY ? 0 : rc;
 		}
 	}
@@ -925,7 +888,7 @@ static int down_run(struct imc_scn_ctx *c, void *data)
 	int rc = iface_need(c, data, &i);
 
 	if (!rc)
-		imc_ipoib_down(imc_ipoib_fabric_ipoib(i->x));
+		imc_ipoib_down(ifc_of(i));
 	return rc;
 }
 
@@ -993,7 +956,7 @@ static int addr_run(struct imc_scn_ctx *c, void *data)
 		return rc;
 	if (!a->del)
 		return addr_add(r, i, &a->addr, a->plen);
-	rc = imc_ip_host_addr_del(i->host, &a->addr);
+	rc = imc_ip_host_addr_del(host_of(i), &a->addr);
 	if (rc)
 		return imc_scn_fail(c, rc, "no such address");
 	return 0;
@@ -1055,7 +1018,7 @@ static int listen_run(struct imc_scn_ctx *c, void *data)
 	if (!rc)
 		rc = iface_get(r, &a->at, &i);
 	if (!rc)
-		rc = imc_ipoib_mcast_listen(imc_ipoib_fabric_ipoib(i->x),
+		rc = imc_ipoib_mcast_listen(ifc_of(i),
 					    &a->group);
 	return rc;
 }
@@ -1067,7 +1030,7 @@ static int unlisten_run(struct imc_scn_ctx *c, void *data)
 	int rc = iface_need(c, &a->at, &i);
 
 	if (!rc)
-		rc = imc_ipoib_mcast_unlisten(imc_ipoib_fabric_ipoib(i->x),
+		rc = imc_ipoib_mcast_unlisten(ifc_of(i),
 					      &a->group);
 	if (rc == -ENOENT)
 		return imc_scn_fail(c, rc, "the group is not listened to");
@@ -1159,10 +1122,10 @@ static void flow_fire(struct imc_timer *t)
 	const struct flow_arg *a = fl->a;
 
 	if (a->ping)
-		(void)imc_ip_host_ping(fl->i->host, &fl->src, &a->dst, fl->id,
+		(void)imc_ip_host_ping(host_of(fl->i), &fl->src, &a->dst, fl->id,
 				       (uint16_t)(fl->sent + 1), a->size);
 	else
-		(void)imc_ip_host_udp(fl->i->host, &fl->src, &a->dst,
+		(void)imc_ip_host_udp(host_of(fl->i), &fl->src, &a->dst,
 				      (uint16_t)(33000 + fl->id), 9, NULL,
 				      a->size);
 	if (++fl->sent < a->count)
@@ -1182,7 +1145,7 @@ static int flow_run(struct imc_scn_ctx *c, void *data)
 	if (rc)
 		return rc;
 	r = i->ps->r;
-	src = imc_ip_host_src_for(i->host, &a->dst);
+	src = imc_ip_host_src_for(host_of(i), &a->dst);
 	if (!src)
 		return imc_scn_fail(c, -EADDRNOTAVAIL,
 			"the interface has no IPv%u address to send from",
@@ -1280,8 +1243,8 @@ static bool reach(const struct ipr *r, const struct iface *a,
 	uint16_t ka, kb;
 
 	if (a == b || ((a->pkey ^ b->pkey) & 0x7FFF) ||
-	    !imc_ipoib_carrier(imc_ipoib_fabric_ipoib(a->x)) ||
-	    !imc_ipoib_carrier(imc_ipoib_fabric_ipoib(b->x)))
+	    !imc_ipoib_carrier(ifc_of(a)) ||
+	    !imc_ipoib_carrier(ifc_of(b)))
 		return false;
 	ka = table_pkey(r, a);
 	kb = table_pkey(r, b);
@@ -1312,8 +1275,8 @@ static int pa_pair(struct round *rd, size_t *cap, struct iface *a,
 {
 	const struct imc_ip_addr *aa, *ba;
 	const unsigned *ap;
-	unsigned na = imc_ip_host_addrs(a->host, &aa, &ap);
-	unsigned nb = imc_ip_host_addrs(b->host, &ba, NULL);
+	unsigned na = imc_ip_host_addrs(host_of(a), &aa, &ap);
+	unsigned nb = imc_ip_host_addrs(host_of(b), &ba, NULL);
 	int rc = 0;
 
 	for (unsigned k = 0; k < nb && !rc; k++)
@@ -1358,7 +1321,7 @@ static void pa_fire(struct imc_timer *t)
 	const struct pair *pr = &rd->p[rd->sent];
 	struct ipr *r = pr->src->ps->r;
 
-	(void)imc_ip_host_ping(pr->src->host, &pr->from, &pr->to, rd->id,
+	(void)imc_ip_host_ping(host_of(pr->src), &pr->from, &pr->to, rd->id,
 			       (uint16_t)(rd->sent + 1), rd->size);
 	if (++rd->sent < rd->n)
 		imc_timer_arm(r->loop, &rd->t,
@@ -1638,7 +1601,7 @@ static uint64_t observe_one(const struct subj_arg *a, struct iface *i)
 		/* No interface: down, nothing counted. */
 		return 0;
 	}
-	ifc = imc_ipoib_fabric_ipoib(i->x);
+	ifc = ifc_of(i);
 	iface_stats(i, &hs);
 	switch (a->kind) {
 	case S_CARRIER:
@@ -1647,8 +1610,8 @@ static uint64_t observe_one(const struct subj_arg *a, struct iface *i)
 		return imc_ipoib_state(ifc);
 	case S_RECEIVED:
 		if (a->has_group)
-			return i->host ? imc_ip_host_group_received(
-						i->host, &a->group) : 0;
+			return imc_ip_host_group_received(host_of(i),
+							  &a->group);
 		return hs.received;
 	case S_REPLIES:
 		return hs.ping_replies;
@@ -1740,7 +1703,7 @@ static int mq_observe(struct imc_scn_ctx *c, const void *data,
 			struct imc_ipoib_stats st;
 			uint64_t v;
 
-			imc_ipoib_get_stats(imc_ipoib_fabric_ipoib(i->x), &st);
+			imc_ipoib_get_stats(ifc_of(i), &st);
 			v = counter_value(&st, k);
 			if (v > *value)
 				*value = v;
@@ -1892,13 +1855,10 @@ int imc_scn_ipoib_tap(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 		    port <= r->t->node[node].nports ? iface_find(r, &a) : NULL;
 	if (!i)
 		return -ENOENT;
-	if (tap)
-		i->tap = *tap;
-	else
-		memset(&i->tap, 0, sizeof(i->tap));
+	(void)imc_ipoib_fabric_host_tap(i->fh, tap);
 	if (out) {
-		out->ifc = imc_ipoib_fabric_ipoib(i->x);
-		out->naddrs = imc_ip_host_addrs(i->host, &out->addr,
+		out->ifc = ifc_of(i);
+		out->naddrs = imc_ip_host_addrs(host_of(i), &out->addr,
 						&out->plen);
 	}
 	return 0;
