@@ -226,12 +226,33 @@ static void test_create_errors(void **state)
 	assert_int_equal(iw_destroy(&w), 0);
 }
 
+/* One map of the fabric's port events onto the tracker's (used by the
+ * tracker on a port and by the interface). */
+static void test_port_event_map(void **state)
+{
+	enum imc_mcast_port_event e = IMC_MCAST_PORT_DOWN;
+
+	(void)state;
+	assert_int_equal(imc_mcast_fabric_port_event(IMC_PORT_EV_ACTIVE, &e), 0);
+	assert_int_equal(e, IMC_MCAST_PORT_ACTIVE);
+	assert_int_equal(imc_mcast_fabric_port_event(
+		IMC_PORT_EV_CLIENT_REREGISTER, &e), 0);
+	assert_int_equal(e, IMC_MCAST_PORT_REREGISTER);
+	assert_int_equal(imc_mcast_fabric_port_event(IMC_PORT_EV_PKEY_CHANGE,
+						     &e), 0);
+	assert_int_equal(e, IMC_MCAST_PORT_PKEY_CHANGE);
+	assert_int_equal(imc_mcast_fabric_port_event(
+		(enum imc_port_event)99, &e), -ENOENT);
+	assert_int_equal(e, IMC_MCAST_PORT_PKEY_CHANGE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ping_udp_groups),
 		cmocka_unit_test(test_tap),
 		cmocka_unit_test(test_create_errors),
+		cmocka_unit_test(test_port_event_map),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

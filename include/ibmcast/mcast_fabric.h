@@ -52,6 +52,12 @@ int imc_mcast_fabric_create(struct imc_fabric *f, uint32_t node,
  * a callback of the tracker. NULL is a no-op. */
 void imc_mcast_fabric_destroy(struct imc_mcast_fabric *mf);
 
+/* The tracker's event for a port event of the fabric (fabric.h): ACTIVE,
+ * DOWN, LID change, SM change, client reregister and P_Key change map one
+ * to one. Returns 0, or -ENOENT for an event the tracker has no use for. */
+int imc_mcast_fabric_port_event(enum imc_port_event ev,
+				enum imc_mcast_port_event *out);
+
 /* The tracker (join and leave through it), its SA client, its GSI. */
 struct imc_mcast *imc_mcast_fabric_tracker(const struct imc_mcast_fabric *mf);
 struct imc_sa_client *imc_mcast_fabric_client(

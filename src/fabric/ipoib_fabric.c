@@ -90,17 +90,10 @@ static void fab_port(struct imc_port_watch *w, enum imc_port_event ev)
 {
 	struct imc_ipoib_fabric *x =
 		imc_container_of(w, struct imc_ipoib_fabric, watch);
-	static const enum imc_mcast_port_event map[] = {
-		[IMC_PORT_EV_ACTIVE] = IMC_MCAST_PORT_ACTIVE,
-		[IMC_PORT_EV_DOWN] = IMC_MCAST_PORT_DOWN,
-		[IMC_PORT_EV_LID_CHANGE] = IMC_MCAST_PORT_LID_CHANGE,
-		[IMC_PORT_EV_SM_CHANGE] = IMC_MCAST_PORT_SM_CHANGE,
-		[IMC_PORT_EV_CLIENT_REREGISTER] = IMC_MCAST_PORT_REREGISTER,
-		[IMC_PORT_EV_PKEY_CHANGE] = IMC_MCAST_PORT_PKEY_CHANGE,
-	};
+	enum imc_mcast_port_event e;
 
-	if (x->ifc && (unsigned)ev < IMC_ARRAY_SIZE(map))
-		imc_ipoib_port_event(x->ifc, map[ev]);
+	if (x->ifc && !imc_mcast_fabric_port_event(ev, &e))
+		imc_ipoib_port_event(x->ifc, e);
 }
 
 int imc_ipoib_fabric_create(struct imc_fabric *f, uint32_t node,

@@ -61,10 +61,11 @@ static int qp_detach(void *ctx, void *qp, const struct imc_gid *mgid,
 	return imc_qp_detach(qp, mgid, mlid);
 }
 
-static void on_port(struct imc_port_watch *w, enum imc_port_event ev)
+int imc_mcast_fabric_port_event(enum imc_port_event ev,
+				enum imc_mcast_port_event *out)
 {
-	struct imc_mcast_fabric *mf =
-		imc_container_of(w, struct imc_mcast_fabric, watch);
+	/* IBA 14.4.11: a reregister asks for every join again; the others
+	 * are changes of the port itself. */
 	static const enum imc_mcast_port_event map[] = {
 		[IMC_PORT_EV_ACTIVE] = IMC_MCAST_PORT_ACTIVE,
 		[IMC_PORT_EV_DOWN] = IMC_MCAST_PORT_DOWN,
@@ -74,8 +75,21 @@ static void on_port(struct imc_port_watch *w, enum imc_port_event ev)
 		[IMC_PORT_EV_PKEY_CHANGE] = IMC_MCAST_PORT_PKEY_CHANGE,
 	};
 
-	if ((unsigned)ev < IMC_ARRAY_SIZE(map))
-		imc_mcast_port_event(mf->t, map[ev]);
+	if ((unsigned)ev >= IMC_ARRAY_SIZE(map) ||
+	    (ev != IMC_PORT_EV_ACTIVE && !map[ev]))
+		return -ENOENT;
+	*out = map[ev];
+	return 0;
+}
+
+static void on_port(struct imc_port_watch *w, enum imc_port_event ev)
+{
+	struct imc_mcast_fabric *mf =
+		imc_container_of(w, struct imc_mcast_fabric, watch);
+	enum imc_mcast_port_event e;
+
+	if (!imc_mcast_fabric_port_event(ev, &e))
+		imc_mcast_port_event(mf->t, e);
 }
 
 int imc_mcast_fabric_create(struct imc_fabric *f, uint32_t node,
