@@ -189,3 +189,130 @@ struct imc_gsi *imc_mcast_fabric_gsi(const struct imc_mcast_fabric *mf)
 {
 	return mf->gsi;
 }
+
+/* ---- one tracker per port ---- */
+
+struct imc_mcast_fabric_set {
+	struct imc_fabric *f;
+	uint32_t nnodes;
+	uint32_t *base;                  /* first slot of each node */
+	struct imc_mcast_fabric **mf;    /* by slot */
+};
+
+int imc_mcast_fabric_set_create(struct imc_fabric *f,
+				struct imc_mcast_fabric_set **out)
+{
+	const struct imc_topo *t;
+	struct imc_mcast_fabric_set *s;
+	uint32_t n = 0;
+
+	if (!f || !out)
+		return -EINVAL;
+	t = imc_fabric_topo(f);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->f = f;
+	s->nnodes = t->nnodes;
+	s->base = calloc((size_t)t->nnodes + 1, sizeof(*s->base));
+	if (!s->base) {
+		free(s);
+		return -ENOMEM;
+	}
+	/* Ports 0..nports of each node: a slot array indexed directly. */
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		s->base[i] = n;
+		n += t->node[i].nports + 1u;
+	}
+	s->base[t->nnodes] = n;
+	s->mf = calloc(n ? n : 1, sizeof(*s->mf));
+	if (!s->mf) {
+		free(s->base);
+		free(s);
+		return -ENOMEM;
+	}
+	*out = s;
+	return 0;
+}
+
+void imc_mcast_fabric_set_destroy(struct imc_mcast_fabric_set *s)
+{
+	if (!s)
+		return;
+	for (uint32_t k = 0; k < s->base[s->nnodes]; k++)
+		imc_mcast_fabric_destroy(s->mf[k]);
+	free(s->mf);
+	free(s->base);
+	free(s);
+}
+
+long imc_mcast_fabric_set_slot(const struct imc_mcast_fabric_set *s,
+			       uint32_t node, unsigned port)
+{
+	if (!s || node >= s->nnodes ||
+	    port >= s->base[node + 1] - s->base[node])
+		return -EINVAL;
+	return (long)(s->base[node] + port);
+}
+
+size_t imc_mcast_fabric_set_slots(const struct imc_mcast_fabric_set *s)
+{
+	return s ? s->base[s->nnodes] : 0;
+}
+
+struct imc_mcast_fabric *imc_mcast_fabric_set_at(
+	const struct imc_mcast_fabric_set *s, size_t slot)
+{
+	return slot < imc_mcast_fabric_set_slots(s) ? s->mf[slot] : NULL;
+}
+
+struct imc_mcast_fabric *imc_mcast_fabric_set_find(
+	const struct imc_mcast_fabric_set *s, uint32_t node, unsigned port)
+{
+	long k = imc_mcast_fabric_set_slot(s, node, port);
+
+	return k < 0 ? NULL : s->mf[k];
+}
+
+int imc_mcast_fabric_set_get(struct imc_mcast_fabric_set *s, uint32_t node,
+			     unsigned port, struct imc_gsi *gsi,
+			     const struct imc_mcast_fabric_config *cfg,
+			     struct imc_mcast_fabric **out)
+{
+	long k = imc_mcast_fabric_set_slot(s, node, port);
+	int rc;
+
+	if (k < 0 || !out)
+		return -EINVAL;
+	if (!s->mf[k]) {
+		rc = imc_mcast_fabric_create(s->f, node, port, gsi, cfg,
+					     &s->mf[k]);
+		if (rc < 0)
+			return rc;
+	}
+	*out = s->mf[k];
+	return 0;
+}
+
+void imc_mcast_fabric_set_totals(const struct imc_mcast_fabric_set *s,
+				 struct imc_mcast_fabric_totals *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t k = 0; k < imc_mcast_fabric_set_slots(s); k++) {
+		struct imc_sa_client_stats cs;
+		struct imc_mcast_stats st;
+
+		if (!s->mf[k])
+			continue;
+		imc_sa_client_get_stats(s->mf[k]->client, &cs);
+		imc_mcast_get_stats(s->mf[k]->t, &st);
+		out->trackers++;
+		out->sa_sent += cs.sent;
+		out->sa_resent += cs.resent;
+		out->timeouts += st.timeouts;
+		out->rejoins += st.rejoins;
+		out->errors += st.errors;
+		out->members += st.members;
+		out->joined += st.joined;
+	}
+}
