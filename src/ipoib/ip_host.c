@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ibmcast/ip_host.h"
+#include "ipoib/ipoib_core.h"
 #include "wire/bytes.h"
 
 struct answer {
@@ -32,15 +33,6 @@ struct imc_ip_host {
 	size_t ngc, gccap;
 };
 
-static int addr_cmp(const struct imc_ip_addr *a, const struct imc_ip_addr *b)
-{
-	if (a->family != b->family)
-		return a->family < b->family ? -1 : 1;
-	if (a->family == IMC_IPV4)
-		return a->v4 < b->v4 ? -1 : a->v4 > b->v4;
-	return memcmp(a->v6, b->v6, 16);
-}
-
 /* The address from the 4 or 16 bytes of a packet. */
 static void addr_of(unsigned version, const uint8_t *b,
 		    struct imc_ip_addr *out)
@@ -59,7 +51,7 @@ static struct gcount *gc_get(struct imc_ip_host *h,
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = addr_cmp(&h->gc[mid].g, g);
+		int c = ipo_addr_cmp(&h->gc[mid].g, g);
 
 		if (!c)
 			return &h->gc[mid];
@@ -251,7 +243,7 @@ int imc_ip_host_addr_add(struct imc_ip_host *h, const struct imc_ip_addr *a,
 int imc_ip_host_addr_del(struct imc_ip_host *h, const struct imc_ip_addr *a)
 {
 	for (unsigned k = 0; k < h->naddrs; k++) {
-		if (addr_cmp(&h->addr[k], a))
+		if (ipo_addr_cmp(&h->addr[k], a))
 			continue;
 		if (h->ifc)
 			(void)imc_ipoib_addr_del(h->ifc, a);
@@ -293,7 +285,7 @@ bool imc_ip_host_owns(const struct imc_ip_host *h,
 		      const struct imc_ip_addr *a)
 {
 	for (unsigned k = 0; k < h->naddrs; k++)
-		if (!addr_cmp(&h->addr[k], a))
+		if (!ipo_addr_cmp(&h->addr[k], a))
 			return true;
 	return false;
 }
