@@ -169,6 +169,11 @@ static void test_tap(void **state)
 	host_up(&w, 0, &sa, "10.1.0.1/16", &a);
 	host_up(&w, 1, &sb, "10.1.0.2/16", &b);
 	iw_run_for(&w, 20 * MS);
+	/* One partition, both up: they reach each other, not themselves. */
+	assert_true(imc_ipoib_fabric_host_reaches(a, b));
+	assert_true(imc_ipoib_fabric_host_reaches(b, a));
+	assert_false(imc_ipoib_fabric_host_reaches(a, a));
+	assert_false(imc_ipoib_fabric_host_reaches(a, NULL));
 	assert_int_equal(imc_ip_addr_parse("10.1.0.2", &sa.peer, NULL), 0);
 	assert_int_equal(imc_ipoib_fabric_host_tap(b, &(struct
 		imc_ipoib_host_ops){ NULL, NULL, NULL }), -EINVAL);
@@ -189,8 +194,10 @@ static void test_tap(void **state)
 	assert_int_equal(sb.tapped, 1);
 	assert_int_equal(sa.replies, 1);
 
-	/* Stopped: no host model, no interface; destroy still works. */
+	/* Stopped: no host model, no interface, no reach; destroy still
+	 * works. */
 	imc_ipoib_fabric_host_stop(b);
+	assert_false(imc_ipoib_fabric_host_reaches(a, b));
 	assert_null(imc_ipoib_fabric_host_ip(b));
 	assert_null(imc_ipoib_fabric_host_ipoib(b));
 	imc_ipoib_fabric_host_stop(b);

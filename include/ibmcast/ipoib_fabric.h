@@ -126,6 +126,12 @@ struct imc_ipoib_fabric *imc_ipoib_fabric_host_fabric(
 /* The tracker the host joins with (its own or the shared one). */
 struct imc_mcast *imc_ipoib_fabric_host_tracker(
 	const struct imc_ipoib_fabric_host *x);
+/* Whether a and b can reach each other now: two hosts of one
+ * partition, carrier up on both, both ports ACTIVE with the partition in
+ * their P_Key tables, and not both limited members (IBA 10.9.1.2). */
+bool imc_ipoib_fabric_host_reaches(const struct imc_ipoib_fabric_host *a,
+				   const struct imc_ipoib_fabric_host *b);
+
 /* Packets delivered to the tap (not counted by the host model). */
 uint64_t imc_ipoib_fabric_host_tapped(const struct imc_ipoib_fabric_host *x);
 

@@ -184,6 +184,10 @@ uint64_t imc_ipoib_fabric_send_errors(const struct imc_ipoib_fabric *x)
 /* ---- an IP host on a fabric port ---- */
 
 struct imc_ipoib_fabric_host {
+	struct imc_fabric *f;
+	uint32_t node;
+	unsigned port;
+	uint16_t pkey;
 	struct imc_ipoib_fabric *x;
 	struct imc_ip_host *ip;
 	struct imc_mcast_fabric *own;    /* NULL: the tracker is shared */
@@ -239,6 +243,10 @@ int imc_ipoib_fabric_host_create(struct imc_fabric *f, uint32_t node,
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
+	h->f = f;
+	h->node = node;
+	h->port = port;
+	h->pkey = c.pkey;
 	h->mcast = mcast;
 	rc = imc_ip_host_create(imc_fabric_loop(f), NULL, ops, &h->ip);
 	if (!rc && !mcast) {
@@ -325,4 +333,39 @@ struct imc_mcast *imc_ipoib_fabric_host_tracker(
 uint64_t imc_ipoib_fabric_host_tapped(const struct imc_ipoib_fabric_host *x)
 {
 	return x->tapped;
+}
+
+/* The entry of h's partition in its port's table now, 0 when it has none
+ * or the port is not ACTIVE (IBA 10.9.1.2: the low 15 bits name the
+ * partition, bit 15 is full membership). */
+static uint16_t table_pkey(const struct imc_ipoib_fabric_host *h)
+{
+	struct imc_port_attr pa;
+	uint16_t best = 0;
+
+	if (imc_fabric_port_attr(h->f, h->node, h->port, &pa) ||
+	    pa.state != IMC_PORT_ACTIVE)
+		return 0;
+	for (unsigned k = 0; k < pa.npkeys; k++)
+		if (!((pa.pkeys[k] ^ h->pkey) & 0x7FFF) &&
+		    (!best || (pa.pkeys[k] & 0x8000)))
+			best = pa.pkeys[k];
+	return best;
+}
+
+bool imc_ipoib_fabric_host_reaches(const struct imc_ipoib_fabric_host *a,
+				   const struct imc_ipoib_fabric_host *b)
+{
+	const struct imc_ipoib *ia, *ib;
+	uint16_t ka, kb;
+
+	if (!a || !b || a == b || ((a->pkey ^ b->pkey) & 0x7FFF))
+		return false;
+	ia = imc_ipoib_fabric_ipoib(a->x);
+	ib = imc_ipoib_fabric_ipoib(b->x);
+	if (!ia || !ib || !imc_ipoib_carrier(ia) || !imc_ipoib_carrier(ib))
+		return false;
+	ka = table_pkey(a);
+	kb = table_pkey(b);
+	return ka && kb && ((ka | kb) & 0x8000);
 }

@@ -1216,41 +1216,6 @@ static void pa_print(FILE *f, const struct imc_topo *t, const void *data)
 	fprintf(f, " size=%" PRIu32, a->size);
 }
 
-/* The entry of the interface's partition in its port's table now, 0
- * when it has none (IBA 10.9.1.2: the low 15 bits name the partition,
- * bit 15 full membership). */
-static uint16_t table_pkey(const struct ipr *r, const struct iface *i)
-{
-	struct imc_port_attr pa;
-	uint16_t best = 0;
-
-	if (imc_fabric_port_attr(r->f, i->ps->node, i->ps->port, &pa) ||
-	    pa.state != IMC_PORT_ACTIVE)
-		return 0;
-	for (unsigned k = 0; k < pa.npkeys; k++)
-		if (!((pa.pkeys[k] ^ i->pkey) & 0x7FFF) &&
-		    (!best || (pa.pkeys[k] & 0x8000)))
-			best = pa.pkeys[k];
-	return best;
-}
-
-/* Interfaces that can reach each other now: carrier up, ports ACTIVE
- * with the partition in their tables, and not both limited members
- * (IBA 10.9.1.2). */
-static bool reach(const struct ipr *r, const struct iface *a,
-		  const struct iface *b)
-{
-	uint16_t ka, kb;
-
-	if (a == b || ((a->pkey ^ b->pkey) & 0x7FFF) ||
-	    !imc_ipoib_carrier(ifc_of(a)) ||
-	    !imc_ipoib_carrier(ifc_of(b)))
-		return false;
-	ka = table_pkey(r, a);
-	kb = table_pkey(r, b);
-	return ka && kb && ((ka | kb) & 0x8000);
-}
-
 static int pa_add(struct round *rd, size_t *cap, struct iface *src,
 		  const struct imc_ip_addr *from, const struct imc_ip_addr *to)
 {
@@ -1306,7 +1271,8 @@ static int pa_pairs(struct ipr *r, struct round *rd)
 
 				for (struct iface *b = pt ? pt->ifs : NULL;
 				     b && !rc; b = b->next) {
-					if (!reach(r, a, b))
+					if (!imc_ipoib_fabric_host_reaches(a->fh,
+									   b->fh))
 						continue;
 					rc = pa_pair(rd, &cap, a, b);
 				}
