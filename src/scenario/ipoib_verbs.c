@@ -21,10 +21,11 @@
  *  - per HCA port used, the port's one join tracker, which mcast-*
  *    members share (scn_mcast.h): its SA client sends through the
  *    port's QP1 to the SM's LID (the SA of the `sa` line answers);
- *  - per (port, P_Key), an interface (imc_ipoib_fabric) and the host
- *    model behind it: it answers ICMP and ICMPv6 echo requests to its
- *    addresses (from the loop: an interface op may not call back into
- *    the interface) and counts what it receives;
+ *  - per (port, P_Key), an IP host on the port (ipoib_fabric.h,
+ *    imc_ipoib_fabric_host) on the port's tracker: the interface and the
+ *    host model of ip_host.h, which answers ICMP and ICMPv6 echo
+ *    requests to its addresses and counts what it receives; the run
+ *    adds what crosses partitions and which ping-all pairs answered;
  *  - flows of ping and ipoib-send lines.
  *
  * A caller of the run (ibmcast up) may tap an interface
