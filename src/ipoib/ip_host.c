@@ -361,22 +361,41 @@ static int send_built(struct imc_ip_host *h, uint8_t *buf, int len)
 	return rc;
 }
 
+/* The spec of a packet of len bytes past its headers from src to dst
+ * and a buffer for it (*cap bytes); NULL with *rc when there is none. */
+static uint8_t *prepare(struct imc_ip_host *h, const struct imc_ip_addr *src,
+			const struct imc_ip_addr *dst, size_t len,
+			uint8_t b[8], struct imc_ip_spec *s, size_t *cap,
+			int *rc)
+{
+	uint8_t *buf;
+
+	*rc = spec_of(h, src, dst, b, s);
+	if (*rc)
+		return NULL;
+	if (len > 0xFFFF) {
+		*rc = -ENOSPC;
+		return NULL;
+	}
+	*cap = IMC_IP6_HDR_LEN + IMC_L4_HDR_LEN + len;
+	buf = malloc(*cap);
+	if (!buf)
+		*rc = -ENOMEM;
+	return buf;
+}
+
 int imc_ip_host_ping(struct imc_ip_host *h, const struct imc_ip_addr *src,
 		     const struct imc_ip_addr *dst, uint16_t id, uint16_t seq,
 		     size_t size)
 {
-	size_t cap = IMC_IP6_HDR_LEN + IMC_L4_HDR_LEN + size;
 	struct imc_ip_spec s;
 	uint8_t b[8], *buf;
-	int rc = spec_of(h, src, dst, b, &s);
+	size_t cap;
+	int rc;
 
-	if (rc)
-		return rc;
-	if (size > 0xFFFF)
-		return -ENOSPC;
-	buf = malloc(cap);
+	buf = prepare(h, src, dst, size, b, &s, &cap, &rc);
 	if (!buf)
-		return -ENOMEM;
+		return rc;
 	return send_built(h, buf, imc_ip_echo_build(buf, cap, &s, false, id,
 						     seq, size));
 }
@@ -385,18 +404,14 @@ int imc_ip_host_udp(struct imc_ip_host *h, const struct imc_ip_addr *src,
 		    const struct imc_ip_addr *dst, uint16_t sport,
 		    uint16_t dport, const void *payload, size_t len)
 {
-	size_t cap = IMC_IP6_HDR_LEN + IMC_L4_HDR_LEN + len;
 	struct imc_ip_spec s;
 	uint8_t b[8], *buf;
-	int rc = spec_of(h, src, dst, b, &s);
+	size_t cap;
+	int rc;
 
-	if (rc)
-		return rc;
-	if (len > 0xFFFF)
-		return -ENOSPC;
-	buf = malloc(cap);
+	buf = prepare(h, src, dst, len, b, &s, &cap, &rc);
 	if (!buf)
-		return -ENOMEM;
+		return rc;
 	return send_built(h, buf, imc_ip_udp_build(buf, cap, &s, sport, dport,
 						    payload, len));
 }
