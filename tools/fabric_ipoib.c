@@ -20,18 +20,17 @@
 
 #include "fabric_ipoib.h"
 #include "ibmcast/ipoib_fabric.h"
-#include "ibmcast/mcast_fabric.h"
 
 #define ROUND (500 * IMC_NSEC_PER_MSEC)
 #define GIVE_UP (30 * IMC_NSEC_PER_SEC)
 #define MCAST_GROUP 0xef010101u      /* 239.1.1.1 */
+#define MCAST_PORT 4000
 #define ICMP_ID 0x1b1b
 
 struct host {
 	struct fabric_ipoib *x;
 	unsigned idx;
-	struct imc_mcast_fabric *mf;
-	struct imc_ipoib_fabric *ifc;
+	struct imc_ipoib_fabric_host *fh;
 	bool up;
 	unsigned mcast_rx;
 };
@@ -52,62 +51,13 @@ static uint32_t addr_of(unsigned i)
 	return 0x0a000000u | (i + 1);
 }
 
-static uint16_t csum(const uint8_t *p, size_t len)
+static void ping(struct host *h, unsigned j)
 {
-	uint32_t s = 0;
+	struct imc_ip_addr dst;
 
-	for (size_t i = 0; i + 1 < len; i += 2)
-		s += (uint32_t)p[i] << 8 | p[i + 1];
-	if (len & 1)
-		s += (uint32_t)p[len - 1] << 8;
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
-}
-
-/* An IPv4 header (RFC 791) before len bytes of proto payload. */
-static void ip_hdr(uint8_t *p, uint32_t src, uint32_t dst, uint8_t proto,
-		   size_t len)
-{
-	memset(p, 0, 20);
-	p[0] = 0x45;
-	put16(p + 2, (uint16_t)(20 + len));
-	p[8] = 64;
-	p[9] = proto;
-	put32(p + 12, src);
-	put32(p + 16, dst);
-	put16(p + 10, csum(p, 20));
-}
-
-static void send_icmp(struct host *h, uint32_t dst, uint8_t type,
-		      uint16_t seq)
-{
-	uint8_t pkt[28];
-
-	ip_hdr(pkt, addr_of(h->idx), dst, 1, 8);
-	memset(pkt + 20, 0, 8);
-	pkt[20] = type;
-	put16(pkt + 24, ICMP_ID);
-	put16(pkt + 26, seq);
-	put16(pkt + 22, csum(pkt + 20, 8));
-	imc_ipoib_xmit(imc_ipoib_fabric_ipoib(h->ifc), pkt, sizeof(pkt));
+	imc_ip_addr_v4(addr_of(j), &dst);
+	(void)imc_ip_host_ping(imc_ipoib_fabric_host_ip(h->fh), NULL, &dst,
+			       ICMP_ID, (uint16_t)j, 0);
 }
 
 static void ping_round(struct fabric_ipoib *x)
@@ -115,7 +65,7 @@ static void ping_round(struct fabric_ipoib *x)
 	for (unsigned i = 0; i < x->n; i++)
 		for (unsigned j = 0; j < x->n; j++)
 			if (i != j && !x->answered[(size_t)i * x->n + j])
-				send_icmp(&x->h[i], addr_of(j), 8, (uint16_t)j);
+				ping(&x->h[i], j);
 }
 
 static void report(struct fabric_ipoib *x)
@@ -131,20 +81,16 @@ static void report(struct fabric_ipoib *x)
 		rx, x->n - 1, dup, x->h[0].mcast_rx ? " (sender got its own)" : "");
 }
 
-/* One UDP datagram (RFC 768; no checksum, allowed over IPv4) from host
- * 0 to the group, once the pings are done: by then every host's join of
- * the group has long been answered. */
+/* One UDP datagram (RFC 768) from host 0 to the group, once the pings
+ * are done: by then every host's join of the group has long been
+ * answered. */
 static void send_mcast(struct fabric_ipoib *x)
 {
-	uint8_t pkt[20 + 8 + 4];
+	struct imc_ip_addr g;
 
-	ip_hdr(pkt, addr_of(0), MCAST_GROUP, 17, 12);
-	put16(pkt + 20, 4000);
-	put16(pkt + 22, 4000);
-	put16(pkt + 24, 12);
-	put16(pkt + 26, 0);
-	memcpy(pkt + 28, "imc!", 4);
-	imc_ipoib_xmit(imc_ipoib_fabric_ipoib(x->h[0].ifc), pkt, sizeof(pkt));
+	imc_ip_addr_v4(MCAST_GROUP, &g);
+	(void)imc_ip_host_udp(imc_ipoib_fabric_host_ip(x->h[0].fh), NULL, &g,
+			      MCAST_PORT, MCAST_PORT, "imc!", 4);
 }
 
 static void round_cb(struct imc_timer *t)
@@ -180,34 +126,35 @@ static void start_pings(struct fabric_ipoib *x)
 	imc_timer_arm_in(x->loop, &x->round, ROUND);
 }
 
-static void deliver(void *ctx, const struct imc_ipoib_packet *p)
+/* The reply of host src to our ping (the host model answers requests). */
+static void echo_reply(void *ctx, const struct imc_ip_view *v, uint16_t id,
+		       uint16_t seq)
 {
 	struct host *h = ctx;
 	struct fabric_ipoib *x = h->x;
-	const uint8_t *d = p->data;
-	unsigned ihl;
+	uint32_t src = ((uint32_t)v->src[0] << 24 | (uint32_t)v->src[1] << 16 |
+			(uint32_t)v->src[2] << 8 | v->src[3]) - 0x0a000001u;
+	size_t k = (size_t)h->idx * x->n + src;
 
-	if (p->ethertype != IMC_ETHERTYPE_IPV4 || p->len < 28 ||
-	    (d[0] >> 4) != 4)
-		return;
-	ihl = (d[0] & 15u) * 4;
-	if (p->len < ihl + 8)
-		return;
-	if (d[9] == 17 && get32(d + 16) == MCAST_GROUP) {
-		h->mcast_rx++;
-	} else if (d[9] == 1 && d[ihl] == 8) {
-		/* Echo request: answer it. */
-		send_icmp(h, get32(d + 12), 0,
-			  (uint16_t)(d[ihl + 6] << 8 | d[ihl + 7]));
-	} else if (d[9] == 1 && d[ihl] == 0) {
-		uint32_t src = get32(d + 12) - 0x0a000001u;
-		size_t k = (size_t)h->idx * x->n + src;
-
-		if (src < x->n && !x->answered[k]) {
-			x->answered[k] = 1;
-			x->nanswered++;
-		}
+	(void)seq;
+	if (v->version == 4 && id == ICMP_ID && src < x->n &&
+	    !x->answered[k]) {
+		x->answered[k] = 1;
+		x->nanswered++;
 	}
+}
+
+static void udp(void *ctx, const struct imc_ip_view *v, uint16_t sport,
+		uint16_t dport, const uint8_t *payload, size_t len)
+{
+	struct host *h = ctx;
+	static const uint8_t g[4] = { 239, 1, 1, 1 };
+
+	(void)sport;
+	(void)payload;
+	(void)len;
+	if (v->version == 4 && !memcmp(v->dst, g, 4) && dport == MCAST_PORT)
+		h->mcast_rx++;
 }
 
 static void carrier(void *ctx, bool up)
@@ -224,25 +171,25 @@ static void carrier(void *ctx, bool up)
 
 static int host_up(struct imc_fabric *f, struct host *h, uint32_t node)
 {
-	struct imc_ipoib_host_ops ops = { deliver, carrier, h };
+	struct imc_ip_host_ops ops = {
+		.echo_reply = echo_reply, .udp = udp, .carrier = carrier,
+		.ctx = h,
+	};
 	struct imc_ipoib_config cfg;
 	struct imc_ip_addr a;
 	struct imc_ipoib *ifc;
 	int r;
 
-	r = imc_mcast_fabric_create(f, node, 1, NULL, NULL, &h->mf);
-	if (r < 0)
-		return r;
 	imc_ipoib_config_init(&cfg);
 	cfg.pkey = 0xffff;
 	cfg.queue_endpoint = 256;
-	r = imc_ipoib_fabric_create(f, node, 1, imc_mcast_fabric_tracker(h->mf),
-				    &cfg, IMC_IPOIB_FABRIC_QKEY, &ops, &h->ifc);
+	r = imc_ipoib_fabric_host_create(f, node, 1, NULL, NULL, &cfg, &ops,
+					 &h->fh);
 	if (r < 0)
 		return r;
-	ifc = imc_ipoib_fabric_ipoib(h->ifc);
+	ifc = imc_ipoib_fabric_host_ipoib(h->fh);
 	imc_ip_addr_v4(addr_of(h->idx), &a);
-	r = imc_ipoib_addr_add(ifc, &a, 8);
+	r = imc_ip_host_addr_add(imc_ipoib_fabric_host_ip(h->fh), &a, 8);
 	if (!r) {
 		imc_ip_addr_v4(MCAST_GROUP, &a);
 		r = imc_ipoib_mcast_listen(ifc, &a);
@@ -296,14 +243,8 @@ void fabric_ipoib_stop(struct fabric_ipoib *x)
 	if (!x)
 		return;
 	imc_timer_cancel(x->loop, &x->round);
-	/* ipoib_fabric.h's order: stop the interface, then the tracker
-	 * (it detaches the QP), then the QP. */
-	for (unsigned i = 0; x->h && i < x->n; i++) {
-		if (x->h[i].ifc)
-			imc_ipoib_fabric_stop(x->h[i].ifc);
-		imc_mcast_fabric_destroy(x->h[i].mf);
-		imc_ipoib_fabric_destroy(x->h[i].ifc);
-	}
+	for (unsigned i = 0; x->h && i < x->n; i++)
+		imc_ipoib_fabric_host_destroy(x->h[i].fh);
 	free(x->answered);
 	free(x->h);
 	free(x);

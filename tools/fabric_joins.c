@@ -33,12 +33,12 @@ struct member {
 };
 
 struct port {
-	struct imc_mcast_fabric *mf;
 	struct member mem[MAX_GROUPS];
 };
 
 struct fabric_joins {
 	struct imc_loop *loop;
+	struct imc_mcast_fabric_set *set;
 	struct port *p;
 	unsigned np, ng;
 	unsigned joined, failed;
@@ -47,24 +47,17 @@ struct fabric_joins {
 	uint64_t sent0, retries0, timeouts0;
 };
 
+/* As bench_join_storm counts them: requests on the wire (first sends
+ * and resends), resends, requests that used up their retries. */
 static void sums(struct fabric_joins *j, uint64_t *sent, uint64_t *retries,
 		 uint64_t *timeouts)
 {
-	*sent = *retries = *timeouts = 0;
-	for (unsigned i = 0; i < j->np; i++) {
-		struct imc_sa_client_stats cs;
-		struct imc_mcast_stats st;
+	struct imc_mcast_fabric_totals t;
 
-		/* As bench_join_storm counts them: requests on the wire
-		 * (first sends and resends), resends, requests that used
-		 * up their retries. */
-		imc_sa_client_get_stats(imc_mcast_fabric_client(j->p[i].mf),
-					&cs);
-		imc_mcast_get_stats(imc_mcast_fabric_tracker(j->p[i].mf), &st);
-		*sent += cs.sent;
-		*retries += cs.resent;
-		*timeouts += st.timeouts;
-	}
+	imc_mcast_fabric_set_totals(j->set, &t);
+	*sent = t.sa_sent;
+	*retries = t.sa_resent;
+	*timeouts = t.timeouts;
 }
 
 static void on_member(void *arg, struct imc_mcast_member *m,
@@ -139,6 +132,9 @@ int fabric_joins_start(struct imc_fabric *f, const struct fabric_joins_opts *o,
 	j->p = calloc(o->ports, sizeof(*j->p));
 	if (!j->p)
 		goto fail;
+	r = imc_mcast_fabric_set_create(f, &j->set);
+	if (r < 0)
+		goto fail;
 	for (unsigned g = 0; g < j->ng; g++) {
 		char s[64];
 
@@ -151,6 +147,7 @@ int fabric_joins_start(struct imc_fabric *f, const struct fabric_joins_opts *o,
 	/* The first HCAs, past the SM's node (OpenSM's own port). */
 	for (uint32_t n = 0; n < t->nnodes && j->np < o->ports; n++) {
 		struct imc_mcast_fabric_config cfg;
+		struct imc_mcast_fabric *mf;
 		struct port *p = &j->p[j->np];
 
 		if (t->node[n].type != IMC_NODE_HCA || n == t->sm_node)
@@ -160,7 +157,7 @@ int fabric_joins_start(struct imc_fabric *f, const struct fabric_joins_opts *o,
 						: IMC_MCAST_REJOIN_PACED;
 		cfg.mcast.seed = 1000003ull + j->np;
 		cfg.client.seed = 7919ull + j->np;
-		r = imc_mcast_fabric_create(f, n, 1, NULL, &cfg, &p->mf);
+		r = imc_mcast_fabric_set_get(j->set, n, 1, NULL, &cfg, &mf);
 		if (r < 0)
 			goto fail;
 		j->np++;
@@ -175,7 +172,7 @@ int fabric_joins_start(struct imc_fabric *f, const struct fabric_joins_opts *o,
 					CM(PKEY) | CM(FLOW_LABEL) | CM(SL);
 			req.join_state = IMC_JOIN_FULL;
 			p->mem[g].j = j;
-			r = imc_mcast_join(imc_mcast_fabric_tracker(p->mf),
+			r = imc_mcast_join(imc_mcast_fabric_tracker(mf),
 					   &req, on_member, &p->mem[g],
 					   &p->mem[g].m);
 			if (r < 0)
@@ -197,12 +194,11 @@ void fabric_joins_stop(struct fabric_joins *j)
 {
 	if (!j)
 		return;
-	for (unsigned i = 0; i < j->np; i++) {
+	for (unsigned i = 0; i < j->np; i++)
 		for (unsigned g = 0; g < j->ng; g++)
 			if (j->p[i].mem[g].m)
 				imc_mcast_leave(j->p[i].mem[g].m);
-		imc_mcast_fabric_destroy(j->p[i].mf);
-	}
+	imc_mcast_fabric_set_destroy(j->set);
 	free(j->p);
 	free(j);
 }

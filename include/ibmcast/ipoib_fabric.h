@@ -15,8 +15,10 @@
 #include <stdint.h>
 
 #include "ibmcast/fabric.h"
+#include "ibmcast/ip_host.h"
 #include "ibmcast/ipoib.h"
 #include "ibmcast/mcast.h"
+#include "ibmcast/mcast_fabric.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,6 +77,63 @@ struct imc_qp *imc_ipoib_fabric_qp(const struct imc_ipoib_fabric *x);
 /* Datagrams imc_qp_send() refused (also counted by the interface as
  * IMC_IPOIB_DROP_SEND). */
 uint64_t imc_ipoib_fabric_send_errors(const struct imc_ipoib_fabric *x);
+
+/* ---- an IP host on a fabric port ----
+ *
+ * The interface above, the host model of ip_host.h behind it, and the
+ * port's join tracker: its own (mcast_fabric.h: its SA client sends to
+ * the SM LID the port's PortInfo names, so the built-in SA and OpenSM on
+ * the served fabric both answer) or one the caller shares with other
+ * members of the port. */
+struct imc_ipoib_fabric_host;
+
+/* A host on node:port. mcast NULL: a tracker of its own on the port's
+ * QP1 (gsi as in imc_mcast_fabric_create(): NULL to create one); else
+ * the port's tracker, which must outlive the host. cfg NULL: defaults
+ * with P_Key 0xFFFF. ops as in ip_host.h (carrier included). The
+ * interface starts DOWN: add addresses, then imc_ipoib_up() on
+ * imc_ipoib_fabric_host_ipoib(). Returns 0, -EINVAL, -EBUSY or
+ * -ENOMEM. */
+int imc_ipoib_fabric_host_create(struct imc_fabric *f, uint32_t node,
+				 unsigned port, struct imc_mcast *mcast,
+				 struct imc_gsi *gsi,
+				 const struct imc_ipoib_config *cfg,
+				 const struct imc_ip_host_ops *ops,
+				 struct imc_ipoib_fabric_host **out);
+
+/* Deliveries and carrier changes go to tap instead of the host model
+ * (a real IP stack behind the interface); NULL gives them back. tap's
+ * deliver must not be NULL. Returns 0 or -EINVAL. */
+int imc_ipoib_fabric_host_tap(struct imc_ipoib_fabric_host *x,
+			      const struct imc_ipoib_host_ops *tap);
+
+/* Stops the interface and the host model (groups left through the
+ * tracker; no op runs after it). No-op the second time. */
+void imc_ipoib_fabric_host_stop(struct imc_ipoib_fabric_host *x);
+
+/* Stops x, lets the tracker go of the QP (a shared tracker detaches it
+ * at once, an own tracker is destroyed), destroys the QP, frees x. Not
+ * from a callback of the host. NULL is a no-op. */
+void imc_ipoib_fabric_host_destroy(struct imc_ipoib_fabric_host *x);
+
+/* Owned by x; the host model and the interface are NULL once stopped. */
+struct imc_ip_host *imc_ipoib_fabric_host_ip(
+	const struct imc_ipoib_fabric_host *x);
+struct imc_ipoib *imc_ipoib_fabric_host_ipoib(
+	const struct imc_ipoib_fabric_host *x);
+struct imc_ipoib_fabric *imc_ipoib_fabric_host_fabric(
+	const struct imc_ipoib_fabric_host *x);
+/* The tracker the host joins with (its own or the shared one). */
+struct imc_mcast *imc_ipoib_fabric_host_tracker(
+	const struct imc_ipoib_fabric_host *x);
+/* Whether a and b can reach each other now: two hosts of one
+ * partition, carrier up on both, both ports ACTIVE with the partition in
+ * their P_Key tables, and not both limited members (IBA 10.9.1.2). */
+bool imc_ipoib_fabric_host_reaches(const struct imc_ipoib_fabric_host *a,
+				   const struct imc_ipoib_fabric_host *b);
+
+/* Packets delivered to the tap (not counted by the host model). */
+uint64_t imc_ipoib_fabric_host_tapped(const struct imc_ipoib_fabric_host *x);
 
 #ifdef __cplusplus
 }

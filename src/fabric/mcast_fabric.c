@@ -61,10 +61,11 @@ static int qp_detach(void *ctx, void *qp, const struct imc_gid *mgid,
 	return imc_qp_detach(qp, mgid, mlid);
 }
 
-static void on_port(struct imc_port_watch *w, enum imc_port_event ev)
+int imc_mcast_fabric_port_event(enum imc_port_event ev,
+				enum imc_mcast_port_event *out)
 {
-	struct imc_mcast_fabric *mf =
-		imc_container_of(w, struct imc_mcast_fabric, watch);
+	/* IBA 14.4.11: a reregister asks for every join again; the others
+	 * are changes of the port itself. */
 	static const enum imc_mcast_port_event map[] = {
 		[IMC_PORT_EV_ACTIVE] = IMC_MCAST_PORT_ACTIVE,
 		[IMC_PORT_EV_DOWN] = IMC_MCAST_PORT_DOWN,
@@ -74,8 +75,21 @@ static void on_port(struct imc_port_watch *w, enum imc_port_event ev)
 		[IMC_PORT_EV_PKEY_CHANGE] = IMC_MCAST_PORT_PKEY_CHANGE,
 	};
 
-	if ((unsigned)ev < IMC_ARRAY_SIZE(map))
-		imc_mcast_port_event(mf->t, map[ev]);
+	if ((unsigned)ev >= IMC_ARRAY_SIZE(map) ||
+	    (ev != IMC_PORT_EV_ACTIVE && !map[ev]))
+		return -ENOENT;
+	*out = map[ev];
+	return 0;
+}
+
+static void on_port(struct imc_port_watch *w, enum imc_port_event ev)
+{
+	struct imc_mcast_fabric *mf =
+		imc_container_of(w, struct imc_mcast_fabric, watch);
+	enum imc_mcast_port_event e;
+
+	if (!imc_mcast_fabric_port_event(ev, &e))
+		imc_mcast_port_event(mf->t, e);
 }
 
 int imc_mcast_fabric_create(struct imc_fabric *f, uint32_t node,
@@ -174,4 +188,131 @@ struct imc_sa_client *imc_mcast_fabric_client(
 struct imc_gsi *imc_mcast_fabric_gsi(const struct imc_mcast_fabric *mf)
 {
 	return mf->gsi;
+}
+
+/* ---- one tracker per port ---- */
+
+struct imc_mcast_fabric_set {
+	struct imc_fabric *f;
+	uint32_t nnodes;
+	uint32_t *base;                  /* first slot of each node */
+	struct imc_mcast_fabric **mf;    /* by slot */
+};
+
+int imc_mcast_fabric_set_create(struct imc_fabric *f,
+				struct imc_mcast_fabric_set **out)
+{
+	const struct imc_topo *t;
+	struct imc_mcast_fabric_set *s;
+	uint32_t n = 0;
+
+	if (!f || !out)
+		return -EINVAL;
+	t = imc_fabric_topo(f);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->f = f;
+	s->nnodes = t->nnodes;
+	s->base = calloc((size_t)t->nnodes + 1, sizeof(*s->base));
+	if (!s->base) {
+		free(s);
+		return -ENOMEM;
+	}
+	/* Ports 0..nports of each node: a slot array indexed directly. */
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		s->base[i] = n;
+		n += t->node[i].nports + 1u;
+	}
+	s->base[t->nnodes] = n;
+	s->mf = calloc(n ? n : 1, sizeof(*s->mf));
+	if (!s->mf) {
+		free(s->base);
+		free(s);
+		return -ENOMEM;
+	}
+	*out = s;
+	return 0;
+}
+
+void imc_mcast_fabric_set_destroy(struct imc_mcast_fabric_set *s)
+{
+	if (!s)
+		return;
+	for (uint32_t k = 0; k < s->base[s->nnodes]; k++)
+		imc_mcast_fabric_destroy(s->mf[k]);
+	free(s->mf);
+	free(s->base);
+	free(s);
+}
+
+long imc_mcast_fabric_set_slot(const struct imc_mcast_fabric_set *s,
+			       uint32_t node, unsigned port)
+{
+	if (!s || node >= s->nnodes ||
+	    port >= s->base[node + 1] - s->base[node])
+		return -EINVAL;
+	return (long)(s->base[node] + port);
+}
+
+size_t imc_mcast_fabric_set_slots(const struct imc_mcast_fabric_set *s)
+{
+	return s ? s->base[s->nnodes] : 0;
+}
+
+struct imc_mcast_fabric *imc_mcast_fabric_set_at(
+	const struct imc_mcast_fabric_set *s, size_t slot)
+{
+	return slot < imc_mcast_fabric_set_slots(s) ? s->mf[slot] : NULL;
+}
+
+struct imc_mcast_fabric *imc_mcast_fabric_set_find(
+	const struct imc_mcast_fabric_set *s, uint32_t node, unsigned port)
+{
+	long k = imc_mcast_fabric_set_slot(s, node, port);
+
+	return k < 0 ? NULL : s->mf[k];
+}
+
+int imc_mcast_fabric_set_get(struct imc_mcast_fabric_set *s, uint32_t node,
+			     unsigned port, struct imc_gsi *gsi,
+			     const struct imc_mcast_fabric_config *cfg,
+			     struct imc_mcast_fabric **out)
+{
+	long k = imc_mcast_fabric_set_slot(s, node, port);
+	int rc;
+
+	if (k < 0 || !out)
+		return -EINVAL;
+	if (!s->mf[k]) {
+		rc = imc_mcast_fabric_create(s->f, node, port, gsi, cfg,
+					     &s->mf[k]);
+		if (rc < 0)
+			return rc;
+	}
+	*out = s->mf[k];
+	return 0;
+}
+
+void imc_mcast_fabric_set_totals(const struct imc_mcast_fabric_set *s,
+				 struct imc_mcast_fabric_totals *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t k = 0; k < imc_mcast_fabric_set_slots(s); k++) {
+		struct imc_sa_client_stats cs;
+		struct imc_mcast_stats st;
+
+		if (!s->mf[k])
+			continue;
+		imc_sa_client_get_stats(s->mf[k]->client, &cs);
+		imc_mcast_get_stats(s->mf[k]->t, &st);
+		out->trackers++;
+		out->sa_sent += cs.sent;
+		out->sa_resent += cs.resent;
+		out->timeouts += st.timeouts;
+		out->rejoins += st.rejoins;
+		out->errors += st.errors;
+		out->members += st.members;
+		out->joined += st.joined;
+	}
 }

@@ -21,10 +21,11 @@
  *  - per HCA port used, the port's one join tracker, which mcast-*
  *    members share (scn_mcast.h): its SA client sends through the
  *    port's QP1 to the SM's LID (the SA of the `sa` line answers);
- *  - per (port, P_Key), an interface (imc_ipoib_fabric) and the host
- *    model behind it: it answers ICMP and ICMPv6 echo requests to its
- *    addresses (from the loop: an interface op may not call back into
- *    the interface) and counts what it receives;
+ *  - per (port, P_Key), an IP host on the port (ipoib_fabric.h,
+ *    imc_ipoib_fabric_host) on the port's tracker: the interface and the
+ *    host model of ip_host.h, which answers ICMP and ICMPv6 echo
+ *    requests to its addresses and counts what it receives; the run
+ *    adds what crosses partitions and which ping-all pairs answered;
  *  - flows of ping and ipoib-send lines.
  *
  * A caller of the run (ibmcast up) may tap an interface
@@ -39,12 +40,12 @@
 
 #include "ibmcast/fabric.h"
 #include "ibmcast/gid.h"
+#include "ibmcast/ip_host.h"
 #include "ibmcast/ipoib.h"
 #include "ibmcast/ipoib_fabric.h"
 #include "ibmcast/mcast.h"
 #include "ibmcast/packet.h"
 #include "ibmcast/scenario_ipoib.h"
-#include "ipoib/ipoib_int.h"
 #include "scenario/scn.h"
 #include "scenario/scn_mcast.h"
 #include "wire/bytes.h"
@@ -115,35 +116,14 @@ struct flow_arg {
 
 struct ipr;
 
-struct hpkt {
-	struct hpkt *next;
-	size_t len;
-	uint8_t data[];
-};
-
-struct gcount {
-	struct imc_ip_addr g;
-	uint64_t n;
-};
-
 struct iface {
 	struct iface *next;          /* of its port */
 	struct pstate *ps;
 	uint16_t pkey;
-	struct imc_ipoib_fabric *x;
-	struct imc_ip_addr addr[ADDRS_MAX];
-	unsigned plen[ADDRS_MAX];
-	unsigned naddrs;
-	/* the caller's tap (deliver NULL: none, the host model hears) */
-	struct imc_ipoib_host_ops tap;
-	/* host model */
-	struct hpkt *rq_head, *rq_tail;  /* echo replies to send */
-	struct imc_timer reply;
-	uint64_t received, received_mcast, ping_replies, ping_answered;
+	/* the interface, its host model, a caller's tap (ipoib_fabric.h) */
+	struct imc_ipoib_fabric_host *fh;
 	uint64_t cross;              /* from an interface of another
 				      * partition */
-	struct gcount *gc;           /* sorted by group */
-	size_t ngc, gccap;
 };
 
 struct pstate {
@@ -198,6 +178,17 @@ struct ipr {
 
 /* ------------------------------------------------------------------ */
 /* Helpers */
+
+/* The host model (NULL once stopped) and the interface of i. */
+static struct imc_ip_host *host_of(const struct iface *i)
+{
+	return imc_ipoib_fabric_host_ip(i->fh);
+}
+
+static struct imc_ipoib *ifc_of(const struct iface *i)
+{
+	return imc_ipoib_fabric_host_ipoib(i->fh);
+}
 
 static int pkey_kv(struct imc_scn_parser *p, const char *word, uint16_t *pkey,
 		   bool *matched)
@@ -372,133 +363,6 @@ static const struct imc_scn_verb verb_ipoib = {
 /* ------------------------------------------------------------------ */
 /* Host model */
 
-static uint16_t csum16(const uint8_t *p, size_t len, uint32_t acc)
-{
-	for (; len >= 2; p += 2, len -= 2)
-		acc += (uint32_t)p[0] << 8 | p[1];
-	if (len)
-		acc += (uint32_t)p[0] << 8;
-	while (acc >> 16)
-		acc = (acc & 0xFFFF) + (acc >> 16);
-	return (uint16_t)~acc;
-}
-
-static bool own(const struct iface *i, const struct imc_ip_addr *a)
-{
-	for (unsigned k = 0; k < i->naddrs; k++)
-		if (i->addr[k].family == a->family &&
-		    (a->family == IMC_IPV4 ? i->addr[k].v4 == a->v4 :
-		     !memcmp(i->addr[k].v6, a->v6, 16)))
-			return true;
-	return false;
-}
-
-static int gc_cmp(const struct imc_ip_addr *a, const struct imc_ip_addr *b)
-{
-	if (a->family != b->family)
-		return a->family < b->family ? -1 : 1;
-	if (a->family == IMC_IPV4)
-		return a->v4 < b->v4 ? -1 : a->v4 > b->v4;
-	return memcmp(a->v6, b->v6, 16);
-}
-
-/* The receive count of a group, made on first use; bisected. */
-static struct gcount *gc_get(struct iface *i, const struct imc_ip_addr *g,
-			     bool make)
-{
-	size_t lo = 0, hi = i->ngc;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = gc_cmp(&i->gc[mid].g, g);
-
-		if (!c)
-			return &i->gc[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!make)
-		return NULL;
-	if (i->ngc == i->gccap) {
-		size_t n = i->gccap ? i->gccap * 2 : 4;
-		struct gcount *ng = realloc(i->gc, n * sizeof(*ng));
-
-		if (!ng)
-			return NULL;
-		i->gc = ng;
-		i->gccap = n;
-	}
-	memmove(&i->gc[lo + 1], &i->gc[lo], (i->ngc - lo) * sizeof(*i->gc));
-	i->ngc++;
-	i->gc[lo].g = *g;
-	i->gc[lo].n = 0;
-	return &i->gc[lo];
-}
-
-static void reply_fire(struct imc_timer *t)
-{
-	struct iface *i = imc_container_of(t, struct iface, reply);
-	struct hpkt *p;
-
-	while ((p = i->rq_head)) {
-		i->rq_head = p->next;
-		if (!i->rq_head)
-			i->rq_tail = NULL;
-		imc_ipoib_xmit(imc_ipoib_fabric_ipoib(i->x), p->data, p->len);
-		free(p);
-	}
-}
-
-/* An echo reply to the request p (RFC 792, RFC 4443 4.2): addresses
- * swapped, type changed, checksum made again. */
-static void echo_answer(struct iface *i, const struct ipo_iphdr *ip,
-			const uint8_t *pkt)
-{
-	struct hpkt *h = malloc(sizeof(*h) + ip->len);
-	uint8_t *d;
-
-	if (!h)
-		return;
-	h->next = NULL;
-	h->len = ip->len;
-	d = h->data;
-	memcpy(d, pkt, ip->len);
-	if (ip->family == IMC_IPV4) {
-		size_t ihl = (size_t)(d[0] & 0xF) * 4;
-		uint8_t *icmp = d + ihl;
-
-		memcpy(d + 12, pkt + 16, 4);
-		memcpy(d + 16, pkt + 12, 4);
-		d[8] = 64;
-		d[10] = d[11] = 0;
-		imc_put16(d + 10, csum16(d, ihl, 0));
-		icmp[0] = 0;
-		icmp[2] = icmp[3] = 0;
-		imc_put16(icmp + 2, csum16(icmp, ip->len - ihl, 0));
-	} else {
-		uint8_t *icmp = d + IPO_IP6_HDR_LEN;
-
-		memcpy(d + 8, pkt + 24, 16);
-		memcpy(d + 24, pkt + 8, 16);
-		d[7] = 64;
-		icmp[0] = 129;
-		icmp[2] = icmp[3] = 0;
-		imc_put16(icmp + 2, ipo_icmp6_csum(d + 8, d + 24, icmp,
-						   ip->len - IPO_IP6_HDR_LEN));
-	}
-	if (i->rq_tail)
-		i->rq_tail->next = h;
-	else
-		i->rq_head = h;
-	i->rq_tail = h;
-	i->ping_answered++;
-	if (!imc_timer_armed(&i->reply))
-		imc_timer_arm(i->ps->r->loop, &i->reply,
-			      imc_loop_now(i->ps->r->loop));
-}
-
 /* The interface that sent from address a on the port of GID gid (the
  * packet's GRH), or NULL. */
 static const struct iface *sender_of(const struct ipr *r,
@@ -513,17 +377,18 @@ static const struct iface *sender_of(const struct ipr *r,
 		return NULL;
 	ps = r->ports[r->pbase[node] + port];
 	for (const struct iface *s = ps ? ps->ifs : NULL; s; s = s->next)
-		if (own(s, a))
+		if (imc_ip_host_owns(host_of(s), a))
 			return s;
 	return NULL;
 }
 
 /* An echo reply: the pair of a ping-all round it answers, if any. */
-static void echo_reply(struct iface *i, const uint8_t *icmp)
+static void host_echo_reply(void *ctx, const struct imc_ip_view *v,
+			    uint16_t id, uint16_t seq)
 {
-	uint16_t id = imc_get16(icmp + 4), seq = imc_get16(icmp + 6);
+	struct iface *i = ctx;
 
-	i->ping_replies++;
+	(void)v;
 	for (struct round *rd = i->ps->r->rounds; rd; rd = rd->next)
 		if (rd->id == id) {
 			if (seq >= 1 && seq <= rd->n && rd->p[seq - 1].src == i)
@@ -532,65 +397,26 @@ static void echo_reply(struct iface *i, const uint8_t *icmp)
 		}
 }
 
-static void host_carrier(void *ctx, bool up)
-{
-	struct iface *i = ctx;
-
-	if (i->tap.deliver && i->tap.carrier)
-		i->tap.carrier(i->tap.ctx, up);
-}
-
-static void host_deliver(void *ctx, const struct imc_ipoib_packet *p)
+/* IBA 10.9: a partition's members talk only among themselves; an IP
+ * packet from an interface of another partition got through. */
+static void host_packet(void *ctx, const struct imc_ipoib_packet *p,
+			const struct imc_ip_view *v)
 {
 	struct iface *i = ctx;
 	const struct iface *from;
-	struct ipo_iphdr ip;
-	size_t off;
+	struct imc_ip_addr src;
 
-	i->received++;
-	if (i->tap.deliver) {
-		i->tap.deliver(i->tap.ctx, p);
-		return;
-	}
-	if (ipo_ip_parse(p->data, p->len, &ip) < 0)
-		return;
-	/* IBA 10.9: a partition's members talk only among themselves; an
-	 * IP packet from an interface of another partition got through. */
-	from = sender_of(i->ps->r, &p->src_gid, &ip.src);
+	if (v->version == 4)
+		imc_ip_addr_v4(imc_get32(v->src), &src);
+	else
+		imc_ip_addr_v6(v->src, &src);
+	from = sender_of(i->ps->r, &p->src_gid, &src);
 	if (from && ((from->pkey ^ i->pkey) & 0x7FFF))
 		i->cross++;
-	if (imc_ip_addr_is_multicast(&ip.dst)) {
-		struct gcount *g = gc_get(i, &ip.dst, true);
-
-		i->received_mcast++;
-		if (g)
-			g->n++;
-		return;
-	}
-	if (ip.family == IMC_IPV4) {
-		off = (size_t)(p->data[0] & 0xF) * 4;
-		if (ip.proto != 1 || ip.len < off + 8)
-			return;
-		if (p->data[off] == 8 && own(i, &ip.dst))
-			echo_answer(i, &ip, p->data);
-		else if (p->data[off] == 0)
-			echo_reply(i, p->data + off);
-	} else {
-		off = IPO_IP6_HDR_LEN;
-		if (ip.proto != IPO_PROTO_ICMP6 || ip.len < off + 8)
-			return;
-		if (p->data[off] == 128 && own(i, &ip.dst))
-			echo_answer(i, &ip, p->data);
-		else if (p->data[off] == 129)
-			echo_reply(i, p->data + off);
-	}
 }
 
 /* ------------------------------------------------------------------ */
 /* Ports: the port's join tracker (scn_mcast.h) */
-
-static void iface_stop(struct iface *i);
-static void iface_free(struct iface *i);
 
 /* Interfaces stop (leaving their groups through the port's tracker,
  * which lives on), the tracker lets go of their QPs at once, then the QPs
@@ -603,9 +429,8 @@ static void port_free(struct pstate *ps)
 		struct iface *i = ps->ifs;
 
 		ps->ifs = i->next;
-		iface_stop(i);
-		(void)imc_mcast_release_qp(ps->mc, imc_ipoib_fabric_qp(i->x));
-		iface_free(i);
+		imc_ipoib_fabric_host_destroy(i->fh);
+		free(i);
 	}
 	free(ps);
 }
@@ -655,23 +480,16 @@ static struct iface *iface_find(const struct ipr *r, const struct if_arg *a)
 }
 
 /* The interface goes; its QP stays until the tracker let go of it. */
-static void iface_stop(struct iface *i)
+/* The counts of the host model, with what went to a tap. */
+static void iface_stats(const struct iface *i, struct imc_ip_host_stats *st)
 {
-	struct hpkt *p;
+	const struct imc_ip_host *h = host_of(i);
 
-	imc_timer_cancel(i->ps->r->loop, &i->reply);
-	imc_ipoib_fabric_stop(i->x);
-	while ((p = i->rq_head)) {
-		i->rq_head = p->next;
-		free(p);
-	}
-}
-
-static void iface_free(struct iface *i)
-{
-	imc_ipoib_fabric_destroy(i->x);
-	free(i->gc);
-	free(i);
+	if (h)
+		imc_ip_host_stats(h, st);
+	else
+		memset(st, 0, sizeof(*st));
+	st->received += imc_ipoib_fabric_host_tapped(i->fh);
 }
 
 static int iface_get(struct ipr *r, const struct if_arg *a,
@@ -680,7 +498,9 @@ static int iface_get(struct ipr *r, const struct if_arg *a,
 	const struct ipoib_cfg *k0 = imc_scn_data(r->c, &cfg_key);
 	struct iface *i = iface_find(r, a);
 	struct imc_ipoib_config cfg;
-	struct imc_ipoib_host_ops host;
+	struct imc_ip_host_ops host = {
+		.packet = host_packet, .echo_reply = host_echo_reply,
+	};
 	struct pstate *ps = NULL;
 	int rc;
 
@@ -696,7 +516,6 @@ static int iface_get(struct ipr *r, const struct if_arg *a,
 		return -ENOMEM;
 	i->ps = ps;
 	i->pkey = a->pkey;
-	imc_timer_init(&i->reply, reply_fire);
 	imc_ipoib_config_init(&cfg);
 	if (k0) {
 		const struct imc_ipoib_config *k = &k0->c;
@@ -712,11 +531,9 @@ static int iface_get(struct ipr *r, const struct if_arg *a,
 	}
 	cfg.pkey = a->pkey;
 	cfg.hash_seed = imc_scn_config(r->c)->seed;
-	host.deliver = host_deliver;
-	host.carrier = host_carrier;
 	host.ctx = i;
-	rc = imc_ipoib_fabric_create(r->f, a->node, a->port, ps->mc, &cfg,
-				     IMC_IPOIB_FABRIC_QKEY, &host, &i->x);
+	rc = imc_ipoib_fabric_host_create(r->f, a->node, a->port, ps->mc,
+					  NULL, &cfg, &host, &i->fh);
 	if (rc) {
 		free(i);
 		if (rc == -EINVAL)
@@ -831,6 +648,7 @@ void scn_ipoib_foreach(struct imc_scn_ctx *c,
 		 * smallest above the one before. */
 		for (; ps; prev = next) {
 			struct scn_ipoib_if x;
+			struct imc_ip_host_stats st;
 
 			next = NULL;
 			for (const struct iface *i = ps->ifs; i; i = i->next)
@@ -842,11 +660,12 @@ void scn_ipoib_foreach(struct imc_scn_ctx *c,
 			x.node = ps->node;
 			x.port = ps->port;
 			x.pkey = next->pkey;
-			x.ifc = imc_ipoib_fabric_ipoib(next->x);
-			x.received = next->received;
-			x.received_mcast = next->received_mcast;
-			x.ping_replies = next->ping_replies;
-			x.ping_answered = next->ping_answered;
+			x.ifc = ifc_of(next);
+			iface_stats(next, &st);
+			x.received = st.received;
+			x.received_mcast = st.received_mcast;
+			x.ping_replies = st.ping_replies;
+			x.ping_answered = st.ping_answered;
 			fn(arg, &x);
 		}
 	}
@@ -972,19 +791,17 @@ static int addr_add(struct ipr *r, struct iface *i,
 	char buf[IMC_IP_ADDR_STRLEN];
 	int rc;
 
-	if (i->naddrs == ADDRS_MAX)
-		return imc_scn_fail(r->c, -ENOSPC, "at most %d addresses",
-				    ADDRS_MAX);
-	rc = imc_ipoib_addr_add(imc_ipoib_fabric_ipoib(i->x), a, plen);
+	rc = imc_ip_host_addr_add(host_of(i), a, plen);
 	if (rc == -EEXIST)
 		return 0;
+	if (rc == -ENOSPC)
+		return imc_scn_fail(r->c, -ENOSPC, "at most %d addresses",
+				    IMC_IP_HOST_ADDRS_MAX);
 	if (rc) {
 		imc_ip_addr_format(a, buf);
 		return imc_scn_fail(r->c, rc, "cannot add %s: %s", buf,
 				    strerror(-rc));
 	}
-	i->addr[i->naddrs] = *a;
-	i->plen[i->naddrs++] = plen;
 	return 0;
 }
 
@@ -1007,7 +824,7 @@ static int up_run(struct imc_scn_ctx *c, void *data)
 			rc = addr_add(r, i, &x, a->plen[k]);
 		}
 		if (!rc) {
-			rc = imc_ipoib_up(imc_ipoib_fabric_ipoib(i->x));
+			rc = imc_ipoib_up(ifc_of(i));
 			rc = rc == -EALREADY ? 0 : rc;
 		}
 	}
@@ -1072,7 +889,7 @@ static int down_run(struct imc_scn_ctx *c, void *data)
 	int rc = iface_need(c, data, &i);
 
 	if (!rc)
-		imc_ipoib_down(imc_ipoib_fabric_ipoib(i->x));
+		imc_ipoib_down(ifc_of(i));
 	return rc;
 }
 
@@ -1140,17 +957,9 @@ static int addr_run(struct imc_scn_ctx *c, void *data)
 		return rc;
 	if (!a->del)
 		return addr_add(r, i, &a->addr, a->plen);
-	rc = imc_ipoib_addr_del(imc_ipoib_fabric_ipoib(i->x), &a->addr);
+	rc = imc_ip_host_addr_del(host_of(i), &a->addr);
 	if (rc)
 		return imc_scn_fail(c, rc, "no such address");
-	for (unsigned k = 0; k < i->naddrs; k++) {
-		if (!gc_cmp(&i->addr[k], &a->addr)) {
-			i->addr[k] = i->addr[i->naddrs - 1];
-			i->plen[k] = i->plen[i->naddrs - 1];
-			i->naddrs--;
-			break;
-		}
-	}
 	return 0;
 }
 
@@ -1210,7 +1019,7 @@ static int listen_run(struct imc_scn_ctx *c, void *data)
 	if (!rc)
 		rc = iface_get(r, &a->at, &i);
 	if (!rc)
-		rc = imc_ipoib_mcast_listen(imc_ipoib_fabric_ipoib(i->x),
+		rc = imc_ipoib_mcast_listen(ifc_of(i),
 					    &a->group);
 	return rc;
 }
@@ -1222,7 +1031,7 @@ static int unlisten_run(struct imc_scn_ctx *c, void *data)
 	int rc = iface_need(c, &a->at, &i);
 
 	if (!rc)
-		rc = imc_ipoib_mcast_unlisten(imc_ipoib_fabric_ipoib(i->x),
+		rc = imc_ipoib_mcast_unlisten(ifc_of(i),
 					      &a->group);
 	if (rc == -ENOENT)
 		return imc_scn_fail(c, rc, "the group is not listened to");
@@ -1304,113 +1113,25 @@ static void flow_print(FILE *f, const struct imc_topo *t, const void *data)
 	print_pkey(f, &a->at);
 }
 
-/* Builds the flow's next packet: an ICMP(v6) echo request with `size`
- * bytes of data (RFC 792, RFC 4443 4.1), or a UDP datagram to the discard
- * port (RFC 863) with `size` bytes of payload. Returns its length. */
-static size_t flow_packet(const struct flow *fl, uint8_t *p)
-{
-	const struct flow_arg *a = fl->a;
-	bool v4 = a->dst.family == IMC_IPV4;
-	size_t hl = v4 ? IPO_IP4_HDR_LEN : IPO_IP6_HDR_LEN;
-	size_t l4 = 8 + a->size, len = hl + l4;
-	uint8_t *t = p + hl;
-	uint8_t ph[40];
-
-	memset(p, 0, len);
-	if (v4) {
-		p[0] = 0x45;
-		imc_put16(p + 2, (uint16_t)len);
-		imc_put16(p + 4, (uint16_t)fl->sent);
-		p[8] = 64;
-		p[9] = a->ping ? 1 : 17;
-		imc_put32(p + 12, fl->src.v4);
-		imc_put32(p + 16, a->dst.v4);
-		imc_put16(p + 10, csum16(p, hl, 0));
-	} else {
-		p[0] = 0x60;
-		imc_put16(p + 4, (uint16_t)l4);
-		p[6] = a->ping ? IPO_PROTO_ICMP6 : 17;
-		p[7] = 64;
-		memcpy(p + 8, fl->src.v6, 16);
-		memcpy(p + 24, a->dst.v6, 16);
-	}
-	for (size_t k = 8; k < l4; k++)
-		t[k] = (uint8_t)k;
-	if (a->ping) {
-		t[0] = v4 ? 8 : 128;
-		imc_put16(t + 4, fl->id);
-		imc_put16(t + 6, (uint16_t)(fl->sent + 1));
-		imc_put16(t + 2, v4 ? csum16(t, l4, 0) :
-				      ipo_icmp6_csum(p + 8, p + 24, t, l4));
-	} else {
-		imc_put16(t, (uint16_t)(33000 + fl->id));
-		imc_put16(t + 2, 9);
-		imc_put16(t + 4, (uint16_t)l4);
-		if (v4) {
-			/* RFC 768 pseudo header */
-			memcpy(ph, p + 12, 8);
-			ph[8] = 0;
-			ph[9] = 17;
-			imc_put16(ph + 10, (uint16_t)l4);
-			imc_put16(t + 6, csum16(t, l4,
-				(uint32_t)(uint16_t)~csum16(ph, 12, 0)));
-		} else {
-			/* RFC 8200 8.1, as for ICMPv6 but next header 17:
-			 * the ICMPv6 sum of the same bytes, corrected. */
-			uint32_t s = (uint16_t)~ipo_icmp6_csum(p + 8, p + 24,
-							       t, l4);
-
-			s += 0xFFFF - 58 + 17;
-			while (s >> 16)
-				s = (s & 0xFFFF) + (s >> 16);
-			imc_put16(t + 6, (uint16_t)~s);
-		}
-	}
-	return len;
-}
-
+/* The flow's next packet: an ICMP(v6) echo request with `size` bytes of
+ * data (RFC 792, RFC 4443 4.1), or a UDP datagram to the discard port
+ * (RFC 863) with `size` bytes of payload. */
 static void flow_fire(struct imc_timer *t)
 {
 	struct flow *fl = imc_container_of(t, struct flow, t);
 	struct ipr *r = fl->i->ps->r;
-	static uint8_t pkt[SCN_FLOW_SIZE_MAX + 64];
-	size_t len = flow_packet(fl, pkt);
+	const struct flow_arg *a = fl->a;
 
-	imc_ipoib_xmit(imc_ipoib_fabric_ipoib(fl->i->x), pkt, len);
-	if (++fl->sent < fl->a->count)
+	if (a->ping)
+		(void)imc_ip_host_ping(host_of(fl->i), &fl->src, &a->dst, fl->id,
+				       (uint16_t)(fl->sent + 1), a->size);
+	else
+		(void)imc_ip_host_udp(host_of(fl->i), &fl->src, &a->dst,
+				      (uint16_t)(33000 + fl->id), 9, NULL,
+				      a->size);
+	if (++fl->sent < a->count)
 		imc_timer_arm(r->loop, &fl->t,
-			      imc_loop_now(r->loop) + fl->a->interval);
-}
-
-/* The source address for dst: same prefix first, else the first of its
- * family. */
-static const struct imc_ip_addr *src_for(const struct iface *i,
-					 const struct imc_ip_addr *dst)
-{
-	const struct imc_ip_addr *any = NULL;
-
-	for (unsigned k = 0; k < i->naddrs; k++) {
-		const struct imc_ip_addr *a = &i->addr[k];
-		unsigned plen = i->plen[k];
-		bool same = true;
-
-		if (a->family != dst->family)
-			continue;
-		if (!any)
-			any = a;
-		if (a->family == IMC_IPV4) {
-			uint32_t m = plen ? ~0u << (32 - plen) : 0;
-
-			same = !((a->v4 ^ dst->v4) & m);
-		} else {
-			for (unsigned b = 0; b < plen && same; b++)
-				same = !((a->v6[b / 8] ^ dst->v6[b / 8]) &
-					 (0x80 >> (b % 8)));
-		}
-		if (same)
-			return a;
-	}
-	return any;
+			      imc_loop_now(r->loop) + a->interval);
 }
 
 static int flow_run(struct imc_scn_ctx *c, void *data)
@@ -1425,7 +1146,7 @@ static int flow_run(struct imc_scn_ctx *c, void *data)
 	if (rc)
 		return rc;
 	r = i->ps->r;
-	src = src_for(i, &a->dst);
+	src = imc_ip_host_src_for(host_of(i), &a->dst);
 	if (!src)
 		return imc_scn_fail(c, -EADDRNOTAVAIL,
 			"the interface has no IPv%u address to send from",
@@ -1496,54 +1217,6 @@ static void pa_print(FILE *f, const struct imc_topo *t, const void *data)
 	fprintf(f, " size=%" PRIu32, a->size);
 }
 
-static bool on_prefix(const struct imc_ip_addr *a, unsigned plen,
-		      const struct imc_ip_addr *d)
-{
-	if (a->family != d->family)
-		return false;
-	if (a->family == IMC_IPV4)
-		return !((a->v4 ^ d->v4) & (plen ? ~0u << (32 - plen) : 0));
-	for (unsigned b = 0; b < plen; b++)
-		if ((a->v6[b / 8] ^ d->v6[b / 8]) & (0x80 >> (b % 8)))
-			return false;
-	return true;
-}
-
-/* The entry of the interface's partition in its port's table now, 0
- * when it has none (IBA 10.9.1.2: the low 15 bits name the partition,
- * bit 15 full membership). */
-static uint16_t table_pkey(const struct ipr *r, const struct iface *i)
-{
-	struct imc_port_attr pa;
-	uint16_t best = 0;
-
-	if (imc_fabric_port_attr(r->f, i->ps->node, i->ps->port, &pa) ||
-	    pa.state != IMC_PORT_ACTIVE)
-		return 0;
-	for (unsigned k = 0; k < pa.npkeys; k++)
-		if (!((pa.pkeys[k] ^ i->pkey) & 0x7FFF) &&
-		    (!best || (pa.pkeys[k] & 0x8000)))
-			best = pa.pkeys[k];
-	return best;
-}
-
-/* Interfaces that can reach each other now: carrier up, ports ACTIVE
- * with the partition in their tables, and not both limited members
- * (IBA 10.9.1.2). */
-static bool reach(const struct ipr *r, const struct iface *a,
-		  const struct iface *b)
-{
-	uint16_t ka, kb;
-
-	if (a == b || ((a->pkey ^ b->pkey) & 0x7FFF) ||
-	    !imc_ipoib_carrier(imc_ipoib_fabric_ipoib(a->x)) ||
-	    !imc_ipoib_carrier(imc_ipoib_fabric_ipoib(b->x)))
-		return false;
-	ka = table_pkey(r, a);
-	kb = table_pkey(r, b);
-	return ka && kb && ((ka | kb) & 0x8000);
-}
-
 static int pa_add(struct round *rd, size_t *cap, struct iface *src,
 		  const struct imc_ip_addr *from, const struct imc_ip_addr *to)
 {
@@ -1560,6 +1233,25 @@ static int pa_add(struct round *rd, size_t *cap, struct iface *src,
 	}
 	rd->p[rd->n++] = (struct pair){ src, *from, *to, false };
 	return 0;
+}
+
+/* Every address of b on a prefix of a's, from the first such of a's. */
+static int pa_pair(struct round *rd, size_t *cap, struct iface *a,
+		   const struct iface *b)
+{
+	const struct imc_ip_addr *aa, *ba;
+	const unsigned *ap;
+	unsigned na = imc_ip_host_addrs(host_of(a), &aa, &ap);
+	unsigned nb = imc_ip_host_addrs(host_of(b), &ba, NULL);
+	int rc = 0;
+
+	for (unsigned k = 0; k < nb && !rc; k++)
+		for (unsigned j = 0; j < na; j++)
+			if (imc_ip_addr_on_prefix(&aa[j], ap[j], &ba[k])) {
+				rc = pa_add(rd, cap, a, &aa[j], &ba[k]);
+				break;
+			}
+	return rc;
 }
 
 /* Every ordered pair of interfaces that can reach each other, and every
@@ -1580,22 +1272,10 @@ static int pa_pairs(struct ipr *r, struct round *rd)
 
 				for (struct iface *b = pt ? pt->ifs : NULL;
 				     b && !rc; b = b->next) {
-					if (!reach(r, a, b))
+					if (!imc_ipoib_fabric_host_reaches(a->fh,
+									   b->fh))
 						continue;
-					for (unsigned k = 0; k < b->naddrs &&
-					     !rc; k++)
-						for (unsigned j = 0;
-						     j < a->naddrs; j++)
-							if (on_prefix(
-							    &a->addr[j],
-							    a->plen[j],
-							    &b->addr[k])) {
-								rc = pa_add(
-								  rd, &cap, a,
-								  &a->addr[j],
-								  &b->addr[k]);
-								break;
-							}
+					rc = pa_pair(rd, &cap, a, b);
 				}
 			}
 	}
@@ -1606,23 +1286,10 @@ static void pa_fire(struct imc_timer *t)
 {
 	struct round *rd = imc_container_of(t, struct round, t);
 	const struct pair *pr = &rd->p[rd->sent];
-	static uint8_t pkt[SCN_FLOW_SIZE_MAX + 64];
-	struct flow_arg fa;
-	struct flow fl;
 	struct ipr *r = pr->src->ps->r;
 
-	memset(&fa, 0, sizeof(fa));
-	memset(&fl, 0, sizeof(fl));
-	fa.ping = true;
-	fa.dst = pr->to;
-	fa.count = 1;
-	fa.size = rd->size;
-	fl.a = &fa;
-	fl.src = pr->from;
-	fl.id = rd->id;
-	fl.sent = (uint32_t)rd->sent;   /* sequence number sent + 1 */
-	imc_ipoib_xmit(imc_ipoib_fabric_ipoib(pr->src->x), pkt,
-		       flow_packet(&fl, pkt));
+	(void)imc_ip_host_ping(host_of(pr->src), &pr->from, &pr->to, rd->id,
+			       (uint16_t)(rd->sent + 1), rd->size);
 	if (++rd->sent < rd->n)
 		imc_timer_arm(r->loop, &rd->t,
 			      imc_loop_now(r->loop) + rd->interval);
@@ -1895,28 +1562,28 @@ static uint64_t observe_one(const struct subj_arg *a, struct iface *i)
 {
 	const struct imc_ipoib *ifc;
 	struct imc_ipoib_stats st;
+	struct imc_ip_host_stats hs;
 
 	if (!i) {
 		/* No interface: down, nothing counted. */
 		return 0;
 	}
-	ifc = imc_ipoib_fabric_ipoib(i->x);
+	ifc = ifc_of(i);
+	iface_stats(i, &hs);
 	switch (a->kind) {
 	case S_CARRIER:
 		return imc_ipoib_carrier(ifc);
 	case S_STATE:
 		return imc_ipoib_state(ifc);
 	case S_RECEIVED:
-		if (a->has_group) {
-			struct gcount *g = gc_get(i, &a->group, false);
-
-			return g ? g->n : 0;
-		}
-		return i->received;
+		if (a->has_group)
+			return imc_ip_host_group_received(host_of(i),
+							  &a->group);
+		return hs.received;
 	case S_REPLIES:
-		return i->ping_replies;
+		return hs.ping_replies;
 	case S_ANSWERED:
-		return i->ping_answered;
+		return hs.ping_answered;
 	case S_COUNTER:
 		imc_ipoib_get_stats(ifc, &st);
 		return counter_value(&st, a->counter);
@@ -2003,7 +1670,7 @@ static int mq_observe(struct imc_scn_ctx *c, const void *data,
 			struct imc_ipoib_stats st;
 			uint64_t v;
 
-			imc_ipoib_get_stats(imc_ipoib_fabric_ipoib(i->x), &st);
+			imc_ipoib_get_stats(ifc_of(i), &st);
 			v = counter_value(&st, k);
 			if (v > *value)
 				*value = v;
@@ -2155,15 +1822,11 @@ int imc_scn_ipoib_tap(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 		    port <= r->t->node[node].nports ? iface_find(r, &a) : NULL;
 	if (!i)
 		return -ENOENT;
-	if (tap)
-		i->tap = *tap;
-	else
-		memset(&i->tap, 0, sizeof(i->tap));
+	(void)imc_ipoib_fabric_host_tap(i->fh, tap);
 	if (out) {
-		out->ifc = imc_ipoib_fabric_ipoib(i->x);
-		out->naddrs = i->naddrs;
-		out->addr = i->addr;
-		out->plen = i->plen;
+		out->ifc = ifc_of(i);
+		out->naddrs = imc_ip_host_addrs(host_of(i), &out->addr,
+						&out->plen);
 	}
 	return 0;
 }

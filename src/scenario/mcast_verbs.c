@@ -193,6 +193,7 @@ struct mc_run {
 	struct imc_fabric *f;
 	const struct imc_topo *t;
 	struct imc_scn_mcast_show *show;
+	struct imc_mcast_fabric_set *set;  /* the ports' trackers */
 	uint32_t *pbase;            /* first slot of each node */
 	struct mc_port **port;      /* by slot, NULL until used */
 	struct mc_member *members, **tail;
@@ -311,14 +312,9 @@ static void run_free(void *data)
 	if (r->show && !r->ended)
 		show_snapshot(r, 0);
 	/* Trackers first: no callback after, QPs detached. */
-	for (size_t i = 0; i < nslots; i++) {
-		struct mc_port *p = r->port[i];
-
-		if (!p)
-			continue;
-		imc_mcast_fabric_destroy(p->mf);
-		free(p);
-	}
+	imc_mcast_fabric_set_destroy(r->set);
+	for (size_t i = 0; i < nslots; i++)
+		free(r->port[i]);
 	while (r->members) {
 		struct mc_member *m = r->members;
 
@@ -364,13 +360,15 @@ static int run_get(struct imc_scn_ctx *c, bool make, struct mc_run **out)
 	}
 	r->pbase[t->nnodes] = n;
 	r->port = calloc(n ? n : 1, sizeof(*r->port));
-	if (!r->port) {
+	if (!r->port || imc_mcast_fabric_set_create(r->f, &r->set)) {
+		free(r->port);
 		free(r->pbase);
 		free(r);
 		return -ENOMEM;
 	}
 	rc = imc_scn_data_set(c, &run_key, r, run_free);
 	if (rc) {
+		imc_mcast_fabric_set_destroy(r->set);
 		free(r->port);
 		free(r->pbase);
 		free(r);
@@ -437,16 +435,17 @@ static int port_get(struct mc_run *r, uint32_t node, unsigned port,
 	p->r = r;
 	p->node = node;
 	p->port = port;
-	rc = imc_mcast_fabric_create(r->f, node, port, gsi, &fc, &p->mf);
+	rc = imc_mcast_fabric_set_get(r->set, node, port, gsi, &fc, &p->mf);
 	if (rc) {
 		free(p);
 		return imc_scn_fail(r->c, rc,
 				    "no join tracker on %s:%u: %s",
 				    r->t->node[node].name, port, strerror(-rc));
 	}
+	/* On failure the tracker stays in the set, unused, until the end
+	 * of the run. */
 	rc = scn_joins_watch(r->c, imc_mcast_fabric_tracker(p->mf));
 	if (rc) {
-		imc_mcast_fabric_destroy(p->mf);
 		free(p);
 		return rc;
 	}
