@@ -1,0 +1,64 @@
+/* The growable array: the caller keeps a pointer, a count and a capacity
+ * (size_t) in its own structure; imc_vec_reserve makes room.
+ *
+ *	if (IMC_VEC_RESERVE(&t->ents, &t->cap, t->n + 1))
+ *		return -ENOMEM;
+ *	t->ents[t->n++] = e;
+ *
+ * Capacity doubles (from 8), so n appends cost O(n) copies in all; a size
+ * whose bytes overflow size_t is refused with -EOVERFLOW instead of
+ * wrapping to a small allocation. On failure the array is unchanged.
+ */
+#ifndef IMC_UTIL_VEC_H
+#define IMC_UTIL_VEC_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define IMC_VEC_MIN 8
+
+/* Capacity for need elements of elem bytes grown from cap, or 0 when its
+ * bytes do not fit in size_t. */
+static inline size_t imc_vec_grown(size_t cap, size_t need, size_t elem)
+{
+	size_t max = SIZE_MAX / (elem ? elem : 1);
+	size_t c = cap ? cap : IMC_VEC_MIN;
+
+	if (need > max)
+		return 0;
+	while (c < need)
+		c = c > max / 2 ? max : c * 2;
+	return c > max ? max : c;
+}
+
+/* Grows the array whose pointer is at parr (a T ** passed as void *) and
+ * whose capacity is *cap to hold at least need elements of elem bytes.
+ * 0, -EOVERFLOW or -ENOMEM; new elements are not initialized. */
+static inline int imc_vec_reserve(void *parr, size_t *cap, size_t need,
+				  size_t elem)
+{
+	void *p, *np;
+	size_t c;
+
+	if (need <= *cap)
+		return 0;
+	c = imc_vec_grown(*cap, need, elem);
+	if (!c)
+		return -EOVERFLOW;
+	/* T * and void * share a representation on every target this
+	 * builds for; memcpy keeps the access within the aliasing rules. */
+	memcpy(&p, parr, sizeof(p));
+	np = realloc(p, c * elem);
+	if (!np)
+		return -ENOMEM;
+	memcpy(parr, &np, sizeof(np));
+	*cap = c;
+	return 0;
+}
+
+#define IMC_VEC_RESERVE(parr, cap, need) \
+	imc_vec_reserve((parr), (cap), (need), sizeof(**(parr)))
+
+#endif
