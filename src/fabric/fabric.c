@@ -9,60 +9,6 @@
 
 #include "fabric_int.h"
 
-/* ---- hash tables: intrusive, chained, keyed by a 64-bit hash ---- */
-
-int fab_ht_init(struct htab *t, size_t cap)
-{
-	t->b = calloc(cap, sizeof(*t->b));
-	if (!t->b)
-		return -ENOMEM;
-	t->mask = cap - 1;
-	t->n = 0;
-	return 0;
-}
-
-/* Doubles the table at load 1; when that fails the chains grow longer
- * instead, which costs time but loses nothing. */
-void fab_ht_add(struct htab *t, struct hlink *e, uint64_t hash)
-{
-	struct hlink **b;
-
-	if (t->n > t->mask) {
-		size_t cap = (t->mask + 1) * 2;
-		struct hlink **nb = calloc(cap, sizeof(*nb));
-
-		if (nb) {
-			for (size_t i = 0; i <= t->mask; i++) {
-				struct hlink *x = t->b[i], *next;
-
-				for (; x; x = next) {
-					next = x->next;
-					x->next = nb[x->hash & (cap - 1)];
-					nb[x->hash & (cap - 1)] = x;
-				}
-			}
-			free(t->b);
-			t->b = nb;
-			t->mask = cap - 1;
-		}
-	}
-	e->hash = hash;
-	b = &t->b[hash & t->mask];
-	e->next = *b;
-	*b = e;
-	t->n++;
-}
-
-void fab_ht_del(struct htab *t, struct hlink *e)
-{
-	struct hlink **pp = &t->b[e->hash & t->mask];
-
-	while (*pp != e)
-		pp = &(*pp)->next;
-	*pp = e->next;
-	t->n--;
-}
-
 /* ---- names ---- */
 
 unsigned imc_mtu_bytes(unsigned mtu_code)
@@ -286,13 +232,13 @@ static int build(struct imc_fabric *f)
 		return -ENOMEM;
 	f->nports = np;
 	f->nhports = nh;
-	err = fab_ht_init(&f->by_guid, 64);
+	err = imc_htab_init(&f->by_guid, 64);
 	if (!err)
-		err = fab_ht_init(&f->qps, 64);
+		err = imc_htab_init(&f->qps, 64);
 	if (!err)
-		err = fab_ht_init(&f->mft, 64);
+		err = imc_htab_init(&f->mft, 64);
 	if (!err)
-		err = fab_ht_init(&f->grps, 64);
+		err = imc_htab_init(&f->grps, 64);
 	if (err)
 		return err;
 
@@ -324,8 +270,8 @@ static int build(struct imc_fabric *f)
 				h->next_qpn = 2;
 				imc_timer_init(&h->ev_timer, fab_ev_fire);
 				po->h = h;
-				fab_ht_add(&f->by_guid, &h->gl,
-					   fab_mix64(tn->port[p].guid));
+				imc_htab_insert(&f->by_guid, &h->gl,
+						imc_mix64(tn->port[p].guid));
 			}
 		}
 	}
@@ -349,6 +295,7 @@ static int build(struct imc_fabric *f)
 			d->to = &f->nodes[tp->peer].port[tp->peer_port];
 			d->up = true;
 			d->f = f;
+			imc_list_init(&d->held);
 			imc_timer_init(&d->t, fab_dir_fire);
 			fab_dir_params(d, &f->cfg.link, tp->width);
 			imc_rng_split(&root, &d->rng);
@@ -373,6 +320,9 @@ int imc_fabric_create(const struct imc_topo *topo, struct imc_loop *loop,
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
+	imc_list_init(&f->qp_list);
+	imc_list_init(&f->free_pends);
+	imc_list_init(&f->loops);
 	f->topo = topo;
 	f->loop = loop;
 	f->cfg = *cfg;
@@ -416,8 +366,9 @@ void imc_fabric_destroy(struct imc_fabric *f)
 	for (uint32_t i = 0; f->ports && i < f->nports; i++)
 		if (f->ports[i].out)
 			imc_timer_cancel(f->loop, &f->ports[i].out->t);
-	while (f->qp_head)
-		fab_qp_free(f->qp_head);
+	while (!imc_list_empty(&f->qp_list))
+		fab_qp_free(imc_list_entry(f->qp_list.next, struct imc_qp,
+					   link));
 	for (uint32_t i = 0; f->hports && i < f->nhports; i++) {
 		struct hport *h = &f->hports[i];
 
@@ -432,9 +383,9 @@ void imc_fabric_destroy(struct imc_fabric *f)
 	fab_path_free(f);
 	for (uint32_t i = 0; f->nodes && i < f->nnodes; i++)
 		free(f->nodes[i].lft);
-	free(f->qps.b);
-	free(f->grps.b);
-	free(f->by_guid.b);
+	imc_htab_fini(&f->qps);
+	imc_htab_fini(&f->grps);
+	imc_htab_fini(&f->by_guid);
 	free(f->frame);
 	free(f->nodes);
 	free(f->ports);

@@ -19,6 +19,9 @@
 #include "ibmcast/packet.h"
 #include "ibmcast/rng.h"
 #include "ibmcast/subnet.h"
+#include "util/hash.h"
+#include "util/list.h"
+#include "util/mix.h"
 #include "wire/bytes.h"
 
 struct fab_mad;
@@ -192,37 +195,6 @@ enum {
 	TR_DROP = 16,
 };
 
-/* ---- hash tables: intrusive, chained, keyed by a 64-bit hash ---- */
-
-struct hlink {
-	struct hlink *next;
-	uint64_t hash;
-};
-
-struct htab {
-	struct hlink **b;
-	size_t mask;
-	size_t n;
-};
-
-static inline uint64_t fab_mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static inline struct hlink *fab_ht_head(const struct htab *t, uint64_t hash)
-{
-	return t->b[hash & t->mask];
-}
-
-int fab_ht_init(struct htab *t, size_t cap);
-void fab_ht_add(struct htab *t, struct hlink *e, uint64_t hash);
-void fab_ht_del(struct htab *t, struct hlink *e);
-
 enum pend_state {
 	PEND_FREE,
 	PEND_HELD,
@@ -262,7 +234,8 @@ _Static_assert(offsetof(struct pkt, large) < 64,
  * timer of its own. */
 struct pend {
 	struct imc_timer t;
-	struct pend *next, *prev; /* the direction's held list, or f's loops */
+	struct imc_list link;     /* HELD: the direction's held list; LOOP:
+				   * f->loops; FREE: f->free_pends */
 	struct imc_fabric *f;
 	struct dir *dir;          /* HELD */
 	struct port *to;
@@ -292,7 +265,7 @@ struct dir {
 	struct imc_timer t;       /* arrival of the ring's first */
 	struct imc_link_counters c;
 	struct port *from;
-	struct pend *held;        /* held back, any order */
+	struct imc_list held;     /* held back, any order */
 	struct imc_link_params p;
 	struct imc_rng rng;
 };
@@ -310,7 +283,7 @@ struct evq_ent {
 struct hport {
 	struct imc_fabric *f;
 	struct port *port;
-	struct hlink gl;          /* f->by_guid */
+	struct imc_hnode gl;          /* f->by_guid */
 	unsigned npkeys;
 	uint16_t pkeys[IMC_PKEY_TABLE_MAX];
 	uint32_t next_qpn;
@@ -354,7 +327,7 @@ struct port {
 };
 
 struct mft_ent {
-	struct hlink hl;
+	struct imc_hnode hl;
 	uint32_t sw;
 	uint16_t mlid;
 	struct imc_portmask mask;
@@ -364,16 +337,16 @@ struct att;
 
 /* The QPs of one HCA port attached to (MLID, MGID), in attach order. */
 struct mgrp {
-	struct hlink hl;
+	struct imc_hnode hl;
 	struct port *port;
 	uint16_t mlid;
 	struct imc_gid mgid;
-	struct att *head, *tail;
+	struct imc_list atts;     /* struct att, glink */
 };
 
 struct att {
-	struct att *next, *prev;  /* in the group */
-	struct att *qnext;        /* in the QP */
+	struct imc_list glink;    /* in the group, in attach order */
+	struct imc_list qlink;    /* in the QP */
 	struct mgrp *g;
 	struct imc_qp *qp;
 };
@@ -395,9 +368,9 @@ struct imc_qp {
 	struct imc_timer done;
 	struct pkt *rq_inline[RQ_INLINE];  /* rq until it grows */
 	struct imc_fabric *f;
-	struct att *atts;
-	struct hlink hl;          /* f->qps, by (port, QPN) */
-	struct imc_qp *next, *prev;  /* f's list, in creation order */
+	struct imc_list atts;     /* struct att, qlink */
+	struct imc_hnode hl;          /* f->qps, by (port, QPN) */
+	struct imc_list link;     /* f->qp_list, in creation order */
 	uint32_t psn;
 };
 
@@ -422,13 +395,13 @@ struct imc_fabric {
 	unsigned sm_port;
 	struct imc_timer sweep;
 
-	struct htab qps, mft, grps, by_guid;
-	struct imc_qp *qp_head, *qp_tail;
+	struct imc_htab qps, mft, grps, by_guid;
+	struct imc_list qp_list;  /* struct imc_qp, link */
 	struct imc_qp *cur_qp;    /* QP whose recv callback runs */
 
 	struct pkt *free_pkts[2]; /* by size class */
-	struct pend *free_pends;
-	struct pend *loops;       /* LOOP pends */
+	struct imc_list free_pends;
+	struct imc_list loops;    /* LOOP pends */
 	uint64_t serial;
 	uint64_t watch_seq;
 

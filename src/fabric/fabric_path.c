@@ -73,10 +73,11 @@ static void pend_state(struct pend *e, enum pend_state s)
 
 static struct pend *pend_get(struct imc_fabric *f)
 {
-	struct pend *e = f->free_pends;
+	struct pend *e;
 
-	if (e) {
-		f->free_pends = e->next;
+	if (!imc_list_empty(&f->free_pends)) {
+		e = imc_list_entry(f->free_pends.next, struct pend, link);
+		imc_list_del(&e->link);
 		return e;
 	}
 	e = malloc(sizeof(*e));
@@ -93,27 +94,7 @@ static void pend_put(struct imc_fabric *f, struct pend *e)
 {
 	pend_state(e, PEND_FREE);
 	e->p = NULL;
-	e->next = f->free_pends;
-	f->free_pends = e;
-}
-
-static void pend_link(struct pend **head, struct pend *e)
-{
-	e->prev = NULL;
-	e->next = *head;
-	if (*head)
-		(*head)->prev = e;
-	*head = e;
-}
-
-static void pend_unlink(struct pend **head, struct pend *e)
-{
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		*head = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
+	imc_list_add_head(&f->free_pends, &e->link);
 }
 
 int fab_loop_back(struct imc_fabric *f, struct pkt *p, struct port *po,
@@ -131,7 +112,7 @@ int fab_loop_back(struct imc_fabric *f, struct pkt *p, struct port *po,
 	e->to = po;
 	e->dir = NULL;
 	pend_state(e, PEND_LOOP);
-	pend_link(&f->loops, e);
+	imc_list_add_head(&f->loops, &e->link);
 	return 0;
 }
 
@@ -200,7 +181,7 @@ static bool launch(struct imc_fabric *f, struct pkt *p, struct dir *d,
 		e->dir = d;
 		e->to = d->to;
 		pend_state(e, PEND_HELD);
-		pend_link(&d->held, e);
+		imc_list_add_head(&d->held, &e->link);
 		return true;
 	}
 	/* Nothing overtakes on a wire, even when the latency just fell. */
@@ -328,7 +309,7 @@ void fab_egress(struct imc_fabric *f, struct pkt *p, struct port *out,
 
 static uint64_t mft_hash(uint32_t sw, uint16_t mlid)
 {
-	return fab_mix64((uint64_t)sw << 16 | mlid);
+	return imc_mix64((uint64_t)sw << 16 | mlid);
 }
 
 static struct mft_ent *mft_find(const struct imc_fabric *f, uint32_t sw,
@@ -336,7 +317,8 @@ static struct mft_ent *mft_find(const struct imc_fabric *f, uint32_t sw,
 {
 	uint64_t h = mft_hash(sw, mlid);
 
-	for (struct hlink *l = fab_ht_head(&f->mft, h); l; l = l->next) {
+	for (struct imc_hnode *l = imc_htab_bucket(&f->mft, h); l;
+	     l = l->next) {
 		struct mft_ent *e = imc_container_of(l, struct mft_ent, hl);
 
 		if (l->hash == h && e->sw == sw && e->mlid == mlid)
@@ -444,7 +426,7 @@ int imc_fabric_mft_set(struct imc_fabric *f, uint32_t switch_node,
 	e = mft_find(f, switch_node, mlid);
 	if (mask_empty(ports)) {
 		if (e) {
-			fab_ht_del(&f->mft, &e->hl);
+			imc_htab_remove(&f->mft, &e->hl);
 			free(e);
 		}
 		return 0;
@@ -455,7 +437,8 @@ int imc_fabric_mft_set(struct imc_fabric *f, uint32_t switch_node,
 			return -ENOMEM;
 		e->sw = switch_node;
 		e->mlid = mlid;
-		fab_ht_add(&f->mft, &e->hl, mft_hash(switch_node, mlid));
+		imc_htab_insert(&f->mft, &e->hl,
+				mft_hash(switch_node, mlid));
 	}
 	e->mask = *ports;
 	return 0;
@@ -498,7 +481,7 @@ static bool pkey_in_table(const struct hport *h, uint16_t pkey)
 
 uint64_t fab_qp_hash(const struct port *p, uint32_t qpn)
 {
-	return fab_mix64((uint64_t)p->gidx << 24 | qpn);
+	return imc_mix64((uint64_t)p->gidx << 24 | qpn);
 }
 
 struct imc_qp *fab_qp_find(const struct imc_fabric *f,
@@ -506,7 +489,8 @@ struct imc_qp *fab_qp_find(const struct imc_fabric *f,
 {
 	uint64_t h = fab_qp_hash(p, qpn);
 
-	for (struct hlink *l = fab_ht_head(&f->qps, h); l; l = l->next) {
+	for (struct imc_hnode *l = imc_htab_bucket(&f->qps, h); l;
+	     l = l->next) {
 		struct imc_qp *qp = imc_container_of(l, struct imc_qp, hl);
 
 		if (l->hash == h && qp->port == p && qp->qpn == qpn)
@@ -518,10 +502,10 @@ struct imc_qp *fab_qp_find(const struct imc_fabric *f,
 uint64_t fab_grp_hash(const struct port *p, uint16_t mlid,
 		      const struct imc_gid *mgid)
 {
-	uint64_t h = fab_mix64((uint64_t)p->gidx << 16 | mlid);
+	uint64_t h = imc_mix64((uint64_t)p->gidx << 16 | mlid);
 
-	h = fab_mix64(h ^ imc_get64(mgid->raw));
-	return fab_mix64(h ^ imc_get64(mgid->raw + 8));
+	h = imc_mix64(h ^ imc_get64(mgid->raw));
+	return imc_mix64(h ^ imc_get64(mgid->raw + 8));
 }
 
 struct mgrp *fab_grp_find(const struct imc_fabric *f, const struct port *p,
@@ -529,7 +513,8 @@ struct mgrp *fab_grp_find(const struct imc_fabric *f, const struct port *p,
 {
 	uint64_t h = fab_grp_hash(p, mlid, mgid);
 
-	for (struct hlink *l = fab_ht_head(&f->grps, h); l; l = l->next) {
+	for (struct imc_hnode *l = imc_htab_bucket(&f->grps, h); l;
+	     l = l->next) {
 		struct mgrp *g = imc_container_of(l, struct mgrp, hl);
 
 		if (l->hash == h && g->port == p && g->mlid == mlid &&
@@ -610,7 +595,7 @@ static void deliver(struct imc_fabric *f, struct pkt *p, struct port *in,
 	bool mcast = imc_lid_is_mcast(p->dlid);
 	struct imc_qp *qp;
 	struct mgrp *g;
-	struct att *a;
+	struct imc_list *l;
 
 	if (!mcast && p->dlid != in->lid) {
 		fab_drop(f, p, in, IMC_DROP_DLID);
@@ -649,18 +634,20 @@ static void deliver(struct imc_fabric *f, struct pkt *p, struct port *in,
 		return;
 	}
 	g = fab_grp_find(f, in, p->dlid, &p->dgid);
-	if (!g || !g->head) {
+	if (!g || imc_list_empty(&g->atts)) {
 		fab_drop(f, p, in, IMC_DROP_NO_QP);
 		return;
 	}
-	if (!g->head->next) {
-		in->mc_qp = g->head->qp;
+	l = g->atts.next;
+	if (l->next == &g->atts) {
+		in->mc_qp = imc_list_entry(l, struct att, glink)->qp;
 		in->mc_mlid = g->mlid;
 		in->mc_mgid = g->mgid;
 	}
-	for (a = g->head; a->next; a = a->next)
-		qp_rx(f, a->qp, fab_pkt_ref(p), now);
-	qp_rx(f, a->qp, p, now);
+	for (; l->next != &g->atts; l = l->next)
+		qp_rx(f, imc_list_entry(l, struct att, glink)->qp,
+		      fab_pkt_ref(p), now);
+	qp_rx(f, imc_list_entry(l, struct att, glink)->qp, p, now);
 }
 
 /* p reached in: the far end of a cable (hop), or its own port, looped
@@ -714,10 +701,7 @@ static void pend_fire(struct imc_timer *t)
 	struct port *to = e->to;
 	bool hop = e->state == PEND_HELD;
 
-	if (hop)
-		pend_unlink(&e->dir->held, e);
-	else
-		pend_unlink(&f->loops, e);
+	imc_list_del(&e->link);
 	pend_put(f, e);
 	arrive(f, p, to, imc_loop_now(f->loop), hop);
 }
@@ -733,11 +717,11 @@ void fab_dir_flush(struct imc_fabric *f, struct dir *d)
 		d->rlen--;
 		fab_drop(f, p, d->from, IMC_DROP_LINK_DOWN);
 	}
-	while (d->held) {
-		struct pend *e = d->held;
+	while (!imc_list_empty(&d->held)) {
+		struct pend *e = imc_list_entry(d->held.next, struct pend, link);
 		struct pkt *p = e->p;
 
-		pend_unlink(&d->held, e);
+		imc_list_del(&e->link);
 		imc_timer_cancel(f->loop, &e->t);
 		pend_put(f, e);
 		fab_drop(f, p, d->from, IMC_DROP_LINK_DOWN);
@@ -800,6 +784,8 @@ void fab_done_fire(struct imc_timer *t)
  * are freed; the MFT entries with them. */
 void fab_path_free(struct imc_fabric *f)
 {
+	struct imc_hnode *l;
+
 	for (uint32_t i = 0; f->ports && i < f->nports; i++) {
 		struct dir *d = f->ports[i].out;
 
@@ -808,27 +794,29 @@ void fab_path_free(struct imc_fabric *f)
 		for (; d->rlen; d->rlen--, d->rhead = (d->rhead + 1) & d->rmask)
 			fab_pkt_unref(f, d->ring[d->rhead].p);
 		free(d->ring);
-		while (d->held) {
-			struct pend *e = d->held;
+		while (!imc_list_empty(&d->held)) {
+			struct pend *e = imc_list_entry(d->held.next,
+							struct pend, link);
 
-			pend_unlink(&d->held, e);
+			imc_list_del(&e->link);
 			imc_timer_cancel(f->loop, &e->t);
 			fab_pkt_unref(f, e->p);
 			pend_put(f, e);
 		}
 	}
-	while (f->loops) {
-		struct pend *e = f->loops;
+	while (!imc_list_empty(&f->loops)) {
+		struct pend *e = imc_list_entry(f->loops.next, struct pend, link);
 
-		pend_unlink(&f->loops, e);
+		imc_list_del(&e->link);
 		imc_timer_cancel(f->loop, &e->t);
 		fab_pkt_unref(f, e->p);
 		pend_put(f, e);
 	}
-	while (f->free_pends) {
-		struct pend *e = f->free_pends;
+	while (!imc_list_empty(&f->free_pends)) {
+		struct pend *e = imc_list_entry(f->free_pends.next, struct pend,
+						link);
 
-		f->free_pends = e->next;
+		imc_list_del(&e->link);
 		free(e);
 	}
 	for (int c = 0; c < 2; c++) {
@@ -839,13 +827,7 @@ void fab_path_free(struct imc_fabric *f)
 			free(p);
 		}
 	}
-	if (f->mft.b) {
-		for (size_t i = 0; i <= f->mft.mask; i++) {
-			for (struct hlink *l = f->mft.b[i], *next; l; l = next) {
-				next = l->next;
-				free(imc_container_of(l, struct mft_ent, hl));
-			}
-		}
-	}
-	free(f->mft.b);
+	for (size_t pos = 0; (l = imc_htab_take(&f->mft, &pos));)
+		free(imc_container_of(l, struct mft_ent, hl));
+	imc_htab_fini(&f->mft);
 }

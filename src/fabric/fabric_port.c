@@ -149,11 +149,12 @@ int imc_fabric_port_by_gid(const struct imc_fabric *f,
 			   const struct imc_gid *gid, uint32_t *node,
 			   unsigned *port)
 {
-	uint64_t guid = imc_get64(gid->raw + 8), h = fab_mix64(guid);
+	uint64_t guid = imc_get64(gid->raw + 8), h = imc_mix64(guid);
 
 	if (imc_get64(gid->raw) != f->cfg.subnet_prefix)
 		return -ENOENT;
-	for (struct hlink *l = fab_ht_head(&f->by_guid, h); l; l = l->next) {
+	for (struct imc_hnode *l = imc_htab_bucket(&f->by_guid, h); l;
+	     l = l->next) {
 		struct hport *hp = imc_container_of(l, struct hport, gl);
 		const struct port *p = hp->port;
 

@@ -56,33 +56,23 @@ int imc_qp_create(struct imc_fabric *f, uint32_t node, unsigned port,
 	qp->recv = recv;
 	qp->ctx = ctx;
 	imc_timer_init(&qp->done, fab_done_fire);
-	fab_ht_add(&f->qps, &qp->hl, fab_qp_hash(h->port, qpn));
-	qp->prev = f->qp_tail;
-	if (f->qp_tail)
-		f->qp_tail->next = qp;
-	else
-		f->qp_head = qp;
-	f->qp_tail = qp;
+	imc_htab_insert(&f->qps, &qp->hl, fab_qp_hash(h->port, qpn));
+	imc_list_init(&qp->atts);
+	imc_list_add_tail(&f->qp_list, &qp->link);
 	*out = qp;
 	return 0;
 }
 
+/* Takes a off its group and its QP; the group goes with its last. */
 static void att_del(struct imc_fabric *f, struct att *a)
 {
 	struct mgrp *g = a->g;
 
 	g->port->mc_qp = NULL;
-
-	if (a->prev)
-		a->prev->next = a->next;
-	else
-		g->head = a->next;
-	if (a->next)
-		a->next->prev = a->prev;
-	else
-		g->tail = a->prev;
-	if (!g->head) {
-		fab_ht_del(&f->grps, &g->hl);
+	imc_list_del(&a->glink);
+	imc_list_del(&a->qlink);
+	if (imc_list_empty(&g->atts)) {
+		imc_htab_remove(&f->grps, &g->hl);
 		free(g);
 	}
 	free(a);
@@ -100,21 +90,10 @@ void fab_qp_free(struct imc_qp *qp)
 	fab_rq_flush(qp);
 	if (qp->rq != qp->rq_inline)
 		free(qp->rq);
-	while (qp->atts) {
-		struct att *a = qp->atts;
-
-		qp->atts = a->qnext;
-		att_del(f, a);
-	}
-	fab_ht_del(&f->qps, &qp->hl);
-	if (qp->prev)
-		qp->prev->next = qp->next;
-	else
-		f->qp_head = qp->next;
-	if (qp->next)
-		qp->next->prev = qp->prev;
-	else
-		f->qp_tail = qp->prev;
+	while (!imc_list_empty(&qp->atts))
+		att_del(f, imc_list_entry(qp->atts.next, struct att, qlink));
+	imc_htab_remove(&f->qps, &qp->hl);
+	imc_list_del(&qp->link);
 	free(qp);
 }
 
@@ -249,6 +228,7 @@ int imc_qp_attach(struct imc_qp *qp, const struct imc_gid *mgid,
 	struct imc_fabric *f;
 	struct mgrp *g;
 	struct att *a;
+	struct imc_list *l;
 	int err = attach_args(qp, mgid, mlid);
 
 	if (err)
@@ -256,8 +236,8 @@ int imc_qp_attach(struct imc_qp *qp, const struct imc_gid *mgid,
 	f = qp->f;
 	g = fab_grp_find(f, qp->port, mlid, mgid);
 	if (g) {
-		for (a = g->head; a; a = a->next)
-			if (a->qp == qp)
+		imc_list_foreach(l, &g->atts)
+			if (imc_list_entry(l, struct att, glink)->qp == qp)
 				return -EEXIST;
 	}
 	a = calloc(1, sizeof(*a));
@@ -272,37 +252,31 @@ int imc_qp_attach(struct imc_qp *qp, const struct imc_gid *mgid,
 		g->port = qp->port;
 		g->mlid = mlid;
 		g->mgid = *mgid;
-		fab_ht_add(&f->grps, &g->hl,
-			   fab_grp_hash(qp->port, mlid, mgid));
+		imc_list_init(&g->atts);
+		imc_htab_insert(&f->grps, &g->hl,
+				fab_grp_hash(qp->port, mlid, mgid));
 	}
 	qp->port->mc_qp = NULL;
 	a->g = g;
 	a->qp = qp;
-	a->prev = g->tail;
-	if (g->tail)
-		g->tail->next = a;
-	else
-		g->head = a;
-	g->tail = a;
-	a->qnext = qp->atts;
-	qp->atts = a;
+	imc_list_add_tail(&g->atts, &a->glink);
+	imc_list_add_head(&qp->atts, &a->qlink);
 	return 0;
 }
 
 int imc_qp_detach(struct imc_qp *qp, const struct imc_gid *mgid,
 		  uint16_t mlid)
 {
-	struct att **pp;
+	struct imc_list *l;
 	int err = attach_args(qp, mgid, mlid);
 
 	if (err)
 		return err;
-	for (pp = &qp->atts; *pp; pp = &(*pp)->qnext) {
-		struct att *a = *pp;
+	imc_list_foreach(l, &qp->atts) {
+		struct att *a = imc_list_entry(l, struct att, qlink);
 
 		if (a->g->mlid == mlid &&
 		    !memcmp(&a->g->mgid, mgid, sizeof(*mgid))) {
-			*pp = a->qnext;
 			att_del(qp->f, a);
 			return 0;
 		}
