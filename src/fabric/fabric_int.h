@@ -143,10 +143,10 @@ struct sma_state;
 struct fab_mad {
 	struct imc_fabric *f;
 	uint32_t nports;                      /* gidx range */
-	struct imc_fabric_mad_agent **agents; /* by gidx: first attached */
+	struct imc_list *agents;              /* by gidx, in attach order */
 	struct imc_fabric_mad_agent **sm;     /* by gidx: the SM agent */
-	struct fly *flying;                   /* SMPs on their way */
-	struct fly *free;
+	struct imc_list flying;               /* SMPs on their way */
+	struct imc_list free;
 	uint64_t serial;
 	struct imc_fabric_mad_stats st;
 	struct sma_state *sma;
