@@ -103,14 +103,8 @@ static void sync_subnet(struct imc_fabric *f)
 			n->lid = lid > 0 ? (uint16_t)lid : 0;
 			for (unsigned p = 0; p <= n->nports; p++)
 				n->port[p].lid = n->lid;
-			if (len > n->lft_len) {
-				uint8_t *nl = realloc(n->lft, len);
-
-				if (!nl)
-					len = n->lft_len;
-				else
-					n->lft = nl;
-			}
+			if (len > n->lft_len && fab_lft_grow(n, len))
+				len = n->lft_len;
 			if (lft && len)
 				memcpy(n->lft, lft, len);
 			n->lft_len = lft ? len : 0;

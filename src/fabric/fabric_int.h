@@ -497,6 +497,9 @@ void fab_post(struct imc_fabric *f, struct hport *h, enum imc_port_event ev);
 void fab_ev_fire(struct imc_timer *t);
 void fab_port_gid(const struct imc_fabric *f, const struct port *p,
 		  struct imc_gid *gid);
+/* Grows a switch's LFT to len entries (more than it has), the new ones
+ * IMC_PORT_NONE. 0 or -ENOMEM (the LFT unchanged). */
+int fab_lft_grow(struct node *n, size_t len);
 
 /* fabric_path.c */
 /* A datagram with room for len payload bytes, one reference. */

@@ -416,6 +416,18 @@ int fab_lft_block_get(const struct imc_fabric *f, uint32_t sw, unsigned block,
 	return 0;
 }
 
+int fab_lft_grow(struct node *n, size_t len)
+{
+	uint8_t *nl = realloc(n->lft, len);
+
+	if (!nl)
+		return -ENOMEM;
+	memset(nl + n->lft_len, IMC_PORT_NONE, len - n->lft_len);
+	n->lft = nl;
+	n->lft_len = len;
+	return 0;
+}
+
 int fab_lft_block_set(struct imc_fabric *f, uint32_t sw, unsigned block,
 		      const uint8_t in[64])
 {
@@ -426,16 +438,9 @@ int fab_lft_block_set(struct imc_fabric *f, uint32_t sw, unsigned block,
 	    base + IMC_LFT_BLOCK > IMC_LID_UNICAST_MAX + 1)
 		return -EINVAL;
 	n = &f->nodes[sw];
-	if (base + IMC_LFT_BLOCK > n->lft_len) {
-		uint8_t *nl = realloc(n->lft, base + IMC_LFT_BLOCK);
-
-		if (!nl)
-			return -ENOMEM;
-		memset(nl + n->lft_len, IMC_PORT_NONE,
-		       base + IMC_LFT_BLOCK - n->lft_len);
-		n->lft = nl;
-		n->lft_len = base + IMC_LFT_BLOCK;
-	}
+	if (base + IMC_LFT_BLOCK > n->lft_len &&
+	    fab_lft_grow(n, base + IMC_LFT_BLOCK))
+		return -ENOMEM;
 	memcpy(n->lft + base, in, IMC_LFT_BLOCK);
 	return 0;
 }

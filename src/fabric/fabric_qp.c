@@ -141,6 +141,33 @@ static uint32_t wire_size(bool grh, size_t len)
 			  IMC_ICRC_SIZE + IMC_VCRC_SIZE);
 }
 
+/* A new datagram of len bytes of data, numbered; the caller fills in
+ * the headers. */
+static struct pkt *pkt_with(struct imc_fabric *f, const void *data,
+			    size_t len, bool grh)
+{
+	struct pkt *p = fab_pkt_new(f, len);
+
+	if (!p)
+		return NULL;
+	if (len)
+		memcpy(p->data, data, len);
+	p->serial = ++f->serial;
+	p->len = (uint32_t)len;
+	p->wire = (uint16_t)wire_size(grh, len);
+	return p;
+}
+
+/* The GRH fields of a datagram sent without one. */
+static void no_grh(struct pkt *p)
+{
+	p->tclass = 0;
+	p->hop_limit = 0;
+	p->flow_label = 0;
+	memset(&p->sgid, 0, sizeof(p->sgid));
+	memset(&p->dgid, 0, sizeof(p->dgid));
+}
+
 int imc_qp_send(struct imc_qp *qp, const struct imc_ah *ah,
 		uint32_t remote_qpn, uint32_t remote_qkey, const void *data,
 		size_t len)
@@ -168,14 +195,9 @@ int imc_qp_send(struct imc_qp *qp, const struct imc_ah *ah,
 		fab_count_drop(f, po, IMC_DROP_MTU, f->serial);
 		return -EMSGSIZE;
 	}
-	p = fab_pkt_new(f, len);
+	p = pkt_with(f, data, len, ah->has_grh);
 	if (!p)
 		return -ENOMEM;
-	if (len)
-		memcpy(p->data, data, len);
-	p->serial = ++f->serial;
-	p->len = (uint32_t)len;
-	p->wire = (uint16_t)wire_size(ah->has_grh, len);
 	p->dqpn = remote_qpn;
 	p->sqpn = qp->qpn;
 	p->qkey = remote_qkey;
@@ -193,11 +215,7 @@ int imc_qp_send(struct imc_qp *qp, const struct imc_ah *ah,
 		fab_port_gid(f, po, &p->sgid);
 		p->dgid = ah->dgid;
 	} else {
-		p->tclass = 0;
-		p->hop_limit = 0;
-		p->flow_label = 0;
-		memset(&p->sgid, 0, sizeof(p->sgid));
-		memset(&p->dgid, 0, sizeof(p->dgid));
+		no_grh(p);
 	}
 	now = imc_loop_now(f->loop);
 	if (!mcast && ah->dlid == po->lid) {
@@ -311,13 +329,9 @@ int fab_gmp_send(struct imc_fabric *f, uint32_t node, unsigned port,
 		return -ENETDOWN;
 	if (len > out->mtu_bytes)
 		return -EMSGSIZE;
-	p = fab_pkt_new(f, len);
+	p = pkt_with(f, mad, len, false);
 	if (!p)
 		return -ENOMEM;
-	memcpy(p->data, mad, len);
-	p->serial = ++f->serial;
-	p->len = (uint32_t)len;
-	p->wire = (uint16_t)wire_size(false, len);
 	p->dqpn = to->dqp;
 	p->sqpn = IMC_QP1;
 	p->qkey = to->qkey ? to->qkey : IMC_QP1_QKEY;
@@ -327,11 +341,7 @@ int fab_gmp_send(struct imc_fabric *f, uint32_t node, unsigned port,
 	p->pkey = to->pkey ? to->pkey : IMC_PKEY_DEFAULT;
 	p->sl = to->sl & 15;
 	p->has_grh = false;
-	p->tclass = 0;
-	p->hop_limit = 0;
-	p->flow_label = 0;
-	memset(&p->sgid, 0, sizeof(p->sgid));
-	memset(&p->dgid, 0, sizeof(p->dgid));
+	no_grh(p);
 	count_send(f, p, po, now);
 	if (to->dlid == po->lid)
 		return fab_loop_back(f, p, po, now);
