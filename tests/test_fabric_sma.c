@@ -911,7 +911,7 @@ static void test_port_counters(void **state)
 }
 
 
-/* ---- the callback contract (ARCHITECTURE.md) ---- */
+/* ---- the callback contract (docs/architecture.md) ---- */
 
 struct agent_rec {
 	struct imc_fabric_mad_agent *a;

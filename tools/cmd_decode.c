@@ -267,7 +267,15 @@ static int tshark_check(const char *path, const struct expect *exp, unsigned n)
 	return fail;
 }
 
-static int run(int argc, char **argv)
+struct decode_opts {
+	const char *pcap_path;
+	bool check;
+	unsigned long sm_lid;
+};
+
+/* The options and the one file argument; -1 when they are good, else
+ * the exit code. */
+static int parse_opts(int argc, char **argv, struct decode_opts *o)
 {
 	static const struct option opts[] = {
 		{ "pcap", required_argument, NULL, 'p' },
@@ -275,32 +283,23 @@ static int run(int argc, char **argv)
 		{ "sm-lid", required_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *pcap_path = NULL;
-	struct imc_pcap *pc = NULL;
-	struct expect exp[64];
-	bool check = false;
-	unsigned long sm_lid = 1;
 	uint64_t lid;
-	unsigned n = 0, lineno = 0;
-	uint16_t last_tx_lid = 0;
-	char line[2048];
-	int opt, fail = 0;
-	FILE *f;
+	int opt;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
-			pcap_path = optarg;
+			o->pcap_path = optarg;
 			break;
 		case 'c':
-			check = true;
+			o->check = true;
 			break;
 		case 'l':
 			if (imc_opt_num("ibmcast decode", "sm-lid", optarg, 1,
 					IMC_MLID_MIN - 1, &lid))
 				return IMC_EXIT_USAGE;
-			sm_lid = (unsigned long)lid;
+			o->sm_lid = (unsigned long)lid;
 			break;
 		default:
 			help(stderr);
@@ -311,26 +310,25 @@ static int run(int argc, char **argv)
 		help(stderr);
 		return IMC_EXIT_USAGE;
 	}
-	if (check && !pcap_path) {
+	if (o->check && !o->pcap_path) {
 		fprintf(stderr, "ibmcast decode: --check needs --pcap FILE\n");
 		return IMC_EXIT_USAGE;
 	}
-	f = fopen(argv[optind], "r");
-	if (!f) {
-		fprintf(stderr, "ibmcast decode: %s: %s\n", argv[optind],
-			strerror(errno));
-		return IMC_EXIT_USAGE;
-	}
-	if (pcap_path) {
-		int rc = imc_pcap_open(pcap_path, &pc);
+	return -1;
+}
 
-		if (rc < 0) {
-			fprintf(stderr, "ibmcast decode: %s: %s\n", pcap_path,
-				strerror(-rc));
-			fclose(f);
-			return IMC_EXIT_USAGE;
-		}
-	}
+/* Decodes every vector line of f (named name), writing each to pc when
+ * there is one; exp gets what tshark must find, *np how many. Returns 0
+ * or the exit code. */
+static int decode_file(FILE *f, const char *name, struct imc_pcap *pc,
+		       const struct decode_opts *o, struct expect *exp,
+		       unsigned cap, unsigned *np)
+{
+	uint16_t last_tx_lid = 0;
+	unsigned n = 0, lineno = 0;
+	char line[2048];
+	int fail = 0;
+
 	while (fgets(line, sizeof(line), f)) {
 		struct imc_vector v;
 		int rc;
@@ -340,16 +338,16 @@ static int run(int argc, char **argv)
 		if (rc == 0)
 			continue;
 		if (rc < 0) {
-			fprintf(stderr, "ibmcast decode: %s:%u: %s\n", argv[optind],
+			fprintf(stderr, "ibmcast decode: %s:%u: %s\n", name,
 				lineno, rc == -EMSGSIZE ?
 				"expected 256 bytes (512 hex digits)" :
 				"expected 'tx|rx LID HEX'");
 			fail = IMC_EXIT_USAGE;
 			break;
 		}
-		if (n == IMC_ARRAY_SIZE(exp)) {
-			fprintf(stderr, "ibmcast decode: more than %zu MADs\n",
-				IMC_ARRAY_SIZE(exp));
+		if (n == cap) {
+			fprintf(stderr, "ibmcast decode: more than %u MADs\n",
+				cap);
 			fail = IMC_EXIT_USAGE;
 			break;
 		}
@@ -357,11 +355,11 @@ static int run(int argc, char **argv)
 			fail = IMC_EXIT_FAIL;
 		if (pc) {
 			uint16_t dlid = v.dir == IMC_VECTOR_TX ?
-				(uint16_t)sm_lid : last_tx_lid;
+				(uint16_t)o->sm_lid : last_tx_lid;
 
 			if (write_packet(pc, &v, dlid, n) < 0) {
 				fprintf(stderr, "ibmcast decode: cannot write %s\n",
-					pcap_path);
+					o->pcap_path);
 				fail = IMC_EXIT_FAIL;
 			}
 		}
@@ -369,17 +367,52 @@ static int run(int argc, char **argv)
 			last_tx_lid = v.lid;
 		n++;
 	}
+	*np = n;
+	return fail;
+}
+
+static int run(int argc, char **argv)
+{
+	struct decode_opts o = { .sm_lid = 1 };
+	struct imc_pcap *pc = NULL;
+	struct expect exp[64];
+	unsigned n = 0;
+	int fail;
+	FILE *f;
+
+	fail = parse_opts(argc, argv, &o);
+	if (fail >= 0)
+		return fail;
+	f = fopen(argv[optind], "r");
+	if (!f) {
+		fprintf(stderr, "ibmcast decode: %s: %s\n", argv[optind],
+			strerror(errno));
+		return IMC_EXIT_USAGE;
+	}
+	if (o.pcap_path) {
+		int rc = imc_pcap_open(o.pcap_path, &pc);
+
+		if (rc < 0) {
+			fprintf(stderr, "ibmcast decode: %s: %s\n", o.pcap_path,
+				strerror(-rc));
+			fclose(f);
+			return IMC_EXIT_USAGE;
+		}
+	}
+	fail = decode_file(f, argv[optind], pc, &o, exp,
+			   (unsigned)IMC_ARRAY_SIZE(exp), &n);
 	fclose(f);
 	if (pc && imc_pcap_close(pc) < 0) {
-		fprintf(stderr, "ibmcast decode: cannot write %s\n", pcap_path);
+		fprintf(stderr, "ibmcast decode: cannot write %s\n",
+			o.pcap_path);
 		fail = IMC_EXIT_FAIL;
 	}
 	if (fail == IMC_EXIT_USAGE)
 		return fail;
 	printf("%u MADs decoded%s; re-encoding %s\n", n,
-	       pcap_path ? ", written as UD packets with ICRC and VCRC checked" : "",
+	       o.pcap_path ? ", written as UD packets with ICRC and VCRC checked" : "",
 	       fail ? "FAILED" : "byte for byte");
-	if (check && tshark_check(pcap_path, exp, n))
+	if (o.check && tshark_check(o.pcap_path, exp, n))
 		fail = IMC_EXIT_FAIL;
 	return fail;
 }

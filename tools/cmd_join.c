@@ -741,40 +741,183 @@ static int usage_error(const char *what, const char *arg)
 	return IMC_EXIT_USAGE;
 }
 
+static const struct option lo[] = {
+	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "port", required_argument, NULL, OPT_PORT },
+	{ "state", required_argument, NULL, OPT_STATE },
+	{ "create", no_argument, NULL, OPT_CREATE },
+	{ "qkey", required_argument, NULL, OPT_QKEY },
+	{ "pkey", required_argument, NULL, OPT_PKEY },
+	{ "sl", required_argument, NULL, OPT_SL },
+	{ "tclass", required_argument, NULL, OPT_TCLASS },
+	{ "flow-label", required_argument, NULL, OPT_FLOW },
+	{ "hop-limit", required_argument, NULL, OPT_HOP },
+	{ "mtu", required_argument, NULL, OPT_MTU },
+	{ "rate", required_argument, NULL, OPT_RATE },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "audit", required_argument, NULL, OPT_AUDIT },
+	{ "watch", required_argument, NULL, OPT_WATCH },
+	{ "poll", required_argument, NULL, OPT_POLL },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "retries", required_argument, NULL, OPT_RETRIES },
+	{ "dlid", required_argument, NULL, OPT_DLID },
+	{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
+	{ "no-ctl", no_argument, NULL, OPT_NO_CTL },
+	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* An option that sets a field of the MCMemberRecord template and its
+ * component mask bits (any other leaves o alone): 0, nonzero for a bad
+ * value, IMC_EXIT_USAGE when num() told so already. */
+static int rec_opt(struct opts *o, int ch)
+{
+	uint64_t v;
+	int bad = 0;
+
+	switch (ch) {
+	case OPT_QKEY:
+		bad = num(lo, ch, 0, UINT32_MAX, &v);
+		o->rec.qkey = (uint32_t)v;
+		o->mask |= UMAD_SA_MCM_COMP_MASK_QKEY;
+		break;
+	case OPT_PKEY:
+		bad = num(lo, ch, 0, 0xffff, &v);
+		o->rec.pkey = (uint16_t)v;
+		o->mask |= UMAD_SA_MCM_COMP_MASK_PKEY;
+		break;
+	case OPT_SL:
+		bad = num(lo, ch, 0, 0xf, &v);
+		o->rec.sl = (uint8_t)v;
+		o->mask |= UMAD_SA_MCM_COMP_MASK_SL;
+		break;
+	case OPT_TCLASS:
+		bad = num(lo, ch, 0, 0xff, &v);
+		o->rec.tclass = (uint8_t)v;
+		o->mask |= UMAD_SA_MCM_COMP_MASK_TCLASS;
+		break;
+	case OPT_FLOW:
+		bad = num(lo, ch, 0, 0xfffff, &v);
+		o->rec.flow_label = (uint32_t)v;
+		o->mask |= UMAD_SA_MCM_COMP_MASK_FLOW_LABEL;
+		break;
+	case OPT_HOP:
+		bad = num(lo, ch, 0, 0xff, &v);
+		o->rec.hop_limit = (uint8_t)v;
+		o->mask |= UMAD_SA_MCM_COMP_MASK_HOP_LIMIT;
+		break;
+	case OPT_MTU:
+		bad = parse_mtu(optarg, &o->rec.mtu_sel, &o->rec.mtu);
+		o->mask |= UMAD_SA_MCM_COMP_MASK_MTU_SEL |
+			   UMAD_SA_MCM_COMP_MASK_MTU;
+		break;
+	case OPT_RATE:
+		bad = parse_rate(optarg, &o->rec.rate_sel, &o->rec.rate);
+		o->mask |= UMAD_SA_MCM_COMP_MASK_RATE_SEL |
+			   UMAD_SA_MCM_COMP_MASK_RATE;
+		break;
+	}
+	return bad;
+}
+
+/* --watch MODE. */
+static int watch_opt(struct opts *o)
+{
+	if (!strcmp(optarg, "auto"))
+		o->watch = IMC_MCAST_UMAD_WATCH_AUTO;
+	else if (!strcmp(optarg, "verbs"))
+		o->watch = IMC_MCAST_UMAD_WATCH_VERBS;
+	else if (!strcmp(optarg, "poll"))
+		o->watch = IMC_MCAST_UMAD_WATCH_POLL;
+	else if (!strcmp(optarg, "none"))
+		o->watch = IMC_MCAST_UMAD_WATCH_NONE;
+	else
+		return 1;
+	return 0;
+}
+
+/* One option ch (of lo) with its optarg: 0, nonzero for a bad value,
+ * IMC_EXIT_USAGE when num() told so already. */
+static int opt_one(struct opts *o, int ch)
+{
+	uint64_t v;
+	int bad = 0;
+
+	switch (ch) {
+	case OPT_DEVICE: o->device = optarg; break;
+	case OPT_PORT:
+		bad = num(lo, ch, 0, 255, &v);
+		o->port = (unsigned)v;
+		break;
+	case OPT_STATE: bad = sa_tool_join_state(optarg, &o->state); break;
+	case OPT_CREATE: o->create = true; break;
+	case OPT_JSON: o->json = true; break;
+	case OPT_DURATION: bad = parse_secs(optarg, &o->duration); break;
+	case OPT_AUDIT: bad = parse_secs(optarg, &o->audit); break;
+	case OPT_POLL: bad = parse_secs(optarg, &o->poll); break;
+	case OPT_WATCH: bad = watch_opt(o); break;
+	case OPT_TIMEOUT:
+		bad = num(lo, ch, 1, 3600000, &v);
+		o->timeout = v * IMC_NSEC_PER_MSEC;
+		break;
+	case OPT_RETRIES:
+		bad = num(lo, ch, 0, 100, &v);
+		o->retries = (unsigned)v;
+		break;
+	case OPT_DLID:
+		bad = num(lo, ch, 1, 0xbfff, &v);
+		o->dlid = (uint16_t)v;
+		break;
+	case OPT_RUN_DIR: o->run_dir = optarg; break;
+	case OPT_NO_CTL: o->no_ctl = true; break;
+	case OPT_SOCKET: o->socket = optarg; break;
+	case OPT_NO_DAEMON: o->no_daemon = true; break;
+	default:
+		return rec_opt(o, ch);
+	}
+	return bad;
+}
+
+/* The MGID[=JoinState] arguments: *mgids and *states (the caller frees
+ * them), *np of each. 0, or the exit code once told. */
+static int parse_targets(int argc, char **argv, const struct opts *o,
+			 struct imc_gid **mgids, uint8_t **states, size_t *np)
+{
+	size_t n;
+
+	if (optind >= argc)
+		return usage_error("expected at least one MGID", NULL);
+	n = (size_t)(argc - optind);
+	*mgids = calloc(n, sizeof(**mgids));
+	*states = calloc(n, sizeof(**states));
+	if (!*mgids || !*states)
+		return IMC_EXIT_FAIL;
+	for (size_t i = 0; i < n; i++) {
+		char *a = argv[optind + (int)i], *eq = strchr(a, '=');
+		int bad;
+
+		(*states)[i] = o->state;
+		if (eq)
+			*eq = '\0';
+		bad = parse_mgid(a, &(*mgids)[i]) < 0;
+		if (eq)
+			*eq = '=';
+		if (bad || (eq && sa_tool_join_state(eq + 1, &(*states)[i]) < 0))
+			return usage_error(bad ? "bad MGID (a multicast GID, ff..., "
+					   "or 0)" : "bad JoinState in", a);
+	}
+	*np = n;
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "device", required_argument, NULL, OPT_DEVICE },
-		{ "port", required_argument, NULL, OPT_PORT },
-		{ "state", required_argument, NULL, OPT_STATE },
-		{ "create", no_argument, NULL, OPT_CREATE },
-		{ "qkey", required_argument, NULL, OPT_QKEY },
-		{ "pkey", required_argument, NULL, OPT_PKEY },
-		{ "sl", required_argument, NULL, OPT_SL },
-		{ "tclass", required_argument, NULL, OPT_TCLASS },
-		{ "flow-label", required_argument, NULL, OPT_FLOW },
-		{ "hop-limit", required_argument, NULL, OPT_HOP },
-		{ "mtu", required_argument, NULL, OPT_MTU },
-		{ "rate", required_argument, NULL, OPT_RATE },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "duration", required_argument, NULL, OPT_DURATION },
-		{ "audit", required_argument, NULL, OPT_AUDIT },
-		{ "watch", required_argument, NULL, OPT_WATCH },
-		{ "poll", required_argument, NULL, OPT_POLL },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "retries", required_argument, NULL, OPT_RETRIES },
-		{ "dlid", required_argument, NULL, OPT_DLID },
-		{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
-		{ "no-ctl", no_argument, NULL, OPT_NO_CTL },
-		{ "socket", required_argument, NULL, OPT_SOCKET },
-		{ "no-daemon", no_argument, NULL, OPT_NO_DAEMON },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct opts o;
-	struct imc_gid *mgids;
-	uint8_t *states;
-	size_t n;
-	uint64_t v;
+	struct imc_gid *mgids = NULL;
+	uint8_t *states = NULL;
+	size_t n = 0;
 	int ch, rc;
 
 	memset(&o, 0, sizeof(o));
@@ -788,93 +931,12 @@ static int run(int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		int bad = 0;
+		int bad;
 
-		switch (ch) {
-		case OPT_DEVICE: o.device = optarg; break;
-		case OPT_PORT:
-			bad = num(lo, ch, 0, 255, &v);
-			o.port = (unsigned)v;
-			break;
-		case OPT_STATE: bad = sa_tool_join_state(optarg, &o.state); break;
-		case OPT_CREATE: o.create = true; break;
-		case OPT_QKEY:
-			bad = num(lo, ch, 0, UINT32_MAX, &v);
-			o.rec.qkey = (uint32_t)v;
-			o.mask |= UMAD_SA_MCM_COMP_MASK_QKEY;
-			break;
-		case OPT_PKEY:
-			bad = num(lo, ch, 0, 0xffff, &v);
-			o.rec.pkey = (uint16_t)v;
-			o.mask |= UMAD_SA_MCM_COMP_MASK_PKEY;
-			break;
-		case OPT_SL:
-			bad = num(lo, ch, 0, 0xf, &v);
-			o.rec.sl = (uint8_t)v;
-			o.mask |= UMAD_SA_MCM_COMP_MASK_SL;
-			break;
-		case OPT_TCLASS:
-			bad = num(lo, ch, 0, 0xff, &v);
-			o.rec.tclass = (uint8_t)v;
-			o.mask |= UMAD_SA_MCM_COMP_MASK_TCLASS;
-			break;
-		case OPT_FLOW:
-			bad = num(lo, ch, 0, 0xfffff, &v);
-			o.rec.flow_label = (uint32_t)v;
-			o.mask |= UMAD_SA_MCM_COMP_MASK_FLOW_LABEL;
-			break;
-		case OPT_HOP:
-			bad = num(lo, ch, 0, 0xff, &v);
-			o.rec.hop_limit = (uint8_t)v;
-			o.mask |= UMAD_SA_MCM_COMP_MASK_HOP_LIMIT;
-			break;
-		case OPT_MTU:
-			bad = parse_mtu(optarg, &o.rec.mtu_sel, &o.rec.mtu);
-			o.mask |= UMAD_SA_MCM_COMP_MASK_MTU_SEL |
-				  UMAD_SA_MCM_COMP_MASK_MTU;
-			break;
-		case OPT_RATE:
-			bad = parse_rate(optarg, &o.rec.rate_sel, &o.rec.rate);
-			o.mask |= UMAD_SA_MCM_COMP_MASK_RATE_SEL |
-				  UMAD_SA_MCM_COMP_MASK_RATE;
-			break;
-		case OPT_JSON: o.json = true; break;
-		case OPT_DURATION: bad = parse_secs(optarg, &o.duration); break;
-		case OPT_AUDIT: bad = parse_secs(optarg, &o.audit); break;
-		case OPT_POLL: bad = parse_secs(optarg, &o.poll); break;
-		case OPT_WATCH:
-			if (!strcmp(optarg, "auto"))
-				o.watch = IMC_MCAST_UMAD_WATCH_AUTO;
-			else if (!strcmp(optarg, "verbs"))
-				o.watch = IMC_MCAST_UMAD_WATCH_VERBS;
-			else if (!strcmp(optarg, "poll"))
-				o.watch = IMC_MCAST_UMAD_WATCH_POLL;
-			else if (!strcmp(optarg, "none"))
-				o.watch = IMC_MCAST_UMAD_WATCH_NONE;
-			else
-				bad = 1;
-			break;
-		case OPT_TIMEOUT:
-			bad = num(lo, ch, 1, 3600000, &v);
-			o.timeout = v * IMC_NSEC_PER_MSEC;
-			break;
-		case OPT_RETRIES:
-			bad = num(lo, ch, 0, 100, &v);
-			o.retries = (unsigned)v;
-			break;
-		case OPT_DLID:
-			bad = num(lo, ch, 1, 0xbfff, &v);
-			o.dlid = (uint16_t)v;
-			break;
-		case OPT_RUN_DIR: o.run_dir = optarg; break;
-		case OPT_NO_CTL: o.no_ctl = true; break;
-		case OPT_SOCKET: o.socket = optarg; break;
-		case OPT_NO_DAEMON: o.no_daemon = true; break;
-		case '?':
-		default:
+		if (ch < OPT_DEVICE || ch > OPT_NO_DAEMON)
 			return usage_error("unknown option or missing value",
 					   argv[optind - 1]);
-		}
+		bad = opt_one(&o, ch);
 		if (bad == IMC_EXIT_USAGE)
 			return bad;   /* told by num() */
 		if (bad)
@@ -882,34 +944,9 @@ static int run(int argc, char **argv)
 					   optarg,
 					   "not a valid value (try 'ibmcast join --help')");
 	}
-	if (optind >= argc)
-		return usage_error("expected at least one MGID", NULL);
-	n = (size_t)(argc - optind);
-	mgids = calloc(n, sizeof(*mgids));
-	states = calloc(n, sizeof(*states));
-	if (!mgids || !states) {
-		free(mgids);
-		free(states);
-		return IMC_EXIT_FAIL;
-	}
-	for (size_t i = 0; i < n; i++) {
-		char *a = argv[optind + (int)i], *eq = strchr(a, '=');
-		int bad;
-
-		states[i] = o.state;
-		if (eq)
-			*eq = '\0';
-		bad = parse_mgid(a, &mgids[i]) < 0;
-		if (eq)
-			*eq = '=';
-		if (bad || (eq && sa_tool_join_state(eq + 1, &states[i]) < 0)) {
-			free(mgids);
-			free(states);
-			return usage_error(bad ? "bad MGID (a multicast GID, ff..., "
-					   "or 0)" : "bad JoinState in", a);
-		}
-	}
-	rc = run_session(&o, mgids, states, n);
+	rc = parse_targets(argc, argv, &o, &mgids, &states, &n);
+	if (!rc)
+		rc = run_session(&o, mgids, states, n);
 	free(mgids);
 	free(states);
 	return rc;

@@ -475,30 +475,121 @@ static int expand(const struct ctx *c, int side, const char *s, char *out,
 	return 0;
 }
 
+/* A request line as its key=value words fill it in. */
+struct req {
+	struct imc_sa_mad m;
+	struct imc_mcmr r;
+	uint64_t mask;
+	bool mask_set, have_rec;
+	int bv, cv, attroff;
+	struct { size_t off, n; uint8_t b[16]; } raws[4];
+	size_t nraw;
+	size_t *len;
+};
+
+/* bv=, cv=, attroff=, attrmod= and len=. */
+static int req_num(struct req *q, const char *key, const char *val)
+{
+	uint64_t v = 0;
+	int rc = sa_tool_num(val, UINT32_MAX, &v);
+
+	if (!strcmp(key, "bv"))
+		q->bv = (int)(v & 0xff);
+	else if (!strcmp(key, "cv"))
+		q->cv = (int)(v & 0xff);
+	else if (!strcmp(key, "attroff"))
+		q->attroff = (int)(v & 0xffff);
+	else if (!strcmp(key, "attrmod"))
+		q->m.mad.attr_mod = (uint32_t)v;
+	else if (v < IMC_MAD_HDR_SIZE || v > IMC_MAD_SIZE)
+		rc = -EINVAL;
+	else
+		*q->len = v;
+	return rc;
+}
+
+/* raw=OFF:HEX patches the data area after rec=. */
+static int req_raw(struct req *q, char *val)
+{
+	char *colon = strchr(val, ':');
+	uint64_t v;
+	int rc;
+
+	if (!colon || q->nraw == IMC_ARRAY_SIZE(q->raws))
+		return -EINVAL;
+	*colon = '\0';
+	rc = sa_tool_num(val, IMC_SA_DATA_SIZE - 1, &v);
+	q->raws[q->nraw].off = (size_t)v;
+	q->raws[q->nraw].n = strlen(colon + 1) / 2;
+	if (!rc && q->raws[q->nraw].off + q->raws[q->nraw].n >
+		   IMC_SA_DATA_SIZE)
+		rc = -EINVAL;
+	if (!rc)
+		rc = sa_tool_hex(colon + 1, q->raws[q->nraw].b,
+				 sizeof(q->raws[q->nraw].b));
+	q->nraw++;
+	return rc;
+}
+
+/* One key=value word of a request line. */
+static int req_word(struct req *q, const char *key, char *val, char *save,
+		    size_t save_len)
+{
+	if (!strcmp(key, "attr"))
+		return sa_tool_attr(val, &q->m.mad.attr_id);
+	if (!strcmp(key, "smkey"))
+		return sa_tool_num(val, UINT64_MAX, &q->m.sa.sm_key);
+	if (!strcmp(key, "mask")) {
+		q->mask_set = true;
+		return sa_tool_num(val, UINT64_MAX, &q->mask);
+	}
+	if (!strcmp(key, "rec")) {
+		uint64_t mm = 0;
+		int rc;
+
+		q->have_rec = true;
+		rc = sa_tool_record(PROG, val, NULL, &q->r, &mm);
+		if (!q->mask_set)
+			q->mask |= mm;
+		return rc;
+	}
+	if (!strcmp(key, "data"))
+		return sa_tool_hex(val, q->m.data, sizeof(q->m.data));
+	if (!strcmp(key, "bv") || !strcmp(key, "cv") ||
+	    !strcmp(key, "attroff") || !strcmp(key, "attrmod") ||
+	    !strcmp(key, "len"))
+		return req_num(q, key, val);
+	if (!strcmp(key, "raw"))
+		return req_raw(q, val);
+	if (!strcmp(key, "save")) {
+		snprintf(save, save_len, "%s", val);
+		return 0;
+	}
+	return -EINVAL;
+}
+
 /* Builds the MAD of one request line (already expanded). */
 static int build(const char *line, uint8_t *mad, size_t *len, char *save,
 		 size_t save_len)
 {
 	char *copy = strdup(line), *tok, *sp = NULL;
-	struct imc_sa_mad m;
-	struct imc_mcmr r;
-	uint64_t mask = 0, v;
-	bool mask_set = false, have_rec = false;
-	int bv = 1, cv = UMAD_SA_CLASS_VERSION, attroff = -1, rc = 0;
-	struct { size_t off, n; uint8_t b[16]; } raws[4];
-	size_t i, nraw = 0;
+	struct req q;
+	int rc = 0;
 
 	if (!copy)
 		return -ENOMEM;
-	memset(&m, 0, sizeof(m));
-	memset(&r, 0, sizeof(r));
-	m.mad.attr_id = UMAD_SA_ATTR_MCMEMBER_REC;
+	memset(&q, 0, sizeof(q));
+	q.bv = 1;
+	q.cv = UMAD_SA_CLASS_VERSION;
+	q.attroff = -1;
+	q.len = len;
+	q.m.mad.attr_id = UMAD_SA_ATTR_MCMEMBER_REC;
 	*len = IMC_MAD_SIZE;
 	save[0] = '\0';
 	tok = strtok_r(copy, " \t", &sp);
 	rc = tok ? sa_tool_method(tok, 0xff) : -EINVAL;
 	if (rc >= 0) {
-		m.mad.method = (uint8_t)rc;
+		q.m.mad.method = (uint8_t)rc;
 		rc = 0;
 	}
 	while (!rc && (tok = strtok_r(NULL, " \t", &sp))) {
@@ -509,80 +600,25 @@ static int build(const char *line, uint8_t *mad, size_t *len, char *save,
 			break;
 		}
 		*eq++ = '\0';
-		if (!strcmp(tok, "attr")) {
-			rc = sa_tool_attr(eq, &m.mad.attr_id);
-		} else if (!strcmp(tok, "smkey")) {
-			rc = sa_tool_num(eq, UINT64_MAX, &m.sa.sm_key);
-		} else if (!strcmp(tok, "mask")) {
-			rc = sa_tool_num(eq, UINT64_MAX, &mask);
-			mask_set = true;
-		} else if (!strcmp(tok, "rec")) {
-			uint64_t mm = 0;
-
-			have_rec = true;
-			rc = sa_tool_record(PROG, eq, NULL, &r, &mm);
-			if (!mask_set)
-				mask |= mm;
-		} else if (!strcmp(tok, "data")) {
-			rc = sa_tool_hex(eq, m.data, sizeof(m.data));
-		} else if (!strcmp(tok, "bv") || !strcmp(tok, "cv") ||
-			   !strcmp(tok, "attroff") || !strcmp(tok, "attrmod") ||
-			   !strcmp(tok, "len")) {
-			rc = sa_tool_num(eq, UINT32_MAX, &v);
-			if (!strcmp(tok, "bv"))
-				bv = (int)(v & 0xff);
-			else if (!strcmp(tok, "cv"))
-				cv = (int)(v & 0xff);
-			else if (!strcmp(tok, "attroff"))
-				attroff = (int)(v & 0xffff);
-			else if (!strcmp(tok, "attrmod"))
-				m.mad.attr_mod = (uint32_t)v;
-			else if (v < IMC_MAD_HDR_SIZE || v > IMC_MAD_SIZE)
-				rc = -EINVAL;
-			else
-				*len = v;
-		} else if (!strcmp(tok, "raw")) {
-			/* raw=OFF:HEX patches the data area after rec=. */
-			char *colon = strchr(eq, ':');
-
-			if (!colon || nraw == IMC_ARRAY_SIZE(raws)) {
-				rc = -EINVAL;
-				break;
-			}
-			*colon = '\0';
-			rc = sa_tool_num(eq, IMC_SA_DATA_SIZE - 1, &v);
-			raws[nraw].off = (size_t)v;
-			raws[nraw].n = strlen(colon + 1) / 2;
-			if (!rc && raws[nraw].off + raws[nraw].n >
-					   IMC_SA_DATA_SIZE)
-				rc = -EINVAL;
-			if (!rc)
-				rc = sa_tool_hex(colon + 1, raws[nraw].b,
-					       sizeof(raws[nraw].b));
-			nraw++;
-		} else if (!strcmp(tok, "save")) {
-			snprintf(save, save_len, "%s", eq);
-		} else {
-			rc = -EINVAL;
-		}
+		rc = req_word(&q, tok, eq, save, save_len);
 	}
 	free(copy);
 	if (rc)
 		return rc;
-	if (have_rec)
-		imc_mcmr_pack(&r, m.data, sizeof(m.data));
-	for (i = 0; i < nraw; i++)
-		memcpy(m.data + raws[i].off, raws[i].b, raws[i].n);
-	m.mad.base_version = 1;
-	m.mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
-	m.mad.class_version = UMAD_SA_CLASS_VERSION;
-	m.sa.comp_mask = mask;
-	if (attroff >= 0)
-		m.sa.attr_offset = (uint16_t)attroff;
-	if (imc_sa_mad_pack(&m, mad, IMC_MAD_SIZE) < 0)
+	if (q.have_rec)
+		imc_mcmr_pack(&q.r, q.m.data, sizeof(q.m.data));
+	for (size_t i = 0; i < q.nraw; i++)
+		memcpy(q.m.data + q.raws[i].off, q.raws[i].b, q.raws[i].n);
+	q.m.mad.base_version = 1;
+	q.m.mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
+	q.m.mad.class_version = UMAD_SA_CLASS_VERSION;
+	q.m.sa.comp_mask = q.mask;
+	if (q.attroff >= 0)
+		q.m.sa.attr_offset = (uint16_t)q.attroff;
+	if (imc_sa_mad_pack(&q.m, mad, IMC_MAD_SIZE) < 0)
 		return -EINVAL;
-	mad[0] = (uint8_t)bv;
-	mad[2] = (uint8_t)cv;
+	mad[0] = (uint8_t)q.bv;
+	mad[2] = (uint8_t)q.cv;
 	return 0;
 }
 
@@ -820,48 +856,77 @@ static char *trim(char *s)
 	return s;
 }
 
-static int do_compare(const struct opts *o, const char *file)
-{
-	struct ctx c;
-	struct ccase k;
-	FILE *f = fopen(file, "r");
-	char buf[LINE_MAX_LEN];
-	unsigned lineno = 0, cases = 0, failed = 0, agree = 0, documented = 0;
-	bool in_case = false;
-	struct imc_gid g;
-	int rc = IMC_EXIT_FAIL;
+/* The tally of a comparison file. */
+struct tally {
+	unsigned cases, failed, agree, documented;
+};
 
-	memset(&c, 0, sizeof(c));
-	c.case_base = o->tag << 8;
-	memset(&k, 0, sizeof(k));
-	if (!f) {
-		fprintf(stderr, "ibmcast sa-serve: %s: %s\n", file,
-			strerror(errno));
-		return IMC_EXIT_USAGE;
-	}
-	if (raw_open(&c.w, o) < 0)
-		goto out;
-	c.lid[0] = o->osm_lid ? o->osm_lid : imc_umad_port(c.w.u)->sm_lid;
-	c.lid[1] = o->imc_lid;
-	g = imc_umad_port(c.w.u)->gid;
-	imc_gid_format(&g, c.self);
+/* Opens the port and finds the GIDs the cases name ($SELF, $SM, $IMC,
+ * $BADPREFIX); prints the heading. */
+static int compare_setup(struct ctx *c, const struct opts *o)
+{
+	struct imc_gid g;
+
+	if (raw_open(&c->w, o) < 0)
+		return -1;
+	c->lid[0] = o->osm_lid ? o->osm_lid : imc_umad_port(c->w.u)->sm_lid;
+	c->lid[1] = o->imc_lid;
+	g = imc_umad_port(c->w.u)->gid;
+	imc_gid_format(&g, c->self);
 	g.raw[1] = 0x81;
-	imc_gid_format(&g, c.badprefix);
-	if (gid_of_lid(&c.w, c.lid[0], imc_umad_port(c.w.u)->sm_lid, &g) < 0) {
+	imc_gid_format(&g, c->badprefix);
+	if (gid_of_lid(&c->w, c->lid[0], imc_umad_port(c->w.u)->sm_lid,
+		       &g) < 0) {
 		fprintf(stderr, "ibmcast sa-serve: no NodeRecord of the SM\n");
-		goto out;
+		return -1;
 	}
-	imc_gid_format(&g, c.sm);
-	if (gid_of_lid(&c.w, c.lid[0], c.lid[1], &g) < 0) {
+	imc_gid_format(&g, c->sm);
+	if (gid_of_lid(&c->w, c->lid[0], c->lid[1], &g) < 0) {
 		fprintf(stderr, "ibmcast sa-serve: no NodeRecord of LID %u\n",
-			c.lid[1]);
-		goto out;
+			c->lid[1]);
+		return -1;
 	}
-	imc_gid_format(&g, c.imc);
+	imc_gid_format(&g, c->imc);
 	printf("client %s; OpenSM at LID %u (%s); ibmcast at LID %u (%s)\n",
-	       c.self, c.lid[0], c.sm, c.lid[1], c.imc);
+	       c->self, c->lid[0], c->sm, c->lid[1], c->imc);
 	printf("%-28s | %-22s | %-22s | %s\n", "case", "OpenSM", "ibmcast",
 	       "result");
+	return 0;
+}
+
+/* "end" of case k: runs it and counts the result. */
+static int end_case(struct ctx *c, struct ccase *k, const char *file,
+		    struct tally *t)
+{
+	t->cases++;
+	c->case_no = t->cases;
+	if (!k->nreq) {
+		fprintf(stderr, "%s:%u: case without requests\n", file,
+			k->line);
+		return IMC_EXIT_USAGE;
+	}
+	if (run_case(c, k, false))
+		t->failed++;
+	else if (k->differs[0])
+		t->documented++;
+	else
+		t->agree++;
+	for (unsigned i = 0; i < k->nreq; i++)
+		free(k->req[i]);
+	k->nreq = 0;
+	fflush(stdout);
+	return 0;
+}
+
+/* Reads and runs every case of f. 0, or the exit code once told. */
+static int read_cases(struct ctx *c, struct ccase *k, FILE *f,
+		      const char *file, struct tally *t)
+{
+	char buf[LINE_MAX_LEN];
+	unsigned lineno = 0;
+	bool in_case = false;
+	int rc;
+
 	while (fgets(buf, sizeof(buf), f)) {
 		char *s = trim(buf);
 
@@ -872,61 +937,66 @@ static int do_compare(const struct opts *o, const char *file)
 			if (strncmp(s, "case ", 5)) {
 				fprintf(stderr, "%s:%u: expected 'case NAME'\n",
 					file, lineno);
-				rc = IMC_EXIT_USAGE;
-				goto out;
+				return IMC_EXIT_USAGE;
 			}
-			memset(&k, 0, sizeof(k));
-			snprintf(k.name, sizeof(k.name), "%s", trim(s + 5));
-			k.line = lineno;
+			memset(k, 0, sizeof(*k));
+			snprintf(k->name, sizeof(k->name), "%s", trim(s + 5));
+			k->line = lineno;
 			in_case = true;
 			continue;
 		}
 		if (!strcmp(s, "end")) {
 			in_case = false;
-			cases++;
-			c.case_no = cases;
-			if (!k.nreq) {
-				fprintf(stderr, "%s:%u: case without requests\n",
-					file, k.line);
-				rc = IMC_EXIT_USAGE;
-				goto out;
-			}
-			if (run_case(&c, &k, false))
-				failed++;
-			else if (k.differs[0])
-				documented++;
-			else
-				agree++;
-			for (unsigned i = 0; i < k.nreq; i++)
-				free(k.req[i]);
-			k.nreq = 0;
-			fflush(stdout);
+			rc = end_case(c, k, file, t);
+			if (rc)
+				return rc;
 			continue;
 		}
 		if (!strncmp(s, "expect-differs:", 15)) {
-			snprintf(k.differs, sizeof(k.differs), "%s",
+			snprintf(k->differs, sizeof(k->differs), "%s",
 				 trim(s + 15));
 			continue;
 		}
-		if (k.nreq == MAX_REQS) {
+		if (k->nreq == MAX_REQS) {
 			fprintf(stderr, "%s:%u: too many requests\n", file,
 				lineno);
-			rc = IMC_EXIT_USAGE;
-			goto out;
+			return IMC_EXIT_USAGE;
 		}
-		k.req[k.nreq] = strdup(s);
-		if (!k.req[k.nreq++])
-			goto out;
+		k->req[k->nreq] = strdup(s);
+		if (!k->req[k->nreq++])
+			return IMC_EXIT_FAIL;
 	}
 	if (in_case) {
-		fprintf(stderr, "%s:%u: case without 'end'\n", file, k.line);
-		rc = IMC_EXIT_USAGE;
-		goto out;
+		fprintf(stderr, "%s:%u: case without 'end'\n", file, k->line);
+		return IMC_EXIT_USAGE;
 	}
-	printf("cases %u agree %u differ_documented %u failed %u\n", cases,
-	       agree, documented, failed);
-	rc = failed ? IMC_EXIT_FAIL : IMC_EXIT_OK;
-out:
+	return 0;
+}
+
+static int do_compare(const struct opts *o, const char *file)
+{
+	struct ctx c;
+	struct ccase k;
+	struct tally t = { 0 };
+	FILE *f = fopen(file, "r");
+	int rc = IMC_EXIT_FAIL;
+
+	memset(&c, 0, sizeof(c));
+	c.case_base = o->tag << 8;
+	memset(&k, 0, sizeof(k));
+	if (!f) {
+		fprintf(stderr, "ibmcast sa-serve: %s: %s\n", file,
+			strerror(errno));
+		return IMC_EXIT_USAGE;
+	}
+	if (compare_setup(&c, o) == 0) {
+		rc = read_cases(&c, &k, f, file, &t);
+		if (!rc) {
+			printf("cases %u agree %u differ_documented %u failed %u\n",
+			       t.cases, t.agree, t.documented, t.failed);
+			rc = t.failed ? IMC_EXIT_FAIL : IMC_EXIT_OK;
+		}
+	}
 	for (unsigned i = 0; i < k.nreq; i++)
 		free(k.req[i]);
 	fclose(f);

@@ -704,7 +704,65 @@ static int64_t wall_offset(void)
 	       ((int64_t)r.tv_nsec - (int64_t)m.tv_nsec);
 }
 
-static int run(int argc, char **argv)
+/* What the command line asks of the run, besides the bridges in u. */
+struct up_opts {
+	struct imc_scenario_run_opts ro;
+	struct imc_pcap_config pcfg;
+	const char *pcap_path;
+	imc_time_t until;
+	bool until_set;
+};
+
+/* One option: 0, or IMC_EXIT_USAGE once told. */
+static int up_opt(struct up *u, struct up_opts *uo, int opt)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case 't':
+		return parse_tun(u, optarg) ? IMC_EXIT_USAGE : 0;
+	case 'n':
+		u->own_netns = true;
+		return 0;
+	case 'u':
+		if (imc_opt_time("ibmcast up", "until", optarg, 0,
+				 IMC_TIME_LIMIT, &uo->until))
+			return IMC_EXIT_USAGE;
+		uo->until_set = true;
+		return 0;
+	case 's':
+		if (imc_opt_num("ibmcast up", "seed", optarg, 0, UINT64_MAX,
+				&uo->ro.seed))
+			return IMC_EXIT_USAGE;
+		uo->ro.seed_set = true;
+		return 0;
+	case 'k':
+		if (imc_opt_num("ibmcast up", "pkey", optarg, 0, 0xffff, &v) ||
+		    (!(v & 0x7fff) &&
+		     imc_opt_bad("ibmcast up", "pkey", optarg,
+				 "the invalid P_Key (IBA 10.9.1.2); a P_Key such as 0xffff")))
+			return IMC_EXIT_USAGE;
+		u->pkey = (uint16_t)v;
+		return 0;
+	case 'S':
+		if (imc_opt_num("ibmcast up", "snaplen", optarg, 1,
+				IMC_PCAP_SNAPLEN, &v))
+			return IMC_EXIT_USAGE;
+		uo->pcfg.snaplen = (uint32_t)v;
+		return 0;
+	case 'p':
+		uo->pcap_path = optarg;
+		return 0;
+	case 'j':
+		u->json = true;
+		return 0;
+	default:
+		help(stderr);
+		return IMC_EXIT_USAGE;
+	}
+}
+
+static int up_opts(struct up *u, struct up_opts *uo, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "tun", required_argument, NULL, 't' },
@@ -717,103 +775,33 @@ static int run(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct imc_scenario_run_opts ro = { 0 };
-	struct imc_scenario_result r;
-	struct imc_pcap *pc = NULL;
-	struct imc_pcap_config pcfg = { .linktype = IMC_PCAP_LINKTYPE_USER0 };
-	const char *pcap_path = NULL, *why;
-	imc_time_t until = 0;
-	bool until_set = false;
-	struct up *u;
-	int opt, rc, code = IMC_EXIT_FAIL;
-	uint64_t v;
+	int opt, rc;
 
-	u = calloc(1, sizeof(*u));
-	if (!u) {
-		fprintf(stderr, "ibmcast up: out of memory\n");
-		return IMC_EXIT_FAIL;
-	}
-	u->pkey = 0xffff;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (opt) {
-		case 't':
-			if (parse_tun(u, optarg)) {
-				free(u);
-				return IMC_EXIT_USAGE;
-			}
-			break;
-		case 'n':
-			u->own_netns = true;
-			break;
-		case 'u':
-			if (imc_opt_time("ibmcast up", "until", optarg, 0,
-					 IMC_TIME_LIMIT, &until)) {
-				free(u);
-				return IMC_EXIT_USAGE;
-			}
-			until_set = true;
-			break;
-		case 's':
-			if (imc_opt_num("ibmcast up", "seed", optarg, 0,
-					UINT64_MAX, &ro.seed)) {
-				free(u);
-				return IMC_EXIT_USAGE;
-			}
-			ro.seed_set = true;
-			break;
-		case 'k':
-			if (imc_opt_num("ibmcast up", "pkey", optarg, 0, 0xffff,
-					&v) ||
-			    (!(v & 0x7fff) &&
-			     imc_opt_bad("ibmcast up", "pkey", optarg,
-					 "the invalid P_Key (IBA 10.9.1.2); a P_Key such as 0xffff"))) {
-				free(u);
-				return IMC_EXIT_USAGE;
-			}
-			u->pkey = (uint16_t)v;
-			break;
-		case 'S':
-			if (imc_opt_num("ibmcast up", "snaplen", optarg, 1,
-					IMC_PCAP_SNAPLEN, &v)) {
-				free(u);
-				return IMC_EXIT_USAGE;
-			}
-			pcfg.snaplen = (uint32_t)v;
-			break;
-		case 'p':
-			pcap_path = optarg;
-			break;
-		case 'j':
-			u->json = true;
-			break;
-		default:
-			help(stderr);
-			free(u);
-			return IMC_EXIT_USAGE;
-		}
+		rc = up_opt(u, uo, opt);
+		if (rc)
+			return rc;
 	}
 	if (optind != argc - 1 || !u->nspecs) {
 		if (optind == argc - 1)
 			fprintf(stderr, "ibmcast up: no --tun: name at least one host to bridge\n");
 		else
 			help(stderr);
-		free(u);
 		return IMC_EXIT_USAGE;
 	}
 	u->path = argv[optind];
-	rc = imc_scenario_parse_file(u->path, NULL, &u->s, u->err,
-				     sizeof(u->err));
-	if (rc) {
-		fprintf(stderr, "ibmcast up: %s\n", u->err);
-		free(u);
-		return IMC_EXIT_USAGE;
-	}
+	return 0;
+}
+
+/* Each --tun names a host of the scenario, and a port only once. */
+static int resolve_hosts(struct up *u)
+{
 	for (unsigned i = 0; i < u->nspecs; i++) {
 		struct tun_spec *sp = &u->spec[i];
+		int rc = resolve_host(imc_scenario_topo(u->s), sp, u->err,
+				      sizeof(u->err));
 
-		rc = resolve_host(imc_scenario_topo(u->s), sp, u->err,
-				  sizeof(u->err));
 		for (unsigned j = 0; !rc && j < i; j++)
 			if (u->spec[j].node == sp->node &&
 			    u->spec[j].port == sp->port) {
@@ -824,75 +812,49 @@ static int run(int argc, char **argv)
 			}
 		if (rc) {
 			fprintf(stderr, "ibmcast up: %s\n", u->err);
-			code = IMC_EXIT_USAGE;
-			goto out_scenario;
+			return IMC_EXIT_USAGE;
 		}
 	}
+	return 0;
+}
 
-	/* From here on, failures are the machine's, not the command line's. */
-	if (check_tun_device(u->err, sizeof(u->err))) {
-		fprintf(stderr, "ibmcast up: %s\n", u->err);
-		goto out_scenario;
-	}
-	/* Sub-millisecond waits of the real-time loop would otherwise be
-	 * rounded up by the default 50 us timer slack. */
-	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	/* Caught from before the first namespace exists: a signal during
-	 * the set-up ends the run at its first slice, through the teardown. */
-	rc = signals_catch();
-	if (rc) {
-		fprintf(stderr, "ibmcast up: signals: %s\n", strerror(-rc));
-		goto out_scenario;
-	}
-	rc = imc_netns_reap(NETNS_PREFIX, on_reaped, NULL);
-	if (rc < 0 && rc != -ENOENT)
-		fprintf(stderr, "ibmcast up: looking for namespaces left behind: %s\n",
-			strerror(-rc));
-	if (netns_setup(u)) {
-		fprintf(stderr, "ibmcast up: %s\n", u->err);
-		goto out_netns;
-	}
-	if (pcap_path) {
-		/* The loop's clock is CLOCK_MONOTONIC; a capture is read
-		 * against the wall clock. */
-		pcfg.ts_offset_ns = wall_offset();
-		rc = imc_pcap_open_config(pcap_path, &pcfg, &pc);
-		if (rc < 0) {
-			fprintf(stderr, "ibmcast up: %s: %s\n", pcap_path,
-				strerror(-rc));
-			code = IMC_EXIT_USAGE;
-			goto out_netns;
-		}
-		ro.pcap = pc;
-	}
+/* The real-time loop, the scenario on it until a signal or --until, and
+ * the final report. */
+static int run_loop(struct up *u, struct up_opts *uo)
+{
+	struct imc_scenario_run_opts *ro = &uo->ro;
+	struct imc_scenario_result r;
+	const char *why;
+	int rc, code = IMC_EXIT_FAIL;
+
 	rc = imc_loop_create_realtime(&u->loop);
 	if (rc) {
 		fprintf(stderr, "ibmcast up: event loop: %s\n", strerror(-rc));
-		goto out_pcap;
+		return IMC_EXIT_FAIL;
 	}
 	sig_loop = u->loop;
 	if (sig_got)
 		imc_loop_wake(u->loop);
 	imc_timer_init(&u->until, on_until);
-	if (until_set && imc_timer_arm_in(u->loop, &u->until, until)) {
+	if (uo->until_set && imc_timer_arm_in(u->loop, &u->until, uo->until)) {
 		fprintf(stderr, "ibmcast up: out of memory\n");
-		goto out_loop;
+		goto out;
 	}
 	/* The scenario's stop line does not apply: a signal or --until ends
 	 * the run (the timer, because under steady traffic the real-time
 	 * loop may not return to the run's slicing on its own). */
-	ro.until_set = true;
-	ro.until = IMC_TIME_MAX;
-	ro.loop = u->loop;
-	ro.started = on_started;
-	ro.ending = on_ending;
-	ro.interrupted = on_interrupted;
-	ro.ctx = u;
-	rc = imc_scenario_run(u->s, &ro, &r, u->err, sizeof(u->err));
+	ro->until_set = true;
+	ro->until = IMC_TIME_MAX;
+	ro->loop = u->loop;
+	ro->started = on_started;
+	ro->ending = on_ending;
+	ro->interrupted = on_interrupted;
+	ro->ctx = u;
+	rc = imc_scenario_run(u->s, ro, &r, u->err, sizeof(u->err));
 	imc_timer_cancel(u->loop, &u->until);
 	if (rc) {
 		fprintf(stderr, "ibmcast up: %s\n", u->err);
-		goto out_loop;
+		goto out;
 	}
 	why = sig_got == SIGINT ? "SIGINT" : sig_got == SIGTERM ? "SIGTERM" :
 	      sig_got == SIGHUP ? "SIGHUP" : u->until_reached ? "--until" :
@@ -905,18 +867,94 @@ static int run(int argc, char **argv)
 		code = IMC_EXIT_FAIL;
 	}
 	imc_scenario_result_free(&r);
-out_loop:
+out:
 	sig_loop = NULL;
 	imc_loop_destroy(u->loop);
-out_pcap:
+	return code;
+}
+
+/* The machine's part: TUN device, signals, namespaces, the capture, then
+ * the run; everything set up is taken down again. */
+static int serve(struct up *u, struct up_opts *uo)
+{
+	struct imc_pcap *pc = NULL;
+	int rc, code = IMC_EXIT_FAIL;
+
+	if (check_tun_device(u->err, sizeof(u->err))) {
+		fprintf(stderr, "ibmcast up: %s\n", u->err);
+		return IMC_EXIT_FAIL;
+	}
+	/* Sub-millisecond waits of the real-time loop would otherwise be
+	 * rounded up by the default 50 us timer slack. */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	/* Caught from before the first namespace exists: a signal during
+	 * the set-up ends the run at its first slice, through the teardown. */
+	rc = signals_catch();
+	if (rc) {
+		fprintf(stderr, "ibmcast up: signals: %s\n", strerror(-rc));
+		return IMC_EXIT_FAIL;
+	}
+	rc = imc_netns_reap(NETNS_PREFIX, on_reaped, NULL);
+	if (rc < 0 && rc != -ENOENT)
+		fprintf(stderr, "ibmcast up: looking for namespaces left behind: %s\n",
+			strerror(-rc));
+	if (netns_setup(u)) {
+		fprintf(stderr, "ibmcast up: %s\n", u->err);
+		goto out_netns;
+	}
+	if (uo->pcap_path) {
+		/* The loop's clock is CLOCK_MONOTONIC; a capture is read
+		 * against the wall clock. */
+		uo->pcfg.ts_offset_ns = wall_offset();
+		rc = imc_pcap_open_config(uo->pcap_path, &uo->pcfg, &pc);
+		if (rc < 0) {
+			fprintf(stderr, "ibmcast up: %s: %s\n", uo->pcap_path,
+				strerror(-rc));
+			code = IMC_EXIT_USAGE;
+			goto out_netns;
+		}
+		uo->ro.pcap = pc;
+	}
+	code = run_loop(u, uo);
 	if (pc && imc_pcap_close(pc) < 0 && code == IMC_EXIT_OK) {
-		fprintf(stderr, "ibmcast up: cannot write %s\n", pcap_path);
+		fprintf(stderr, "ibmcast up: cannot write %s\n", uo->pcap_path);
 		code = IMC_EXIT_FAIL;
 	}
 out_netns:
 	netns_teardown(u);
 	signals_restore();
-out_scenario:
+	return code;
+}
+
+static int run(int argc, char **argv)
+{
+	struct up_opts uo = {
+		.pcfg = { .linktype = IMC_PCAP_LINKTYPE_USER0 },
+	};
+	struct up *u;
+	int rc, code;
+
+	u = calloc(1, sizeof(*u));
+	if (!u) {
+		fprintf(stderr, "ibmcast up: out of memory\n");
+		return IMC_EXIT_FAIL;
+	}
+	u->pkey = 0xffff;
+	code = up_opts(u, &uo, argc, argv);
+	if (code) {
+		free(u);
+		return code;
+	}
+	rc = imc_scenario_parse_file(u->path, NULL, &u->s, u->err,
+				     sizeof(u->err));
+	if (rc) {
+		fprintf(stderr, "ibmcast up: %s\n", u->err);
+		free(u);
+		return IMC_EXIT_USAGE;
+	}
+	code = resolve_hosts(u);
+	if (!code)
+		code = serve(u, &uo);
 	imc_scenario_destroy(u->s);
 	free(u);
 	return code;

@@ -16,8 +16,9 @@
  *    armed during a round, even for now, runs in a later round, after every
  *    timer of the current one, and never inside imc_timer_arm(). Arming at
  *    imc_loop_now() is therefore how a core defers a call to the loop
- *    (ARCHITECTURE.md callback rule 1), and a callback that re-arms itself
- *    at now runs once per round instead of stalling the round.
+ *    (docs/architecture.md, "The callback contract", rule 1), and a
+ *    callback that re-arms itself at now runs once per round instead of
+ *    stalling the round.
  *  - A timer is disarmed before its callback runs. A callback may cancel or
  *    re-arm any timer, unwatch any fd, and free its own object: dispatch
  *    never touches a timer after calling it, and a timer or watch cancelled

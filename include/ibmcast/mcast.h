@@ -37,7 +37,8 @@
  *   FAILED    -                                    (until imc_mcast_leave())
  *   any       imc_mcast_leave()                    freed: no callback
  *
- * Callbacks (ARCHITECTURE.md "Callbacks"; each rule is tested):
+ * Callbacks (docs/architecture.md, "The callback contract"; each rule is
+ * tested):
  *  1. they run from the loop, never inside imc_mcast_join(),
  *     imc_mcast_leave(), imc_mcast_port_event() or imc_mcast_destroy();
  *  2. each join request completes exactly once, with the first

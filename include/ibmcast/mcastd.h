@@ -33,7 +33,7 @@
  *   JOINED    daemon revokes (shutdown, policy)       FAILED (detached)
  *   any       imc_mcastd_leave()                      freed: no callback
  *
- * Callbacks (ARCHITECTURE.md "Callbacks"):
+ * Callbacks (docs/architecture.md, "The callback contract"):
  *  1. they run from imc_mcastd_process(), never inside join, leave,
  *     show or destroy;
  *  2. each join request completes exactly once, with the first

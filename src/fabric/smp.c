@@ -45,7 +45,7 @@ enum {
 
 struct fly {
 	struct imc_timer t;
-	struct fly *next, *prev;  /* m->flying, or m->free (next only) */
+	struct imc_list link;     /* m->flying, or m->free */
 	struct fab_mad *m;
 	uint64_t serial;
 	uint32_t node;
@@ -64,7 +64,7 @@ struct imc_fabric_mad_agent {
 	imc_fabric_mad_recv_fn *recv;
 	void *ctx;
 	uint64_t tid_mask, tid_value;
-	struct imc_fabric_mad_agent *next, *prev;
+	struct imc_list link;     /* m->agents[gidx] */
 };
 
 static void fly_fire(struct imc_timer *t);
@@ -83,10 +83,11 @@ struct imc_fabric_mad_stats *fab_mad_stats(struct fab_mad *m)
 
 static struct fly *fly_get(struct fab_mad *m)
 {
-	struct fly *fl = m->free;
+	struct fly *fl;
 
-	if (fl) {
-		m->free = fl->next;
+	if (!imc_list_empty(&m->free)) {
+		fl = imc_list_entry(m->free.next, struct fly, link);
+		imc_list_del(&fl->link);
 	} else {
 		fl = malloc(sizeof(*fl));
 		if (!fl)
@@ -95,24 +96,14 @@ static struct fly *fly_get(struct fab_mad *m)
 		imc_timer_init(&fl->t, fly_fire);
 	}
 	fl->serial = ++m->serial;
-	fl->prev = NULL;
-	fl->next = m->flying;
-	if (m->flying)
-		m->flying->prev = fl;
-	m->flying = fl;
+	imc_list_add_head(&m->flying, &fl->link);
 	return fl;
 }
 
 static void fly_put(struct fab_mad *m, struct fly *fl)
 {
-	if (fl->prev)
-		fl->prev->next = fl->next;
-	else
-		m->flying = fl->next;
-	if (fl->next)
-		fl->next->prev = fl->prev;
-	fl->next = m->free;
-	m->free = fl;
+	imc_list_del(&fl->link);
+	imc_list_add_head(&m->free, &fl->link);
 }
 
 static uint32_t gidx_of(struct fab_mad *m, uint32_t node, unsigned port)
@@ -420,9 +411,15 @@ static int dr_step(struct fab_mad *m, struct fly *fl, bool origin,
 static struct imc_fabric_mad_agent *agent_for_tid(struct fab_mad *m,
 						  uint32_t gidx, uint64_t tid)
 {
-	for (struct imc_fabric_mad_agent *a = m->agents[gidx]; a; a = a->next)
+	struct imc_list *l;
+
+	imc_list_foreach(l, &m->agents[gidx]) {
+		struct imc_fabric_mad_agent *a =
+			imc_list_entry(l, struct imc_fabric_mad_agent, link);
+
 		if ((tid & a->tid_mask) == a->tid_value)
 			return a;
+	}
 	return NULL;
 }
 
@@ -645,9 +642,13 @@ int fab_mad_create(struct imc_fabric *f, struct fab_mad **out)
 	if (!m)
 		return -ENOMEM;
 	m->f = f;
+	imc_list_init(&m->flying);
+	imc_list_init(&m->free);
 	m->nports = fab_nports_total(f);
 	m->agents = calloc(m->nports ? m->nports : 1, sizeof(*m->agents));
 	m->sm = calloc(m->nports ? m->nports : 1, sizeof(*m->sm));
+	for (uint32_t i = 0; m->agents && i < m->nports; i++)
+		imc_list_init(&m->agents[i]);
 	if (!m->agents || !m->sm) {
 		fab_mad_destroy(m);
 		return -ENOMEM;
@@ -668,22 +669,27 @@ void fab_mad_destroy(struct fab_mad *m)
 	if (!m)
 		return;
 	loop = imc_fabric_loop(m->f);
-	while (m->flying) {
-		imc_timer_cancel(loop, &m->flying->t);
-		fly_put(m, m->flying);
-	}
-	while (m->free) {
-		struct fly *fl = m->free;
+	while (!imc_list_empty(&m->flying)) {
+		struct fly *fl = imc_list_entry(m->flying.next, struct fly, link);
 
-		m->free = fl->next;
+		imc_timer_cancel(loop, &fl->t);
+		fly_put(m, fl);
+	}
+	while (!imc_list_empty(&m->free)) {
+		struct fly *fl = imc_list_entry(m->free.next, struct fly, link);
+
+		imc_list_del(&fl->link);
 		free(fl);
 	}
 	/* Agents still attached are their owners' to detach; they stop
 	 * hearing anything now. */
-	for (uint32_t i = 0; m->agents && i < m->nports; i++)
-		for (struct imc_fabric_mad_agent *a = m->agents[i]; a;
-		     a = a->next)
-			a->m = NULL;
+	for (uint32_t i = 0; m->agents && i < m->nports; i++) {
+		struct imc_list *l;
+
+		imc_list_foreach(l, &m->agents[i])
+			imc_list_entry(l, struct imc_fabric_mad_agent, link)->m =
+				NULL;
+	}
 	sma_fini(m);
 	free(m->agents);
 	free(m->sm);
@@ -697,7 +703,7 @@ int imc_fabric_mad_attach(struct imc_fabric *f, uint32_t node, unsigned port,
 			  struct imc_fabric_mad_agent **out)
 {
 	struct fab_mad *m = f ? fab_mad_of(f) : NULL;
-	struct imc_fabric_mad_agent *a, **pp;
+	struct imc_fabric_mad_agent *a;
 	struct fab_port_view v;
 
 	if (!m || !recv || !out || fab_port_view(f, node, port, &v) ||
@@ -712,9 +718,7 @@ int imc_fabric_mad_attach(struct imc_fabric *f, uint32_t node, unsigned port,
 	a->gidx = v.gidx;
 	a->recv = recv;
 	a->ctx = ctx;
-	for (pp = &m->agents[v.gidx]; *pp; pp = &(*pp)->next)
-		a->prev = *pp;
-	*pp = a;
+	imc_list_add_tail(&m->agents[v.gidx], &a->link);
 	*out = a;
 	return 0;
 }
@@ -731,12 +735,7 @@ void imc_fabric_mad_detach(struct imc_fabric_mad_agent *a)
 			m->sm[a->gidx] = NULL;
 			sma_set_issm(m, a->gidx, false);
 		}
-		if (a->prev)
-			a->prev->next = a->next;
-		else
-			m->agents[a->gidx] = a->next;
-		if (a->next)
-			a->next->prev = a->prev;
+		imc_list_del(&a->link);
 	}
 	free(a);
 }

@@ -78,219 +78,279 @@ static int add(struct imc_topo *t, enum imc_node_type type, unsigned nports,
 	return imc_topo_add_node(t, type, nports, name, guid, NULL);
 }
 
-int imc_topo_generate(const char *spec, struct imc_topo **out, char *err,
-		      size_t errlen)
-{
-	uint64_t v[K_MAX] = { 0 };
-	bool have[K_MAX] = { false };
+/* What a spec says, and the sizes it gives. */
+struct gen {
+	uint64_t v[K_MAX];
+	bool have[K_MAX];
 	bool tree, three;
-	const char *s, *colon;
-	uint64_t hcas, leaves, aggs = 0, spines, nodes, need = 0, radix, i, j;
-	uint64_t up, sw;
-	struct imc_topo *t = NULL;
 	unsigned width;
-	int rc;
+	uint64_t hcas, leaves, aggs, spines, radix;
+	char *err;
+	size_t errlen;
+};
 
-	*out = NULL;
-	if (err && errlen)
-		err[0] = '\0';
-	colon = strchr(spec, ':');
+/* The kind before the colon; *rest: what follows it. */
+static int parse_kind(struct gen *g, const char *spec, const char **rest)
+{
+	const char *colon = strchr(spec, ':');
+
 	if (!colon)
-		return gfail(err, errlen, -EINVAL,
+		return gfail(g->err, g->errlen, -EINVAL,
 			     "expected 'switch:' or 'fat-tree:', got '%.40s'",
 			     spec);
 	if ((size_t)(colon - spec) == 6 && !strncmp(spec, "switch", 6))
-		tree = false;
+		g->tree = false;
 	else if ((size_t)(colon - spec) == 8 && !strncmp(spec, "fat-tree", 8))
-		tree = true;
+		g->tree = true;
 	else
-		return gfail(err, errlen, -EINVAL,
+		return gfail(g->err, g->errlen, -EINVAL,
 			     "unknown kind '%.*s' (switch, fat-tree)",
 			     (int)(colon - spec) > 40 ? 40 : (int)(colon - spec),
 			     spec);
-	for (s = colon + 1; *s;) {
-		size_t klen = strcspn(s, "=,");
-		unsigned k;
-		uint64_t x = 0;
-		int nd = 0;
+	*rest = colon + 1;
+	return 0;
+}
 
-		for (k = 0; k < K_MAX; k++)
-			if (strlen(keyname[k]) == klen &&
-			    !strncmp(s, keyname[k], klen))
-				break;
-		if (k == K_MAX || (!tree && k != K_HOSTS && k != K_PORTS &&
-				   k != K_WIDTH))
-			return gfail(err, errlen, -EINVAL,
-				     "unknown key '%.*s' for %s", klen > 40 ?
-				     40 : (int)klen, s, tree ? "fat-tree" :
-				     "switch");
-		if (have[k])
-			return gfail(err, errlen, -EINVAL,
-				     "key '%s' given twice", keyname[k]);
-		s += klen;
-		if (*s != '=')
-			return gfail(err, errlen, -EINVAL,
-				     "expected '=' after '%s'", keyname[k]);
-		s++;
-		while (*s >= '0' && *s <= '9') {
-			x = x * 10 + (uint64_t)(*s++ - '0');
-			if (++nd > 10)
-				break;
-		}
-		if (!nd || (*s && *s != ',') || nd > 10)
-			return gfail(err, errlen, -EINVAL,
-				     "expected a number for '%s'", keyname[k]);
-		if (!x)
-			return gfail(err, errlen, -EINVAL,
-				     "'%s' must be at least 1", keyname[k]);
-		if (x > IMC_TOPO_MAX_NODES)
-			return gfail(err, errlen, -E2BIG,
-				     "more than %u nodes", IMC_TOPO_MAX_NODES);
-		v[k] = x;
-		have[k] = true;
-		if (*s == ',')
-			s++;
+/* One key=number of the list; *ps moves past it and its comma. */
+static int parse_key(struct gen *g, const char **ps)
+{
+	const char *s = *ps;
+	size_t klen = strcspn(s, "=,");
+	unsigned k;
+	uint64_t x = 0;
+	int nd = 0;
+
+	for (k = 0; k < K_MAX; k++)
+		if (strlen(keyname[k]) == klen && !strncmp(s, keyname[k], klen))
+			break;
+	if (k == K_MAX || (!g->tree && k != K_HOSTS && k != K_PORTS &&
+			   k != K_WIDTH))
+		return gfail(g->err, g->errlen, -EINVAL,
+			     "unknown key '%.*s' for %s", klen > 40 ?
+			     40 : (int)klen, s, g->tree ? "fat-tree" :
+			     "switch");
+	if (g->have[k])
+		return gfail(g->err, g->errlen, -EINVAL,
+			     "key '%s' given twice", keyname[k]);
+	s += klen;
+	if (*s != '=')
+		return gfail(g->err, g->errlen, -EINVAL,
+			     "expected '=' after '%s'", keyname[k]);
+	s++;
+	while (*s >= '0' && *s <= '9') {
+		x = x * 10 + (uint64_t)(*s++ - '0');
+		if (++nd > 10)
+			break;
 	}
-	three = have[K_PODS] || have[K_AGGS];
-	if (!have[K_HOSTS])
-		return gfail(err, errlen, -EINVAL, "missing key 'hosts'");
-	if (tree && !have[K_LEAVES])
-		return gfail(err, errlen, -EINVAL, "missing key 'leaves'");
-	if (tree && !have[K_SPINES])
-		return gfail(err, errlen, -EINVAL, "missing key 'spines'");
-	if (three && !have[K_PODS])
-		return gfail(err, errlen, -EINVAL, "missing key 'pods'");
-	if (three && !have[K_AGGS])
-		return gfail(err, errlen, -EINVAL, "missing key 'aggs'");
-	width = have[K_WIDTH] ? (unsigned)v[K_WIDTH] : 4;
-	if (width != 1 && width != 4 && width != 8 && width != 12)
-		return gfail(err, errlen, -EINVAL,
-			     "width %u is not 1, 4, 8 or 12", width);
+	if (!nd || (*s && *s != ',') || nd > 10)
+		return gfail(g->err, g->errlen, -EINVAL,
+			     "expected a number for '%s'", keyname[k]);
+	if (!x)
+		return gfail(g->err, g->errlen, -EINVAL,
+			     "'%s' must be at least 1", keyname[k]);
+	if (x > IMC_TOPO_MAX_NODES)
+		return gfail(g->err, g->errlen, -E2BIG,
+			     "more than %u nodes", IMC_TOPO_MAX_NODES);
+	g->v[k] = x;
+	g->have[k] = true;
+	if (*s == ',')
+		s++;
+	*ps = s;
+	return 0;
+}
 
-	/* Sizes and the radix every switch needs. */
-	if (!tree) {
-		leaves = 1;
-		spines = 0;
-		hcas = v[K_HOSTS];
-		need = hcas;
-	} else if (!three) {
-		leaves = v[K_LEAVES];
-		spines = v[K_SPINES];
-		hcas = mul(leaves, v[K_HOSTS]);
-		need = v[K_HOSTS] + spines;
-		if (leaves > need)
-			need = leaves;
+/* The keys each kind needs, and the width. */
+static int check_keys(struct gen *g)
+{
+	g->three = g->have[K_PODS] || g->have[K_AGGS];
+	if (!g->have[K_HOSTS])
+		return gfail(g->err, g->errlen, -EINVAL, "missing key 'hosts'");
+	if (g->tree && !g->have[K_LEAVES])
+		return gfail(g->err, g->errlen, -EINVAL,
+			     "missing key 'leaves'");
+	if (g->tree && !g->have[K_SPINES])
+		return gfail(g->err, g->errlen, -EINVAL,
+			     "missing key 'spines'");
+	if (g->three && !g->have[K_PODS])
+		return gfail(g->err, g->errlen, -EINVAL, "missing key 'pods'");
+	if (g->three && !g->have[K_AGGS])
+		return gfail(g->err, g->errlen, -EINVAL, "missing key 'aggs'");
+	g->width = g->have[K_WIDTH] ? (unsigned)g->v[K_WIDTH] : 4;
+	if (g->width != 1 && g->width != 4 && g->width != 8 && g->width != 12)
+		return gfail(g->err, g->errlen, -EINVAL,
+			     "width %u is not 1, 4, 8 or 12", g->width);
+	return 0;
+}
+
+/* Sizes, and the radix every switch needs. */
+static int size_up(struct gen *g)
+{
+	const uint64_t *v = g->v;
+	uint64_t need, up;
+
+	if (!g->tree) {
+		g->leaves = 1;
+		g->spines = 0;
+		g->hcas = v[K_HOSTS];
+		need = g->hcas;
+	} else if (!g->three) {
+		g->leaves = v[K_LEAVES];
+		g->spines = v[K_SPINES];
+		g->hcas = mul(g->leaves, v[K_HOSTS]);
+		need = v[K_HOSTS] + g->spines;
+		if (g->leaves > need)
+			need = g->leaves;
 	} else {
 		if (v[K_SPINES] % v[K_AGGS])
-			return gfail(err, errlen, -EINVAL,
+			return gfail(g->err, g->errlen, -EINVAL,
 				     "spines (%llu) must be a multiple of aggs "
 				     "(%llu): spine group a serves agg a of "
 				     "every pod",
 				     (unsigned long long)v[K_SPINES],
 				     (unsigned long long)v[K_AGGS]);
-		leaves = mul(v[K_PODS], v[K_LEAVES]);
-		aggs = mul(v[K_PODS], v[K_AGGS]);
-		spines = v[K_SPINES];
-		hcas = mul(leaves, v[K_HOSTS]);
-		up = spines / v[K_AGGS];
+		g->leaves = mul(v[K_PODS], v[K_LEAVES]);
+		g->aggs = mul(v[K_PODS], v[K_AGGS]);
+		g->spines = v[K_SPINES];
+		g->hcas = mul(g->leaves, v[K_HOSTS]);
+		up = g->spines / v[K_AGGS];
 		need = v[K_HOSTS] + v[K_AGGS];
 		if (v[K_LEAVES] + up > need)
 			need = v[K_LEAVES] + up;
 		if (v[K_PODS] > need)
 			need = v[K_PODS];
 	}
-	nodes = hcas + leaves + aggs + spines;
-	if (nodes > IMC_TOPO_MAX_NODES)
-		return gfail(err, errlen, -E2BIG, "more than %u nodes",
+	if (g->hcas + g->leaves + g->aggs + g->spines > IMC_TOPO_MAX_NODES)
+		return gfail(g->err, g->errlen, -E2BIG, "more than %u nodes",
 			     IMC_TOPO_MAX_NODES);
-	if (have[K_PORTS]) {
-		radix = v[K_PORTS];
-		if (radix > IMC_TOPO_MAX_PORTS)
-			return gfail(err, errlen, -EINVAL,
+	if (g->have[K_PORTS]) {
+		g->radix = v[K_PORTS];
+		if (g->radix > IMC_TOPO_MAX_PORTS)
+			return gfail(g->err, g->errlen, -EINVAL,
 				     "ports=%llu is more than %u",
-				     (unsigned long long)radix,
+				     (unsigned long long)g->radix,
 				     IMC_TOPO_MAX_PORTS);
 	} else {
-		radix = need > DEFAULT_RADIX ? need : DEFAULT_RADIX;
-		if (radix > IMC_TOPO_MAX_PORTS)
-			radix = IMC_TOPO_MAX_PORTS;
+		g->radix = need > DEFAULT_RADIX ? need : DEFAULT_RADIX;
+		if (g->radix > IMC_TOPO_MAX_PORTS)
+			g->radix = IMC_TOPO_MAX_PORTS;
 	}
-	if (need > radix)
-		return gfail(err, errlen, -EINVAL,
+	if (need > g->radix)
+		return gfail(g->err, g->errlen, -EINVAL,
 			     "the wiring needs %llu ports per switch, radix "
 			     "is %llu", (unsigned long long)need,
-			     (unsigned long long)radix);
+			     (unsigned long long)g->radix);
+	return 0;
+}
 
+/* HCAs, leaves, aggregation switches, spines, in that order. */
+static int add_nodes(const struct gen *g, struct imc_topo *t)
+{
+	unsigned radix = (unsigned)g->radix;
+	uint64_t i, sw = 0;
+	int rc = 0;
+
+	for (i = 0; i < g->hcas && !rc; i++)
+		rc = add(t, IMC_NODE_HCA, 1, 'H', 6, i + 1,
+			 HCA_GUID + 2 * (i + 1));
+	for (i = 0; i < g->leaves && !rc; i++)
+		rc = add(t, IMC_NODE_SWITCH, radix, 'L', 4, i + 1,
+			 SW_GUID + ++sw);
+	for (i = 0; i < g->aggs && !rc; i++)
+		rc = add(t, IMC_NODE_SWITCH, radix, 'A', 4, i + 1,
+			 SW_GUID + ++sw);
+	for (i = 0; i < g->spines && !rc; i++)
+		rc = add(t, IMC_NODE_SWITCH, radix, 'S', 4, i + 1,
+			 SW_GUID + ++sw);
+	return rc;
+}
+
+/* The cables of a 3-level tree above the leaves. Node indices: HCAs
+ * 0.., leaves from l0, aggs from a0, then spines from s0. */
+static int cable_three(const struct gen *g, struct imc_topo *t, uint64_t l0,
+		       uint64_t a0, uint64_t s0)
+{
+	uint64_t hosts = g->v[K_HOSTS], pl = g->v[K_LEAVES], pa = g->v[K_AGGS];
+	uint64_t up = g->spines / pa, i, j, k, p;
+	int rc = 0;
+
+	for (i = 0; i < g->leaves; i++) {
+		p = i / pl;
+		for (j = 0; j < pa && !rc; j++)
+			rc = imc_topo_connect(t, (uint32_t)(l0 + i),
+					      (unsigned)(hosts + 1 + j),
+					      (uint32_t)(a0 + p * pa + j),
+					      (unsigned)(i % pl + 1), g->width);
+	}
+	for (i = 0; i < g->aggs; i++) {
+		p = i / pa;
+		j = i % pa;
+		for (k = 0; k < up && !rc; k++)
+			rc = imc_topo_connect(t, (uint32_t)(a0 + i),
+					      (unsigned)(pl + 1 + k),
+					      (uint32_t)(s0 + j * up + k),
+					      (unsigned)(p + 1), g->width);
+	}
+	return rc;
+}
+
+static int cable(const struct gen *g, struct imc_topo *t)
+{
+	uint64_t l0 = g->hcas, a0 = g->hcas + g->leaves, s0 = a0 + g->aggs;
+	uint64_t hosts = g->v[K_HOSTS], i, j;
+	int rc = 0;
+
+	for (i = 0; i < g->hcas && !rc; i++)
+		rc = imc_topo_connect(t, (uint32_t)i, 1,
+				      (uint32_t)(l0 + i / hosts),
+				      (unsigned)(i % hosts + 1), g->width);
+	if (g->tree && !g->three) {
+		for (i = 0; i < g->leaves; i++)
+			for (j = 0; j < g->spines && !rc; j++)
+				rc = imc_topo_connect(t, (uint32_t)(l0 + i),
+						      (unsigned)(hosts + 1 + j),
+						      (uint32_t)(s0 + j),
+						      (unsigned)(i + 1),
+						      g->width);
+	} else if (g->three && !rc) {
+		rc = cable_three(g, t, l0, a0, s0);
+	}
+	return rc;
+}
+
+int imc_topo_generate(const char *spec, struct imc_topo **out, char *err,
+		      size_t errlen)
+{
+	struct gen g = { .err = err, .errlen = errlen };
+	struct imc_topo *t = NULL;
+	const char *s = spec;
+	int rc;
+
+	*out = NULL;
+	if (err && errlen)
+		err[0] = '\0';
+	rc = parse_kind(&g, spec, &s);
+	while (!rc && *s)
+		rc = parse_key(&g, &s);
+	if (!rc)
+		rc = check_keys(&g);
+	if (!rc)
+		rc = size_up(&g);
+	if (rc)
+		return rc;
 	rc = imc_topo_create(&t);
 	if (rc)
 		return gfail(err, errlen, rc, "%s", strerror(-rc));
-	sw = 0;
-	for (i = 0; i < hcas && !rc; i++)
-		rc = add(t, IMC_NODE_HCA, 1, 'H', 6, i + 1,
-			 HCA_GUID + 2 * (i + 1));
-	for (i = 0; i < leaves && !rc; i++)
-		rc = add(t, IMC_NODE_SWITCH, (unsigned)radix, 'L', 4, i + 1,
-			 SW_GUID + ++sw);
-	for (i = 0; i < aggs && !rc; i++)
-		rc = add(t, IMC_NODE_SWITCH, (unsigned)radix, 'A', 4, i + 1,
-			 SW_GUID + ++sw);
-	for (i = 0; i < spines && !rc; i++)
-		rc = add(t, IMC_NODE_SWITCH, (unsigned)radix, 'S', 4, i + 1,
-			 SW_GUID + ++sw);
-	if (rc)
-		goto fail;
-
-	/* Node indices: HCAs 0.., leaves from hcas, aggs, then spines. */
-	{
-		uint64_t l0 = hcas, a0 = hcas + leaves, s0 = a0 + aggs;
-		uint64_t hosts = v[K_HOSTS];
-
-		for (i = 0; i < hcas && !rc; i++)
-			rc = imc_topo_connect(t, (uint32_t)i, 1,
-					      (uint32_t)(l0 + i / hosts),
-					      (unsigned)(i % hosts + 1), width);
-		if (tree && !three) {
-			for (i = 0; i < leaves; i++)
-				for (j = 0; j < spines && !rc; j++)
-					rc = imc_topo_connect(t,
-						(uint32_t)(l0 + i),
-						(unsigned)(hosts + 1 + j),
-						(uint32_t)(s0 + j),
-						(unsigned)(i + 1), width);
-		} else if (three) {
-			uint64_t pl = v[K_LEAVES], pa = v[K_AGGS], k, p;
-
-			up = spines / pa;
-			for (i = 0; i < leaves; i++) {
-				p = i / pl;
-				for (j = 0; j < pa && !rc; j++)
-					rc = imc_topo_connect(t,
-						(uint32_t)(l0 + i),
-						(unsigned)(hosts + 1 + j),
-						(uint32_t)(a0 + p * pa + j),
-						(unsigned)(i % pl + 1), width);
-			}
-			for (i = 0; i < aggs; i++) {
-				p = i / pa;
-				j = i % pa;
-				for (k = 0; k < up && !rc; k++)
-					rc = imc_topo_connect(t,
-						(uint32_t)(a0 + i),
-						(unsigned)(pl + 1 + k),
-						(uint32_t)(s0 + j * up + k),
-						(unsigned)(p + 1), width);
-			}
-		}
+	rc = add_nodes(&g, t);
+	if (!rc)
+		rc = cable(&g, t);
+	if (rc) {
+		imc_topo_destroy(t);
+		return gfail(err, errlen, rc, "%s", strerror(-rc));
 	}
-	if (rc)
-		goto fail;
-	if (hcas) {
+	if (g.hcas) {
 		t->sm_node = 0;
 		t->sm_port = 1;
 	}
 	*out = t;
 	return 0;
-fail:
-	imc_topo_destroy(t);
-	return gfail(err, errlen, rc, "%s", strerror(-rc));
 }

@@ -42,6 +42,7 @@
 
 #include "ibmcast/topo.h"
 #include "util/text.h"
+#include "util/vec.h"
 
 #define MAX_LINE 4096                 /* bytes in one line, '\n' excluded */
 #define MAX_DEPTH 8                   /* nested includes */
@@ -128,70 +129,28 @@ static int fail(struct parser *ps, uint32_t file, uint32_t line, int rc,
 	return rc;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 16;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need) {
-		if (n > SIZE_MAX / 2 / size)
-			return -ENOMEM;
-		n *= 2;
-	}
-	q = realloc(*p, n * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
+/* Room for n nodes in the per-node arrays, which share one capacity. */
 static int node_room(struct parser *ps, size_t n)
 {
-	size_t cap = ps->capnode ? ps->capnode : 64;
-	size_t *b;
-	uint32_t *x;
+	size_t cb = ps->capnode, cf = ps->capnode, cl = ps->capnode;
 
-	if (n <= ps->capnode)
-		return 0;
-	while (cap < n)
-		cap *= 2;
-	b = realloc(ps->base, cap * sizeof(*b));
-	if (!b)
+	if (IMC_VEC_RESERVE(&ps->base, &cb, n) ||
+	    IMC_VEC_RESERVE(&ps->hfile, &cf, n) ||
+	    IMC_VEC_RESERVE(&ps->hline, &cl, n))
 		return -ENOMEM;
-	ps->base = b;
-	x = realloc(ps->hfile, cap * sizeof(*x));
-	if (!x)
-		return -ENOMEM;
-	ps->hfile = x;
-	x = realloc(ps->hline, cap * sizeof(*x));
-	if (!x)
-		return -ENOMEM;
-	ps->hline = x;
-	ps->capnode = cap;
+	ps->capnode = cb;
 	return 0;
 }
 
+/* Room for n port slots in the per-slot arrays. */
 static int slot_room(struct parser *ps, size_t n)
 {
-	size_t cap = ps->cappl ? ps->cappl : 256;
-	uint32_t *x;
+	size_t cp = ps->cappl, cg = ps->cappl;
 
-	if (n <= ps->cappl)
-		return 0;
-	while (cap < n)
-		cap *= 2;
-	x = realloc(ps->pl, cap * sizeof(*x));
-	if (!x)
+	if (IMC_VEC_RESERVE(&ps->pl, &cp, n) ||
+	    IMC_VEC_RESERVE(&ps->gl, &cg, n))
 		return -ENOMEM;
-	ps->pl = x;
-	x = realloc(ps->gl, cap * sizeof(*x));
-	if (!x)
-		return -ENOMEM;
-	ps->gl = x;
-	ps->cappl = cap;
+	ps->cappl = cp;
 	return 0;
 }
 
@@ -404,15 +363,80 @@ static int header(struct parser *ps, uint32_t f, uint32_t l, char *s,
 	return 0;
 }
 
+/* The options after a port line's peer: "w=" widths, then '#' or the
+ * end of the line. */
+static int port_width(struct parser *ps, uint32_t f, uint32_t l, char *s,
+		      unsigned long *w)
+{
+	char *opt;
+
+	for (;;) {
+		if (at_end(s))
+			break;
+		if (*s != ' ' && *s != '\t')
+			return fail(ps, f, l, -EINVAL,
+				    "expected 'w=', '#' or end of line, got "
+				    "'%.*s'", word(s), s);
+		s = (char *)skip_ws(s);
+		opt = s;
+		if (strncmp(s, "w=", 2))
+			return fail(ps, f, l, -EINVAL,
+				    "expected 'w=', '#' or end of line, got "
+				    "'%.*s'", word(s), s);
+		s += 2;
+		if (!dec((const char **)&s, w) ||
+		    (*w != 1 && *w != 4 && *w != 8 && *w != 12) ||
+		    (*s && *s != ' ' && *s != '\t' && *s != '#'))
+			return fail(ps, f, l, -EINVAL,
+				    "bad width '%.*s': expected w=1, w=4, w=8 "
+				    "or w=12", word(opt), opt);
+	}
+	return 0;
+}
+
+/* Keeps x, a port line of the open block whose peer is name, for
+ * resolve(). */
+static int port_add(struct parser *ps, const struct entry *x,
+		    const char *name)
+{
+	const struct imc_topo_node *n = &ps->t->node[ps->cur];
+	size_t slot = ps->base[ps->cur] + x->port, len;
+	struct entry *e;
+
+	if (ps->pl[slot]) {
+		const struct entry *o = &ps->ent[ps->pl[slot] - 1];
+
+		return fail(ps, x->file, x->line, -EINVAL,
+			    "port %u of \"%s\" is already listed (%s:%u)",
+			    x->port, n->name, ps->file[o->file], o->line);
+	}
+	if (ps->nent >= UINT32_MAX - 1)
+		return fail(ps, x->file, x->line, -ENOSPC,
+			    "too many port lines");
+	len = strlen(name) + 1;
+	if (ps->nnames + len > UINT32_MAX)
+		return fail(ps, x->file, x->line, -ENOSPC,
+			    "too many port lines");
+	if (IMC_VEC_RESERVE(&ps->ent, &ps->capent, ps->nent + 1) ||
+	    IMC_VEC_RESERVE(&ps->names, &ps->capnames, ps->nnames + len))
+		return -ENOMEM;
+	memcpy(ps->names + ps->nnames, name, len);
+	e = &ps->ent[ps->nent++];
+	*e = *x;
+	e->node = ps->cur;
+	e->peer_name = (uint32_t)ps->nnames;
+	ps->nnames += len;
+	ps->pl[slot] = (uint32_t)ps->nent;
+	return 0;
+}
+
+/* "[p](guid) "peer"[pp](guid) w=W" in a node block. */
 static int port_line(struct parser *ps, uint32_t f, uint32_t l, char *s)
 {
 	struct imc_topo_node *n;
-	struct entry *e;
+	struct entry x = { .file = f, .line = l };
 	unsigned long p, pp = 1, w = 0;
-	uint64_t lg = 0, pg = 0;
-	bool has_lg = false, has_pg = false;
-	char *name, *opt;
-	size_t len, slot;
+	char *name;
 	int rc;
 
 	if (!ps->in_block)
@@ -431,12 +455,12 @@ static int port_line(struct parser *ps, uint32_t f, uint32_t l, char *s)
 			    n->nports, n->name);
 	if (*s == '(') {
 		s++;
-		if (!hex((const char **)&s, &lg, false) || *s != ')')
+		if (!hex((const char **)&s, &x.lguid, false) || *s != ')')
 			return fail(ps, f, l, -EINVAL,
 				    "expected a port GUID and ')' after '[%lu]('",
 				    p);
 		s++;
-		has_lg = true;
+		x.has_lguid = true;
 	}
 	s = (char *)skip_ws(s);
 	if (*s != '"')
@@ -456,71 +480,24 @@ static int port_line(struct parser *ps, uint32_t f, uint32_t l, char *s)
 	}
 	if (*s == '(') {
 		s++;
-		if (!hex((const char **)&s, &pg, false) || *s != ')')
+		if (!hex((const char **)&s, &x.pguid, false) || *s != ')')
 			return fail(ps, f, l, -EINVAL,
 				    "expected a port GUID and ')' after "
 				    "\"%s\"[%lu](", name, pp);
 		s++;
-		has_pg = true;
+		x.has_pguid = true;
 	}
-	for (;;) {
-		if (at_end(s))
-			break;
-		if (*s != ' ' && *s != '\t')
-			return fail(ps, f, l, -EINVAL,
-				    "expected 'w=', '#' or end of line, got "
-				    "'%.*s'", word(s), s);
-		s = (char *)skip_ws(s);
-		opt = s;
-		if (strncmp(s, "w=", 2))
-			return fail(ps, f, l, -EINVAL,
-				    "expected 'w=', '#' or end of line, got "
-				    "'%.*s'", word(s), s);
-		s += 2;
-		if (!dec((const char **)&s, &w) ||
-		    (w != 1 && w != 4 && w != 8 && w != 12) ||
-		    (*s && *s != ' ' && *s != '\t' && *s != '#'))
-			return fail(ps, f, l, -EINVAL,
-				    "bad width '%.*s': expected w=1, w=4, w=8 "
-				    "or w=12", word(opt), opt);
-	}
+	rc = port_width(ps, f, l, s, &w);
+	if (rc)
+		return rc;
 	if (pp < 1 || pp > IMC_TOPO_MAX_PORTS)
 		return fail(ps, f, l, -EINVAL,
 			    "port %lu out of range 1..%u for \"%s\"", pp,
 			    IMC_TOPO_MAX_PORTS, name);
-	slot = ps->base[ps->cur] + p;
-	if (ps->pl[slot]) {
-		const struct entry *o = &ps->ent[ps->pl[slot] - 1];
-
-		return fail(ps, f, l, -EINVAL,
-			    "port %lu of \"%s\" is already listed (%s:%u)", p,
-			    n->name, ps->file[o->file], o->line);
-	}
-	if (ps->nent >= UINT32_MAX - 1)
-		return fail(ps, f, l, -ENOSPC, "too many port lines");
-	len = strlen(name) + 1;
-	if (ps->nnames + len > UINT32_MAX)
-		return fail(ps, f, l, -ENOSPC, "too many port lines");
-	if (grow((void **)&ps->ent, &ps->capent, ps->nent + 1,
-		 sizeof(*ps->ent)) ||
-	    grow((void **)&ps->names, &ps->capnames, ps->nnames + len, 1))
-		return -ENOMEM;
-	memcpy(ps->names + ps->nnames, name, len);
-	e = &ps->ent[ps->nent++];
-	e->node = ps->cur;
-	e->port = (uint8_t)p;
-	e->peer_name = (uint32_t)ps->nnames;
-	e->peer_port = (uint8_t)pp;
-	e->width = (uint8_t)w;
-	e->file = f;
-	e->line = l;
-	e->lguid = lg;
-	e->pguid = pg;
-	e->has_lguid = has_lg;
-	e->has_pguid = has_pg;
-	ps->nnames += len;
-	ps->pl[slot] = (uint32_t)ps->nent;
-	return 0;
+	x.port = (uint8_t)p;
+	x.peer_port = (uint8_t)pp;
+	x.width = (uint8_t)w;
+	return port_add(ps, &x, name);
 }
 
 /* "key=value" lines before a node header. */
@@ -613,7 +590,7 @@ static int smport_line(struct parser *ps, uint32_t f, uint32_t l, char *s)
 	len = strlen(name) + 1;
 	if (ps->nnames + len > UINT32_MAX)
 		return fail(ps, f, l, -ENOSPC, "input too large");
-	if (grow((void **)&ps->names, &ps->capnames, ps->nnames + len, 1))
+	if (IMC_VEC_RESERVE(&ps->names, &ps->capnames, ps->nnames + len))
 		return -ENOMEM;
 	memcpy(ps->names + ps->nnames, name, len);
 	ps->sm_name = (uint32_t)ps->nnames;
@@ -873,90 +850,103 @@ static int set_guid(struct parser *ps, uint32_t e, uint32_t node,
 	return 0;
 }
 
-/* Makes every cable, in file order. */
-static int resolve(struct parser *ps)
+/* e's cable against the line of its peer port (other, an entry index
+ * + 1), when there is one: both must name each other, and the widths
+ * agree; *w gets the width given on either line. */
+static int peer_agrees(struct parser *ps, const struct entry *e,
+		       uint32_t other, const struct imc_topo_node *a,
+		       const struct imc_topo_node *b, unsigned *w)
+{
+	const struct entry *o = &ps->ent[other - 1];
+	uint32_t ol;
+	const char *of = where(ps, other - 1, &ol);
+
+	if (o->peer_port != e->port ||
+	    strcmp(ps->names + o->peer_name, a->name))
+		return fail(ps, e->file, e->line, -EINVAL,
+			    "cable \"%s\"[%u] -> \"%s\"[%u] "
+			    "disagrees with \"%s\"[%u] -> "
+			    "\"%s\"[%u] (%s:%u)", a->name,
+			    e->port, b->name, e->peer_port,
+			    b->name, o->port,
+			    ps->names + o->peer_name,
+			    o->peer_port, of, ol);
+	if (o->width && *w && o->width != *w)
+		return fail(ps, e->file, e->line, -EINVAL,
+			    "width %u of \"%s\"[%u] disagrees "
+			    "with width %u (%s:%u)", *w,
+			    a->name, e->port, o->width, of, ol);
+	if (!*w)
+		*w = o->width;
+	return 0;
+}
+
+/* The peer port of e is cabled to a third port already. */
+static int busy_fail(struct parser *ps, const struct entry *e,
+		     const struct imc_topo_node *a,
+		     const struct imc_topo_node *b)
+{
+	const struct imc_topo_port *bp = &b->port[e->peer_port];
+	uint32_t by = ps->pl[ps->base[bp->peer] + bp->peer_port], ol = 0;
+	const char *of = by ? where(ps, by - 1, &ol) : "?";
+
+	return fail(ps, e->file, e->line, -EINVAL,
+		    "cable \"%s\"[%u] -> \"%s\"[%u]: \"%s\"[%u] "
+		    "is already cabled to \"%s\"[%u] (%s:%u)",
+		    a->name, e->port, b->name, e->peer_port,
+		    b->name, e->peer_port,
+		    ps->t->node[bp->peer].name, bp->peer_port, of, ol);
+}
+
+/* The cable of entry i, and the port GUIDs its line gives. */
+static int cable_entry(struct parser *ps, uint32_t i)
 {
 	struct imc_topo *t = ps->t;
-	size_t i;
+	const struct entry *e = &ps->ent[i];
+	const char *pname = ps->names + e->peer_name;
+	struct imc_topo_node *a = &t->node[e->node], *b;
+	unsigned w = e->width;
+	uint32_t bi, other;
 	int rc;
 
-	for (i = 0; i < ps->nent; i++) {
-		const struct entry *e = &ps->ent[i];
-		const char *pname = ps->names + e->peer_name;
-		struct imc_topo_node *a = &t->node[e->node], *b;
-		uint32_t bi, ol;
-		unsigned w = e->width;
-		uint32_t other;
-
-		if (imc_topo_find(t, pname, &bi))
-			return fail(ps, e->file, e->line, -EINVAL,
-				    "\"%s\" is not declared", pname);
-		b = &t->node[bi];
-		if (e->peer_port > b->nports)
-			return fail(ps, e->file, e->line, -EINVAL,
-				    "port %u out of range 1..%u for \"%s\"",
-				    e->peer_port, b->nports, b->name);
-		if (bi == e->node && e->peer_port == e->port)
-			return fail(ps, e->file, e->line, -EINVAL,
-				    "\"%s\"[%u] is cabled to itself", a->name,
-				    e->port);
-		other = ps->pl[ps->base[bi] + e->peer_port];
-		if (other) {
-			const struct entry *o = &ps->ent[other - 1];
-			const char *of = where(ps, other - 1, &ol);
-
-			if (o->peer_port != e->port ||
-			    strcmp(ps->names + o->peer_name, a->name))
-				return fail(ps, e->file, e->line, -EINVAL,
-					    "cable \"%s\"[%u] -> \"%s\"[%u] "
-					    "disagrees with \"%s\"[%u] -> "
-					    "\"%s\"[%u] (%s:%u)", a->name,
-					    e->port, b->name, e->peer_port,
-					    b->name, o->port,
-					    ps->names + o->peer_name,
-					    o->peer_port, of, ol);
-			if (o->width && w && o->width != w)
-				return fail(ps, e->file, e->line, -EINVAL,
-					    "width %u of \"%s\"[%u] disagrees "
-					    "with width %u (%s:%u)", w,
-					    a->name, e->port, o->width, of,
-					    ol);
-			if (!w)
-				w = o->width;
-		}
-		rc = imc_topo_connect(t, e->node, e->port, bi, e->peer_port,
-				      w);
-		if (rc == -EBUSY) {
-			const struct imc_topo_port *bp = &b->port[e->peer_port];
-			uint32_t by = ps->pl[ps->base[bp->peer] + bp->peer_port];
-			const char *of = by ? where(ps, by - 1, &ol) : "?";
-
-			if (!by)
-				ol = 0;
-			return fail(ps, e->file, e->line, -EINVAL,
-				    "cable \"%s\"[%u] -> \"%s\"[%u]: \"%s\"[%u] "
-				    "is already cabled to \"%s\"[%u] (%s:%u)",
-				    a->name, e->port, b->name, e->peer_port,
-				    b->name, e->peer_port,
-				    t->node[bp->peer].name, bp->peer_port, of,
-				    ol);
-		}
+	if (imc_topo_find(t, pname, &bi))
+		return fail(ps, e->file, e->line, -EINVAL,
+			    "\"%s\" is not declared", pname);
+	b = &t->node[bi];
+	if (e->peer_port > b->nports)
+		return fail(ps, e->file, e->line, -EINVAL,
+			    "port %u out of range 1..%u for \"%s\"",
+			    e->peer_port, b->nports, b->name);
+	if (bi == e->node && e->peer_port == e->port)
+		return fail(ps, e->file, e->line, -EINVAL,
+			    "\"%s\"[%u] is cabled to itself", a->name,
+			    e->port);
+	other = ps->pl[ps->base[bi] + e->peer_port];
+	if (other) {
+		rc = peer_agrees(ps, e, other, a, b, &w);
 		if (rc)
-			return fail(ps, e->file, e->line, rc, "%s",
-				    strerror(-rc));
-		if (e->has_lguid) {
-			rc = set_guid(ps, (uint32_t)i, e->node, e->port,
-				      e->lguid);
-			if (rc)
-				return rc;
-		}
-		if (e->has_pguid) {
-			rc = set_guid(ps, (uint32_t)i, bi, e->peer_port,
-				      e->pguid);
-			if (rc)
-				return rc;
-		}
+			return rc;
 	}
+	rc = imc_topo_connect(t, e->node, e->port, bi, e->peer_port, w);
+	if (rc == -EBUSY)
+		return busy_fail(ps, e, a, b);
+	if (rc)
+		return fail(ps, e->file, e->line, rc, "%s", strerror(-rc));
+	if (e->has_lguid) {
+		rc = set_guid(ps, i, e->node, e->port, e->lguid);
+		if (rc)
+			return rc;
+	}
+	if (e->has_pguid)
+		return set_guid(ps, i, bi, e->peer_port, e->pguid);
+	return 0;
+}
+
+/* The SM's port: the "sm" line, else the first port line's node. */
+static int resolve_sm(struct parser *ps)
+{
+	struct imc_topo *t = ps->t;
+
 	if (ps->sm_given) {
 		uint32_t n;
 
@@ -983,6 +973,18 @@ static int resolve(struct parser *ps)
 			     0 : e->port;
 	}
 	return 0;
+}
+
+/* Makes every cable, in file order, then places the SM. */
+static int resolve(struct parser *ps)
+{
+	for (size_t i = 0; i < ps->nent; i++) {
+		int rc = cable_entry(ps, (uint32_t)i);
+
+		if (rc)
+			return rc;
+	}
+	return resolve_sm(ps);
 }
 
 /* One GUID and where it was given, for the duplicate check. */

@@ -971,6 +971,109 @@ static size_t fragment(struct imc_mtree *mt, const struct swtab *tab,
 	return tail;
 }
 
+/* Members whose port moved come off the switch they were on. */
+static void unplace_moved(struct group *g, struct swtab *nt,
+			  const struct placed *pl, uint32_t nm)
+{
+	for (uint32_t i = 0; i < nm; i++) {
+		const struct mem *m = mem_find(&g->mem, pl[i].key);
+		struct tsw *r;
+
+		if (m->sw == IMC_TOPO_NONE ||
+		    (m->sw == pl[i].sw && m->swport == pl[i].swport))
+			continue;
+		r = sw_find(nt, m->sw);
+		if (r && imc_mtree_mask_test(&r->members, m->swport)) {
+			mask_clear(&r->members, m->swport);
+			r->nmembers--;
+		}
+	}
+}
+
+/* Cuts the edges of the nsw touched switches over cables that are down,
+ * then prunes the branches left dead. */
+static void cut_down(struct imc_mtree *mt, struct swtab *nt, size_t nsw)
+{
+	for (size_t i = 0; i < nsw; i++) {
+		struct tsw *r = sw_find(nt, mt->touched[i]);
+
+		for (unsigned w = 0; w < 4; w++)
+			for (uint64_t b = r->edges.bits[w]; b; b &= b - 1) {
+				unsigned p = w * 64 +
+					     (unsigned)__builtin_ctzll(b);
+
+				if (!link_up(mt, r->node, p))
+					cut_edge(mt, nt, r, p);
+			}
+	}
+	for (size_t i = 0; i < nsw; i++)
+		drop(mt, nt, mt->touched[i], false);
+}
+
+/* Joins the fragments that can reach each other by shortest paths,
+ * lowest switch's fragment first. */
+static int join_fragments(struct imc_mtree *mt, struct swtab *nt, size_t nsw)
+{
+	size_t left = 0;
+	int err;
+
+	/* Count the fragments first: with one left (the usual case) there
+	 * is nothing to join and no search over the fabric. */
+	next_done_epoch(mt);
+	for (size_t i = 0; i < nsw; i++) {
+		uint32_t sw = mt->touched[i];
+
+		if (sw_find(nt, sw) && mt->done[sw] != mt->done_epoch) {
+			fragment(mt, nt, sw);
+			left++;
+		}
+	}
+	next_done_epoch(mt);
+	for (size_t i = 0; i < nsw && left > 1; i++) {
+		uint32_t sw = mt->touched[i];
+
+		if (!sw_find(nt, sw) || mt->done[sw] == mt->done_epoch)
+			continue;
+		/* Join the nearest other fragment while there is one. */
+		for (;;) {
+			size_t nf = fragment(mt, nt, sw);
+			uint32_t meet, len;
+
+			if (left <= 1)
+				break;
+			meet = search(mt, nt, mt->frag, nf, true);
+			if (meet == IMC_TOPO_NONE)
+				break;
+			len = path_len(mt, meet);
+			err = sw_reserve(nt, len + 1);
+			if (err)
+				return err;
+			link_path(mt, nt, meet, len, NULL);
+			left--;
+		}
+		left--;
+	}
+	return 0;
+}
+
+/* Members that moved and found a switch are grafted on there. */
+static int graft_moved(struct imc_mtree *mt, struct group *g,
+		       struct swtab *nt, const struct placed *pl, uint32_t nm)
+{
+	for (uint32_t i = 0; i < nm; i++) {
+		const struct mem *m = mem_find(&g->mem, pl[i].key);
+		int len;
+
+		if (pl[i].sw == IMC_TOPO_NONE ||
+		    (m->sw == pl[i].sw && m->swport == pl[i].swport))
+			continue;
+		len = graft(mt, nt, pl[i].sw, pl[i].swport, false);
+		if (len < 0)
+			return len;
+	}
+	return 0;
+}
+
 /* The tree kept where it still works: members that moved come off, edges
  * over cables that are down are cut, dead branches pruned, fragments
  * that can reach each other joined by shortest paths (lowest switch's
@@ -979,7 +1082,6 @@ static int repair(struct imc_mtree *mt, struct group *g, struct placed *pl)
 {
 	struct swtab nt;
 	uint32_t nm = gather(mt, g, pl);
-	size_t nsw, left = 0;
 	int err;
 
 	err = sw_alloc(&nt, g->sw.cap ? g->sw.cap : 8);
@@ -988,95 +1090,23 @@ static int repair(struct imc_mtree *mt, struct group *g, struct placed *pl)
 	if (g->sw.cap)
 		memcpy(nt.slot, g->sw.slot, g->sw.cap * sizeof(*nt.slot));
 	nt.n = g->sw.n;
-
-	for (uint32_t i = 0; i < nm; i++) {
-		const struct mem *m = mem_find(&g->mem, pl[i].key);
-		struct tsw *r;
-
-		if (m->sw == IMC_TOPO_NONE ||
-		    (m->sw == pl[i].sw && m->swport == pl[i].swport))
-			continue;
-		r = sw_find(&nt, m->sw);
-		if (r && imc_mtree_mask_test(&r->members, m->swport)) {
-			mask_clear(&r->members, m->swport);
-			r->nmembers--;
-		}
-	}
-
+	unplace_moved(g, &nt, pl, nm);
 	mt->ntouched = 0;
 	err = collect(mt, &nt);
-	if (err)
-		goto fail;
-	nsw = mt->ntouched;
-	for (size_t i = 0; i < nsw; i++) {
-		struct tsw *r = sw_find(&nt, mt->touched[i]);
+	if (!err) {
+		/* The switches collect touched, as it left them. */
+		size_t nsw = mt->ntouched;
 
-		for (unsigned w = 0; w < 4; w++)
-			for (uint64_t b = r->edges.bits[w]; b; b &= b - 1) {
-				unsigned p = w * 64 +
-					     (unsigned)__builtin_ctzll(b);
-
-				if (!link_up(mt, r->node, p))
-					cut_edge(mt, &nt, r, p);
-			}
+		cut_down(mt, &nt, nsw);
+		err = join_fragments(mt, &nt, nsw);
 	}
-	for (size_t i = 0; i < nsw; i++)
-		drop(mt, &nt, mt->touched[i], false);
-
-	/* Count the fragments first: with one left (the usual case) there
-	 * is nothing to join and no search over the fabric. */
-	next_done_epoch(mt);
-	for (size_t i = 0; i < nsw; i++) {
-		uint32_t sw = mt->touched[i];
-
-		if (sw_find(&nt, sw) && mt->done[sw] != mt->done_epoch) {
-			fragment(mt, &nt, sw);
-			left++;
-		}
-	}
-	next_done_epoch(mt);
-	for (size_t i = 0; i < nsw && left > 1; i++) {
-		uint32_t sw = mt->touched[i];
-
-		if (!sw_find(&nt, sw) || mt->done[sw] == mt->done_epoch)
-			continue;
-		/* Join the nearest other fragment while there is one. */
-		for (;;) {
-			size_t nf = fragment(mt, &nt, sw);
-			uint32_t meet, len;
-
-			if (left <= 1)
-				break;
-			meet = search(mt, &nt, mt->frag, nf, true);
-			if (meet == IMC_TOPO_NONE)
-				break;
-			len = path_len(mt, meet);
-			err = sw_reserve(&nt, len + 1);
-			if (err)
-				goto fail;
-			link_path(mt, &nt, meet, len, NULL);
-			left--;
-		}
-		left--;
-	}
-
-	for (uint32_t i = 0; i < nm; i++) {
-		const struct mem *m = mem_find(&g->mem, pl[i].key);
-		int len;
-
-		if (pl[i].sw == IMC_TOPO_NONE ||
-		    (m->sw == pl[i].sw && m->swport == pl[i].swport))
-			continue;
-		len = graft(mt, &nt, pl[i].sw, pl[i].swport, false);
-		if (len < 0) {
-			err = len;
-			goto fail;
-		}
+	if (!err)
+		err = graft_moved(mt, g, &nt, pl, nm);
+	if (err) {
+		free(nt.slot);
+		return err;
 	}
 	return commit(mt, g, &nt, pl, nm);
-fail:
-	free(nt.slot);
-	return err;
 }
 
 /* Runs fn over every MLID in increasing order. */

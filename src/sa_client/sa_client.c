@@ -19,7 +19,8 @@
  * QUEUED queries sit on the queue list; SENT and RMPP ones on the flight
  * list and in the TID table (keyed by the low 32 bits of the TID); DONE
  * ones on the done list with their timer armed at now, so that callbacks
- * always run from the loop (ARCHITECTURE.md callback rule 1).
+ * always run from the loop (docs/architecture.md, "The callback contract",
+ * rule 1).
  */
 #include <errno.h>
 #include <stdlib.h>
