@@ -144,6 +144,20 @@ int imc_ibsim_sockaddr(struct sockaddr_un *a, const char *base,
 	return (int)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n + 1);
 }
 
+int imc_ibsim_name_op(int fd, bool bind_it, const char *base,
+		      const char *what, long num)
+{
+	struct sockaddr_un a;
+	int alen = imc_ibsim_sockaddr(&a, base, what, num);
+	int r;
+
+	if (alen < 0)
+		return alen;
+	r = bind_it ? bind(fd, (struct sockaddr *)&a, (socklen_t)alen)
+		    : connect(fd, (struct sockaddr *)&a, (socklen_t)alen);
+	return r < 0 ? -errno : 0;
+}
+
 /* ---- the connection ---- */
 
 static int ctl_call(struct imc_ibsim *s, uint32_t type, void *data,
@@ -168,20 +182,6 @@ static int ctl_call(struct imc_ibsim *s, uint32_t type, void *data,
 	return 0;
 }
 
-/* Binds fd to, or connects it to, the socket "<base>:<what><num>". */
-static int name_op(int fd, bool bind_it, const char *base, const char *what,
-		   long num)
-{
-	struct sockaddr_un a;
-	int alen = imc_ibsim_sockaddr(&a, base, what, num);
-	int r;
-
-	if (alen < 0)
-		return alen;
-	r = bind_it ? bind(fd, (struct sockaddr *)&a, (socklen_t)alen)
-		    : connect(fd, (struct sockaddr *)&a, (socklen_t)alen);
-	return r < 0 ? -errno : 0;
-}
 
 /* Binds both sockets under a client id nobody in this process uses. */
 static int bind_id(struct imc_ibsim *s, const char *base, long *id)
@@ -194,13 +194,13 @@ static int bind_id(struct imc_ibsim *s, const char *base, long *id)
 		int r;
 
 		*id = pid + ((long)n << ID_SHIFT);
-		r = name_op(s->ctl, true, base, "ctl", *id);
+		r = imc_ibsim_name_op(s->ctl, true, base, "ctl", *id);
 		if (r == -EADDRINUSE)
 			continue;
 		if (r < 0)
 			return r;
 		/* ibsim connects to "in<id>" while it handles CONNECT. */
-		return name_op(s->data, true, base, "in", *id);
+		return imc_ibsim_name_op(s->data, true, base, "in", *id);
 	}
 	return -EADDRINUSE;
 }
@@ -274,7 +274,7 @@ int imc_ibsim_open(const struct imc_ibsim_config *cfg,
 		r = -errno;
 		goto fail;
 	}
-	r = name_op(s->ctl, false, base, "ctl", -1);
+	r = imc_ibsim_name_op(s->ctl, false, base, "ctl", -1);
 	if (r < 0) {
 		/* No ibsim with that name. */
 		r = -ENODEV;
@@ -296,7 +296,7 @@ int imc_ibsim_open(const struct imc_ibsim_config *cfg,
 	s->slot = get_host32(info);
 	memcpy(attached, info + 12, IMC_IBSIM_NODEID_LEN);
 	attached[IMC_IBSIM_NODEID_LEN] = 0;
-	r = name_op(s->data, false, base, "out", (long)s->slot);
+	r = imc_ibsim_name_op(s->data, false, base, "out", (long)s->slot);
 	if (r < 0)
 		goto detach;
 

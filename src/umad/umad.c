@@ -642,11 +642,24 @@ static void fill_port(struct imc_umad_port *p, const umad_port_t *up)
 	memcpy(p->gid.raw + 8, &up->port_guid, 8);
 }
 
+int imc_umad_port_read(const char *device, unsigned port,
+		       struct imc_umad_port *p)
+{
+	umad_port_t up;
+
+	memset(&up, 0, sizeof(up));
+	if (umad_get_port(device, (int)port, &up) < 0)
+		return -ENODEV;
+	fill_port(p, &up);
+	umad_release_port(&up);
+	return 0;
+}
+
 int imc_umad_open(struct imc_loop *loop, const struct imc_umad_config *cfg,
 		  struct imc_umad **out)
 {
 	uint32_t mask[4];
-	umad_port_t up;
+	struct imc_umad_port port;
 	struct imc_umad *u;
 	bool issm;
 	int r;
@@ -689,22 +702,18 @@ int imc_umad_open(struct imc_loop *loop, const struct imc_umad_config *cfg,
 	}
 	if (umad_init() < 0)
 		return -ENODEV;
-	memset(&up, 0, sizeof(up));
-	if (umad_get_port(cfg->device, (int)cfg->port, &up) < 0)
+	if (imc_umad_port_read(cfg->device, cfg->port, &port) < 0)
 		return -ENODEV;
 	u = calloc(1, sizeof(*u));
-	if (!u) {
-		umad_release_port(&up);
+	if (!u)
 		return -ENOMEM;
-	}
 	u->loop = loop;
 	u->mode = cfg->mode;
 	u->coalesce = cfg->coalesce;
 	u->efd = -1;
 	u->smi_agents[0] = u->smi_agents[1] = -1;
 	u->issm_fd = -1;
-	fill_port(&u->port, &up);
-	umad_release_port(&up);
+	u->port = port;
 
 	u->portid = umad_open_port(u->port.device, (int)u->port.port);
 	if (u->portid < 0) {
