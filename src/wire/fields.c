@@ -1,6 +1,7 @@
 /* Table-driven record packing; see wire/fields.h. A field is read or
  * written through a big-endian window of the bytes it touches, at most
  * eight: unaligned fields in IBA records are narrower than 57 bits. */
+#include <errno.h>
 #include <string.h>
 
 #include "wire/fields.h"
@@ -98,8 +99,8 @@ void imc_fields_put(const struct imc_field *f, size_t n, const void *obj,
 		uint64_t m, w;
 
 		if (!f[i].bits) {
-			memcpy(buf + f[i].bit / 8, (const uint8_t *)obj + f[i].mem,
-			       f[i].size);
+			memcpy(buf + f[i].bit / 8,
+			       (const uint8_t *)obj + f[i].mem, f[i].size);
 			continue;
 		}
 		shift = window(&f[i], &first, &nb);
@@ -125,4 +126,24 @@ void imc_fields_get(const struct imc_field *f, size_t n, void *obj,
 		mem_set(&f[i], obj,
 			win_read(buf + first, nb) >> shift & mask_of(f[i].bits));
 	}
+}
+
+int imc_fields_pack(const struct imc_field *f, size_t n, const void *obj,
+		    uint8_t *buf, size_t len, size_t size)
+{
+	if (len < size)
+		return -ENOSPC;
+	if (!imc_fields_fit(f, n, obj))
+		return -EINVAL;
+	imc_fields_put(f, n, obj, buf);
+	return (int)size;
+}
+
+int imc_fields_unpack(const struct imc_field *f, size_t n, void *obj,
+		      const uint8_t *buf, size_t len, size_t size)
+{
+	if (len < size)
+		return -EMSGSIZE;
+	imc_fields_get(f, n, obj, buf);
+	return (int)size;
 }

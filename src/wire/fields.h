@@ -34,4 +34,15 @@ void imc_fields_put(const struct imc_field *f, size_t n, const void *obj,
 void imc_fields_get(const struct imc_field *f, size_t n, void *obj,
 		    const uint8_t *buf);
 
+/* A table and its length, for the functions below. */
+#define IMC_FIELDS(table) (table), (sizeof(table) / sizeof((table)[0]))
+
+/* A whole record of `size` bytes: returns size, -ENOSPC (len short) or
+ * -EINVAL (a value too wide; nothing is written). */
+int imc_fields_pack(const struct imc_field *f, size_t n, const void *obj,
+		    uint8_t *buf, size_t len, size_t size);
+/* Returns size, or -EMSGSIZE when len is short. */
+int imc_fields_unpack(const struct imc_field *f, size_t n, void *obj,
+		      const uint8_t *buf, size_t len, size_t size);
+
 #endif
