@@ -123,8 +123,8 @@ void imc_fields_get(const struct imc_field *f, size_t n, void *obj,
 			continue;
 		}
 		shift = window(&f[i], &first, &nb);
-		mem_set(&f[i], obj,
-			win_read(buf + first, nb) >> shift & mask_of(f[i].bits));
+		mem_set(&f[i], obj, win_read(buf + first, nb) >> shift &
+					    mask_of(f[i].bits));
 	}
 }
 

@@ -206,31 +206,36 @@ int imc_path_rec_pack(const struct imc_path_rec *r, uint8_t *buf, size_t len)
 			       IMC_PATH_REC_SIZE);
 }
 
-int imc_path_rec_unpack(struct imc_path_rec *r, const uint8_t *buf, size_t len)
+int imc_path_rec_unpack(struct imc_path_rec *r, const uint8_t *buf,
+			size_t len)
 {
 	return imc_fields_unpack(IMC_FIELDS(path_rec_fields), r, buf, len,
 				 IMC_PATH_REC_SIZE);
 }
 
-int imc_class_port_info_pack(const struct imc_class_port_info *c, uint8_t *buf, size_t len)
+int imc_class_port_info_pack(const struct imc_class_port_info *c,
+			     uint8_t *buf, size_t len)
 {
 	return imc_fields_pack(IMC_FIELDS(class_port_info_fields), c, buf, len,
 			       IMC_CLASS_PORT_INFO_SIZE);
 }
 
-int imc_class_port_info_unpack(struct imc_class_port_info *c, const uint8_t *buf, size_t len)
+int imc_class_port_info_unpack(struct imc_class_port_info *c,
+			       const uint8_t *buf, size_t len)
 {
-	return imc_fields_unpack(IMC_FIELDS(class_port_info_fields), c, buf, len,
-				 IMC_CLASS_PORT_INFO_SIZE);
+	return imc_fields_unpack(IMC_FIELDS(class_port_info_fields), c, buf,
+				 len, IMC_CLASS_PORT_INFO_SIZE);
 }
 
-int imc_inform_info_pack(const struct imc_inform_info *i, uint8_t *buf, size_t len)
+int imc_inform_info_pack(const struct imc_inform_info *i, uint8_t *buf,
+			 size_t len)
 {
 	return imc_fields_pack(IMC_FIELDS(inform_info_fields), i, buf, len,
 			       IMC_INFORM_INFO_SIZE);
 }
 
-int imc_inform_info_unpack(struct imc_inform_info *i, const uint8_t *buf, size_t len)
+int imc_inform_info_unpack(struct imc_inform_info *i, const uint8_t *buf,
+			   size_t len)
 {
 	return imc_fields_unpack(IMC_FIELDS(inform_info_fields), i, buf, len,
 				 IMC_INFORM_INFO_SIZE);
