@@ -45,4 +45,21 @@ int imc_fields_pack(const struct imc_field *f, size_t n, const void *obj,
 int imc_fields_unpack(const struct imc_field *f, size_t n, void *obj,
 		      const uint8_t *buf, size_t len, size_t size);
 
+/* Defines imc_<rec>_pack() and imc_<rec>_unpack() of struct imc_<rec>,
+ * as its public header declares them, over the table <rec>_fields of a
+ * record of `size` bytes. */
+#define IMC_FIELDS_CODEC(rec, size)                                       \
+	int imc_##rec##_pack(const struct imc_##rec *obj, uint8_t *buf,   \
+			     size_t len)                                  \
+	{                                                                 \
+		return imc_fields_pack(IMC_FIELDS(rec##_fields), obj, buf,\
+				       len, size);                        \
+	}                                                                 \
+	int imc_##rec##_unpack(struct imc_##rec *obj, const uint8_t *buf, \
+			       size_t len)                                \
+	{                                                                 \
+		return imc_fields_unpack(IMC_FIELDS(rec##_fields), obj,   \
+					 buf, len, size);                 \
+	}
+
 #endif

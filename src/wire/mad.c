@@ -35,74 +35,39 @@ _Static_assert(IMC_SA_DATA_OFFSET + IMC_SA_DATA_SIZE == IMC_MAD_SIZE,
 	       "SA data size");
 
 /* The common MAD header, IBA 13.4.3 Table 97. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_mad_hdr, m, bit, bits)
 static const struct imc_field mad_hdr_fields[] = {
-	IMC_FIELD(struct imc_mad_hdr, base_version, 0, 8),
-	IMC_FIELD(struct imc_mad_hdr, mgmt_class, 8, 8),
-	IMC_FIELD(struct imc_mad_hdr, class_version, 16, 8),
-	IMC_FIELD(struct imc_mad_hdr, method, 24, 8),
-	IMC_FIELD(struct imc_mad_hdr, status, 32, 16),
-	IMC_FIELD(struct imc_mad_hdr, class_specific, 48, 16),
-	IMC_FIELD(struct imc_mad_hdr, tid, 64, 64),
-	IMC_FIELD(struct imc_mad_hdr, attr_id, 128, 16),
-	IMC_FIELD(struct imc_mad_hdr, resv, 144, 16),
-	IMC_FIELD(struct imc_mad_hdr, attr_mod, 160, 32),
+	F(base_version, 0, 8), F(mgmt_class, 8, 8), F(class_version, 16, 8),
+	F(method, 24, 8),
+	F(status, 32, 16), F(class_specific, 48, 16),
+	F(tid, 64, 64),
+	F(attr_id, 128, 16), F(resv, 144, 16),
+	F(attr_mod, 160, 32),
 };
+#undef F
 
-/* The RMPP header, IBA 13.6.2.1 Table 172: RRespTime (5 bits) and
- * RMPPFlags (3 bits) share one byte. */
+/* The RMPP header, IBA 13.6.2.1 Table 172. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_rmpp_hdr, m, bit, bits)
 static const struct imc_field rmpp_hdr_fields[] = {
-	IMC_FIELD(struct imc_rmpp_hdr, version, 0, 8),
-	IMC_FIELD(struct imc_rmpp_hdr, type, 8, 8),
-	IMC_FIELD(struct imc_rmpp_hdr, resp_time, 16, 5),
-	IMC_FIELD(struct imc_rmpp_hdr, flags, 21, 3),
-	IMC_FIELD(struct imc_rmpp_hdr, status, 24, 8),
-	IMC_FIELD(struct imc_rmpp_hdr, seg_num, 32, 32),
-	IMC_FIELD(struct imc_rmpp_hdr, paylen_newwin, 64, 32),
+	F(version, 0, 8), F(type, 8, 8), F(resp_time, 16, 5), F(flags, 21, 3),
+	F(status, 24, 8),
+	F(seg_num, 32, 32),
+	F(paylen_newwin, 64, 32),
 };
+#undef F
 
-/* The SA header after the RMPP header, IBA 15.2.1.1 Table 193. */
+/* The SA header, IBA 15.2.1.1 Table 193. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_sa_hdr, m, bit, bits)
 static const struct imc_field sa_hdr_fields[] = {
-	IMC_FIELD(struct imc_sa_hdr, sm_key, 0, 64),
-	IMC_FIELD(struct imc_sa_hdr, attr_offset, 64, 16),
-	IMC_FIELD(struct imc_sa_hdr, reserved, 80, 16),
-	IMC_FIELD(struct imc_sa_hdr, comp_mask, 96, 64),
+	F(sm_key, 0, 64),
+	F(attr_offset, 64, 16), F(reserved, 80, 16),
+	F(comp_mask, 96, 64),
 };
+#undef F
 
-int imc_mad_hdr_pack(const struct imc_mad_hdr *h, uint8_t *buf, size_t len)
-{
-	return imc_fields_pack(IMC_FIELDS(mad_hdr_fields), h, buf, len,
-			       IMC_MAD_HDR_SIZE);
-}
-
-int imc_mad_hdr_unpack(struct imc_mad_hdr *h, const uint8_t *buf, size_t len)
-{
-	return imc_fields_unpack(IMC_FIELDS(mad_hdr_fields), h, buf, len,
-				 IMC_MAD_HDR_SIZE);
-}
-
-int imc_rmpp_hdr_pack(const struct imc_rmpp_hdr *h, uint8_t *buf, size_t len)
-{
-	return imc_fields_pack(IMC_FIELDS(rmpp_hdr_fields), h, buf, len,
-			       IMC_RMPP_HDR_SIZE);
-}
-
-int imc_rmpp_hdr_unpack(struct imc_rmpp_hdr *h, const uint8_t *buf, size_t len)
-{
-	return imc_fields_unpack(IMC_FIELDS(rmpp_hdr_fields), h, buf, len,
-				 IMC_RMPP_HDR_SIZE);
-}
-
-int imc_sa_hdr_pack(const struct imc_sa_hdr *h, uint8_t *buf, size_t len)
-{
-	return imc_fields_pack(IMC_FIELDS(sa_hdr_fields), h, buf, len,
-			       IMC_SA_HDR_SIZE);
-}
-
-int imc_sa_hdr_unpack(struct imc_sa_hdr *h, const uint8_t *buf, size_t len)
-{
-	return imc_fields_unpack(IMC_FIELDS(sa_hdr_fields), h, buf, len,
-				 IMC_SA_HDR_SIZE);
-}
+IMC_FIELDS_CODEC(mad_hdr, IMC_MAD_HDR_SIZE)
+IMC_FIELDS_CODEC(rmpp_hdr, IMC_RMPP_HDR_SIZE)
+IMC_FIELDS_CODEC(sa_hdr, IMC_SA_HDR_SIZE)
 
 int imc_sa_mad_pack(const struct imc_sa_mad *m, uint8_t *buf, size_t len)
 {

@@ -74,124 +74,93 @@ bool imc_sa_selector_match(unsigned sel, int cmp)
 }
 
 /* MCMemberRecord, IBA 15.2.5.17 Table 205. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_mcmr, m, bit, bits)
+#define R(m, bit) IMC_FIELD_RAW(struct imc_mcmr, m, bit)
 static const struct imc_field mcmr_fields[] = {
-	IMC_FIELD_RAW(struct imc_mcmr, mgid, 0),
-	IMC_FIELD_RAW(struct imc_mcmr, port_gid, 128),
-	IMC_FIELD(struct imc_mcmr, qkey, 256, 32),
-	IMC_FIELD(struct imc_mcmr, mlid, 288, 16),
-	IMC_FIELD(struct imc_mcmr, mtu_sel, 304, 2),
-	IMC_FIELD(struct imc_mcmr, mtu, 306, 6),
-	IMC_FIELD(struct imc_mcmr, tclass, 312, 8),
-	IMC_FIELD(struct imc_mcmr, pkey, 320, 16),
-	IMC_FIELD(struct imc_mcmr, rate_sel, 336, 2),
-	IMC_FIELD(struct imc_mcmr, rate, 338, 6),
-	IMC_FIELD(struct imc_mcmr, life_sel, 344, 2),
-	IMC_FIELD(struct imc_mcmr, life, 346, 6),
-	IMC_FIELD(struct imc_mcmr, sl, 352, 4),
-	IMC_FIELD(struct imc_mcmr, flow_label, 356, 20),
-	IMC_FIELD(struct imc_mcmr, hop_limit, 376, 8),
-	IMC_FIELD(struct imc_mcmr, scope, 384, 4),
-	IMC_FIELD(struct imc_mcmr, join_state, 388, 4),
-	IMC_FIELD(struct imc_mcmr, proxy_join, 392, 1),
-	IMC_FIELD(struct imc_mcmr, resv49, 393, 7),
-	IMC_FIELD_RAW(struct imc_mcmr, resv, 400),
+	R(mgid, 0),
+	R(port_gid, 128),
+	F(qkey, 256, 32),
+	F(mlid, 288, 16), F(mtu_sel, 304, 2), F(mtu, 306, 6), F(tclass, 312, 8),
+	F(pkey, 320, 16), F(rate_sel, 336, 2), F(rate, 338, 6),
+	F(life_sel, 344, 2), F(life, 346, 6),
+	F(sl, 352, 4), F(flow_label, 356, 20), F(hop_limit, 376, 8),
+	F(scope, 384, 4), F(join_state, 388, 4), F(proxy_join, 392, 1),
+	F(resv49, 393, 7),
+	R(resv, 400),
 };
+#undef F
+#undef R
 
 /* PathRecord, IBA 15.2.5.16 Table 204. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_path_rec, m, bit, bits)
+#define R(m, bit) IMC_FIELD_RAW(struct imc_path_rec, m, bit)
 static const struct imc_field path_rec_fields[] = {
-	IMC_FIELD(struct imc_path_rec, service_id, 0, 64),
-	IMC_FIELD_RAW(struct imc_path_rec, dgid, 64),
-	IMC_FIELD_RAW(struct imc_path_rec, sgid, 192),
-	IMC_FIELD(struct imc_path_rec, dlid, 320, 16),
-	IMC_FIELD(struct imc_path_rec, slid, 336, 16),
-	IMC_FIELD(struct imc_path_rec, raw_traffic, 352, 1),
-	IMC_FIELD(struct imc_path_rec, resv_flow, 353, 3),
-	IMC_FIELD(struct imc_path_rec, flow_label, 356, 20),
-	IMC_FIELD(struct imc_path_rec, hop_limit, 376, 8),
-	IMC_FIELD(struct imc_path_rec, tclass, 384, 8),
-	IMC_FIELD(struct imc_path_rec, reversible, 392, 1),
-	IMC_FIELD(struct imc_path_rec, numb_path, 393, 7),
-	IMC_FIELD(struct imc_path_rec, pkey, 400, 16),
-	IMC_FIELD(struct imc_path_rec, qos_class, 416, 12),
-	IMC_FIELD(struct imc_path_rec, sl, 428, 4),
-	IMC_FIELD(struct imc_path_rec, mtu_sel, 432, 2),
-	IMC_FIELD(struct imc_path_rec, mtu, 434, 6),
-	IMC_FIELD(struct imc_path_rec, rate_sel, 440, 2),
-	IMC_FIELD(struct imc_path_rec, rate, 442, 6),
-	IMC_FIELD(struct imc_path_rec, life_sel, 448, 2),
-	IMC_FIELD(struct imc_path_rec, life, 450, 6),
-	IMC_FIELD(struct imc_path_rec, preference, 456, 8),
-	IMC_FIELD_RAW(struct imc_path_rec, resv, 464),
+	F(service_id, 0, 64),
+	R(dgid, 64),
+	R(sgid, 192),
+	F(dlid, 320, 16), F(slid, 336, 16),
+	F(raw_traffic, 352, 1), F(resv_flow, 353, 3), F(flow_label, 356, 20),
+	F(hop_limit, 376, 8),
+	F(tclass, 384, 8), F(reversible, 392, 1), F(numb_path, 393, 7),
+	F(pkey, 400, 16),
+	F(qos_class, 416, 12), F(sl, 428, 4), F(mtu_sel, 432, 2),
+	F(mtu, 434, 6), F(rate_sel, 440, 2), F(rate, 442, 6),
+	F(life_sel, 448, 2), F(life, 450, 6), F(preference, 456, 8),
+	R(resv, 464),
 };
+#undef F
+#undef R
 
 /* ClassPortInfo, IBA 13.4.8.1 Table 115. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_class_port_info, m, bit, bits)
+#define R(m, bit) IMC_FIELD_RAW(struct imc_class_port_info, m, bit)
 static const struct imc_field class_port_info_fields[] = {
-	IMC_FIELD(struct imc_class_port_info, base_version, 0, 8),
-	IMC_FIELD(struct imc_class_port_info, class_version, 8, 8),
-	IMC_FIELD(struct imc_class_port_info, cap_mask, 16, 16),
-	IMC_FIELD(struct imc_class_port_info, cap_mask2, 32, 27),
-	IMC_FIELD(struct imc_class_port_info, resp_time, 59, 5),
-	IMC_FIELD_RAW(struct imc_class_port_info, redirect_gid, 64),
-	IMC_FIELD(struct imc_class_port_info, redirect_tclass, 192, 8),
-	IMC_FIELD(struct imc_class_port_info, redirect_sl, 200, 4),
-	IMC_FIELD(struct imc_class_port_info, redirect_flow_label, 204, 20),
-	IMC_FIELD(struct imc_class_port_info, redirect_lid, 224, 16),
-	IMC_FIELD(struct imc_class_port_info, redirect_pkey, 240, 16),
-	IMC_FIELD(struct imc_class_port_info, redirect_resv, 256, 8),
-	IMC_FIELD(struct imc_class_port_info, redirect_qp, 264, 24),
-	IMC_FIELD(struct imc_class_port_info, redirect_qkey, 288, 32),
-	IMC_FIELD_RAW(struct imc_class_port_info, trap_gid, 320),
-	IMC_FIELD(struct imc_class_port_info, trap_tclass, 448, 8),
-	IMC_FIELD(struct imc_class_port_info, trap_sl, 456, 4),
-	IMC_FIELD(struct imc_class_port_info, trap_flow_label, 460, 20),
-	IMC_FIELD(struct imc_class_port_info, trap_lid, 480, 16),
-	IMC_FIELD(struct imc_class_port_info, trap_pkey, 496, 16),
-	IMC_FIELD(struct imc_class_port_info, trap_hop_limit, 512, 8),
-	IMC_FIELD(struct imc_class_port_info, trap_qp, 520, 24),
-	IMC_FIELD(struct imc_class_port_info, trap_qkey, 544, 32),
+	F(base_version, 0, 8), F(class_version, 8, 8), F(cap_mask, 16, 16),
+	F(cap_mask2, 32, 27), F(resp_time, 59, 5),
+	R(redirect_gid, 64),
+	F(redirect_tclass, 192, 8), F(redirect_sl, 200, 4),
+	F(redirect_flow_label, 204, 20),
+	F(redirect_lid, 224, 16), F(redirect_pkey, 240, 16),
+	F(redirect_resv, 256, 8), F(redirect_qp, 264, 24),
+	F(redirect_qkey, 288, 32),
+	R(trap_gid, 320),
+	F(trap_tclass, 448, 8), F(trap_sl, 456, 4), F(trap_flow_label, 460, 20),
+	F(trap_lid, 480, 16), F(trap_pkey, 496, 16),
+	F(trap_hop_limit, 512, 8), F(trap_qp, 520, 24),
+	F(trap_qkey, 544, 32),
 };
+#undef F
+#undef R
 
 /* InformInfo, IBA 13.4.8.3 Table 117. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_inform_info, m, bit, bits)
+#define R(m, bit) IMC_FIELD_RAW(struct imc_inform_info, m, bit)
 static const struct imc_field inform_info_fields[] = {
-	IMC_FIELD_RAW(struct imc_inform_info, gid, 0),
-	IMC_FIELD(struct imc_inform_info, lid_range_begin, 128, 16),
-	IMC_FIELD(struct imc_inform_info, lid_range_end, 144, 16),
-	IMC_FIELD(struct imc_inform_info, resv20, 160, 16),
-	IMC_FIELD(struct imc_inform_info, is_generic, 176, 8),
-	IMC_FIELD(struct imc_inform_info, subscribe, 184, 8),
-	IMC_FIELD(struct imc_inform_info, type, 192, 16),
-	IMC_FIELD(struct imc_inform_info, trap_number_or_device_id, 208, 16),
-	IMC_FIELD(struct imc_inform_info, qpn, 224, 24),
-	IMC_FIELD(struct imc_inform_info, resv_qpn, 248, 3),
-	IMC_FIELD(struct imc_inform_info, resp_time_value, 251, 5),
-	IMC_FIELD(struct imc_inform_info, resv32, 256, 8),
-	IMC_FIELD(struct imc_inform_info, producer_type_or_vendor_id, 264, 24),
+	R(gid, 0),
+	F(lid_range_begin, 128, 16), F(lid_range_end, 144, 16),
+	F(resv20, 160, 16), F(is_generic, 176, 8), F(subscribe, 184, 8),
+	F(type, 192, 16), F(trap_number_or_device_id, 208, 16),
+	F(qpn, 224, 24), F(resv_qpn, 248, 3), F(resp_time_value, 251, 5),
+	F(resv32, 256, 8), F(producer_type_or_vendor_id, 264, 24),
 };
+#undef F
+#undef R
 
 /* Notice, IBA 13.4.8.2 Table 116. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_notice, m, bit, bits)
+#define R(m, bit) IMC_FIELD_RAW(struct imc_notice, m, bit)
 static const struct imc_field notice_fields[] = {
-	IMC_FIELD(struct imc_notice, is_generic, 0, 1),
-	IMC_FIELD(struct imc_notice, type, 1, 7),
-	IMC_FIELD(struct imc_notice, producer_type_or_vendor_id, 8, 24),
-	IMC_FIELD(struct imc_notice, trap_number_or_device_id, 32, 16),
-	IMC_FIELD(struct imc_notice, issuer_lid, 48, 16),
-	IMC_FIELD(struct imc_notice, notice_toggle, 64, 1),
-	IMC_FIELD(struct imc_notice, notice_count, 65, 15),
-	IMC_FIELD_RAW(struct imc_notice, data_details, 80),
-	IMC_FIELD_RAW(struct imc_notice, issuer_gid, 512),
+	F(is_generic, 0, 1), F(type, 1, 7),
+	F(producer_type_or_vendor_id, 8, 24),
+	F(trap_number_or_device_id, 32, 16), F(issuer_lid, 48, 16),
+	F(notice_toggle, 64, 1), F(notice_count, 65, 15),
+	R(data_details, 80),
+	R(issuer_gid, 512),
 };
+#undef F
+#undef R
 
-int imc_mcmr_pack(const struct imc_mcmr *r, uint8_t *buf, size_t len)
-{
-	return imc_fields_pack(IMC_FIELDS(mcmr_fields), r, buf, len,
-			       IMC_MCMR_SIZE);
-}
-
-int imc_mcmr_unpack(struct imc_mcmr *r, const uint8_t *buf, size_t len)
-{
-	return imc_fields_unpack(IMC_FIELDS(mcmr_fields), r, buf, len,
-				 IMC_MCMR_SIZE);
-}
+IMC_FIELDS_CODEC(mcmr, IMC_MCMR_SIZE)
 
 bool imc_mcmr_reserved_set(const struct imc_mcmr *r)
 {
@@ -200,58 +169,10 @@ bool imc_mcmr_reserved_set(const struct imc_mcmr *r)
 	return r->resv49 || memcmp(r->resv, zero, sizeof(zero));
 }
 
-int imc_path_rec_pack(const struct imc_path_rec *r, uint8_t *buf, size_t len)
-{
-	return imc_fields_pack(IMC_FIELDS(path_rec_fields), r, buf, len,
-			       IMC_PATH_REC_SIZE);
-}
-
-int imc_path_rec_unpack(struct imc_path_rec *r, const uint8_t *buf,
-			size_t len)
-{
-	return imc_fields_unpack(IMC_FIELDS(path_rec_fields), r, buf, len,
-				 IMC_PATH_REC_SIZE);
-}
-
-int imc_class_port_info_pack(const struct imc_class_port_info *c,
-			     uint8_t *buf, size_t len)
-{
-	return imc_fields_pack(IMC_FIELDS(class_port_info_fields), c, buf, len,
-			       IMC_CLASS_PORT_INFO_SIZE);
-}
-
-int imc_class_port_info_unpack(struct imc_class_port_info *c,
-			       const uint8_t *buf, size_t len)
-{
-	return imc_fields_unpack(IMC_FIELDS(class_port_info_fields), c, buf,
-				 len, IMC_CLASS_PORT_INFO_SIZE);
-}
-
-int imc_inform_info_pack(const struct imc_inform_info *i, uint8_t *buf,
-			 size_t len)
-{
-	return imc_fields_pack(IMC_FIELDS(inform_info_fields), i, buf, len,
-			       IMC_INFORM_INFO_SIZE);
-}
-
-int imc_inform_info_unpack(struct imc_inform_info *i, const uint8_t *buf,
-			   size_t len)
-{
-	return imc_fields_unpack(IMC_FIELDS(inform_info_fields), i, buf, len,
-				 IMC_INFORM_INFO_SIZE);
-}
-
-int imc_notice_pack(const struct imc_notice *n, uint8_t *buf, size_t len)
-{
-	return imc_fields_pack(IMC_FIELDS(notice_fields), n, buf, len,
-			       IMC_NOTICE_SIZE);
-}
-
-int imc_notice_unpack(struct imc_notice *n, const uint8_t *buf, size_t len)
-{
-	return imc_fields_unpack(IMC_FIELDS(notice_fields), n, buf, len,
-				 IMC_NOTICE_SIZE);
-}
+IMC_FIELDS_CODEC(path_rec, IMC_PATH_REC_SIZE)
+IMC_FIELDS_CODEC(class_port_info, IMC_CLASS_PORT_INFO_SIZE)
+IMC_FIELDS_CODEC(inform_info, IMC_INFORM_INFO_SIZE)
+IMC_FIELDS_CODEC(notice, IMC_NOTICE_SIZE)
 
 static bool is_mcast_trap(unsigned trap)
 {

@@ -10,90 +10,57 @@
 /* ---- PortInfo ---- */
 
 /* PortInfo, IBA 14.2.5.6 Table 145. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_port_info, m, bit, bits)
 static const struct imc_field port_info_fields[] = {
-	IMC_FIELD(struct imc_port_info, m_key, 0, 64),
-	IMC_FIELD(struct imc_port_info, gid_prefix, 64, 64),
-	IMC_FIELD(struct imc_port_info, lid, 128, 16),
-	IMC_FIELD(struct imc_port_info, master_sm_lid, 144, 16),
-	IMC_FIELD(struct imc_port_info, cap_mask, 160, 32),
-	IMC_FIELD(struct imc_port_info, diag_code, 192, 16),
-	IMC_FIELD(struct imc_port_info, m_key_lease, 208, 16),
-	IMC_FIELD(struct imc_port_info, local_port, 224, 8),
-	IMC_FIELD(struct imc_port_info, width_enabled, 232, 8),
-	IMC_FIELD(struct imc_port_info, width_supported, 240, 8),
-	IMC_FIELD(struct imc_port_info, width_active, 248, 8),
-	IMC_FIELD(struct imc_port_info, speed_supported, 256, 4),
-	IMC_FIELD(struct imc_port_info, state, 260, 4),
-	IMC_FIELD(struct imc_port_info, phys_state, 264, 4),
-	IMC_FIELD(struct imc_port_info, down_default, 268, 4),
-	IMC_FIELD(struct imc_port_info, m_key_protect, 272, 2),
-	IMC_FIELD(struct imc_port_info, resv34, 274, 3),
-	IMC_FIELD(struct imc_port_info, lmc, 277, 3),
-	IMC_FIELD(struct imc_port_info, speed_active, 280, 4),
-	IMC_FIELD(struct imc_port_info, speed_enabled, 284, 4),
-	IMC_FIELD(struct imc_port_info, neighbor_mtu, 288, 4),
-	IMC_FIELD(struct imc_port_info, master_sm_sl, 292, 4),
-	IMC_FIELD(struct imc_port_info, vl_cap, 296, 4),
-	IMC_FIELD(struct imc_port_info, init_type, 300, 4),
-	IMC_FIELD(struct imc_port_info, vl_high_limit, 304, 8),
-	IMC_FIELD(struct imc_port_info, vl_arb_high_cap, 312, 8),
-	IMC_FIELD(struct imc_port_info, vl_arb_low_cap, 320, 8),
-	IMC_FIELD(struct imc_port_info, init_type_reply, 328, 4),
-	IMC_FIELD(struct imc_port_info, mtu_cap, 332, 4),
-	IMC_FIELD(struct imc_port_info, vl_stall, 336, 3),
-	IMC_FIELD(struct imc_port_info, hoq_life, 339, 5),
-	IMC_FIELD(struct imc_port_info, op_vls, 344, 4),
-	IMC_FIELD(struct imc_port_info, enforce, 348, 4),
-	IMC_FIELD(struct imc_port_info, m_key_violations, 352, 16),
-	IMC_FIELD(struct imc_port_info, p_key_violations, 368, 16),
-	IMC_FIELD(struct imc_port_info, q_key_violations, 384, 16),
-	IMC_FIELD(struct imc_port_info, guid_cap, 400, 8),
-	IMC_FIELD(struct imc_port_info, client_rereg, 408, 1),
-	IMC_FIELD(struct imc_port_info, resv51, 409, 2),
-	IMC_FIELD(struct imc_port_info, subnet_timeout, 411, 5),
-	IMC_FIELD(struct imc_port_info, resv52, 416, 3),
-	IMC_FIELD(struct imc_port_info, resp_time, 419, 5),
-	IMC_FIELD(struct imc_port_info, local_phy_errors, 424, 4),
-	IMC_FIELD(struct imc_port_info, overrun_errors, 428, 4),
-	IMC_FIELD(struct imc_port_info, max_credit_hint, 432, 16),
-	IMC_FIELD(struct imc_port_info, resv56, 448, 8),
-	IMC_FIELD(struct imc_port_info, link_rtl, 456, 24),
-	IMC_FIELD(struct imc_port_info, cap_mask2, 480, 16),
-	IMC_FIELD(struct imc_port_info, speed_ext_active, 496, 4),
-	IMC_FIELD(struct imc_port_info, speed_ext_supported, 500, 4),
-	IMC_FIELD(struct imc_port_info, resv63, 504, 3),
-	IMC_FIELD(struct imc_port_info, speed_ext_enabled, 507, 5),
+	F(m_key, 0, 64),
+	F(gid_prefix, 64, 64),
+	F(lid, 128, 16), F(master_sm_lid, 144, 16),
+	F(cap_mask, 160, 32),
+	F(diag_code, 192, 16), F(m_key_lease, 208, 16),
+	F(local_port, 224, 8), F(width_enabled, 232, 8),
+	F(width_supported, 240, 8), F(width_active, 248, 8),
+	F(speed_supported, 256, 4), F(state, 260, 4), F(phys_state, 264, 4),
+	F(down_default, 268, 4), F(m_key_protect, 272, 2), F(resv34, 274, 3),
+	F(lmc, 277, 3), F(speed_active, 280, 4), F(speed_enabled, 284, 4),
+	F(neighbor_mtu, 288, 4), F(master_sm_sl, 292, 4), F(vl_cap, 296, 4),
+	F(init_type, 300, 4), F(vl_high_limit, 304, 8),
+	F(vl_arb_high_cap, 312, 8),
+	F(vl_arb_low_cap, 320, 8), F(init_type_reply, 328, 4),
+	F(mtu_cap, 332, 4), F(vl_stall, 336, 3), F(hoq_life, 339, 5),
+	F(op_vls, 344, 4), F(enforce, 348, 4),
+	F(m_key_violations, 352, 16), F(p_key_violations, 368, 16),
+	F(q_key_violations, 384, 16), F(guid_cap, 400, 8),
+	F(client_rereg, 408, 1), F(resv51, 409, 2), F(subnet_timeout, 411, 5),
+	F(resv52, 416, 3), F(resp_time, 419, 5), F(local_phy_errors, 424, 4),
+	F(overrun_errors, 428, 4), F(max_credit_hint, 432, 16),
+	F(resv56, 448, 8), F(link_rtl, 456, 24),
+	F(cap_mask2, 480, 16), F(speed_ext_active, 496, 4),
+	F(speed_ext_supported, 500, 4), F(resv63, 504, 3),
+	F(speed_ext_enabled, 507, 5),
 };
-
+#undef F
 
 static bool port_info_ok(const struct imc_port_info *p)
 {
-	return imc_fields_fit(port_info_fields,
-			      IMC_ARRAY_SIZE(port_info_fields), p);
+	return imc_fields_fit(IMC_FIELDS(port_info_fields), p);
 }
 
 static void port_info_put(const struct imc_port_info *p, uint8_t *b)
 {
-	imc_fields_put(port_info_fields, IMC_ARRAY_SIZE(port_info_fields), p,
-		       b);
+	imc_fields_put(IMC_FIELDS(port_info_fields), p, b);
 }
 
 static void port_info_get(struct imc_port_info *p, const uint8_t *b)
 {
 	memset(p, 0, sizeof(*p));
-	imc_fields_get(port_info_fields, IMC_ARRAY_SIZE(port_info_fields), p,
-		       b);
+	imc_fields_get(IMC_FIELDS(port_info_fields), p, b);
 }
 
 int imc_port_info_pack(const struct imc_port_info *p, uint8_t *buf,
 		       size_t len)
 {
-	if (len < IMC_PORT_INFO_SIZE)
-		return -ENOSPC;
-	if (!port_info_ok(p))
-		return -EINVAL;
-	port_info_put(p, buf);
-	return IMC_PORT_INFO_SIZE;
+	return imc_fields_pack(IMC_FIELDS(port_info_fields), p, buf, len,
+			       IMC_PORT_INFO_SIZE);
 }
 
 int imc_port_info_unpack(struct imc_port_info *p, const uint8_t *buf,
@@ -185,53 +152,30 @@ int imc_port_info_rec_unpack(struct imc_port_info_rec *r, const uint8_t *buf,
 /* ---- NodeInfo ---- */
 
 /* NodeInfo, IBA 14.2.5.3 Table 140. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_node_info, m, bit, bits)
 static const struct imc_field node_info_fields[] = {
-	IMC_FIELD(struct imc_node_info, base_version, 0, 8),
-	IMC_FIELD(struct imc_node_info, class_version, 8, 8),
-	IMC_FIELD(struct imc_node_info, node_type, 16, 8),
-	IMC_FIELD(struct imc_node_info, num_ports, 24, 8),
-	IMC_FIELD(struct imc_node_info, sys_image_guid, 32, 64),
-	IMC_FIELD(struct imc_node_info, node_guid, 96, 64),
-	IMC_FIELD(struct imc_node_info, port_guid, 160, 64),
-	IMC_FIELD(struct imc_node_info, partition_cap, 224, 16),
-	IMC_FIELD(struct imc_node_info, device_id, 240, 16),
-	IMC_FIELD(struct imc_node_info, revision, 256, 32),
-	IMC_FIELD(struct imc_node_info, local_port, 288, 8),
-	IMC_FIELD(struct imc_node_info, vendor_id, 296, 24),
+	F(base_version, 0, 8), F(class_version, 8, 8), F(node_type, 16, 8),
+	F(num_ports, 24, 8),
+	F(sys_image_guid, 32, 64),
+	F(node_guid, 96, 64),
+	F(port_guid, 160, 64),
+	F(partition_cap, 224, 16), F(device_id, 240, 16),
+	F(revision, 256, 32),
+	F(local_port, 288, 8), F(vendor_id, 296, 24),
 };
-
+#undef F
 
 static void node_info_put(const struct imc_node_info *n, uint8_t *b)
 {
-	imc_fields_put(node_info_fields, IMC_ARRAY_SIZE(node_info_fields), n,
-		       b);
+	imc_fields_put(IMC_FIELDS(node_info_fields), n, b);
 }
 
 static void node_info_get(struct imc_node_info *n, const uint8_t *b)
 {
-	imc_fields_get(node_info_fields, IMC_ARRAY_SIZE(node_info_fields), n,
-		       b);
+	imc_fields_get(IMC_FIELDS(node_info_fields), n, b);
 }
 
-int imc_node_info_pack(const struct imc_node_info *n, uint8_t *buf,
-		       size_t len)
-{
-	if (len < IMC_NODE_INFO_SIZE)
-		return -ENOSPC;
-	if (n->vendor_id > 0xffffff)
-		return -EINVAL;
-	node_info_put(n, buf);
-	return IMC_NODE_INFO_SIZE;
-}
-
-int imc_node_info_unpack(struct imc_node_info *n, const uint8_t *buf,
-			 size_t len)
-{
-	if (len < IMC_NODE_INFO_SIZE)
-		return -EMSGSIZE;
-	node_info_get(n, buf);
-	return IMC_NODE_INFO_SIZE;
-}
+IMC_FIELDS_CODEC(node_info, IMC_NODE_INFO_SIZE)
 
 /* ---- NodeRecord, IBA 15.2.5.2 Table 209 ---- */
 
@@ -239,7 +183,7 @@ int imc_node_rec_pack(const struct imc_node_rec *r, uint8_t *buf, size_t len)
 {
 	if (len < IMC_NODE_REC_SIZE)
 		return -ENOSPC;
-	if (r->info.vendor_id > 0xffffff)
+	if (!imc_fields_fit(IMC_FIELDS(node_info_fields), &r->info))
 		return -EINVAL;
 	imc_put16(buf, r->lid);
 	imc_put16(buf + 2, r->resv);
