@@ -1,7 +1,7 @@
 /* SA attribute records: MCMemberRecord, PathRecord, ClassPortInfo,
- * InformInfo and Notice. Byte offsets follow the IBA tables cited at each
- * function; where rdma-core has a struct for the record, its offsets are
- * checked at compile time.
+ * InformInfo and Notice, each a field table (wire/fields.h) with the bit
+ * offsets of the IBA table cited above it; where rdma-core has a struct
+ * for the record, its offsets are checked at compile time.
  */
 #include <errno.h>
 #include <string.h>

@@ -1,5 +1,7 @@
-/* PortInfo(Record), NodeInfo/NodeRecord and P_KeyTableRecord. Byte
- * offsets are those of the IBA tables named at each function. */
+/* PortInfo(Record), NodeInfo/NodeRecord and P_KeyTableRecord. PortInfo
+ * and NodeInfo are field tables (wire/fields.h) with the bit offsets of
+ * the IBA tables they name; the records around them give their byte
+ * offsets at each function. */
 #include <errno.h>
 #include <string.h>
 
