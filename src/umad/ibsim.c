@@ -292,7 +292,7 @@ int imc_ibsim_open(const struct imc_ibsim_config *cfg,
 	const char *base, *node, *remote;
 	char attached[IMC_IBSIM_NODEID_LEN + 1];
 	struct imc_ibsim *s;
-	long id;
+	long id = 0;
 	int r;
 
 	if (!cfg || !port || !out)
