@@ -222,13 +222,13 @@ IMC_FIELDS_INLINE int imc_fields_unpack(const struct imc_field *f, size_t n,
 
 /* Defines imc_<rec>_pack() and imc_<rec>_unpack() of struct imc_<rec>,
  * as its public header declares them, over the table <rec>_fields of a
- * record of `size` bytes. */
-#define IMC_FIELDS_CODEC(rec, size)                                       \
+ * record of `size` bytes; the pack goes through `pack`, imc_fields_pack()
+ * or a function of its signature that checks more first. */
+#define IMC_FIELDS_CODEC_WITH(rec, size, pack)                            \
 	int imc_##rec##_pack(const struct imc_##rec *obj, uint8_t *buf,   \
 			     size_t len)                                  \
 	{                                                                 \
-		return imc_fields_pack(IMC_FIELDS(rec##_fields), obj, buf,\
-				       len, size);                        \
+		return pack(IMC_FIELDS(rec##_fields), obj, buf, len, size);\
 	}                                                                 \
 	int imc_##rec##_unpack(struct imc_##rec *obj, const uint8_t *buf, \
 			       size_t len)                                \
@@ -236,5 +236,7 @@ IMC_FIELDS_INLINE int imc_fields_unpack(const struct imc_field *f, size_t n,
 		return imc_fields_unpack(IMC_FIELDS(rec##_fields), obj,   \
 					 buf, len, size);                 \
 	}
+#define IMC_FIELDS_CODEC(rec, size)                                       \
+	IMC_FIELDS_CODEC_WITH(rec, size, imc_fields_pack)
 
 #endif

@@ -72,25 +72,10 @@ IMC_FIELDS_INLINE int hdr_pack(const struct imc_field *f, size_t n,
 	return imc_fields_pack(f, n, h, buf, len, size);
 }
 
-/* imc_<hdr>_pack() and imc_<hdr>_unpack() over <hdr>_fields. */
-#define HDR_CODEC(hdr, size)                                              \
-	int imc_##hdr##_pack(const struct imc_##hdr *h, uint8_t *buf,     \
-			     size_t len)                                  \
-	{                                                                 \
-		return hdr_pack(IMC_FIELDS(hdr##_fields), h, buf, len,    \
-				size);                                    \
-	}                                                                 \
-	int imc_##hdr##_unpack(struct imc_##hdr *h, const uint8_t *buf,   \
-			       size_t len)                                \
-	{                                                                 \
-		return imc_fields_unpack(IMC_FIELDS(hdr##_fields), h,     \
-					 buf, len, size);                 \
-	}
-
-HDR_CODEC(lrh, IMC_LRH_SIZE)
-HDR_CODEC(grh, IMC_GRH_SIZE)
-HDR_CODEC(bth, IMC_BTH_SIZE)
-HDR_CODEC(deth, IMC_DETH_SIZE)
+IMC_FIELDS_CODEC_WITH(lrh, IMC_LRH_SIZE, hdr_pack)
+IMC_FIELDS_CODEC_WITH(grh, IMC_GRH_SIZE, hdr_pack)
+IMC_FIELDS_CODEC_WITH(bth, IMC_BTH_SIZE, hdr_pack)
+IMC_FIELDS_CODEC_WITH(deth, IMC_DETH_SIZE, hdr_pack)
 
 static size_t hdr_size(bool grh, uint8_t opcode)
 {
