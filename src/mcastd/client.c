@@ -231,24 +231,10 @@ static void sock_events(struct imc_mcastd *c)
 static int flush(struct imc_mcastd *c)
 {
 	bool had = mcd_buf_used(&c->out);
+	int r = had && c->sock >= 0 ? mcd_buf_send(&c->out, c->sock) : 0;
 
-	while (mcd_buf_used(&c->out) && c->sock >= 0) {
-		ssize_t n = send(c->sock, c->out.p + c->out.off,
-				 mcd_buf_used(&c->out),
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			if (!had)
-				break;
-			sock_events(c);
-			return 0;
-		}
-		if (n <= 0)
-			return n < 0 ? -errno : -EPIPE;
-		mcd_buf_consume(&c->out, (size_t)n);
-	}
+	if (r < 0 && r != -EAGAIN)
+		return r;
 	if (had)
 		sock_events(c);
 	return 0;

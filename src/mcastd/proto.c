@@ -1,5 +1,6 @@
 /* Encoding and checked decoding of the ibmcastd protocol (proto.h). */
 #include <errno.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -438,6 +439,23 @@ void mcd_buf_consume(struct mcd_buf *b, size_t n)
 	b->off += n;
 	if (b->off == b->len)
 		b->off = b->len = 0;
+}
+
+int mcd_buf_send(struct mcd_buf *b, int fd)
+{
+	while (mcd_buf_used(b)) {
+		ssize_t n = send(fd, b->p + b->off, mcd_buf_used(b),
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return -EAGAIN;
+		if (n <= 0)
+			return n < 0 ? -errno : -EPIPE;
+		mcd_buf_consume(b, (size_t)n);
+	}
+	return 0;
 }
 
 void mcd_buf_free(struct mcd_buf *b)

@@ -146,6 +146,10 @@ uint8_t *mcd_buf_reserve(struct mcd_buf *b, size_t n);
 /* Appends the frame of m. Returns 0 or -ENOMEM. */
 int mcd_buf_put(struct mcd_buf *b, const struct mcd_msg *m);
 void mcd_buf_consume(struct mcd_buf *b, size_t n);
+/* Writes what waits to the stream socket fd without blocking. Returns 0
+ * once all is written, -EAGAIN when the socket is full (the rest waits),
+ * or a negative errno (-EPIPE for a closed peer) when it broke. */
+int mcd_buf_send(struct mcd_buf *b, int fd);
 void mcd_buf_free(struct mcd_buf *b);
 
 static inline size_t mcd_buf_used(const struct mcd_buf *b)

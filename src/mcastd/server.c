@@ -172,24 +172,14 @@ static void want_write(struct conn *c, bool on)
  * caller closes it). */
 static int flush(struct conn *c)
 {
+	int r;
+
 	if (c->broken)
 		return -EPIPE;
-	while (mcd_buf_used(&c->out)) {
-		ssize_t n = send(c->fd, c->out.p + c->out.off,
-				 mcd_buf_used(&c->out),
-				 MSG_DONTWAIT | MSG_NOSIGNAL);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			want_write(c, true);
-			return 0;
-		}
-		if (n <= 0)
-			return -EPIPE;
-		mcd_buf_consume(&c->out, (size_t)n);
-	}
-	want_write(c, false);
+	r = mcd_buf_send(&c->out, c->fd);
+	if (r < 0 && r != -EAGAIN)
+		return -EPIPE;
+	want_write(c, r == -EAGAIN);
 	return 0;
 }
 

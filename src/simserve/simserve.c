@@ -240,6 +240,22 @@ void ss_client_input(struct ss_client *c, uint8_t *pkt, size_t len)
 		bounce(c, pkt);
 }
 
+/* One receive slot of a recvmmsg() batch: buf, and the sender's name when
+ * from is given. */
+static void mmsg_slot(struct mmsghdr *mh, struct iovec *iov, void *buf,
+		      size_t size, struct sockaddr_un *from)
+{
+	iov->iov_base = buf;
+	iov->iov_len = size;
+	memset(mh, 0, sizeof(*mh));
+	mh->msg_hdr.msg_iov = iov;
+	mh->msg_hdr.msg_iovlen = 1;
+	if (from) {
+		mh->msg_hdr.msg_name = from;
+		mh->msg_hdr.msg_namelen = sizeof(*from);
+	}
+}
+
 static void client_cb(struct imc_fd_watch *w, unsigned events)
 {
 	struct ss_client *c = imc_container_of(w, struct ss_client, w);
@@ -254,13 +270,9 @@ static void client_cb(struct imc_fd_watch *w, unsigned events)
 	for (int round = 0; round < ROUND_BUDGET && !s->paused; round++) {
 		int r;
 
-		for (unsigned i = 0; i < BATCH; i++) {
-			iov[i].iov_base = bufs[i];
-			iov[i].iov_len = sizeof(bufs[i]);
-			memset(&mh[i], 0, sizeof(mh[i]));
-			mh[i].msg_hdr.msg_iov = &iov[i];
-			mh[i].msg_hdr.msg_iovlen = 1;
-		}
+		for (unsigned i = 0; i < BATCH; i++)
+			mmsg_slot(&mh[i], &iov[i], bufs[i], sizeof(bufs[i]),
+				  NULL);
 		r = recvmmsg(c->fd, mh, BATCH, MSG_DONTWAIT, NULL);
 		if (r <= 0)
 			break;
@@ -309,20 +321,6 @@ static int slot_alloc(struct imc_simserve *s, uint32_t *slot)
 	s->cl[s->ncl] = NULL;
 	*slot = s->ncl++;
 	return 0;
-}
-
-static int name_op(int fd, bool bind_it, const char *base, const char *what,
-		   long num)
-{
-	struct sockaddr_un a;
-	int alen = imc_ibsim_sockaddr(&a, base, what, num);
-	int r;
-
-	if (alen < 0)
-		return alen;
-	r = bind_it ? bind(fd, (struct sockaddr *)&a, (socklen_t)alen)
-		    : connect(fd, (struct sockaddr *)&a, (socklen_t)alen);
-	return r < 0 ? -errno : 0;
 }
 
 static int node_join(struct imc_simserve *s, struct ss_client *c)
@@ -380,10 +378,10 @@ static int client_open_socket(struct imc_simserve *s, struct ss_client *c)
 
 	if (fd < 0)
 		return -errno;
-	r = name_op(fd, true, s->base, "out", (long)c->slot);
+	r = imc_ibsim_name_op(fd, true, s->base, "out", (long)c->slot);
 	/* The client bound "in<id>" before it sent CONNECT. */
 	if (!r)
-		r = name_op(fd, false, s->base, "in", (long)c->id);
+		r = imc_ibsim_name_op(fd, false, s->base, "in", (long)c->id);
 	if (r < 0) {
 		close(fd);
 		return r;
@@ -482,7 +480,8 @@ void ss_client_detach(struct ss_client *c)
  * peer changes nothing for a live one. */
 static bool client_alive(struct ss_client *c)
 {
-	return name_op(c->fd, false, c->s->base, "in", (long)c->id) == 0;
+	return imc_ibsim_name_op(c->fd, false, c->s->base, "in",
+				 (long)c->id) == 0;
 }
 
 bool ss_node_sm_busy(struct imc_simserve *s, uint32_t node,
@@ -596,15 +595,8 @@ static void ctl_cb(struct imc_fd_watch *w, unsigned events)
 	unsigned nout = 0;
 	int r;
 
-	for (unsigned i = 0; i < BATCH; i++) {
-		iov[i].iov_base = bufs[i];
-		iov[i].iov_len = sizeof(bufs[i]);
-		memset(&mh[i], 0, sizeof(mh[i]));
-		mh[i].msg_hdr.msg_iov = &iov[i];
-		mh[i].msg_hdr.msg_iovlen = 1;
-		mh[i].msg_hdr.msg_name = &from[i];
-		mh[i].msg_hdr.msg_namelen = sizeof(from[i]);
-	}
+	for (unsigned i = 0; i < BATCH; i++)
+		mmsg_slot(&mh[i], &iov[i], bufs[i], sizeof(bufs[i]), &from[i]);
 	r = recvmmsg(s->ctl, mh, BATCH, MSG_DONTWAIT, NULL);
 	if (r <= 0)
 		return;
@@ -704,7 +696,7 @@ int imc_simserve_create(struct imc_fabric *f, struct imc_loop *loop,
 	r = -errno;
 	if (s->ctl < 0)
 		goto fail;
-	r = name_op(s->ctl, true, s->base, "ctl", -1);
+	r = imc_ibsim_name_op(s->ctl, true, s->base, "ctl", -1);
 	if (r < 0)
 		goto fail;
 	imc_fd_watch_init(&s->ctl_w, s->ctl, ctl_cb);

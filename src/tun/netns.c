@@ -225,13 +225,12 @@ static int make_ns(const char *path)
 	return rc ? rc : rc2;
 }
 
-int imc_netns_create(const char *name, struct imc_netns **out)
+/* A handle for a valid name that holds neither the namespace nor its
+ * lock yet. */
+static int ns_alloc(const char *name, struct imc_netns **out)
 {
 	struct imc_netns *ns;
-	char path[256];
-	int fd, rc;
 
-	*out = NULL;
 	if (!name_ok(name))
 		return -EINVAL;
 	ns = calloc(1, sizeof(*ns));
@@ -239,6 +238,21 @@ int imc_netns_create(const char *name, struct imc_netns **out)
 		return -ENOMEM;
 	strcpy(ns->name, name);
 	ns->fd = -1;
+	ns->lockfd = -1;
+	*out = ns;
+	return 0;
+}
+
+int imc_netns_create(const char *name, struct imc_netns **out)
+{
+	struct imc_netns *ns;
+	char path[256];
+	int fd, rc;
+
+	*out = NULL;
+	rc = ns_alloc(name, &ns);
+	if (rc)
+		return rc;
 	rc = mkdir_one(NETNS_DIR);
 	if (rc)
 		goto fail;
@@ -279,20 +293,16 @@ int imc_netns_open(const char *name, struct imc_netns **out)
 {
 	struct imc_netns *ns;
 	char path[256];
+	int rc;
 
 	*out = NULL;
-	if (!name_ok(name))
-		return -EINVAL;
-	ns = calloc(1, sizeof(*ns));
-	if (!ns)
-		return -ENOMEM;
-	strcpy(ns->name, name);
-	ns->lockfd = -1;
+	rc = ns_alloc(name, &ns);
+	if (rc)
+		return rc;
 	path_of(path, sizeof(path), NETNS_DIR, name, "");
 	ns->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (ns->fd < 0) {
-		int rc = -errno;
-
+		rc = -errno;
 		free(ns);
 		return rc;
 	}

@@ -144,6 +144,20 @@ int imc_ibsim_sockaddr(struct sockaddr_un *a, const char *base,
 	return (int)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n + 1);
 }
 
+int imc_ibsim_name_op(int fd, bool bind_it, const char *base,
+		      const char *what, long num)
+{
+	struct sockaddr_un a;
+	int alen = imc_ibsim_sockaddr(&a, base, what, num);
+	int r;
+
+	if (alen < 0)
+		return alen;
+	r = bind_it ? bind(fd, (struct sockaddr *)&a, (socklen_t)alen)
+		    : connect(fd, (struct sockaddr *)&a, (socklen_t)alen);
+	return r < 0 ? -errno : 0;
+}
+
 /* ---- the connection ---- */
 
 static int ctl_call(struct imc_ibsim *s, uint32_t type, void *data,
@@ -168,20 +182,6 @@ static int ctl_call(struct imc_ibsim *s, uint32_t type, void *data,
 	return 0;
 }
 
-/* Binds fd to, or connects it to, the socket "<base>:<what><num>". */
-static int name_op(int fd, bool bind_it, const char *base, const char *what,
-		   long num)
-{
-	struct sockaddr_un a;
-	int alen = imc_ibsim_sockaddr(&a, base, what, num);
-	int r;
-
-	if (alen < 0)
-		return alen;
-	r = bind_it ? bind(fd, (struct sockaddr *)&a, (socklen_t)alen)
-		    : connect(fd, (struct sockaddr *)&a, (socklen_t)alen);
-	return r < 0 ? -errno : 0;
-}
 
 /* Binds both sockets under a client id nobody in this process uses. */
 static int bind_id(struct imc_ibsim *s, const char *base, long *id)
@@ -194,13 +194,13 @@ static int bind_id(struct imc_ibsim *s, const char *base, long *id)
 		int r;
 
 		*id = pid + ((long)n << ID_SHIFT);
-		r = name_op(s->ctl, true, base, "ctl", *id);
+		r = imc_ibsim_name_op(s->ctl, true, base, "ctl", *id);
 		if (r == -EADDRINUSE)
 			continue;
 		if (r < 0)
 			return r;
 		/* ibsim connects to "in<id>" while it handles CONNECT. */
-		return name_op(s->data, true, base, "in", *id);
+		return imc_ibsim_name_op(s->data, true, base, "in", *id);
 	}
 	return -EADDRINUSE;
 }
@@ -230,19 +230,69 @@ static void fill_port(struct imc_umad_port *p, const char *node,
 	}
 }
 
-int imc_ibsim_open(const struct imc_ibsim_config *cfg,
-		   struct imc_umad_port *port, struct imc_ibsim **out)
+/* Both sockets bound under a fresh id, the control one connected to
+ * ibsim's. Returns 0, -ENODEV (no ibsim of that name) or -errno. */
+static int sockets_open(struct imc_ibsim *s, const char *base, long *id)
 {
 	const struct timeval tmo = { CTL_TIMEOUT_MS / 1000,
 				     CTL_TIMEOUT_MS % 1000 * 1000 };
-	uint8_t info[INFO_SIZE], buf[IMC_IBSIM_CTL_DATA];
+	int r;
+
+	s->ctl = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	s->data = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	r = -errno;
+	if (s->ctl < 0 || s->data < 0)
+		return r;
+	r = bind_id(s, base, id);
+	if (r < 0)
+		return r;
+	if (setsockopt(s->ctl, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo)) <
+	    0)
+		return -errno;
+	r = imc_ibsim_name_op(s->ctl, false, base, "ctl", -1);
+	return r < 0 ? -ENODEV : 0;
+}
+
+/* The attached port as the caller sees it, and IsSM set on it when
+ * asked. Returns 0 or -errno (-EIO for a reply that does not parse). */
+static int port_query(struct imc_ibsim *s, bool issm, const char *attached,
+		      struct imc_umad_port *port)
+{
+	uint8_t buf[IMC_IBSIM_CTL_DATA];
 	struct imc_node_info ni;
 	struct imc_port_info pi;
+	uint32_t v;
+	int r;
+
+	memset(buf, 0, sizeof(buf));
+	r = ctl_call(s, IMC_IBSIM_CTL_GET_NODEINFO, buf, sizeof(buf));
+	if (r < 0 || imc_node_info_unpack(&ni, buf, sizeof(buf)) < 0)
+		return r < 0 ? r : -EIO;
+	memset(buf, 0, sizeof(buf));             /* port 0: the client's */
+	r = ctl_call(s, IMC_IBSIM_CTL_GET_PORTINFO, buf, sizeof(buf));
+	if (r < 0 || imc_port_info_unpack(&pi, buf, sizeof(buf)) < 0)
+		return r < 0 ? r : -EIO;
+	if (issm) {
+		/* PortInfo:CapabilityMask.IsSM (IBA 14.2.5.6), as the issm
+		 * device sets it. */
+		v = 1;
+		r = ctl_call(s, IMC_IBSIM_CTL_SET_ISSM, &v, sizeof(v));
+		if (r < 0)
+			return r;
+		s->issm = true;
+	}
+	fill_port(port, attached, &ni, &pi);
+	return 0;
+}
+
+int imc_ibsim_open(const struct imc_ibsim_config *cfg,
+		   struct imc_umad_port *port, struct imc_ibsim **out)
+{
+	uint8_t info[INFO_SIZE];
 	const char *base, *node, *remote;
 	char attached[IMC_IBSIM_NODEID_LEN + 1];
 	struct imc_ibsim *s;
-	uint32_t v;
-	long id;
+	long id = 0;
 	int r;
 
 	if (!cfg || !port || !out)
@@ -261,25 +311,9 @@ int imc_ibsim_open(const struct imc_ibsim_config *cfg,
 	if (!s)
 		return -ENOMEM;
 	s->slot = 0;
-	s->ctl = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	s->data = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	r = -errno;
-	if (s->ctl < 0 || s->data < 0)
-		goto fail;
-	r = bind_id(s, base, &id);
+	r = sockets_open(s, base, &id);
 	if (r < 0)
 		goto fail;
-	if (setsockopt(s->ctl, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo)) <
-	    0) {
-		r = -errno;
-		goto fail;
-	}
-	r = name_op(s->ctl, false, base, "ctl", -1);
-	if (r < 0) {
-		/* No ibsim with that name. */
-		r = -ENODEV;
-		goto fail;
-	}
 
 	memset(info, 0, sizeof(info));
 	put_host32(info, (uint32_t)id);
@@ -296,28 +330,13 @@ int imc_ibsim_open(const struct imc_ibsim_config *cfg,
 	s->slot = get_host32(info);
 	memcpy(attached, info + 12, IMC_IBSIM_NODEID_LEN);
 	attached[IMC_IBSIM_NODEID_LEN] = 0;
-	r = name_op(s->data, false, base, "out", (long)s->slot);
+	r = imc_ibsim_name_op(s->data, false, base, "out", (long)s->slot);
 	if (r < 0)
 		goto detach;
 
-	memset(buf, 0, sizeof(buf));
-	r = ctl_call(s, IMC_IBSIM_CTL_GET_NODEINFO, buf, sizeof(buf));
-	if (r < 0 || imc_node_info_unpack(&ni, buf, sizeof(buf)) < 0)
+	r = port_query(s, cfg->issm, attached, port);
+	if (r < 0)
 		goto detach;
-	memset(buf, 0, sizeof(buf));             /* port 0: the client's */
-	r = ctl_call(s, IMC_IBSIM_CTL_GET_PORTINFO, buf, sizeof(buf));
-	if (r < 0 || imc_port_info_unpack(&pi, buf, sizeof(buf)) < 0)
-		goto detach;
-	if (cfg->issm) {
-		/* PortInfo:CapabilityMask.IsSM (IBA 14.2.5.6), as the issm
-		 * device sets it. */
-		v = 1;
-		r = ctl_call(s, IMC_IBSIM_CTL_SET_ISSM, &v, sizeof(v));
-		if (r < 0)
-			goto detach;
-		s->issm = true;
-	}
-	fill_port(port, attached, &ni, &pi);
 	*out = s;
 	return 0;
 detach:

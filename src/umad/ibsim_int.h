@@ -96,6 +96,11 @@ struct sockaddr_un;
 int imc_ibsim_sockaddr(struct sockaddr_un *a, const char *base,
 		       const char *what, long num);
 
+/* Binds fd to (bind_it) or connects it to the socket that
+ * imc_ibsim_sockaddr() names. Returns 0 or -errno. */
+int imc_ibsim_name_op(int fd, bool bind_it, const char *base,
+		      const char *what, long num);
+
 /* A connection to ibsim as one client. */
 struct imc_ibsim;
 

@@ -13,6 +13,7 @@
 
 #include "ibmcast/mcast_umad.h"
 #include "umad/mcast_audit.h"
+#include "umad/umad_int.h"
 
 #if defined(__has_include)
 #if __has_include(<infiniband/verbs.h>)
@@ -103,31 +104,10 @@ static void tell(struct imc_mcast_umad *mu, enum imc_mcast_port_event ev,
 		mu->port_cb(mu->port_arg, ev, cause);
 }
 
-static void fill_port(struct imc_umad_port *p, const umad_port_t *up)
-{
-	memset(p, 0, sizeof(*p));
-	memcpy(p->device, up->ca_name, sizeof(p->device) - 1);
-	p->port = (unsigned)up->portnum;
-	p->lid = (uint16_t)up->base_lid;
-	p->lmc = (uint8_t)up->lmc;
-	p->sm_lid = (uint16_t)up->sm_lid;
-	p->sm_sl = (uint8_t)up->sm_sl;
-	p->state = up->state;
-	memcpy(p->gid.raw, &up->gid_prefix, 8);
-	memcpy(p->gid.raw + 8, &up->port_guid, 8);
-}
-
 /* Reads the port again; returns 0 or -ENODEV. */
 static int reread(struct imc_mcast_umad *mu, struct imc_umad_port *p)
 {
-	umad_port_t up;
-
-	memset(&up, 0, sizeof(up));
-	if (umad_get_port(mu->port.device, (int)mu->port.port, &up) < 0)
-		return -ENODEV;
-	fill_port(p, &up);
-	umad_release_port(&up);
-	return 0;
+	return imc_umad_port_read(mu->port.device, mu->port.port, p);
 }
 
 /* SA requests go to the SM's LID (IBA 15.4.1) unless a LID was given. */

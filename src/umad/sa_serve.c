@@ -339,10 +339,91 @@ static void lookup_end(struct lookup *lk, bool found)
 	advance(s);
 }
 
+/* What an answer does to a lookup: on to the stage set, or finished. */
+enum step { STEP_NEXT, STEP_FOUND, STEP_ABSENT };
+
+static void pkey_default(struct lookup *lk)
+{
+	lk->s->st.pkey_defaults++;
+	lk->p.pkeys[0] = PKEY_DEFAULT;
+	lk->p.n_pkeys = 1;
+}
+
+static enum step node_by_guid_done(struct lookup *lk,
+				   const struct imc_sa_answer *a)
+{
+	struct imc_node_rec n;
+
+	if (a->status || imc_node_rec_unpack(&n, a->data, a->len) < 0 ||
+	    !n.lid || n.lid >= LID_SPACE)
+		return STEP_ABSENT;
+	lk->lid = n.lid;
+	lk->stage = LK_PIR;
+	return STEP_NEXT;
+}
+
+static enum step pir_done(struct lookup *lk, const struct imc_sa_answer *a,
+			  unsigned code)
+{
+	struct imc_port_info_rec r;
+
+	if (lk->stage == LK_PIR && code == UMAD_SA_STATUS_TOO_MANY_RECORDS) {
+		/* A switch: its LID is port 0's (IBA 4.1.3). */
+		lk->stage = LK_PIR_PORT0;
+		return STEP_NEXT;
+	}
+	if (a->status || imc_port_info_rec_unpack(&r, a->data, a->len) < 0 ||
+	    r.lid != lk->lid)
+		return STEP_ABSENT;
+	lk->prefix = r.info.gid_prefix;
+	lk->p.lid = r.lid;
+	lk->p.port_num = r.port_num;
+	lk->p.switch_port0 = r.port_num == 0;
+	lk->p.mtu = r.info.mtu_cap;
+	lk->p.rate = imc_port_info_rate(&r.info);
+	lk->stage = LK_NODE;
+	return STEP_NEXT;
+}
+
+static enum step node_done(struct lookup *lk, const struct imc_sa_answer *a)
+{
+	struct imc_node_rec n;
+
+	if (a->status || imc_node_rec_unpack(&n, a->data, a->len) < 0)
+		return STEP_ABSENT;
+	imc_put64(lk->p.gid.raw, lk->prefix);
+	imc_put64(lk->p.gid.raw + 8, n.info.port_guid);
+	if (n.info.node_type == IMC_NODE_TYPE_SWITCH)
+		lk->p.switch_port0 = true;
+	if (!lk->s->cfg.query_sm_key) {
+		pkey_default(lk);
+		return STEP_FOUND;
+	}
+	lk->stage = LK_PKEY;
+	return STEP_NEXT;
+}
+
+static enum step pkey_done(struct lookup *lk, const struct imc_sa_answer *a)
+{
+	struct imc_pkey_table_rec r;
+
+	lk->p.n_pkeys = 0;
+	if (!a->status && imc_pkey_table_rec_unpack(&r, a->data, a->len) > 0) {
+		for (size_t i = 0; i < IMC_PKEY_BLOCK_SIZE; i++)
+			/* 0x0000/0x8000: an invalid entry (10.9.1.2) */
+			if (r.pkeys[i] & 0x7fff)
+				lk->p.pkeys[lk->p.n_pkeys++] = r.pkeys[i];
+	}
+	if (!lk->p.n_pkeys)
+		pkey_default(lk);
+	return STEP_FOUND;
+}
+
 static void on_answer(void *arg, int err, const struct imc_sa_answer *a)
 {
 	struct lookup *lk = arg;
 	struct imc_sa_serve *s = lk->s;
+	enum step step = STEP_ABSENT;
 	unsigned code;
 
 	if (err) {
@@ -356,88 +437,23 @@ static void on_answer(void *arg, int err, const struct imc_sa_answer *a)
 	    lk->stage != LK_PKEY)
 		s->st.query_errors++;
 	switch (lk->stage) {
-	case LK_NODE_BY_GUID: {
-		struct imc_node_rec n;
-
-		if (a->status ||
-		    imc_node_rec_unpack(&n, a->data, a->len) < 0 || !n.lid ||
-		    n.lid >= LID_SPACE) {
-			lookup_end(lk, false);
-			return;
-		}
-		lk->lid = n.lid;
-		lk->stage = LK_PIR;
+	case LK_NODE_BY_GUID:
+		step = node_by_guid_done(lk, a);
 		break;
-	}
 	case LK_PIR:
-	case LK_PIR_PORT0: {
-		struct imc_port_info_rec r;
-
-		if (lk->stage == LK_PIR &&
-		    code == UMAD_SA_STATUS_TOO_MANY_RECORDS) {
-			/* A switch: its LID is port 0's (IBA 4.1.3). */
-			lk->stage = LK_PIR_PORT0;
-			break;
-		}
-		if (a->status ||
-		    imc_port_info_rec_unpack(&r, a->data, a->len) < 0 ||
-		    r.lid != lk->lid) {
-			lookup_end(lk, false);
-			return;
-		}
-		lk->prefix = r.info.gid_prefix;
-		lk->p.lid = r.lid;
-		lk->p.port_num = r.port_num;
-		lk->p.switch_port0 = r.port_num == 0;
-		lk->p.mtu = r.info.mtu_cap;
-		lk->p.rate = imc_port_info_rate(&r.info);
-		lk->stage = LK_NODE;
+	case LK_PIR_PORT0:
+		step = pir_done(lk, a, code);
+		break;
+	case LK_NODE:
+		step = node_done(lk, a);
+		break;
+	case LK_PKEY:
+		step = pkey_done(lk, a);
 		break;
 	}
-	case LK_NODE: {
-		struct imc_node_rec n;
-
-		if (a->status ||
-		    imc_node_rec_unpack(&n, a->data, a->len) < 0) {
-			lookup_end(lk, false);
-			return;
-		}
-		imc_put64(lk->p.gid.raw, lk->prefix);
-		imc_put64(lk->p.gid.raw + 8, n.info.port_guid);
-		if (n.info.node_type == IMC_NODE_TYPE_SWITCH)
-			lk->p.switch_port0 = true;
-		if (!s->cfg.query_sm_key) {
-			s->st.pkey_defaults++;
-			lk->p.pkeys[0] = PKEY_DEFAULT;
-			lk->p.n_pkeys = 1;
-			lookup_end(lk, true);
-			return;
-		}
-		lk->stage = LK_PKEY;
-		break;
-	}
-	case LK_PKEY: {
-		struct imc_pkey_table_rec r;
-
-		lk->p.n_pkeys = 0;
-		if (!a->status &&
-		    imc_pkey_table_rec_unpack(&r, a->data, a->len) > 0) {
-			for (size_t i = 0; i < IMC_PKEY_BLOCK_SIZE; i++)
-				/* 0x0000/0x8000: an invalid entry (10.9.1.2) */
-				if (r.pkeys[i] & 0x7fff)
-					lk->p.pkeys[lk->p.n_pkeys++] =
-						r.pkeys[i];
-		}
-		if (!lk->p.n_pkeys) {
-			s->st.pkey_defaults++;
-			lk->p.pkeys[0] = PKEY_DEFAULT;
-			lk->p.n_pkeys = 1;
-		}
-		lookup_end(lk, true);
-		return;
-	}
-	}
-	if (query(lk) < 0)
+	if (step != STEP_NEXT)
+		lookup_end(lk, step == STEP_FOUND);
+	else if (query(lk) < 0)
 		advance(s);
 }
 

@@ -642,90 +642,57 @@ static void fill_port(struct imc_umad_port *p, const umad_port_t *up)
 	memcpy(p->gid.raw + 8, &up->port_guid, 8);
 }
 
-int imc_umad_open(struct imc_loop *loop, const struct imc_umad_config *cfg,
-		  struct imc_umad **out)
+int imc_umad_port_read(const char *device, unsigned port,
+		       struct imc_umad_port *p)
 {
-	uint32_t mask[4];
 	umad_port_t up;
-	struct imc_umad *u;
-	bool issm;
-	int r;
 
-	if (!loop || !cfg || !out || imc_loop_is_virtual(loop) ||
-	    (cfg->mode != IMC_UMAD_CLIENT && cfg->mode != IMC_UMAD_SERVER) ||
-	    (cfg->backend != IMC_UMAD_LIBIBUMAD &&
-	     cfg->backend != IMC_UMAD_IBSIM))
-		return -EINVAL;
-	issm = cfg->issm;
-	if (cfg->backend == IMC_UMAD_IBSIM) {
-		/* umad2sim's variable, honoured alike; libibumad (and so
-		 * umad2sim) is never called on this path. */
-		if (getenv("SIM_SET_ISSM"))
-			issm = true;
-		u = calloc(1, sizeof(*u));
-		if (!u)
-			return -ENOMEM;
-		u->loop = loop;
-		u->mode = cfg->mode;
-		u->coalesce = cfg->coalesce;
-		u->efd = -1;
-		u->issm_fd = -1;
-		r = open_sim(u, issm);
-		if (r < 0) {
-			free(u);
-			return r;
-		}
-		*out = u;
-		return 0;
-	}
-	if (getenv("SIM_SET_ISSM") && dlsym(RTLD_DEFAULT, "sim_client_init")) {
-		/* umad2sim would set IsSM the moment it attaches, before
-		 * any agent of ours exists (see umad.h): attach without it
-		 * and set it through issm once the agents are in place.
-		 * This works when this is the process's first libibumad
-		 * call, which is when umad2sim reads its environment. */
-		unsetenv("SIM_SET_ISSM");
-		issm = true;
-	}
-	if (umad_init() < 0)
-		return -ENODEV;
 	memset(&up, 0, sizeof(up));
-	if (umad_get_port(cfg->device, (int)cfg->port, &up) < 0)
+	if (umad_get_port(device, (int)port, &up) < 0)
 		return -ENODEV;
-	u = calloc(1, sizeof(*u));
-	if (!u) {
-		umad_release_port(&up);
-		return -ENOMEM;
-	}
+	fill_port(p, &up);
+	umad_release_port(&up);
+	return 0;
+}
+
+static struct imc_umad *umad_new(struct imc_loop *loop,
+				  const struct imc_umad_config *cfg)
+{
+	struct imc_umad *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
 	u->loop = loop;
 	u->mode = cfg->mode;
 	u->coalesce = cfg->coalesce;
 	u->efd = -1;
 	u->smi_agents[0] = u->smi_agents[1] = -1;
 	u->issm_fd = -1;
-	fill_port(&u->port, &up);
-	umad_release_port(&up);
+	return u;
+}
 
-	u->portid = umad_open_port(u->port.device, (int)u->port.port);
-	if (u->portid < 0) {
-		free(u);
-		return -EIO;
-	}
-	imc_umad_method_mask(cfg->mode, mask);
+/* The SA class agent of the mode; a client whose Report is taken gets
+ * answers only. Returns 0 or -EIO. */
+static int reg_sa(struct imc_umad *u)
+{
+	uint32_t mask[4];
+
+	imc_umad_method_mask(u->mode, mask);
 	u->agent = reg(u->portid, UMAD_CLASS_SUBN_ADM, UMAD_SA_CLASS_VERSION,
 		       mask);
-	if (u->agent >= 0) {
-		u->reports = cfg->mode == IMC_UMAD_CLIENT;
-	} else if (cfg->mode == IMC_UMAD_CLIENT) {
-		/* Report is taken: answers only. */
+	if (u->agent >= 0)
+		u->reports = u->mode == IMC_UMAD_CLIENT;
+	else if (u->mode == IMC_UMAD_CLIENT)
 		u->agent = reg(u->portid, UMAD_CLASS_SUBN_ADM,
 			       UMAD_SA_CLASS_VERSION, NULL);
-	}
-	if (u->agent < 0) {
-		umad_close_port(u->portid);
-		free(u);
-		return -EIO;
-	}
+	return u->agent < 0 ? -EIO : 0;
+}
+
+/* Receiving, on the loop or through the helper thread, and IsSM.
+ * Returns 0 or -errno with the agents and the port still open. */
+static int start_rx(struct imc_umad *u, bool issm)
+{
+	int r;
 
 	if (fd_needs_helper(umad_get_fd(u->portid))) {
 		if (issm) {
@@ -753,7 +720,62 @@ int imc_umad_open(struct imc_loop *loop, const struct imc_umad_config *cfg,
 			if (u->smi_agents[i] >= 0)
 				umad_unregister(u->portid, u->smi_agents[i]);
 		umad_unregister(u->portid, u->agent);
+	}
+	return r;
+}
+
+/* The port through libibumad (or umad2sim in its place). */
+static int open_native(struct imc_umad *u, const struct imc_umad_config *cfg,
+		       bool issm)
+{
+	int r;
+
+	if (getenv("SIM_SET_ISSM") && dlsym(RTLD_DEFAULT, "sim_client_init")) {
+		/* umad2sim would set IsSM the moment it attaches, before
+		 * any agent of ours exists (see umad.h): attach without it
+		 * and set it through issm once the agents are in place.
+		 * This works when this is the process's first libibumad
+		 * call, which is when umad2sim reads its environment. */
+		unsetenv("SIM_SET_ISSM");
+		issm = true;
+	}
+	if (umad_init() < 0 ||
+	    imc_umad_port_read(cfg->device, cfg->port, &u->port) < 0)
+		return -ENODEV;
+	u->portid = umad_open_port(u->port.device, (int)u->port.port);
+	if (u->portid < 0)
+		return -EIO;
+	r = reg_sa(u);
+	if (r == 0)
+		r = start_rx(u, issm);
+	if (r < 0)
 		umad_close_port(u->portid);
+	return r;
+}
+
+int imc_umad_open(struct imc_loop *loop, const struct imc_umad_config *cfg,
+		  struct imc_umad **out)
+{
+	struct imc_umad *u;
+	bool issm;
+	int r;
+
+	if (!loop || !cfg || !out || imc_loop_is_virtual(loop) ||
+	    (cfg->mode != IMC_UMAD_CLIENT && cfg->mode != IMC_UMAD_SERVER) ||
+	    (cfg->backend != IMC_UMAD_LIBIBUMAD &&
+	     cfg->backend != IMC_UMAD_IBSIM))
+		return -EINVAL;
+	issm = cfg->issm;
+	/* umad2sim's variable, honoured alike on the ibsim path, where
+	 * libibumad (and so umad2sim) is never called. */
+	if (cfg->backend == IMC_UMAD_IBSIM && getenv("SIM_SET_ISSM"))
+		issm = true;
+	u = umad_new(loop, cfg);
+	if (!u)
+		return -ENOMEM;
+	r = cfg->backend == IMC_UMAD_IBSIM ? open_sim(u, issm)
+					   : open_native(u, cfg, issm);
+	if (r < 0) {
 		free(u);
 		return r;
 	}

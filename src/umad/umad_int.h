@@ -22,4 +22,9 @@ void imc_umad_addr_from_raw(struct imc_umad_addr *a, uint16_t lid_be,
 			    uint32_t qpn_be, uint32_t qkey_be, uint8_t sl,
 			    uint16_t pkey_index);
 
+/* Reads a local port through libibumad (umad_get_port) into *p, the GID
+ * in network order as libibumad keeps it. Returns 0 or -ENODEV. */
+int imc_umad_port_read(const char *device, unsigned port,
+		       struct imc_umad_port *p);
+
 #endif

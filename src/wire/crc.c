@@ -120,6 +120,15 @@ static bool has_icrc(const uint8_t *pkt)
 	return (pkt[1] & 0x3) >= IMC_LNH_IBA_LOCAL;
 }
 
+/* The ICRC of the packet whose VCRC starts at vcrc: it covers what comes
+ * before the ICRC field (IBA 7.8.1). */
+static int icrc_before(const uint8_t *pkt, size_t vcrc, uint32_t *icrc)
+{
+	if (vcrc < IMC_ICRC_SIZE)
+		return -EMSGSIZE;
+	return imc_icrc_compute(pkt, vcrc - IMC_ICRC_SIZE, icrc);
+}
+
 int imc_packet_crc_fill(uint8_t *pkt, size_t len)
 {
 	size_t vcrc;
@@ -130,11 +139,8 @@ int imc_packet_crc_fill(uint8_t *pkt, size_t len)
 	vcrc = len - IMC_VCRC_SIZE;
 	if (has_icrc(pkt)) {
 		uint32_t icrc;
-		int rc;
+		int rc = icrc_before(pkt, vcrc, &icrc);
 
-		if (vcrc < IMC_ICRC_SIZE)
-			return -EMSGSIZE;
-		rc = imc_icrc_compute(pkt, vcrc - IMC_ICRC_SIZE, &icrc);
 		if (rc < 0)
 			return rc;
 		put_le32(pkt + vcrc - IMC_ICRC_SIZE, icrc);
@@ -158,11 +164,8 @@ int imc_packet_crc_check(const uint8_t *pkt, size_t len)
 		return -EILSEQ;
 	if (has_icrc(pkt)) {
 		uint32_t icrc;
-		int rc;
+		int rc = icrc_before(pkt, vcrc, &icrc);
 
-		if (vcrc < IMC_ICRC_SIZE)
-			return -EMSGSIZE;
-		rc = imc_icrc_compute(pkt, vcrc - IMC_ICRC_SIZE, &icrc);
 		if (rc < 0)
 			return rc;
 		if (get_le32(pkt + vcrc - IMC_ICRC_SIZE) != icrc)

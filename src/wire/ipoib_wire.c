@@ -6,6 +6,7 @@
 #include "ibmcast/ipoib_wire.h"
 #include "util/text.h"
 #include "wire/bytes.h"
+#include "wire/fields.h"
 
 /* ff1S:ssss:PPPP with the rest zero: the part every IPoIB MGID shares. */
 static int mgid_head(uint16_t sig, uint16_t pkey, unsigned scope,
@@ -143,47 +144,31 @@ int imc_ipoib_hdr_unpack(struct imc_ipoib_hdr *h, const uint8_t *buf, size_t len
 	return IMC_IPOIB_HDR_LEN;
 }
 
+/* The 20-byte link address, RFC 4391 9.1.1: flags, QPN, port GID. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_ipoib_hwaddr, m, bit, bits)
+static const struct imc_field ipoib_hwaddr_fields[] = {
+	F(flags, 0, 8), F(qpn, 8, 24),
+	IMC_FIELD_RAW(struct imc_ipoib_hwaddr, gid, 32),
+};
+#undef F
+
 /* Callers have checked the length and the QPN width. */
 static void hw_put(uint8_t *p, const struct imc_ipoib_hwaddr *a)
 {
-	p[0] = a->flags;
-	p[1] = (uint8_t)(a->qpn >> 16);
-	p[2] = (uint8_t)(a->qpn >> 8);
-	p[3] = (uint8_t)a->qpn;
-	memcpy(p + 4, a->gid.raw, IMC_GID_LEN);
+	imc_fields_put(IMC_FIELDS(ipoib_hwaddr_fields), a, p);
 }
 
 static void hw_get(struct imc_ipoib_hwaddr *a, const uint8_t *p)
 {
-	a->flags = p[0];
-	a->qpn = (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-	memcpy(a->gid.raw, p + 4, IMC_GID_LEN);
+	imc_fields_get(IMC_FIELDS(ipoib_hwaddr_fields), a, p);
 }
 
 static bool qpn_ok(const struct imc_ipoib_hwaddr *a)
 {
-	return a->qpn <= 0xFFFFFF;
+	return imc_fields_fit(IMC_FIELDS(ipoib_hwaddr_fields), a);
 }
 
-int imc_ipoib_hwaddr_pack(const struct imc_ipoib_hwaddr *a, uint8_t *buf,
-			  size_t len)
-{
-	if (len < IMC_IPOIB_HWADDR_LEN)
-		return -ENOSPC;
-	if (!qpn_ok(a))
-		return -EINVAL;
-	hw_put(buf, a);
-	return IMC_IPOIB_HWADDR_LEN;
-}
-
-int imc_ipoib_hwaddr_unpack(struct imc_ipoib_hwaddr *a, const uint8_t *buf,
-			    size_t len)
-{
-	if (len < IMC_IPOIB_HWADDR_LEN)
-		return -EMSGSIZE;
-	hw_get(a, buf);
-	return IMC_IPOIB_HWADDR_LEN;
-}
+IMC_FIELDS_CODEC(ipoib_hwaddr, IMC_IPOIB_HWADDR_LEN)
 
 void imc_ipoib_hwaddr_mcast(const struct imc_gid *mgid,
 			    struct imc_ipoib_hwaddr *out)

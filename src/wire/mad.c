@@ -8,6 +8,7 @@
 
 #include "ibmcast/mad.h"
 #include "wire/bytes.h"
+#include "wire/fields.h"
 
 _Static_assert(sizeof(struct umad_hdr) == IMC_MAD_HDR_SIZE, "MAD header");
 _Static_assert(offsetof(struct umad_hdr, status) == 4, "MAD status");
@@ -33,98 +34,40 @@ _Static_assert(offsetof(struct umad_sa_packet, data) == IMC_SA_DATA_OFFSET,
 _Static_assert(IMC_SA_DATA_OFFSET + IMC_SA_DATA_SIZE == IMC_MAD_SIZE,
 	       "SA data size");
 
-enum {
-	RMPP_RTIME_SHIFT = 3, /* IBA 13.6.2.1: RRespTime is bits 7..3 */
-	RMPP_FLAGS_MASK = 0x7,
-	RMPP_RTIME_MAX = 0x1f,
+/* The common MAD header, IBA 13.4.3 Table 97. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_mad_hdr, m, bit, bits)
+static const struct imc_field mad_hdr_fields[] = {
+	F(base_version, 0, 8), F(mgmt_class, 8, 8), F(class_version, 16, 8),
+	F(method, 24, 8),
+	F(status, 32, 16), F(class_specific, 48, 16),
+	F(tid, 64, 64),
+	F(attr_id, 128, 16), F(resv, 144, 16),
+	F(attr_mod, 160, 32),
 };
+#undef F
 
-int imc_mad_hdr_pack(const struct imc_mad_hdr *h, uint8_t *buf, size_t len)
-{
-	if (len < IMC_MAD_HDR_SIZE)
-		return -ENOSPC;
-	buf[0] = h->base_version;
-	buf[1] = h->mgmt_class;
-	buf[2] = h->class_version;
-	buf[3] = h->method;
-	imc_put16(buf + 4, h->status);
-	imc_put16(buf + 6, h->class_specific);
-	imc_put64(buf + 8, h->tid);
-	imc_put16(buf + 16, h->attr_id);
-	imc_put16(buf + 18, h->resv);
-	imc_put32(buf + 20, h->attr_mod);
-	return IMC_MAD_HDR_SIZE;
-}
+/* The RMPP header, IBA 13.6.2.1 Table 172. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_rmpp_hdr, m, bit, bits)
+static const struct imc_field rmpp_hdr_fields[] = {
+	F(version, 0, 8), F(type, 8, 8), F(resp_time, 16, 5), F(flags, 21, 3),
+	F(status, 24, 8),
+	F(seg_num, 32, 32),
+	F(paylen_newwin, 64, 32),
+};
+#undef F
 
-int imc_mad_hdr_unpack(struct imc_mad_hdr *h, const uint8_t *buf, size_t len)
-{
-	if (len < IMC_MAD_HDR_SIZE)
-		return -EMSGSIZE;
-	h->base_version = buf[0];
-	h->mgmt_class = buf[1];
-	h->class_version = buf[2];
-	h->method = buf[3];
-	h->status = imc_get16(buf + 4);
-	h->class_specific = imc_get16(buf + 6);
-	h->tid = imc_get64(buf + 8);
-	h->attr_id = imc_get16(buf + 16);
-	h->resv = imc_get16(buf + 18);
-	h->attr_mod = imc_get32(buf + 20);
-	return IMC_MAD_HDR_SIZE;
-}
+/* The SA header, IBA 15.2.1.1 Table 193. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_sa_hdr, m, bit, bits)
+static const struct imc_field sa_hdr_fields[] = {
+	F(sm_key, 0, 64),
+	F(attr_offset, 64, 16), F(reserved, 80, 16),
+	F(comp_mask, 96, 64),
+};
+#undef F
 
-int imc_rmpp_hdr_pack(const struct imc_rmpp_hdr *h, uint8_t *buf, size_t len)
-{
-	if (len < IMC_RMPP_HDR_SIZE)
-		return -ENOSPC;
-	/* Both share one byte; a value that does not fit would corrupt
-	 * the other. */
-	if (h->resp_time > RMPP_RTIME_MAX || h->flags > RMPP_FLAGS_MASK)
-		return -EINVAL;
-	buf[0] = h->version;
-	buf[1] = h->type;
-	buf[2] = (uint8_t)(h->resp_time << RMPP_RTIME_SHIFT | h->flags);
-	buf[3] = h->status;
-	imc_put32(buf + 4, h->seg_num);
-	imc_put32(buf + 8, h->paylen_newwin);
-	return IMC_RMPP_HDR_SIZE;
-}
-
-int imc_rmpp_hdr_unpack(struct imc_rmpp_hdr *h, const uint8_t *buf, size_t len)
-{
-	if (len < IMC_RMPP_HDR_SIZE)
-		return -EMSGSIZE;
-	h->version = buf[0];
-	h->type = buf[1];
-	h->resp_time = buf[2] >> RMPP_RTIME_SHIFT;
-	h->flags = buf[2] & RMPP_FLAGS_MASK;
-	h->status = buf[3];
-	h->seg_num = imc_get32(buf + 4);
-	h->paylen_newwin = imc_get32(buf + 8);
-	return IMC_RMPP_HDR_SIZE;
-}
-
-int imc_sa_hdr_pack(const struct imc_sa_hdr *h, uint8_t *buf, size_t len)
-{
-	if (len < IMC_SA_HDR_SIZE)
-		return -ENOSPC;
-	imc_put64(buf, h->sm_key);
-	imc_put16(buf + 8, h->attr_offset);
-	imc_put16(buf + 10, h->reserved);
-	imc_put64(buf + 12, h->comp_mask);
-	return IMC_SA_HDR_SIZE;
-}
-
-int imc_sa_hdr_unpack(struct imc_sa_hdr *h, const uint8_t *buf, size_t len)
-{
-	if (len < IMC_SA_HDR_SIZE)
-		return -EMSGSIZE;
-	h->sm_key = imc_get64(buf);
-	h->attr_offset = imc_get16(buf + 8);
-	h->reserved = imc_get16(buf + 10);
-	h->comp_mask = imc_get64(buf + 12);
-	return IMC_SA_HDR_SIZE;
-}
+IMC_FIELDS_CODEC(mad_hdr, IMC_MAD_HDR_SIZE)
+IMC_FIELDS_CODEC(rmpp_hdr, IMC_RMPP_HDR_SIZE)
+IMC_FIELDS_CODEC(sa_hdr, IMC_SA_HDR_SIZE)
 
 int imc_sa_mad_pack(const struct imc_sa_mad *m, uint8_t *buf, size_t len)
 {

@@ -15,6 +15,7 @@
 
 #include "ibmcast/packet.h"
 #include "wire/bytes.h"
+#include "wire/fields.h"
 
 enum {
 	CRCS = IMC_ICRC_SIZE + IMC_VCRC_SIZE,
@@ -22,136 +23,59 @@ enum {
 		  IMC_IMMDT_SIZE,
 };
 
-int imc_lrh_pack(const struct imc_lrh *h, uint8_t *buf, size_t len)
+/* LRH, IBA 7.7. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_lrh, m, bit, bits)
+static const struct imc_field lrh_fields[] = {
+	F(vl, 0, 4), F(lver, 4, 4), F(sl, 8, 4), F(resv2, 12, 2), F(lnh, 14, 2),
+	F(dlid, 16, 16),
+	F(resv5, 32, 5), F(pkt_len, 37, 11), F(slid, 48, 16),
+};
+#undef F
+
+/* GRH, IBA 8.3. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_grh, m, bit, bits)
+#define R(m, bit) IMC_FIELD_RAW(struct imc_grh, m, bit)
+static const struct imc_field grh_fields[] = {
+	F(ipver, 0, 4), F(tclass, 4, 8), F(flow_label, 12, 20),
+	F(pay_len, 32, 16), F(next_hdr, 48, 8), F(hop_limit, 56, 8),
+	R(sgid, 64),
+	R(dgid, 192),
+};
+#undef F
+#undef R
+
+/* BTH, IBA 9.2. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_bth, m, bit, bits)
+static const struct imc_field bth_fields[] = {
+	F(opcode, 0, 8), F(se, 8, 1), F(migreq, 9, 1), F(pad_cnt, 10, 2),
+	F(tver, 12, 4), F(pkey, 16, 16),
+	F(resv8a, 32, 8), F(dest_qp, 40, 24),
+	F(ack_req, 64, 1), F(resv7, 65, 7), F(psn, 72, 24),
+};
+#undef F
+
+/* DETH, IBA 9.3.3. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_deth, m, bit, bits)
+static const struct imc_field deth_fields[] = {
+	F(qkey, 0, 32),
+	F(resv8, 32, 8), F(src_qp, 40, 24),
+};
+#undef F
+
+/* Headers report a bad value before a short buffer. */
+IMC_FIELDS_INLINE int hdr_pack(const struct imc_field *f, size_t n,
+			       const void *h, uint8_t *buf, size_t len,
+			       size_t size)
 {
-	if (h->vl > 0xf || h->lver > 0xf || h->sl > 0xf || h->resv2 > 0x3 ||
-	    h->lnh > 0x3 || h->resv5 > 0x1f || h->pkt_len > IMC_LRH_PKTLEN_MAX)
+	if (!imc_fields_fit(f, n, h))
 		return -EINVAL;
-	if (len < IMC_LRH_SIZE)
-		return -ENOSPC;
-	buf[0] = (uint8_t)(h->vl << 4 | h->lver);
-	buf[1] = (uint8_t)(h->sl << 4 | h->resv2 << 2 | h->lnh);
-	imc_put16(buf + 2, h->dlid);
-	imc_put16(buf + 4, (uint16_t)(h->resv5 << 11 | h->pkt_len));
-	imc_put16(buf + 6, h->slid);
-	return IMC_LRH_SIZE;
+	return imc_fields_pack(f, n, h, buf, len, size);
 }
 
-int imc_lrh_unpack(struct imc_lrh *h, const uint8_t *buf, size_t len)
-{
-	uint16_t w;
-
-	if (len < IMC_LRH_SIZE)
-		return -EMSGSIZE;
-	h->vl = buf[0] >> 4;
-	h->lver = buf[0] & 0xf;
-	h->sl = buf[1] >> 4;
-	h->resv2 = (buf[1] >> 2) & 0x3;
-	h->lnh = buf[1] & 0x3;
-	h->dlid = imc_get16(buf + 2);
-	w = imc_get16(buf + 4);
-	h->resv5 = (uint8_t)(w >> 11);
-	h->pkt_len = w & IMC_LRH_PKTLEN_MAX;
-	h->slid = imc_get16(buf + 6);
-	return IMC_LRH_SIZE;
-}
-
-int imc_grh_pack(const struct imc_grh *h, uint8_t *buf, size_t len)
-{
-	if (h->ipver > 0xf || h->flow_label > 0xfffff)
-		return -EINVAL;
-	if (len < IMC_GRH_SIZE)
-		return -ENOSPC;
-	imc_put32(buf, (uint32_t)h->ipver << 28 | (uint32_t)h->tclass << 20 |
-		       h->flow_label);
-	imc_put16(buf + 4, h->pay_len);
-	buf[6] = h->next_hdr;
-	buf[7] = h->hop_limit;
-	memcpy(buf + 8, h->sgid.raw, 16);
-	memcpy(buf + 24, h->dgid.raw, 16);
-	return IMC_GRH_SIZE;
-}
-
-int imc_grh_unpack(struct imc_grh *h, const uint8_t *buf, size_t len)
-{
-	uint32_t w;
-
-	if (len < IMC_GRH_SIZE)
-		return -EMSGSIZE;
-	w = imc_get32(buf);
-	h->ipver = (uint8_t)(w >> 28);
-	h->tclass = (uint8_t)(w >> 20);
-	h->flow_label = w & 0xfffff;
-	h->pay_len = imc_get16(buf + 4);
-	h->next_hdr = buf[6];
-	h->hop_limit = buf[7];
-	memcpy(h->sgid.raw, buf + 8, 16);
-	memcpy(h->dgid.raw, buf + 24, 16);
-	return IMC_GRH_SIZE;
-}
-
-int imc_bth_pack(const struct imc_bth *h, uint8_t *buf, size_t len)
-{
-	if (h->pad_cnt > 0x3 || h->tver > 0xf || h->dest_qp > IMC_QPN_MAX ||
-	    h->resv7 > 0x7f || h->psn > 0xffffff)
-		return -EINVAL;
-	if (len < IMC_BTH_SIZE)
-		return -ENOSPC;
-	buf[0] = h->opcode;
-	buf[1] = (uint8_t)((h->se ? 0x80 : 0) | (h->migreq ? 0x40 : 0) |
-			   h->pad_cnt << 4 | h->tver);
-	imc_put16(buf + 2, h->pkey);
-	imc_put32(buf + 4, (uint32_t)h->resv8a << 24 | h->dest_qp);
-	imc_put32(buf + 8, (h->ack_req ? 0x80000000u : 0) |
-			   (uint32_t)h->resv7 << 24 | h->psn);
-	return IMC_BTH_SIZE;
-}
-
-int imc_bth_unpack(struct imc_bth *h, const uint8_t *buf, size_t len)
-{
-	uint32_t w;
-
-	if (len < IMC_BTH_SIZE)
-		return -EMSGSIZE;
-	h->opcode = buf[0];
-	h->se = buf[1] & 0x80;
-	h->migreq = buf[1] & 0x40;
-	h->pad_cnt = (buf[1] >> 4) & 0x3;
-	h->tver = buf[1] & 0xf;
-	h->pkey = imc_get16(buf + 2);
-	w = imc_get32(buf + 4);
-	h->resv8a = (uint8_t)(w >> 24);
-	h->dest_qp = w & IMC_QPN_MAX;
-	w = imc_get32(buf + 8);
-	h->ack_req = w & 0x80000000u;
-	h->resv7 = (uint8_t)(w >> 24) & 0x7f;
-	h->psn = w & 0xffffff;
-	return IMC_BTH_SIZE;
-}
-
-int imc_deth_pack(const struct imc_deth *h, uint8_t *buf, size_t len)
-{
-	if (h->src_qp > IMC_QPN_MAX)
-		return -EINVAL;
-	if (len < IMC_DETH_SIZE)
-		return -ENOSPC;
-	imc_put32(buf, h->qkey);
-	imc_put32(buf + 4, (uint32_t)h->resv8 << 24 | h->src_qp);
-	return IMC_DETH_SIZE;
-}
-
-int imc_deth_unpack(struct imc_deth *h, const uint8_t *buf, size_t len)
-{
-	uint32_t w;
-
-	if (len < IMC_DETH_SIZE)
-		return -EMSGSIZE;
-	h->qkey = imc_get32(buf);
-	w = imc_get32(buf + 4);
-	h->resv8 = (uint8_t)(w >> 24);
-	h->src_qp = w & IMC_QPN_MAX;
-	return IMC_DETH_SIZE;
-}
+IMC_FIELDS_CODEC_WITH(lrh, IMC_LRH_SIZE, hdr_pack)
+IMC_FIELDS_CODEC_WITH(grh, IMC_GRH_SIZE, hdr_pack)
+IMC_FIELDS_CODEC_WITH(bth, IMC_BTH_SIZE, hdr_pack)
+IMC_FIELDS_CODEC_WITH(deth, IMC_DETH_SIZE, hdr_pack)
 
 static size_t hdr_size(bool grh, uint8_t opcode)
 {

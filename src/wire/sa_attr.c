@@ -1,13 +1,13 @@
 /* SA attribute records: MCMemberRecord, PathRecord, ClassPortInfo,
- * InformInfo and Notice. Byte offsets follow the IBA tables cited at each
- * function; where rdma-core has a struct for the record, its offsets are
- * checked at compile time.
+ * InformInfo and Notice, each a field table (wire/fields.h) with the bit
+ * offsets of the IBA table cited above it; where rdma-core has a struct
+ * for the record, its offsets are checked at compile time.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "ibmcast/sa_attr.h"
-#include "wire/bytes.h"
+#include "wire/fields.h"
 
 _Static_assert(sizeof(struct umad_sa_mcmember_record) == IMC_MCMR_SIZE,
 	       "MCMemberRecord size");
@@ -38,30 +38,10 @@ _Static_assert(offsetof(struct umad_class_port_info, trap_hl_qp) == 64,
 _Static_assert(offsetof(struct umad_class_port_info, trap_qkey) == 68,
 	       "TrapQ_Key");
 
-enum {
-	SEL_SHIFT = UMAD_SA_SELECTOR_SHIFT,
-	VAL_MASK = UMAD_SA_RATE_MTU_PKT_LIFE_MASK,
-	SEL_MAX = UMAD_SA_SELECTOR_MASK,
-	FLOW_MAX = 0xfffff,
-	QPN_MAX = 0xffffff,
-};
-
-/* Selector (2 bits) and value (6 bits) in one byte, IBA 15.2.5.16. */
-static bool sel_ok(uint8_t sel, uint8_t val)
-{
-	return sel <= SEL_MAX && val <= VAL_MASK;
-}
-
-static uint8_t sel_byte(uint8_t sel, uint8_t val)
-{
-	return (uint8_t)(sel << SEL_SHIFT | val);
-}
-
-static void sel_split(uint8_t b, uint8_t *sel, uint8_t *val)
-{
-	*sel = b >> SEL_SHIFT;
-	*val = b & VAL_MASK;
-}
+/* The tables below give a selector 2 bits above a 6-bit value, as
+ * rdma-core does (IBA 15.2.5.16). */
+_Static_assert(UMAD_SA_SELECTOR_SHIFT == 6 &&
+	       UMAD_SA_RATE_MTU_PKT_LIFE_MASK == 0x3f, "selector layout");
 
 const char *imc_sa_selector_str(unsigned sel)
 {
@@ -94,58 +74,93 @@ bool imc_sa_selector_match(unsigned sel, int cmp)
 }
 
 /* MCMemberRecord, IBA 15.2.5.17 Table 205. */
-int imc_mcmr_pack(const struct imc_mcmr *r, uint8_t *buf, size_t len)
-{
-	if (len < IMC_MCMR_SIZE)
-		return -ENOSPC;
-	if (!sel_ok(r->mtu_sel, r->mtu) || !sel_ok(r->rate_sel, r->rate) ||
-	    !sel_ok(r->life_sel, r->life) || r->sl > 0xf ||
-	    r->flow_label > FLOW_MAX || r->scope > 0xf ||
-	    r->join_state > 0xf || r->resv49 > 0x7f)
-		return -EINVAL;
-	memcpy(buf, r->mgid.raw, 16);
-	memcpy(buf + 16, r->port_gid.raw, 16);
-	imc_put32(buf + 32, r->qkey);
-	imc_put16(buf + 36, r->mlid);
-	buf[38] = sel_byte(r->mtu_sel, r->mtu);
-	buf[39] = r->tclass;
-	imc_put16(buf + 40, r->pkey);
-	buf[42] = sel_byte(r->rate_sel, r->rate);
-	buf[43] = sel_byte(r->life_sel, r->life);
-	imc_put32(buf + 44, (uint32_t)r->sl << 28 | r->flow_label << 8 |
-			    r->hop_limit);
-	buf[48] = (uint8_t)(r->scope << 4 | r->join_state);
-	buf[49] = (uint8_t)((r->proxy_join ? 0x80 : 0) | r->resv49);
-	memcpy(buf + 50, r->resv, sizeof(r->resv));
-	return IMC_MCMR_SIZE;
-}
+#define F(m, bit, bits) IMC_FIELD(struct imc_mcmr, m, bit, bits)
+#define R(m, bit) IMC_FIELD_RAW(struct imc_mcmr, m, bit)
+static const struct imc_field mcmr_fields[] = {
+	R(mgid, 0),
+	R(port_gid, 128),
+	F(qkey, 256, 32),
+	F(mlid, 288, 16), F(mtu_sel, 304, 2), F(mtu, 306, 6), F(tclass, 312, 8),
+	F(pkey, 320, 16), F(rate_sel, 336, 2), F(rate, 338, 6),
+	F(life_sel, 344, 2), F(life, 346, 6),
+	F(sl, 352, 4), F(flow_label, 356, 20), F(hop_limit, 376, 8),
+	F(scope, 384, 4), F(join_state, 388, 4), F(proxy_join, 392, 1),
+	F(resv49, 393, 7),
+	R(resv, 400),
+};
+#undef F
+#undef R
 
-int imc_mcmr_unpack(struct imc_mcmr *r, const uint8_t *buf, size_t len)
-{
-	uint32_t v;
+/* PathRecord, IBA 15.2.5.16 Table 204. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_path_rec, m, bit, bits)
+#define R(m, bit) IMC_FIELD_RAW(struct imc_path_rec, m, bit)
+static const struct imc_field path_rec_fields[] = {
+	F(service_id, 0, 64),
+	R(dgid, 64),
+	R(sgid, 192),
+	F(dlid, 320, 16), F(slid, 336, 16),
+	F(raw_traffic, 352, 1), F(resv_flow, 353, 3), F(flow_label, 356, 20),
+	F(hop_limit, 376, 8),
+	F(tclass, 384, 8), F(reversible, 392, 1), F(numb_path, 393, 7),
+	F(pkey, 400, 16),
+	F(qos_class, 416, 12), F(sl, 428, 4), F(mtu_sel, 432, 2),
+	F(mtu, 434, 6), F(rate_sel, 440, 2), F(rate, 442, 6),
+	F(life_sel, 448, 2), F(life, 450, 6), F(preference, 456, 8),
+	R(resv, 464),
+};
+#undef F
+#undef R
 
-	if (len < IMC_MCMR_SIZE)
-		return -EMSGSIZE;
-	memcpy(r->mgid.raw, buf, 16);
-	memcpy(r->port_gid.raw, buf + 16, 16);
-	r->qkey = imc_get32(buf + 32);
-	r->mlid = imc_get16(buf + 36);
-	sel_split(buf[38], &r->mtu_sel, &r->mtu);
-	r->tclass = buf[39];
-	r->pkey = imc_get16(buf + 40);
-	sel_split(buf[42], &r->rate_sel, &r->rate);
-	sel_split(buf[43], &r->life_sel, &r->life);
-	v = imc_get32(buf + 44);
-	r->sl = (uint8_t)(v >> 28);
-	r->flow_label = v >> 8 & FLOW_MAX;
-	r->hop_limit = (uint8_t)v;
-	r->scope = buf[48] >> 4;
-	r->join_state = buf[48] & 0xf;
-	r->proxy_join = buf[49] & 0x80;
-	r->resv49 = buf[49] & 0x7f;
-	memcpy(r->resv, buf + 50, sizeof(r->resv));
-	return IMC_MCMR_SIZE;
-}
+/* ClassPortInfo, IBA 13.4.8.1 Table 115. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_class_port_info, m, bit, bits)
+#define R(m, bit) IMC_FIELD_RAW(struct imc_class_port_info, m, bit)
+static const struct imc_field class_port_info_fields[] = {
+	F(base_version, 0, 8), F(class_version, 8, 8), F(cap_mask, 16, 16),
+	F(cap_mask2, 32, 27), F(resp_time, 59, 5),
+	R(redirect_gid, 64),
+	F(redirect_tclass, 192, 8), F(redirect_sl, 200, 4),
+	F(redirect_flow_label, 204, 20),
+	F(redirect_lid, 224, 16), F(redirect_pkey, 240, 16),
+	F(redirect_resv, 256, 8), F(redirect_qp, 264, 24),
+	F(redirect_qkey, 288, 32),
+	R(trap_gid, 320),
+	F(trap_tclass, 448, 8), F(trap_sl, 456, 4), F(trap_flow_label, 460, 20),
+	F(trap_lid, 480, 16), F(trap_pkey, 496, 16),
+	F(trap_hop_limit, 512, 8), F(trap_qp, 520, 24),
+	F(trap_qkey, 544, 32),
+};
+#undef F
+#undef R
+
+/* InformInfo, IBA 13.4.8.3 Table 117. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_inform_info, m, bit, bits)
+#define R(m, bit) IMC_FIELD_RAW(struct imc_inform_info, m, bit)
+static const struct imc_field inform_info_fields[] = {
+	R(gid, 0),
+	F(lid_range_begin, 128, 16), F(lid_range_end, 144, 16),
+	F(resv20, 160, 16), F(is_generic, 176, 8), F(subscribe, 184, 8),
+	F(type, 192, 16), F(trap_number_or_device_id, 208, 16),
+	F(qpn, 224, 24), F(resv_qpn, 248, 3), F(resp_time_value, 251, 5),
+	F(resv32, 256, 8), F(producer_type_or_vendor_id, 264, 24),
+};
+#undef F
+#undef R
+
+/* Notice, IBA 13.4.8.2 Table 116. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_notice, m, bit, bits)
+#define R(m, bit) IMC_FIELD_RAW(struct imc_notice, m, bit)
+static const struct imc_field notice_fields[] = {
+	F(is_generic, 0, 1), F(type, 1, 7),
+	F(producer_type_or_vendor_id, 8, 24),
+	F(trap_number_or_device_id, 32, 16), F(issuer_lid, 48, 16),
+	F(notice_toggle, 64, 1), F(notice_count, 65, 15),
+	R(data_details, 80),
+	R(issuer_gid, 512),
+};
+#undef F
+#undef R
+
+IMC_FIELDS_CODEC(mcmr, IMC_MCMR_SIZE)
 
 bool imc_mcmr_reserved_set(const struct imc_mcmr *r)
 {
@@ -154,227 +169,10 @@ bool imc_mcmr_reserved_set(const struct imc_mcmr *r)
 	return r->resv49 || memcmp(r->resv, zero, sizeof(zero));
 }
 
-/* PathRecord, IBA 15.2.5.16 Table 204. */
-int imc_path_rec_pack(const struct imc_path_rec *r, uint8_t *buf, size_t len)
-{
-	if (len < IMC_PATH_REC_SIZE)
-		return -ENOSPC;
-	if (!sel_ok(r->mtu_sel, r->mtu) || !sel_ok(r->rate_sel, r->rate) ||
-	    !sel_ok(r->life_sel, r->life) || r->resv_flow > 7 ||
-	    r->flow_label > FLOW_MAX || r->numb_path > 0x7f ||
-	    r->qos_class > 0xfff || r->sl > 0xf)
-		return -EINVAL;
-	imc_put64(buf, r->service_id);
-	memcpy(buf + 8, r->dgid.raw, 16);
-	memcpy(buf + 24, r->sgid.raw, 16);
-	imc_put16(buf + 40, r->dlid);
-	imc_put16(buf + 42, r->slid);
-	imc_put32(buf + 44, (uint32_t)r->raw_traffic << 31 |
-			    (uint32_t)r->resv_flow << 28 |
-			    r->flow_label << 8 | r->hop_limit);
-	buf[48] = r->tclass;
-	buf[49] = (uint8_t)((r->reversible ? 0x80 : 0) | r->numb_path);
-	imc_put16(buf + 50, r->pkey);
-	imc_put16(buf + 52, (uint16_t)(r->qos_class << 4 | r->sl));
-	buf[54] = sel_byte(r->mtu_sel, r->mtu);
-	buf[55] = sel_byte(r->rate_sel, r->rate);
-	buf[56] = sel_byte(r->life_sel, r->life);
-	buf[57] = r->preference;
-	memcpy(buf + 58, r->resv, sizeof(r->resv));
-	return IMC_PATH_REC_SIZE;
-}
-
-int imc_path_rec_unpack(struct imc_path_rec *r, const uint8_t *buf,
-			size_t len)
-{
-	uint32_t v;
-
-	if (len < IMC_PATH_REC_SIZE)
-		return -EMSGSIZE;
-	r->service_id = imc_get64(buf);
-	memcpy(r->dgid.raw, buf + 8, 16);
-	memcpy(r->sgid.raw, buf + 24, 16);
-	r->dlid = imc_get16(buf + 40);
-	r->slid = imc_get16(buf + 42);
-	v = imc_get32(buf + 44);
-	r->raw_traffic = v >> 31;
-	r->resv_flow = v >> 28 & 7;
-	r->flow_label = v >> 8 & FLOW_MAX;
-	r->hop_limit = (uint8_t)v;
-	r->tclass = buf[48];
-	r->reversible = buf[49] & 0x80;
-	r->numb_path = buf[49] & 0x7f;
-	r->pkey = imc_get16(buf + 50);
-	r->qos_class = imc_get16(buf + 52) >> 4;
-	r->sl = buf[53] & 0xf;
-	sel_split(buf[54], &r->mtu_sel, &r->mtu);
-	sel_split(buf[55], &r->rate_sel, &r->rate);
-	sel_split(buf[56], &r->life_sel, &r->life);
-	r->preference = buf[57];
-	memcpy(r->resv, buf + 58, sizeof(r->resv));
-	return IMC_PATH_REC_SIZE;
-}
-
-/* TClass (8) : SL (4) : FlowLabel (20), as in ClassPortInfo redirect/trap
- * fields (IBA 13.4.8.1 Table 115). */
-static uint32_t tc_sl_fl(uint8_t tc, uint8_t sl, uint32_t fl)
-{
-	return (uint32_t)tc << 24 | (uint32_t)sl << 20 | fl;
-}
-
-/* ClassPortInfo, IBA 13.4.8.1 Table 115. */
-int imc_class_port_info_pack(const struct imc_class_port_info *c,
-			     uint8_t *buf, size_t len)
-{
-	if (len < IMC_CLASS_PORT_INFO_SIZE)
-		return -ENOSPC;
-	if (c->cap_mask2 > 0x7ffffff || c->resp_time > 0x1f ||
-	    c->redirect_sl > 0xf || c->redirect_flow_label > FLOW_MAX ||
-	    c->redirect_qp > QPN_MAX || c->trap_sl > 0xf ||
-	    c->trap_flow_label > FLOW_MAX || c->trap_qp > QPN_MAX)
-		return -EINVAL;
-	buf[0] = c->base_version;
-	buf[1] = c->class_version;
-	imc_put16(buf + 2, c->cap_mask);
-	imc_put32(buf + 4, c->cap_mask2 << 5 | c->resp_time);
-	memcpy(buf + 8, c->redirect_gid.raw, 16);
-	imc_put32(buf + 24, tc_sl_fl(c->redirect_tclass, c->redirect_sl,
-				     c->redirect_flow_label));
-	imc_put16(buf + 28, c->redirect_lid);
-	imc_put16(buf + 30, c->redirect_pkey);
-	imc_put32(buf + 32, (uint32_t)c->redirect_resv << 24 | c->redirect_qp);
-	imc_put32(buf + 36, c->redirect_qkey);
-	memcpy(buf + 40, c->trap_gid.raw, 16);
-	imc_put32(buf + 56, tc_sl_fl(c->trap_tclass, c->trap_sl,
-				     c->trap_flow_label));
-	imc_put16(buf + 60, c->trap_lid);
-	imc_put16(buf + 62, c->trap_pkey);
-	imc_put32(buf + 64, (uint32_t)c->trap_hop_limit << 24 | c->trap_qp);
-	imc_put32(buf + 68, c->trap_qkey);
-	return IMC_CLASS_PORT_INFO_SIZE;
-}
-
-int imc_class_port_info_unpack(struct imc_class_port_info *c,
-			       const uint8_t *buf, size_t len)
-{
-	uint32_t v;
-
-	if (len < IMC_CLASS_PORT_INFO_SIZE)
-		return -EMSGSIZE;
-	c->base_version = buf[0];
-	c->class_version = buf[1];
-	c->cap_mask = imc_get16(buf + 2);
-	v = imc_get32(buf + 4);
-	c->cap_mask2 = v >> 5;
-	c->resp_time = v & 0x1f;
-	memcpy(c->redirect_gid.raw, buf + 8, 16);
-	v = imc_get32(buf + 24);
-	c->redirect_tclass = (uint8_t)(v >> 24);
-	c->redirect_sl = v >> 20 & 0xf;
-	c->redirect_flow_label = v & FLOW_MAX;
-	c->redirect_lid = imc_get16(buf + 28);
-	c->redirect_pkey = imc_get16(buf + 30);
-	c->redirect_resv = buf[32];
-	c->redirect_qp = imc_get32(buf + 32) & QPN_MAX;
-	c->redirect_qkey = imc_get32(buf + 36);
-	memcpy(c->trap_gid.raw, buf + 40, 16);
-	v = imc_get32(buf + 56);
-	c->trap_tclass = (uint8_t)(v >> 24);
-	c->trap_sl = v >> 20 & 0xf;
-	c->trap_flow_label = v & FLOW_MAX;
-	c->trap_lid = imc_get16(buf + 60);
-	c->trap_pkey = imc_get16(buf + 62);
-	c->trap_hop_limit = buf[64];
-	c->trap_qp = imc_get32(buf + 64) & QPN_MAX;
-	c->trap_qkey = imc_get32(buf + 68);
-	return IMC_CLASS_PORT_INFO_SIZE;
-}
-
-/* InformInfo, IBA 13.4.8.3 Table 117. */
-int imc_inform_info_pack(const struct imc_inform_info *i, uint8_t *buf,
-			 size_t len)
-{
-	if (len < IMC_INFORM_INFO_SIZE)
-		return -ENOSPC;
-	if (i->qpn > QPN_MAX || i->resv_qpn > 7 || i->resp_time_value > 0x1f ||
-	    i->producer_type_or_vendor_id > 0xffffff)
-		return -EINVAL;
-	memcpy(buf, i->gid.raw, 16);
-	imc_put16(buf + 16, i->lid_range_begin);
-	imc_put16(buf + 18, i->lid_range_end);
-	imc_put16(buf + 20, i->resv20);
-	buf[22] = i->is_generic;
-	buf[23] = i->subscribe;
-	imc_put16(buf + 24, i->type);
-	imc_put16(buf + 26, i->trap_number_or_device_id);
-	imc_put32(buf + 28, i->qpn << 8 | (uint32_t)i->resv_qpn << 5 |
-			    i->resp_time_value);
-	imc_put32(buf + 32, (uint32_t)i->resv32 << 24 |
-			    i->producer_type_or_vendor_id);
-	return IMC_INFORM_INFO_SIZE;
-}
-
-int imc_inform_info_unpack(struct imc_inform_info *i, const uint8_t *buf,
-			   size_t len)
-{
-	uint32_t v;
-
-	if (len < IMC_INFORM_INFO_SIZE)
-		return -EMSGSIZE;
-	memcpy(i->gid.raw, buf, 16);
-	i->lid_range_begin = imc_get16(buf + 16);
-	i->lid_range_end = imc_get16(buf + 18);
-	i->resv20 = imc_get16(buf + 20);
-	i->is_generic = buf[22];
-	i->subscribe = buf[23];
-	i->type = imc_get16(buf + 24);
-	i->trap_number_or_device_id = imc_get16(buf + 26);
-	v = imc_get32(buf + 28);
-	i->qpn = v >> 8;
-	i->resv_qpn = v >> 5 & 7;
-	i->resp_time_value = v & 0x1f;
-	i->resv32 = buf[32];
-	i->producer_type_or_vendor_id = imc_get32(buf + 32) & 0xffffff;
-	return IMC_INFORM_INFO_SIZE;
-}
-
-/* Notice, IBA 13.4.8.2 Table 116. */
-int imc_notice_pack(const struct imc_notice *n, uint8_t *buf, size_t len)
-{
-	if (len < IMC_NOTICE_SIZE)
-		return -ENOSPC;
-	if (n->type > 0x7f || n->producer_type_or_vendor_id > 0xffffff ||
-	    n->notice_count > 0x7fff)
-		return -EINVAL;
-	imc_put32(buf, (uint32_t)n->is_generic << 31 | (uint32_t)n->type << 24 |
-		       n->producer_type_or_vendor_id);
-	imc_put16(buf + 4, n->trap_number_or_device_id);
-	imc_put16(buf + 6, n->issuer_lid);
-	imc_put16(buf + 8,
-		  (uint16_t)(n->notice_toggle << 15 | n->notice_count));
-	memcpy(buf + 10, n->data_details, IMC_NOTICE_DATA_SIZE);
-	memcpy(buf + 64, n->issuer_gid.raw, 16);
-	return IMC_NOTICE_SIZE;
-}
-
-int imc_notice_unpack(struct imc_notice *n, const uint8_t *buf, size_t len)
-{
-	uint32_t v;
-
-	if (len < IMC_NOTICE_SIZE)
-		return -EMSGSIZE;
-	v = imc_get32(buf);
-	n->is_generic = v >> 31;
-	n->type = v >> 24 & 0x7f;
-	n->producer_type_or_vendor_id = v & 0xffffff;
-	n->trap_number_or_device_id = imc_get16(buf + 4);
-	n->issuer_lid = imc_get16(buf + 6);
-	n->notice_toggle = buf[8] >> 7;
-	n->notice_count = imc_get16(buf + 8) & 0x7fff;
-	memcpy(n->data_details, buf + 10, IMC_NOTICE_DATA_SIZE);
-	memcpy(n->issuer_gid.raw, buf + 64, 16);
-	return IMC_NOTICE_SIZE;
-}
+IMC_FIELDS_CODEC(path_rec, IMC_PATH_REC_SIZE)
+IMC_FIELDS_CODEC(class_port_info, IMC_CLASS_PORT_INFO_SIZE)
+IMC_FIELDS_CODEC(inform_info, IMC_INFORM_INFO_SIZE)
+IMC_FIELDS_CODEC(notice, IMC_NOTICE_SIZE)
 
 static bool is_mcast_trap(unsigned trap)
 {

@@ -1,147 +1,68 @@
-/* PortInfo(Record), NodeInfo/NodeRecord and P_KeyTableRecord. Byte
- * offsets are those of the IBA tables named at each function. */
+/* PortInfo(Record), NodeInfo/NodeRecord and P_KeyTableRecord. PortInfo
+ * and NodeInfo are field tables (wire/fields.h) with the bit offsets of
+ * the IBA tables they name; the records around them give their byte
+ * offsets at each function. */
 #include <errno.h>
 #include <string.h>
 
 #include "ibmcast/sa_records.h"
 #include "wire/bytes.h"
+#include "wire/fields.h"
 
-/* A byte of two fields: hi above the lo_bits low bits of lo. */
-static uint8_t join(uint8_t hi, uint8_t lo, unsigned lo_bits)
-{
-	return (uint8_t)(hi << lo_bits | lo);
-}
+/* ---- PortInfo ---- */
 
-static void split(uint8_t b, unsigned lo_bits, uint8_t *hi, uint8_t *lo)
-{
-	*hi = (uint8_t)(b >> lo_bits);
-	*lo = (uint8_t)(b & ((1u << lo_bits) - 1));
-}
-
-static bool fits(unsigned v, unsigned bits)
-{
-	return v < (1u << bits);
-}
-
-/* ---- PortInfo, IBA 14.2.5.6 Table 145 ---- */
+/* PortInfo, IBA 14.2.5.6 Table 145. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_port_info, m, bit, bits)
+static const struct imc_field port_info_fields[] = {
+	F(m_key, 0, 64),
+	F(gid_prefix, 64, 64),
+	F(lid, 128, 16), F(master_sm_lid, 144, 16),
+	F(cap_mask, 160, 32),
+	F(diag_code, 192, 16), F(m_key_lease, 208, 16),
+	F(local_port, 224, 8), F(width_enabled, 232, 8),
+	F(width_supported, 240, 8), F(width_active, 248, 8),
+	F(speed_supported, 256, 4), F(state, 260, 4), F(phys_state, 264, 4),
+	F(down_default, 268, 4), F(m_key_protect, 272, 2), F(resv34, 274, 3),
+	F(lmc, 277, 3), F(speed_active, 280, 4), F(speed_enabled, 284, 4),
+	F(neighbor_mtu, 288, 4), F(master_sm_sl, 292, 4), F(vl_cap, 296, 4),
+	F(init_type, 300, 4), F(vl_high_limit, 304, 8),
+	F(vl_arb_high_cap, 312, 8),
+	F(vl_arb_low_cap, 320, 8), F(init_type_reply, 328, 4),
+	F(mtu_cap, 332, 4), F(vl_stall, 336, 3), F(hoq_life, 339, 5),
+	F(op_vls, 344, 4), F(enforce, 348, 4),
+	F(m_key_violations, 352, 16), F(p_key_violations, 368, 16),
+	F(q_key_violations, 384, 16), F(guid_cap, 400, 8),
+	F(client_rereg, 408, 1), F(resv51, 409, 2), F(subnet_timeout, 411, 5),
+	F(resv52, 416, 3), F(resp_time, 419, 5), F(local_phy_errors, 424, 4),
+	F(overrun_errors, 428, 4), F(max_credit_hint, 432, 16),
+	F(resv56, 448, 8), F(link_rtl, 456, 24),
+	F(cap_mask2, 480, 16), F(speed_ext_active, 496, 4),
+	F(speed_ext_supported, 500, 4), F(resv63, 504, 3),
+	F(speed_ext_enabled, 507, 5),
+};
+#undef F
 
 static bool port_info_ok(const struct imc_port_info *p)
 {
-	return fits(p->speed_supported, 4) && fits(p->state, 4) &&
-	       fits(p->phys_state, 4) && fits(p->down_default, 4) &&
-	       fits(p->m_key_protect, 2) && fits(p->resv34, 3) &&
-	       fits(p->lmc, 3) && fits(p->speed_active, 4) &&
-	       fits(p->speed_enabled, 4) && fits(p->neighbor_mtu, 4) &&
-	       fits(p->master_sm_sl, 4) && fits(p->vl_cap, 4) &&
-	       fits(p->init_type, 4) && fits(p->init_type_reply, 4) &&
-	       fits(p->mtu_cap, 4) && fits(p->vl_stall, 3) &&
-	       fits(p->hoq_life, 5) && fits(p->op_vls, 4) &&
-	       fits(p->enforce, 4) && fits(p->client_rereg, 1) &&
-	       fits(p->resv51, 2) && fits(p->subnet_timeout, 5) &&
-	       fits(p->resv52, 3) && fits(p->resp_time, 5) &&
-	       fits(p->local_phy_errors, 4) && fits(p->overrun_errors, 4) &&
-	       p->link_rtl <= 0xffffff && fits(p->speed_ext_active, 4) &&
-	       fits(p->speed_ext_supported, 4) && fits(p->resv63, 3) &&
-	       fits(p->speed_ext_enabled, 5);
+	return imc_fields_fit(IMC_FIELDS(port_info_fields), p);
 }
 
 static void port_info_put(const struct imc_port_info *p, uint8_t *b)
 {
-	imc_put64(b + 0, p->m_key);
-	imc_put64(b + 8, p->gid_prefix);
-	imc_put16(b + 16, p->lid);
-	imc_put16(b + 18, p->master_sm_lid);
-	imc_put32(b + 20, p->cap_mask);
-	imc_put16(b + 24, p->diag_code);
-	imc_put16(b + 26, p->m_key_lease);
-	b[28] = p->local_port;
-	b[29] = p->width_enabled;
-	b[30] = p->width_supported;
-	b[31] = p->width_active;
-	b[32] = join(p->speed_supported, p->state, 4);
-	b[33] = join(p->phys_state, p->down_default, 4);
-	b[34] = (uint8_t)(p->m_key_protect << 6 | p->resv34 << 3 | p->lmc);
-	b[35] = join(p->speed_active, p->speed_enabled, 4);
-	b[36] = join(p->neighbor_mtu, p->master_sm_sl, 4);
-	b[37] = join(p->vl_cap, p->init_type, 4);
-	b[38] = p->vl_high_limit;
-	b[39] = p->vl_arb_high_cap;
-	b[40] = p->vl_arb_low_cap;
-	b[41] = join(p->init_type_reply, p->mtu_cap, 4);
-	b[42] = join(p->vl_stall, p->hoq_life, 5);
-	b[43] = join(p->op_vls, p->enforce, 4);
-	imc_put16(b + 44, p->m_key_violations);
-	imc_put16(b + 46, p->p_key_violations);
-	imc_put16(b + 48, p->q_key_violations);
-	b[50] = p->guid_cap;
-	b[51] = (uint8_t)(p->client_rereg << 7 | p->resv51 << 5 |
-			  p->subnet_timeout);
-	b[52] = join(p->resv52, p->resp_time, 5);
-	b[53] = join(p->local_phy_errors, p->overrun_errors, 4);
-	imc_put16(b + 54, p->max_credit_hint);
-	imc_put32(b + 56, (uint32_t)p->resv56 << 24 | p->link_rtl);
-	imc_put16(b + 60, p->cap_mask2);
-	b[62] = join(p->speed_ext_active, p->speed_ext_supported, 4);
-	b[63] = join(p->resv63, p->speed_ext_enabled, 5);
+	imc_fields_put(IMC_FIELDS(port_info_fields), p, b);
 }
 
 static void port_info_get(struct imc_port_info *p, const uint8_t *b)
 {
-	uint32_t v;
-
 	memset(p, 0, sizeof(*p));
-	p->m_key = imc_get64(b + 0);
-	p->gid_prefix = imc_get64(b + 8);
-	p->lid = imc_get16(b + 16);
-	p->master_sm_lid = imc_get16(b + 18);
-	p->cap_mask = imc_get32(b + 20);
-	p->diag_code = imc_get16(b + 24);
-	p->m_key_lease = imc_get16(b + 26);
-	p->local_port = b[28];
-	p->width_enabled = b[29];
-	p->width_supported = b[30];
-	p->width_active = b[31];
-	split(b[32], 4, &p->speed_supported, &p->state);
-	split(b[33], 4, &p->phys_state, &p->down_default);
-	p->m_key_protect = b[34] >> 6;
-	p->resv34 = (b[34] >> 3) & 7;
-	p->lmc = b[34] & 7;
-	split(b[35], 4, &p->speed_active, &p->speed_enabled);
-	split(b[36], 4, &p->neighbor_mtu, &p->master_sm_sl);
-	split(b[37], 4, &p->vl_cap, &p->init_type);
-	p->vl_high_limit = b[38];
-	p->vl_arb_high_cap = b[39];
-	p->vl_arb_low_cap = b[40];
-	split(b[41], 4, &p->init_type_reply, &p->mtu_cap);
-	split(b[42], 5, &p->vl_stall, &p->hoq_life);
-	split(b[43], 4, &p->op_vls, &p->enforce);
-	p->m_key_violations = imc_get16(b + 44);
-	p->p_key_violations = imc_get16(b + 46);
-	p->q_key_violations = imc_get16(b + 48);
-	p->guid_cap = b[50];
-	p->client_rereg = b[51] >> 7;
-	p->resv51 = (b[51] >> 5) & 3;
-	p->subnet_timeout = b[51] & 0x1f;
-	split(b[52], 5, &p->resv52, &p->resp_time);
-	split(b[53], 4, &p->local_phy_errors, &p->overrun_errors);
-	p->max_credit_hint = imc_get16(b + 54);
-	v = imc_get32(b + 56);
-	p->resv56 = (uint8_t)(v >> 24);
-	p->link_rtl = v & 0xffffff;
-	p->cap_mask2 = imc_get16(b + 60);
-	split(b[62], 4, &p->speed_ext_active, &p->speed_ext_supported);
-	split(b[63], 5, &p->resv63, &p->speed_ext_enabled);
+	imc_fields_get(IMC_FIELDS(port_info_fields), p, b);
 }
 
 int imc_port_info_pack(const struct imc_port_info *p, uint8_t *buf,
 		       size_t len)
 {
-	if (len < IMC_PORT_INFO_SIZE)
-		return -ENOSPC;
-	if (!port_info_ok(p))
-		return -EINVAL;
-	port_info_put(p, buf);
-	return IMC_PORT_INFO_SIZE;
+	return imc_fields_pack(IMC_FIELDS(port_info_fields), p, buf, len,
+			       IMC_PORT_INFO_SIZE);
 }
 
 int imc_port_info_unpack(struct imc_port_info *p, const uint8_t *buf,
@@ -230,61 +151,33 @@ int imc_port_info_rec_unpack(struct imc_port_info_rec *r, const uint8_t *buf,
 	return IMC_PORT_INFO_REC_SIZE;
 }
 
-/* ---- NodeInfo, IBA 14.2.5.3 Table 140 ---- */
+/* ---- NodeInfo ---- */
+
+/* NodeInfo, IBA 14.2.5.3 Table 140. */
+#define F(m, bit, bits) IMC_FIELD(struct imc_node_info, m, bit, bits)
+static const struct imc_field node_info_fields[] = {
+	F(base_version, 0, 8), F(class_version, 8, 8), F(node_type, 16, 8),
+	F(num_ports, 24, 8),
+	F(sys_image_guid, 32, 64),
+	F(node_guid, 96, 64),
+	F(port_guid, 160, 64),
+	F(partition_cap, 224, 16), F(device_id, 240, 16),
+	F(revision, 256, 32),
+	F(local_port, 288, 8), F(vendor_id, 296, 24),
+};
+#undef F
 
 static void node_info_put(const struct imc_node_info *n, uint8_t *b)
 {
-	b[0] = n->base_version;
-	b[1] = n->class_version;
-	b[2] = n->node_type;
-	b[3] = n->num_ports;
-	imc_put64(b + 4, n->sys_image_guid);
-	imc_put64(b + 12, n->node_guid);
-	imc_put64(b + 20, n->port_guid);
-	imc_put16(b + 28, n->partition_cap);
-	imc_put16(b + 30, n->device_id);
-	imc_put32(b + 32, n->revision);
-	imc_put32(b + 36, (uint32_t)n->local_port << 24 | n->vendor_id);
+	imc_fields_put(IMC_FIELDS(node_info_fields), n, b);
 }
 
 static void node_info_get(struct imc_node_info *n, const uint8_t *b)
 {
-	uint32_t v;
-
-	n->base_version = b[0];
-	n->class_version = b[1];
-	n->node_type = b[2];
-	n->num_ports = b[3];
-	n->sys_image_guid = imc_get64(b + 4);
-	n->node_guid = imc_get64(b + 12);
-	n->port_guid = imc_get64(b + 20);
-	n->partition_cap = imc_get16(b + 28);
-	n->device_id = imc_get16(b + 30);
-	n->revision = imc_get32(b + 32);
-	v = imc_get32(b + 36);
-	n->local_port = (uint8_t)(v >> 24);
-	n->vendor_id = v & 0xffffff;
+	imc_fields_get(IMC_FIELDS(node_info_fields), n, b);
 }
 
-int imc_node_info_pack(const struct imc_node_info *n, uint8_t *buf,
-		       size_t len)
-{
-	if (len < IMC_NODE_INFO_SIZE)
-		return -ENOSPC;
-	if (n->vendor_id > 0xffffff)
-		return -EINVAL;
-	node_info_put(n, buf);
-	return IMC_NODE_INFO_SIZE;
-}
-
-int imc_node_info_unpack(struct imc_node_info *n, const uint8_t *buf,
-			 size_t len)
-{
-	if (len < IMC_NODE_INFO_SIZE)
-		return -EMSGSIZE;
-	node_info_get(n, buf);
-	return IMC_NODE_INFO_SIZE;
-}
+IMC_FIELDS_CODEC(node_info, IMC_NODE_INFO_SIZE)
 
 /* ---- NodeRecord, IBA 15.2.5.2 Table 209 ---- */
 
@@ -292,7 +185,7 @@ int imc_node_rec_pack(const struct imc_node_rec *r, uint8_t *buf, size_t len)
 {
 	if (len < IMC_NODE_REC_SIZE)
 		return -ENOSPC;
-	if (r->info.vendor_id > 0xffffff)
+	if (!imc_fields_fit(IMC_FIELDS(node_info_fields), &r->info))
 		return -EINVAL;
 	imc_put16(buf, r->lid);
 	imc_put16(buf + 2, r->resv);
