@@ -51,9 +51,9 @@ static void test_table(void **state)
 	uint64_t seen = 0;
 
 	(void)state;
-	assert_int_equal(imc_mcmr_n_fields, 18);
-	for (size_t i = 0; i < imc_mcmr_n_fields; i++) {
-		const struct imc_mcmr_field *f = &imc_mcmr_fields[i];
+	assert_null(imc_mcmr_field_at(18));
+	for (size_t i = 0; i < 18; i++) {
+		const struct imc_mcmr_field *f = imc_mcmr_field_at(i);
 		struct imc_mcmr r;
 
 		assert_int_equal(f->comp, 1ull << i);
@@ -78,6 +78,7 @@ static void test_table(void **state)
 					 IMC_MCMR_SIZE);
 		}
 	}
+	assert_true(seen == (1ull << 18) - 1);
 	assert_null(imc_mcmr_field_find("nope", false));
 	assert_null(imc_mcmr_field_find("flow_label", true));
 	assert_ptr_equal(imc_mcmr_field_find("flow", true),
@@ -255,8 +256,8 @@ static void test_fill_create(void **state)
 
 	fx_init(&f);
 	fx_start(&f);
-	for (size_t i = 0; i < imc_mcmr_n_fields; i++) {
-		uint64_t bit = imc_mcmr_fields[i].comp;
+	for (size_t i = 0; imc_mcmr_field_at(i); i++) {
+		uint64_t bit = imc_mcmr_field_at(i)->comp;
 
 		if (!(bit & IMC_MCMR_CREATE_COMPS) || bit == CM(MGID))
 			continue;

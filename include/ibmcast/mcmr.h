@@ -66,8 +66,8 @@ struct imc_mcmr_field {
 	size_t sel_offset;
 };
 
-extern const struct imc_mcmr_field imc_mcmr_fields[];
-extern const size_t imc_mcmr_n_fields;
+/* The i-th field in wire order, NULL past the last. */
+const struct imc_mcmr_field *imc_mcmr_field_at(size_t i);
 
 /* The field of that name (or, with by_key, scenario key); NULL if none. */
 const struct imc_mcmr_field *imc_mcmr_field_find(const char *name,

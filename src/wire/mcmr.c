@@ -74,7 +74,7 @@ unsigned imc_rate_step(unsigned code, int dir)
 /* ------------------------------------------------------------------ */
 /* Field table */
 
-const struct imc_mcmr_field imc_mcmr_fields[] = {
+static const struct imc_mcmr_field imc_mcmr_fields[] = {
 	{ "mgid", NULL, CM(MGID), OFF(mgid), IMC_MCMR_F_GID, 0, 0,
 	  IMC_MCMR_CMP_EQ, 0, 0 },
 	{ "port_gid", NULL, CM(PORT_GID), OFF(port_gid), IMC_MCMR_F_GID, 0, 0,
@@ -113,7 +113,12 @@ const struct imc_mcmr_field imc_mcmr_fields[] = {
 	  1, 0, IMC_MCMR_CMP_NONE, 0, 0 },
 };
 
-const size_t imc_mcmr_n_fields = IMC_ARRAY_SIZE(imc_mcmr_fields);
+#define imc_mcmr_n_fields IMC_ARRAY_SIZE(imc_mcmr_fields)
+
+const struct imc_mcmr_field *imc_mcmr_field_at(size_t i)
+{
+	return i < imc_mcmr_n_fields ? &imc_mcmr_fields[i] : NULL;
+}
 
 const struct imc_mcmr_field *imc_mcmr_field_find(const char *name,
 						 bool by_key)
