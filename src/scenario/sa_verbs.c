@@ -48,6 +48,7 @@
 #include "ibmcast/gid.h"
 #include "ibmcast/gsi.h"
 #include "ibmcast/mad.h"
+#include "ibmcast/mcmr.h"
 #include "ibmcast/packet.h"
 #include "ibmcast/sa.h"
 #include "ibmcast/sa_attr.h"
@@ -1558,74 +1559,40 @@ static void req_arg_free(void *data)
 	free(a);
 }
 
-/* sa-join's record options: KEY=N sets a field of the MCMemberRecord
- * (N at most max) and its ComponentMask bit; mtu=, rate= and life= take
- * a selector and a code (selcode_parse) into two fields. */
-static const struct {
-	const char *key;
-	uint64_t max;       /* 0: a selector and a code */
-	size_t off, size;   /* the field (the code for a selector option) */
-	size_t sel_off;
-	uint64_t mask;
-} join_fields[] = {
-	{ "qkey", UINT32_MAX, SCN_FIELD(struct imc_mcmr, qkey), 0, CM(QKEY) },
-	{ "pkey", 0xFFFF, SCN_FIELD(struct imc_mcmr, pkey), 0, CM(PKEY) },
-	{ "tclass", 0xFF, SCN_FIELD(struct imc_mcmr, tclass), 0, CM(TCLASS) },
-	{ "sl", 15, SCN_FIELD(struct imc_mcmr, sl), 0, CM(SL) },
-	{ "flow", 0xFFFFF, SCN_FIELD(struct imc_mcmr, flow_label), 0,
-	  CM(FLOW_LABEL) },
-	{ "hop", 0xFF, SCN_FIELD(struct imc_mcmr, hop_limit), 0,
-	  CM(HOP_LIMIT) },
-	{ "scope", 15, SCN_FIELD(struct imc_mcmr, scope), 0, CM(SCOPE) },
-	{ "mtu", 0, SCN_FIELD(struct imc_mcmr, mtu),
-	  offsetof(struct imc_mcmr, mtu_sel), CM(MTU_SEL) | CM(MTU) },
-	{ "rate", 0, SCN_FIELD(struct imc_mcmr, rate),
-	  offsetof(struct imc_mcmr, rate_sel), CM(RATE_SEL) | CM(RATE) },
-	{ "life", 0, SCN_FIELD(struct imc_mcmr, life),
-	  offsetof(struct imc_mcmr, life_sel),
-	  CM(LIFE_TIME_SEL) | CM(LIFE_TIME) },
-	{ "mlid", 0xFFFF, SCN_FIELD(struct imc_mcmr, mlid), 0, CM(MLID) },
+/* sa-join's record options, in the order they print: KEY=N sets a field
+ * of the MCMemberRecord (the table of ibmcast/mcmr.h gives its bits) and
+ * its ComponentMask bit; mtu=, rate= and life= take a selector and a code
+ * (selcode_parse) into two fields. */
+static const char *const comp_keys[] = {
+	"qkey", "pkey", "tclass", "sl", "flow", "hop", "scope",
+	"mtu", "rate", "life", "mlid",
 };
 
-static void field_set(void *base, size_t off, size_t size, uint64_t v)
-{
-	uint8_t *p = (uint8_t *)base + off;
-	uint16_t u16 = (uint16_t)v;
-	uint32_t u32 = (uint32_t)v;
-
-	if (size == 1)
-		*p = (uint8_t)v;
-	else if (size == 2)
-		memcpy(p, &u16, 2);
-	else
-		memcpy(p, &u32, 4);
-}
-
-/* A component of an MCMemberRecord template, from join_fields, into
- * rec, with its ComponentMask bits into *mask. Returns 1 when word is none
- * of them. */
+/* A component of an MCMemberRecord template, from comp_keys, into rec,
+ * with its ComponentMask bits into *mask. Returns 1 when word is none of
+ * them. */
 int scn_sa_comp_opt(struct imc_scn_parser *p, const char *word,
 		    struct imc_mcmr *rec, uint64_t *mask)
 {
 	uint8_t *base = (uint8_t *)rec;
+	const struct imc_mcmr_field *f;
 	const char *v;
 	uint64_t x = 0;
 	int rc;
 
-	for (size_t i = 0; i < IMC_ARRAY_SIZE(join_fields); i++) {
-		if (!imc_scn_kv(word, join_fields[i].key, &v))
+	for (size_t i = 0; i < IMC_ARRAY_SIZE(comp_keys); i++) {
+		if (!imc_scn_kv(word, comp_keys[i], &v))
 			continue;
-		if (join_fields[i].max) {
-			rc = imc_scn_parse_uint(p, join_fields[i].key, v,
-						join_fields[i].max, &x);
-			field_set(base, join_fields[i].off,
-				  join_fields[i].size, x);
+		f = imc_mcmr_field_find(comp_keys[i], true);
+		if (f->sel_comp) {
+			rc = selcode_parse(p, f->key, v, base + f->sel_offset,
+					   base + f->offset);
 		} else {
-			rc = selcode_parse(p, join_fields[i].key, v,
-					   base + join_fields[i].sel_off,
-					   base + join_fields[i].off);
+			rc = imc_scn_parse_uint(p, f->key, v, f->max, &x);
+			if (!rc)
+				(void)imc_mcmr_field_set(rec, f, x);
 		}
-		*mask |= join_fields[i].mask;
+		*mask |= f->comp | f->sel_comp;
 		return rc;
 	}
 	return 1;
@@ -1633,28 +1600,22 @@ int scn_sa_comp_opt(struct imc_scn_parser *p, const char *word,
 
 void scn_sa_comp_print(FILE *f, const struct imc_mcmr *r, uint64_t mask)
 {
-	if (mask & CM(QKEY))
-		fprintf(f, " qkey=0x%08" PRIx32, r->qkey);
-	if (mask & CM(PKEY))
-		fprintf(f, " pkey=0x%04x", r->pkey);
-	if (mask & CM(TCLASS))
-		fprintf(f, " tclass=%u", r->tclass);
-	if (mask & CM(SL))
-		fprintf(f, " sl=%u", r->sl);
-	if (mask & CM(FLOW_LABEL))
-		fprintf(f, " flow=0x%05" PRIx32, r->flow_label);
-	if (mask & CM(HOP_LIMIT))
-		fprintf(f, " hop=%u", r->hop_limit);
-	if (mask & CM(SCOPE))
-		fprintf(f, " scope=%u", r->scope);
-	if (mask & CM(MTU))
-		selcode_print(f, "mtu", r->mtu_sel, r->mtu, false);
-	if (mask & CM(RATE))
-		selcode_print(f, "rate", r->rate_sel, r->rate, false);
-	if (mask & CM(LIFE_TIME))
-		selcode_print(f, "life", r->life_sel, r->life, true);
-	if (mask & CM(MLID))
-		fprintf(f, " mlid=0x%04x", r->mlid);
+	for (size_t i = 0; i < IMC_ARRAY_SIZE(comp_keys); i++) {
+		const struct imc_mcmr_field *d =
+			imc_mcmr_field_find(comp_keys[i], true);
+		uint64_t v = imc_mcmr_field_get(r, d);
+		const uint8_t *sel = (const uint8_t *)r + d->sel_offset;
+
+		if (!(mask & d->comp))
+			continue;
+		if (d->sel_comp)
+			selcode_print(f, d->key, *sel, (uint8_t)v,
+				      d->comp == CM(LIFE_TIME));
+		else if (d->hex)
+			fprintf(f, " %s=0x%0*" PRIx64, d->key, (int)d->hex, v);
+		else
+			fprintf(f, " %s=%" PRIu64, d->key, v);
+	}
 }
 
 /* The options only sa-join takes. Returns 1 when word is none of them. */
