@@ -137,6 +137,9 @@ static void test_line_and_base(void **state)
 	assert_int_equal(imc_json_u64(&b.j, 3), 0);
 	assert_int_equal(imc_json_array_end(&b.j), 0);
 	assert_int_equal(imc_json_object_end(&b.j), 0);
+	assert_int_equal(imc_json_key(&b.j, "own"), 0);
+	assert_int_equal(imc_json_value_follows(&b.j), 0);
+	fputs("[7]", b.f);
 	assert_int_equal(imc_json_key(&b.j, "tail"), 0);
 	assert_int_equal(imc_json_array_begin_line(&b.j), 0);
 	assert_int_equal(imc_json_array_end(&b.j), 0);
@@ -144,6 +147,7 @@ static void test_line_and_base(void **state)
 	assert_int_equal(imc_json_finish(&b.j), 0);
 	expect(&b, "{\n"
 		   "    \"row\": {\"x\": 1, \"y\": [2, 3]},\n"
+		   "    \"own\": [7],\n"
 		   "    \"tail\": []\n"
 		   "  }");
 }

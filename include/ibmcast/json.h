@@ -77,6 +77,11 @@ int imc_json_gid(struct imc_json *j, const struct imc_gid *g);
 /* v as the string "0x" and at least width hex digits. */
 int imc_json_hex(struct imc_json *j, uint64_t v, unsigned width);
 
+/* The caller writes one complete JSON value to the stream itself, right
+ * after this call (a printer of its own that takes a FILE): writes what
+ * goes before a value and counts it as written. */
+int imc_json_value_follows(struct imc_json *j);
+
 /* A key and its value in one call. */
 int imc_json_kv_string(struct imc_json *j, const char *key, const char *s);
 int imc_json_kv_u64(struct imc_json *j, const char *key, uint64_t v);

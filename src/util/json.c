@@ -246,6 +246,15 @@ int imc_json_null(struct imc_json *j)
 	return value_done(j);
 }
 
+int imc_json_value_follows(struct imc_json *j)
+{
+	int rc = value_due(j);
+
+	if (rc)
+		return rc;
+	return value_done(j);
+}
+
 int imc_json_gid(struct imc_json *j, const struct imc_gid *g)
 {
 	char s[IMC_GID_STRLEN];
