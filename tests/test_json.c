@@ -87,13 +87,15 @@ static void test_spaced(void **state)
 	open_buf(&b, 0, IMC_JSON_SPACED, 0);
 	assert_int_equal(imc_json_array_begin(&b.j), 0);
 	assert_int_equal(imc_json_u64(&b.j, 1), 0);
+	assert_int_equal(imc_json_double(&b.j, 30, IMC_JSON_G), 0);
+	assert_int_equal(imc_json_double(&b.j, 0.25, IMC_JSON_G), 0);
 	assert_int_equal(imc_json_object_begin(&b.j), 0);
 	assert_int_equal(imc_json_kv_u64(&b.j, "a", 2), 0);
 	assert_int_equal(imc_json_kv_u64(&b.j, "b", 3), 0);
 	assert_int_equal(imc_json_object_end(&b.j), 0);
 	assert_int_equal(imc_json_array_end(&b.j), 0);
 	assert_int_equal(imc_json_finish(&b.j), 0);
-	expect(&b, "[1, {\"a\": 2, \"b\": 3}]");
+	expect(&b, "[1, 30, 0.25, {\"a\": 2, \"b\": 3}]");
 }
 
 static void test_indented(void **state)

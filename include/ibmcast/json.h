@@ -30,6 +30,7 @@ extern "C" {
 enum {
 	IMC_JSON_DEPTH_MAX = 32,
 	IMC_JSON_SPACED = 1u << 0,   /* ", " and ": " on one-line output */
+	IMC_JSON_G = 0xffffu,        /* imc_json_double(): "%g" */
 };
 
 struct imc_json_level {
@@ -68,7 +69,8 @@ int imc_json_key(struct imc_json *j, const char *key);
 int imc_json_string(struct imc_json *j, const char *s);
 int imc_json_u64(struct imc_json *j, uint64_t v);
 int imc_json_i64(struct imc_json *j, int64_t v);
-/* prec digits after the point ("%.*f"). */
+/* prec digits after the point ("%.*f"), or with IMC_JSON_G the shortest
+ * of "%g" (six significant digits). */
 int imc_json_double(struct imc_json *j, double v, unsigned prec);
 int imc_json_bool(struct imc_json *j, bool v);
 int imc_json_null(struct imc_json *j);

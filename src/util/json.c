@@ -222,7 +222,10 @@ int imc_json_double(struct imc_json *j, double v, unsigned prec)
 	rc = value_due(j);
 	if (rc)
 		return rc;
-	fprintf(j->f, "%.*f", (int)prec, v);
+	if (prec == IMC_JSON_G)
+		fprintf(j->f, "%g", v);
+	else
+		fprintf(j->f, "%.*f", (int)prec, v);
 	return value_done(j);
 }
 
