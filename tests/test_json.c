@@ -138,6 +138,11 @@ static void test_line_and_base(void **state)
 	assert_int_equal(imc_json_u64(&b.j, 2), 0);
 	assert_int_equal(imc_json_u64(&b.j, 3), 0);
 	assert_int_equal(imc_json_array_end(&b.j), 0);
+	assert_int_equal(imc_json_key(&b.j, "z"), 0);
+	assert_int_equal(imc_json_array_begin_lines(&b.j), 0);
+	assert_int_equal(imc_json_u64(&b.j, 4), 0);
+	assert_int_equal(imc_json_u64(&b.j, 5), 0);
+	assert_int_equal(imc_json_array_end(&b.j), 0);
 	assert_int_equal(imc_json_object_end(&b.j), 0);
 	assert_int_equal(imc_json_key(&b.j, "own"), 0);
 	assert_int_equal(imc_json_value_follows(&b.j), 0);
@@ -148,7 +153,10 @@ static void test_line_and_base(void **state)
 	assert_int_equal(imc_json_object_end(&b.j), 0);
 	assert_int_equal(imc_json_finish(&b.j), 0);
 	expect(&b, "{\n"
-		   "    \"row\": {\"x\": 1, \"y\": [2, 3]},\n"
+		   "    \"row\": {\"x\": 1, \"y\": [2, 3], \"z\": [\n"
+		   "        4,\n"
+		   "        5\n"
+		   "      ]},\n"
 		   "    \"own\": [7],\n"
 		   "    \"tail\": []\n"
 		   "  }");

@@ -6,7 +6,9 @@
  * puts a space after each ':' and ','. indent N > 0 puts each member of a
  * container on a line of its own, N spaces deeper per level, except in
  * containers opened with imc_json_*_begin_line(), which stay on one line
- * (", " and ": " between their members).
+ * (", " and ": " between their members) with all they contain, except
+ * containers opened inside them with imc_json_*_begin_lines(): those put
+ * each member on a line again.
  *
  * Errors stick: the first one (-EINVAL for a value where a key is due or a
  * key in an array, -E2BIG past IMC_JSON_DEPTH_MAX levels, -EDOM for a
@@ -63,6 +65,7 @@ int imc_json_object_begin_line(struct imc_json *j);
 int imc_json_object_end(struct imc_json *j);
 int imc_json_array_begin(struct imc_json *j);
 int imc_json_array_begin_line(struct imc_json *j);
+int imc_json_array_begin_lines(struct imc_json *j);
 int imc_json_array_end(struct imc_json *j);
 
 int imc_json_key(struct imc_json *j, const char *key);

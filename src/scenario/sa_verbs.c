@@ -47,6 +47,7 @@
 
 #include "ibmcast/gid.h"
 #include "ibmcast/gsi.h"
+#include "ibmcast/json.h"
 #include "ibmcast/mad.h"
 #include "ibmcast/mcmr.h"
 #include "ibmcast/packet.h"
@@ -2527,94 +2528,124 @@ static void print_text(FILE *f, const struct snap *s)
 	}
 }
 
-static void print_json(FILE *f, const struct snap *s)
+static void stats_json(struct imc_json *j, const struct imc_sa_stats *st)
 {
-	char t[32], gid[IMC_GID_STRLEN];
+	imc_json_key(j, "stats");
+	imc_json_object_begin_line(j);
+	imc_json_kv_u64(j, "groups", st->groups);
+	imc_json_kv_u64(j, "members", st->members);
+	imc_json_kv_u64(j, "mlids_in_use", st->mlids_in_use);
+	imc_json_kv_u64(j, "mlids_total", st->mlids_total);
+	imc_json_kv_u64(j, "received", st->received);
+	imc_json_kv_u64(j, "drop_queue_full", st->drop_queue_full);
+	imc_json_kv_u64(j, "groups_created", st->groups_created);
+	imc_json_kv_u64(j, "groups_deleted", st->groups_deleted);
+	imc_json_kv_u64(j, "mft_adds", st->mft_adds);
+	imc_json_kv_u64(j, "mft_removes", st->mft_removes);
+	imc_json_object_end(j);
+}
+
+static void group_json(struct imc_json *j, const struct snap_group *sg)
+{
+	const struct imc_mcmr *r = &sg->g.rec;
+
+	imc_json_object_begin_line(j);
+	imc_json_kv_gid(j, "mgid", &r->mgid);
+	imc_json_kv_u64(j, "mlid", r->mlid);
+	imc_json_kv_u64(j, "qkey", r->qkey);
+	imc_json_kv_u64(j, "mtu", r->mtu);
+	imc_json_kv_u64(j, "rate", r->rate);
+	imc_json_kv_u64(j, "pkey", r->pkey);
+	imc_json_kv_u64(j, "sl", r->sl);
+	imc_json_kv_u64(j, "tclass", r->tclass);
+	imc_json_kv_u64(j, "flow_label", r->flow_label);
+	imc_json_kv_u64(j, "scope", r->scope);
+	imc_json_kv_bool(j, "persistent", sg->g.persistent);
+	imc_json_kv_u64(j, "full_members", sg->g.full_members);
+	imc_json_key(j, "members");
+	imc_json_array_begin_lines(j);
+	for (size_t k = 0; k < sg->nm; k++) {
+		const struct snap_member *m = &sg->m[k];
+
+		imc_json_object_begin_line(j);
+		imc_json_kv_gid(j, "port_gid", &m->m.port_gid);
+		imc_json_kv_u64(j, "lid", m->m.lid);
+		imc_json_kv_u64(j, "join_state", m->m.join_state);
+		imc_json_kv_bool(j, "proxy_join", m->m.proxy);
+		imc_json_key(j, "node");
+		if (m->name)
+			imc_json_string(j, m->name);
+		else
+			imc_json_null(j);
+		imc_json_object_end(j);
+	}
+	imc_json_array_end(j);
+	imc_json_object_end(j);
+}
+
+/* One snapshot: its time and statistics on the first line, a group a
+ * line, a member a line. */
+static void snap_json(struct imc_json *j, const struct snap *s)
+{
+	char t[32];
 
 	imc_scn_format_time(s->at, t, sizeof(t));
-	fprintf(f, "{\"at_ns\": %" PRIu64 ", \"at\": \"%s\", ", s->at, t);
+	imc_json_object_begin_line(j);
+	imc_json_kv_u64(j, "at_ns", s->at);
+	imc_json_kv_string(j, "at", t);
 	if (s->line)
-		fprintf(f, "\"line\": %u, ", s->line);
+		imc_json_kv_u64(j, "line", s->line);
 	else
-		fputs("\"end\": true, ", f);
-	fprintf(f, "\"stats\": {\"groups\": %" PRIu32 ", \"members\": %" PRIu64
-		", \"mlids_in_use\": %" PRIu32 ", \"mlids_total\": %" PRIu32
-		", \"received\": %" PRIu64 ", \"drop_queue_full\": %" PRIu64
-		", \"groups_created\": %" PRIu64 ", \"groups_deleted\": %"
-		PRIu64 ", \"mft_adds\": %" PRIu64 ", \"mft_removes\": %" PRIu64
-		"},\n     \"groups\": [", s->st.groups, s->st.members,
-		s->st.mlids_in_use, s->st.mlids_total, s->st.received,
-		s->st.drop_queue_full, s->st.groups_created,
-		s->st.groups_deleted, s->st.mft_adds, s->st.mft_removes);
-	for (size_t i = 0; i < s->ng; i++) {
-		const struct snap_group *sg = &s->g[i];
-		const struct imc_mcmr *r = &sg->g.rec;
-
-		imc_gid_format(&r->mgid, gid);
-		fprintf(f, "%s\n      {\"mgid\": \"%s\", \"mlid\": %u, "
-			"\"qkey\": %" PRIu32 ", \"mtu\": %u, \"rate\": %u, "
-			"\"pkey\": %u, \"sl\": %u, \"tclass\": %u, "
-			"\"flow_label\": %" PRIu32 ", \"scope\": %u, "
-			"\"persistent\": %s, \"full_members\": %" PRIu32
-			", \"members\": [", i ? "," : "", gid, r->mlid, r->qkey,
-			r->mtu, r->rate, r->pkey, r->sl, r->tclass,
-			r->flow_label, r->scope,
-			sg->g.persistent ? "true" : "false",
-			sg->g.full_members);
-		for (size_t k = 0; k < sg->nm; k++) {
-			const struct snap_member *m = &sg->m[k];
-
-			imc_gid_format(&m->m.port_gid, gid);
-			fprintf(f, "%s\n        {\"port_gid\": \"%s\", "
-				"\"lid\": %u, \"join_state\": %u, "
-				"\"proxy_join\": %s, \"node\": ",
-				k ? "," : "", gid, m->m.lid, m->m.join_state,
-				m->m.proxy ? "true" : "false");
-			if (m->name)
-				imc_json_str(f, m->name);
-			else
-				fputs("null", f);
-			fputc('}', f);
-		}
-		fprintf(f, "%s]}", sg->nm ? "\n      " : "");
-	}
-	fprintf(f, "%s]}", s->ng ? "\n    " : "");
+		imc_json_kv_bool(j, "end", true);
+	stats_json(j, &s->st);
+	imc_json_key(j, "groups");
+	imc_json_array_begin_lines(j);
+	for (size_t i = 0; i < s->ng; i++)
+		group_json(j, &s->g[i]);
+	imc_json_array_end(j);
+	imc_json_object_end(j);
 }
 
 int imc_scn_sa_show_print(const struct imc_scn_sa_show *sh, FILE *f,
 			  bool json)
 {
+	struct imc_json j;
+
 	if (!sh || !f)
 		return -EINVAL;
-	if (json)
-		fputc('[', f);
-	for (unsigned i = 0; i < sh->n; i++) {
-		if (json) {
-			fprintf(f, "%s\n    ", i ? "," : "");
-			print_json(f, &sh->s[i]);
-		} else {
+	if (!json) {
+		for (unsigned i = 0; i < sh->n; i++)
 			print_text(f, &sh->s[i]);
-		}
+		return ferror(f) ? -EIO : 0;
 	}
-	if (json)
-		fprintf(f, "%s]", sh->n ? "\n  " : "");
-	return ferror(f) ? -EIO : 0;
+	/* Laid out as the value of a key of a top-level object. */
+	imc_json_init_at(&j, f, 2, 0, 2);
+	imc_json_array_begin(&j);
+	for (unsigned i = 0; i < sh->n; i++)
+		snap_json(&j, &sh->s[i]);
+	imc_json_array_end(&j);
+	return imc_json_finish(&j);
 }
 
 int imc_scn_sa_show_print_last(const struct imc_scn_sa_show *sh, FILE *f,
 			       bool json)
 {
+	struct imc_json j;
+	int rc;
+
 	if (!sh || !f)
 		return -EINVAL;
 	if (!sh->n)
 		return -ENOENT;
-	if (json) {
-		print_json(f, &sh->s[sh->n - 1]);
-		fputc('\n', f);
-	} else {
+	if (!json) {
 		print_text(f, &sh->s[sh->n - 1]);
+		return ferror(f) ? -EIO : 0;
 	}
-	return ferror(f) ? -EIO : 0;
+	imc_json_init(&j, f, 2, 0);
+	snap_json(&j, &sh->s[sh->n - 1]);
+	rc = imc_json_finish(&j);
+	fputc('\n', f);
+	return rc ? rc : (ferror(f) ? -EIO : 0);
 }
 
 /* ------------------------------------------------------------------ */

@@ -90,7 +90,9 @@ static int value_done(struct imc_json *j)
 	return check_io(j);
 }
 
-static int begin(struct imc_json *j, bool object, bool line)
+enum layout { INHERIT, LINE, LINES };
+
+static int begin(struct imc_json *j, bool object, enum layout lay)
 {
 	struct imc_json_level *l;
 	int rc = value_due(j);
@@ -102,8 +104,10 @@ static int begin(struct imc_json *j, bool object, bool line)
 	l = &j->lv[j->depth++];
 	memset(l, 0, sizeof(*l));
 	l->object = object;
-	/* A container inside a one-line container stays on that line. */
-	l->line = line || (j->depth > 1 && j->lv[j->depth - 2].line);
+	/* A container inside a one-line container stays on that line
+	 * unless asked otherwise. */
+	l->line = lay == LINE ||
+		  (lay == INHERIT && j->depth > 1 && j->lv[j->depth - 2].line);
 	fputc(object ? '{' : '[', j->f);
 	return check_io(j);
 }
@@ -125,12 +129,12 @@ static int end(struct imc_json *j, bool object)
 
 int imc_json_object_begin(struct imc_json *j)
 {
-	return begin(j, true, false);
+	return begin(j, true, INHERIT);
 }
 
 int imc_json_object_begin_line(struct imc_json *j)
 {
-	return begin(j, true, true);
+	return begin(j, true, LINE);
 }
 
 int imc_json_object_end(struct imc_json *j)
@@ -140,12 +144,17 @@ int imc_json_object_end(struct imc_json *j)
 
 int imc_json_array_begin(struct imc_json *j)
 {
-	return begin(j, false, false);
+	return begin(j, false, INHERIT);
 }
 
 int imc_json_array_begin_line(struct imc_json *j)
 {
-	return begin(j, false, true);
+	return begin(j, false, LINE);
+}
+
+int imc_json_array_begin_lines(struct imc_json *j)
+{
+	return begin(j, false, LINES);
 }
 
 int imc_json_array_end(struct imc_json *j)
