@@ -154,9 +154,9 @@ static void test_line_and_base(void **state)
 	assert_int_equal(imc_json_finish(&b.j), 0);
 	expect(&b, "{\n"
 		   "    \"row\": {\"x\": 1, \"y\": [2, 3], \"z\": [\n"
-		   "        4,\n"
-		   "        5\n"
-		   "      ]},\n"
+		   "      4,\n"
+		   "      5\n"
+		   "    ]},\n"
 		   "    \"own\": [7],\n"
 		   "    \"tail\": []\n"
 		   "  }");

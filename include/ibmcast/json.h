@@ -8,7 +8,8 @@
  * containers opened with imc_json_*_begin_line(), which stay on one line
  * (", " and ": " between their members) with all they contain, except
  * containers opened inside them with imc_json_*_begin_lines(): those put
- * each member on a line again.
+ * each member on a line again. Only containers that are not on one line
+ * count as a level of indentation.
  *
  * Errors stick: the first one (-EINVAL for a value where a key is due or a
  * key in an array, -E2BIG past IMC_JSON_DEPTH_MAX levels, -EDOM for a

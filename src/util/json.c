@@ -43,9 +43,15 @@ static bool multiline(const struct imc_json *j, const struct imc_json_level *l)
 	return j->indent && !l->line;
 }
 
-static void newline(struct imc_json *j, unsigned depth)
+/* A new line indented by the multi-line containers among the outer n
+ * levels: one-line containers add no indentation of their own. */
+static void newline(struct imc_json *j, unsigned n)
 {
-	fprintf(j->f, "\n%*s", (int)(j->base + depth * j->indent), "");
+	unsigned lines = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		lines += !j->lv[i].line;
+	fprintf(j->f, "\n%*s", (int)(j->base + lines * j->indent), "");
 }
 
 /* What goes before a member of l: a comma after the first, then a new
