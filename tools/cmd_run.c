@@ -15,7 +15,6 @@
 #include "ibmcast/scenario_mcast.h"
 #include "ibmcast/scenario_sa.h"
 #include "tools.h"
-#include "util/text.h"
 
 #define PROGRESS_NS 500000000ull   /* progress line every 0.5 s */
 #define TEXT_HOSTS_MAX 64          /* hosts listed in the text summary */

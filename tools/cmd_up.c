@@ -40,7 +40,6 @@
 #include "ibmcast/tun.h"
 #include "ibmcast/tun_bridge.h"
 #include "tools.h"
-#include "util/text.h"
 
 #define NETNS_PREFIX "ibmcast-"
 #define MAX_TUNS 64

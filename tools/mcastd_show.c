@@ -9,7 +9,6 @@
 #include "ibmcast/loop.h"
 #include "ibmcast/mcastd.h"
 #include "mcastd_show.h"
-#include "util/text.h"
 
 enum { SHOW_TIMEOUT_MS = 3000 };
 

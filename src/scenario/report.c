@@ -24,7 +24,6 @@
 
 #include "ibmcast/json.h"
 #include "scenario/scn.h"
-#include "util/text.h"
 
 #define DEPTH_MAX 16
 #define LINE_MAX_LEN 200
