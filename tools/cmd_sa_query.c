@@ -446,10 +446,8 @@ static int do_join_leave(struct opts *o, const struct imc_gid *mgid,
 	r.qkey = o->qkey;
 	r.pkey = o->pkey;
 	if (join && (o->create || imc_gid_is_zero(mgid)))
-		/* OpenSM's minimum to create a group (protocol.md). */
-		mask |= UMAD_SA_MCM_COMP_MASK_QKEY | UMAD_SA_MCM_COMP_MASK_TCLASS |
-			UMAD_SA_MCM_COMP_MASK_PKEY | UMAD_SA_MCM_COMP_MASK_SL |
-			UMAD_SA_MCM_COMP_MASK_FLOW_LABEL;
+		/* The components an SA needs to create (o15-0.2.3). */
+		mask |= IMC_MCMR_CREATE_COMPS;
 	if (o->qkey_set)
 		mask |= UMAD_SA_MCM_COMP_MASK_QKEY;
 	if (o->pkey_set)
