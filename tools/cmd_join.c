@@ -16,6 +16,7 @@
 #include "ibmcast/json.h"
 #include "ibmcast/loop.h"
 #include "ibmcast/mad.h"
+#include "ibmcast/mcmr.h"
 #include "ibmcast/mcast.h"
 #include "ibmcast/mcast_umad.h"
 #include "ibmcast/mcastd.h"
@@ -687,12 +688,8 @@ static int join_one(struct session *s, size_t i, const struct imc_gid *mgid,
 	req.rec.mgid = *mgid;
 	req.comp_mask = o->mask | UMAD_SA_MCM_COMP_MASK_MGID;
 	if (o->create || imc_gid_is_zero(mgid))
-		/* OpenSM's minimum to create a group (protocol.md). */
-		req.comp_mask |= UMAD_SA_MCM_COMP_MASK_QKEY |
-				 UMAD_SA_MCM_COMP_MASK_TCLASS |
-				 UMAD_SA_MCM_COMP_MASK_PKEY |
-				 UMAD_SA_MCM_COMP_MASK_SL |
-				 UMAD_SA_MCM_COMP_MASK_FLOW_LABEL;
+		/* The components an SA needs to create (o15-0.2.3). */
+		req.comp_mask |= IMC_MCMR_CREATE_COMPS;
 	req.join_state = state;
 	s->mem[i].s = s;
 	s->mem[i].mgid = *mgid;

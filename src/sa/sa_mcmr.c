@@ -43,9 +43,7 @@ enum {
 /* Required components of a join and of a create (OpenSM JOIN_MC_COMP_MASK
  * and REQUIRED_MC_CREATE_COMP_MASK; o15-0.2.3 for the create). */
 static const uint64_t join_mask = CM(MGID) | CM(PORT_GID) | CM(JOIN_STATE);
-static const uint64_t create_mask = CM(MGID) | CM(PORT_GID) |
-	CM(JOIN_STATE) | CM(QKEY) | CM(TCLASS) | CM(PKEY) | CM(FLOW_LABEL) |
-	CM(SL);
+static const uint64_t create_mask = IMC_MCMR_CREATE_COMPS;
 
 static uint16_t sae_status(unsigned code)
 {
