@@ -119,29 +119,6 @@ static void print_text(const struct imc_ctl_listing *l, size_t n)
 	}
 }
 
-static void group_json(struct imc_json *j, const struct imc_ctl_group *x)
-{
-	const struct imc_mcmr *r = &x->rec;
-
-	imc_json_object_begin(j);
-	imc_json_kv_gid(j, "mgid", &r->mgid);
-	imc_json_kv_u64(j, "mlid", r->mlid);
-	imc_json_kv_u64(j, "join_state", x->join_state);
-	imc_json_kv_u64(j, "wanted", x->wanted);
-	imc_json_kv_u64(j, "members", x->members);
-	imc_json_kv_bool(j, "is_joined", x->joined);
-	imc_json_kv_u64(j, "qkey", r->qkey);
-	imc_json_kv_u64(j, "pkey", r->pkey);
-	imc_json_kv_u64(j, "mtu", r->mtu);
-	imc_json_kv_u64(j, "rate", r->rate);
-	imc_json_kv_u64(j, "sl", r->sl);
-	imc_json_kv_u64(j, "tclass", r->tclass);
-	imc_json_kv_u64(j, "flow_label", r->flow_label);
-	imc_json_kv_u64(j, "hop_limit", r->hop_limit);
-	imc_json_kv_u64(j, "scope", r->scope);
-	imc_json_object_end(j);
-}
-
 /* dview: the daemon's view, already JSON, or NULL. */
 static void print_json(const char *dview, const struct imc_ctl_listing *l,
 		       size_t n)
@@ -168,8 +145,16 @@ static void print_json(const char *dview, const struct imc_ctl_listing *l,
 		imc_json_kv_string(&j, "watch", l[i].watch);
 		imc_json_key(&j, "groups");
 		imc_json_array_begin(&j);
-		for (size_t k = 0; k < l[i].n; k++)
-			group_json(&j, &l[i].groups[k]);
+		for (size_t k = 0; k < l[i].n; k++) {
+			const struct imc_ctl_group *x = &l[i].groups[k];
+			struct imc_mcast_group_info g = {
+				.rec = x->rec, .join_state = x->join_state,
+				.wanted = x->wanted, .members = x->members,
+				.joined = x->joined,
+			};
+
+			imc_mcast_group_info_json(&j, &g);
+		}
 		imc_json_array_end(&j);
 		imc_json_object_end(&j);
 	}

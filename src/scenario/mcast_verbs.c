@@ -1868,30 +1868,6 @@ static void port_stats_json(struct imc_json *j,
 	imc_json_object_end(j);
 }
 
-static void port_group_json(struct imc_json *j,
-			    const struct imc_mcast_group_info *x)
-{
-	const struct imc_mcmr *r = &x->rec;
-
-	imc_json_object_begin_line(j);
-	imc_json_kv_gid(j, "mgid", &r->mgid);
-	imc_json_kv_u64(j, "mlid", r->mlid);
-	imc_json_kv_u64(j, "join_state", x->join_state);
-	imc_json_kv_u64(j, "wanted", x->wanted);
-	imc_json_kv_u64(j, "members", x->members);
-	imc_json_kv_bool(j, "is_joined", x->joined);
-	imc_json_kv_u64(j, "qkey", r->qkey);
-	imc_json_kv_u64(j, "pkey", r->pkey);
-	imc_json_kv_u64(j, "mtu", r->mtu);
-	imc_json_kv_u64(j, "rate", r->rate);
-	imc_json_kv_u64(j, "sl", r->sl);
-	imc_json_kv_u64(j, "tclass", r->tclass);
-	imc_json_kv_u64(j, "flow_label", r->flow_label);
-	imc_json_kv_u64(j, "hop_limit", r->hop_limit);
-	imc_json_kv_u64(j, "scope", r->scope);
-	imc_json_object_end(j);
-}
-
 /* One snapshot: its time on the first line, a port a line (its groups
  * one a line below it). */
 static void snap_json(struct imc_json *j, const struct snap *s)
@@ -1922,7 +1898,7 @@ static void snap_json(struct imc_json *j, const struct snap *s)
 		imc_json_key(j, "groups");
 		imc_json_array_begin_lines(j);
 		for (size_t k = 0; k < sp->ng; k++)
-			port_group_json(j, &sp->g[k]);
+			imc_mcast_group_info_json(j, &sp->g[k]);
 		imc_json_array_end(j);
 		imc_json_object_end(j);
 	}
