@@ -300,6 +300,21 @@ static void answer_rec(struct sae_ctx *c, const struct imc_mcmr *req,
 	sae_answer_one(c, buf, sizeof(buf));
 }
 
+/* What a Set and a Delete check first, in OpenSM's order: the join
+ * components (join_mask), MTU and rate codes given with
+ * their selectors, and a PortGID of this subnet. 0 or the status. */
+static uint16_t request_check(const struct imc_sa *sa, uint64_t mask,
+			      const struct imc_mcmr *r)
+{
+	if ((mask & join_mask) != join_mask)
+		return INSUF_COMPS;
+	if (!values_valid(mask, r))
+		return REQ_INVALID;
+	if (imc_gid_prefix(&r->port_gid) != sa->cfg.subnet_prefix)
+		return sae_status(UMAD_SA_STATUS_INVALID_GID);
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Set: create or join (o15-0.2.3, o15-0.2.4). */
 
@@ -314,16 +329,9 @@ static void mcmr_set(struct sae_ctx *c, const struct imc_mcmr *r)
 	bool created = false, proxy;
 	uint16_t st;
 
-	if ((mask & join_mask) != join_mask) {
-		sae_answer_error(c, INSUF_COMPS);
-		return;
-	}
-	if (!values_valid(mask, r)) {
-		sae_answer_error(c, REQ_INVALID);
-		return;
-	}
-	if (imc_gid_prefix(&r->port_gid) != sa->cfg.subnet_prefix) {
-		sae_answer_error(c, sae_status(UMAD_SA_STATUS_INVALID_GID));
+	st = request_check(sa, mask, r);
+	if (st) {
+		sae_answer_error(c, st);
 		return;
 	}
 	if (sa->ops.port_by_gid(sa->ctx, &r->port_gid, &port)) {
@@ -461,17 +469,11 @@ static void mcmr_delete(struct sae_ctx *c, const struct imc_mcmr *r)
 	struct imc_mcmr a;
 	uint8_t left;
 	uint8_t buf[IMC_MCMR_SIZE];
+	uint16_t st;
 
-	if ((mask & join_mask) != join_mask) {
-		sae_answer_error(c, INSUF_COMPS);
-		return;
-	}
-	if (!values_valid(mask, r)) {
-		sae_answer_error(c, REQ_INVALID);
-		return;
-	}
-	if (imc_gid_prefix(&r->port_gid) != sa->cfg.subnet_prefix) {
-		sae_answer_error(c, sae_status(UMAD_SA_STATUS_INVALID_GID));
+	st = request_check(sa, mask, r);
+	if (st) {
+		sae_answer_error(c, st);
 		return;
 	}
 	g = sae_group_find(sa, &r->mgid);
