@@ -13,8 +13,10 @@
 #include <time.h>
 
 #include "ibmcast/gid.h"
+#include "ibmcast/json.h"
 #include "ibmcast/loop.h"
 #include "ibmcast/mad.h"
+#include "ibmcast/mcmr.h"
 #include "ibmcast/mcast.h"
 #include "ibmcast/mcast_umad.h"
 #include "ibmcast/mcastd.h"
@@ -280,27 +282,55 @@ static const char *errno_name(int e)
 	}
 }
 
+/* One JSON event a line: {"event":NAME,...}. */
+static void event_begin(struct imc_json *j, const char *name)
+{
+	imc_json_init(j, stdout, 0, 0);
+	imc_json_object_begin(j);
+	imc_json_kv_string(j, "event", name);
+}
+
+static void event_end(struct imc_json *j)
+{
+	imc_json_object_end(j);
+	if (imc_json_finish(j) == 0)
+		printf("\n");
+	else
+		fprintf(stderr, "ibmcast join: JSON output failed\n");
+}
+
 static void print_joined(const struct session *s, const struct imc_mcmr *r)
 {
 	char m[IMC_GID_STRLEN];
 	unsigned bytes = r->mtu >= 1 && r->mtu <= 5 ? 128u << r->mtu : 0;
 
 	imc_gid_format(&r->mgid, m);
-	if (s->o->json)
-		printf("{\"event\":\"joined\",\"mgid\":\"%s\",\"mlid\":%u,"
-		       "\"qkey\":%u,\"pkey\":%u,\"mtu\":%u,\"mtu_bytes\":%u,"
-		       "\"rate\":%u,\"sl\":%u,\"flow_label\":%u,\"tclass\":%u,"
-		       "\"hop_limit\":%u,\"scope\":%u,\"join_state\":%u}\n",
-		       m, r->mlid, r->qkey, r->pkey, r->mtu, bytes, r->rate,
-		       r->sl, r->flow_label, r->tclass, r->hop_limit, r->scope,
-		       r->join_state);
-	else
+	if (s->o->json) {
+		struct imc_json j;
+
+		event_begin(&j, "joined");
+		imc_json_kv_string(&j, "mgid", m);
+		imc_json_kv_u64(&j, "mlid", r->mlid);
+		imc_json_kv_u64(&j, "qkey", r->qkey);
+		imc_json_kv_u64(&j, "pkey", r->pkey);
+		imc_json_kv_u64(&j, "mtu", r->mtu);
+		imc_json_kv_u64(&j, "mtu_bytes", bytes);
+		imc_json_kv_u64(&j, "rate", r->rate);
+		imc_json_kv_u64(&j, "sl", r->sl);
+		imc_json_kv_u64(&j, "flow_label", r->flow_label);
+		imc_json_kv_u64(&j, "tclass", r->tclass);
+		imc_json_kv_u64(&j, "hop_limit", r->hop_limit);
+		imc_json_kv_u64(&j, "scope", r->scope);
+		imc_json_kv_u64(&j, "join_state", r->join_state);
+		event_end(&j);
+	} else {
 		printf("joined mgid=%s mlid=0x%04x qkey=0x%08x pkey=0x%04x "
 		       "mtu=%u mtu_bytes=%u rate=%u sl=%u flow_label=0x%05x "
 		       "tclass=%u hop_limit=%u scope=%u join_state=0x%x\n",
 		       m, r->mlid, r->qkey, r->pkey, r->mtu, bytes, r->rate,
 		       r->sl, r->flow_label, r->tclass, r->hop_limit, r->scope,
 		       r->join_state);
+	}
 }
 
 static void print_simple(const struct session *s, const char *what,
@@ -309,10 +339,15 @@ static void print_simple(const struct session *s, const char *what,
 	char m[IMC_GID_STRLEN];
 
 	imc_gid_format(mgid, m);
-	if (s->o->json)
-		printf("{\"event\":\"%s\",\"mgid\":\"%s\"}\n", what, m);
-	else
+	if (s->o->json) {
+		struct imc_json j;
+
+		event_begin(&j, what);
+		imc_json_kv_string(&j, "mgid", m);
+		event_end(&j);
+	} else {
 		printf("%s mgid=%s\n", what, m);
+	}
 }
 
 static void print_error(const struct session *s, const struct imc_gid *mgid,
@@ -323,14 +358,20 @@ static void print_error(const struct session *s, const struct imc_gid *mgid,
 					 errno_name(-status);
 
 	imc_gid_format(mgid, m);
-	if (s->o->json)
-		printf("{\"event\":\"error\",\"mgid\":\"%s\",\"status\":%d,"
-		       "\"status_name\":\"%s\"}\n", m, status, name);
-	else if (status >= 0)
+	if (s->o->json) {
+		struct imc_json j;
+
+		event_begin(&j, "error");
+		imc_json_kv_string(&j, "mgid", m);
+		imc_json_kv_i64(&j, "status", status);
+		imc_json_kv_string(&j, "status_name", name);
+		event_end(&j);
+	} else if (status >= 0) {
 		printf("error mgid=%s status=0x%04x %s\n", m, status, name);
-	else
+	} else {
 		printf("error mgid=%s status=%d %s (%s)\n", m, status, name,
 		       strerror(-status));
+	}
 }
 
 static void handle_event(struct member *me, const struct imc_mcast_event *ev)
@@ -389,14 +430,19 @@ static void on_conn(void *arg, bool up, int err)
 {
 	struct session *s = arg;
 
-	if (s->o->json)
-		printf("{\"event\":\"daemon\",\"state\":\"%s\",\"error\":%d}\n",
-		       up ? "up" : "down", err);
-	else if (up)
+	if (s->o->json) {
+		struct imc_json j;
+
+		event_begin(&j, "daemon");
+		imc_json_kv_string(&j, "state", up ? "up" : "down");
+		imc_json_kv_i64(&j, "error", err);
+		event_end(&j);
+	} else if (up) {
 		printf("daemon state=up\n");
-	else
+	} else {
 		printf("daemon state=down error=%d (%s)\n", err,
 		       strerror(err < 0 ? -err : err));
+	}
 	fflush(stdout);
 }
 
@@ -405,12 +451,17 @@ static void on_port(void *arg, enum imc_mcast_port_event ev,
 {
 	struct session *s = arg;
 
-	if (s->o->json)
-		printf("{\"event\":\"port\",\"port_event\":\"%s\",\"cause\":\"%s\"}\n",
-		       port_event_name(ev), imc_mcast_umad_cause_str(cause));
-	else
+	if (s->o->json) {
+		struct imc_json j;
+
+		event_begin(&j, "port");
+		imc_json_kv_string(&j, "port_event", port_event_name(ev));
+		imc_json_kv_string(&j, "cause", imc_mcast_umad_cause_str(cause));
+		event_end(&j);
+	} else {
 		printf("port event=%s cause=%s\n", port_event_name(ev),
 		       imc_mcast_umad_cause_str(cause));
+	}
 	fflush(stdout);
 }
 
@@ -429,26 +480,39 @@ static void print_ready(const struct session *s)
 	char g[IMC_GID_STRLEN];
 
 	if (s->dc) {
-		if (s->o->json)
-			printf("{\"event\":\"ready\",\"daemon\":\"%s\"}\n",
-			       s->sock);
-		else
+		if (s->o->json) {
+			struct imc_json j;
+
+			event_begin(&j, "ready");
+			imc_json_kv_string(&j, "daemon", s->sock);
+			event_end(&j);
+		} else {
 			printf("ready daemon=%s\n", s->sock);
+		}
 		fflush(stdout);
 		return;
 	}
 	p = imc_mcast_umad_port(s->mu);
 	w = imc_mcast_umad_watch_str(imc_mcast_umad_watching(s->mu));
 	imc_gid_format(&p->gid, g);
-	if (s->o->json)
-		printf("{\"event\":\"ready\",\"device\":\"%s\",\"port\":%u,"
-		       "\"gid\":\"%s\",\"lid\":%u,\"sm_lid\":%u,\"watch\":\"%s\","
-		       "\"audit\":%g,\"ctl\":\"%s\"}\n", p->device, p->port, g,
-		       p->lid, p->sm_lid, w, s->o->audit, ctl);
-	else
+	if (s->o->json) {
+		struct imc_json j;
+
+		event_begin(&j, "ready");
+		imc_json_kv_string(&j, "device", p->device);
+		imc_json_kv_u64(&j, "port", p->port);
+		imc_json_kv_string(&j, "gid", g);
+		imc_json_kv_u64(&j, "lid", p->lid);
+		imc_json_kv_u64(&j, "sm_lid", p->sm_lid);
+		imc_json_kv_string(&j, "watch", w);
+		imc_json_kv_double(&j, "audit", s->o->audit, IMC_JSON_G);
+		imc_json_kv_string(&j, "ctl", ctl);
+		event_end(&j);
+	} else {
 		printf("ready device=%s port=%u gid=%s lid=%u sm_lid=%u watch=%s "
 		       "audit=%g ctl=%s\n", p->device, p->port, g, p->lid,
 		       p->sm_lid, w, s->o->audit, ctl[0] ? ctl : "-");
+	}
 	fflush(stdout);
 }
 
@@ -624,12 +688,8 @@ static int join_one(struct session *s, size_t i, const struct imc_gid *mgid,
 	req.rec.mgid = *mgid;
 	req.comp_mask = o->mask | UMAD_SA_MCM_COMP_MASK_MGID;
 	if (o->create || imc_gid_is_zero(mgid))
-		/* OpenSM's minimum to create a group (protocol.md). */
-		req.comp_mask |= UMAD_SA_MCM_COMP_MASK_QKEY |
-				 UMAD_SA_MCM_COMP_MASK_TCLASS |
-				 UMAD_SA_MCM_COMP_MASK_PKEY |
-				 UMAD_SA_MCM_COMP_MASK_SL |
-				 UMAD_SA_MCM_COMP_MASK_FLOW_LABEL;
+		/* The components an SA needs to create (o15-0.2.3). */
+		req.comp_mask |= IMC_MCMR_CREATE_COMPS;
 	req.join_state = state;
 	s->mem[i].s = s;
 	s->mem[i].mgid = *mgid;

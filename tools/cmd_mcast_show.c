@@ -13,6 +13,7 @@
 #include <infiniband/umad.h>
 
 #include "ibmcast/gid.h"
+#include "ibmcast/json.h"
 #include "mcast_ctl.h"
 #include "mcastd_show.h"
 #include "tools.h"
@@ -118,35 +119,51 @@ static void print_text(const struct imc_ctl_listing *l, size_t n)
 	}
 }
 
-static void print_json(const struct imc_ctl_listing *l, size_t n)
+/* dview: the daemon's view, already JSON, or NULL. */
+static void print_json(const char *dview, const struct imc_ctl_listing *l,
+		       size_t n)
 {
-	char g[IMC_GID_STRLEN];
+	struct imc_json j;
 
-	printf("\"processes\":[");
+	imc_json_init(&j, stdout, 0, 0);
+	imc_json_object_begin(&j);
+	imc_json_key(&j, "daemon");
+	if (!dview)
+		imc_json_null(&j);
+	else if (!imc_json_value_follows(&j))
+		fputs(dview, stdout);
+	imc_json_key(&j, "processes");
+	imc_json_array_begin(&j);
 	for (size_t i = 0; i < n; i++) {
-		imc_gid_format(&l[i].port_gid, g);
-		printf("%s{\"device\":\"%s\",\"port\":%u,\"port_gid\":\"%s\","
-		       "\"lid\":%u,\"sm_lid\":%u,\"pid\":%ld,\"watch\":\"%s\","
-		       "\"groups\":[", i ? "," : "", l[i].device, l[i].port, g,
-		       l[i].lid, l[i].sm_lid, l[i].pid, l[i].watch);
-		for (size_t j = 0; j < l[i].n; j++) {
-			const struct imc_ctl_group *x = &l[i].groups[j];
-			const struct imc_mcmr *r = &x->rec;
+		imc_json_object_begin(&j);
+		imc_json_kv_string(&j, "device", l[i].device);
+		imc_json_kv_u64(&j, "port", l[i].port);
+		imc_json_kv_gid(&j, "port_gid", &l[i].port_gid);
+		imc_json_kv_u64(&j, "lid", l[i].lid);
+		imc_json_kv_u64(&j, "sm_lid", l[i].sm_lid);
+		imc_json_kv_i64(&j, "pid", l[i].pid);
+		imc_json_kv_string(&j, "watch", l[i].watch);
+		imc_json_key(&j, "groups");
+		imc_json_array_begin(&j);
+		for (size_t k = 0; k < l[i].n; k++) {
+			const struct imc_ctl_group *x = &l[i].groups[k];
+			struct imc_mcast_group_info g = {
+				.rec = x->rec, .join_state = x->join_state,
+				.wanted = x->wanted, .members = x->members,
+				.joined = x->joined,
+			};
 
-			imc_gid_format(&r->mgid, g);
-			printf("%s{\"mgid\":\"%s\",\"mlid\":%u,\"join_state\":%u,"
-			       "\"wanted\":%u,\"members\":%u,\"is_joined\":%s,"
-			       "\"qkey\":%u,\"pkey\":%u,\"mtu\":%u,\"rate\":%u,"
-			       "\"sl\":%u,\"tclass\":%u,\"flow_label\":%u,"
-			       "\"hop_limit\":%u,\"scope\":%u}", j ? "," : "", g,
-			       r->mlid, x->join_state, x->wanted, x->members,
-			       x->joined ? "true" : "false", r->qkey, r->pkey,
-			       r->mtu, r->rate, r->sl, r->tclass, r->flow_label,
-			       r->hop_limit, r->scope);
+			imc_mcast_group_info_json(&j, &g);
 		}
-		printf("]}");
+		imc_json_array_end(&j);
+		imc_json_object_end(&j);
 	}
-	printf("]}\n");
+	imc_json_array_end(&j);
+	imc_json_object_end(&j);
+	if (imc_json_finish(&j) == 0)
+		printf("\n");
+	else
+		fprintf(stderr, "ibmcast mcast: JSON output failed\n");
 }
 
 static int is_sock(const struct dirent *d)
@@ -248,14 +265,13 @@ static int do_show(const char *device, unsigned port, bool all,
 		rc = IMC_EXIT_FAIL;
 	} else {
 		qsort(ls, n, sizeof(*ls), cmp_listing);
-		if (json)
-			printf("{\"daemon\":%s,", dr > 0 ? dview : "null");
-		else if (dr > 0)
-			fputs(dview, stdout);
-		if (json)
-			print_json(ls, n);
-		else
+		if (json) {
+			print_json(dr > 0 ? dview : NULL, ls, n);
+		} else {
+			if (dr > 0)
+				fputs(dview, stdout);
 			print_text(ls, n);
+		}
 		if (!n && !json && dr <= 0)
 			fprintf(stderr, "ibmcast mcast: no `ibmcast join` process "
 				"found in %s%s\n", dir,

@@ -9,12 +9,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ibmcast/json.h"
 #include "ibmcast/pcap.h"
 #include "ibmcast/scenario.h"
 #include "ibmcast/scenario_mcast.h"
 #include "ibmcast/scenario_sa.h"
 #include "tools.h"
-#include "util/text.h"
 
 #define PROGRESS_NS 500000000ull   /* progress line every 0.5 s */
 #define TEXT_HOSTS_MAX 64          /* hosts listed in the text summary */
@@ -93,6 +93,49 @@ static const char *state_str(enum imc_scn_check_state st)
 	}
 }
 
+static void hosts_json(struct imc_json *j,
+		       const struct imc_scenario_result *r)
+{
+	imc_json_key(j, "hosts");
+	imc_json_array_begin(j);
+	for (unsigned i = 0; i < r->nhosts; i++) {
+		const struct imc_scenario_host *h = &r->hosts[i];
+
+		imc_json_object_begin_line(j);
+		imc_json_kv_string(j, "name", h->name);
+		imc_json_kv_u64(j, "port", h->port);
+		imc_json_kv_u64(j, "sent", h->sent);
+		imc_json_kv_u64(j, "send_errors", h->send_errors);
+		imc_json_kv_u64(j, "delivered", h->delivered);
+		imc_json_kv_u64(j, "dups", h->dups);
+		imc_json_object_end(j);
+	}
+	imc_json_array_end(j);
+}
+
+static void checks_json(struct imc_json *j,
+			const struct imc_scenario_result *r)
+{
+	imc_json_key(j, "expectations");
+	imc_json_array_begin(j);
+	for (unsigned i = 0; i < r->nchecks; i++) {
+		const struct imc_scenario_check *c = &r->checks[i];
+
+		imc_json_object_begin_line(j);
+		imc_json_kv_u64(j, "line", c->line);
+		imc_json_kv_string(j, "text", c->text);
+		imc_json_kv_bool(j, "at_end", c->at_end);
+		imc_json_kv_u64(j, "at_ns", c->at);
+		imc_json_kv_string(j, "state", state_str(c->state));
+		if (c->state != IMC_SCN_CHECK_SKIPPED) {
+			imc_json_kv_u64(j, "observed", c->observed);
+			imc_json_kv_string(j, "observed_text", c->observed_str);
+		}
+		imc_json_object_end(j);
+	}
+	imc_json_array_end(j);
+}
+
 static void print_json(const char *path, const struct imc_scenario *s,
 		       const struct imc_scenario_result *r,
 		       const struct imc_scn_sa_show *sa_show,
@@ -100,74 +143,56 @@ static void print_json(const char *path, const struct imc_scenario *s,
 {
 	const struct imc_fabric_totals *tot = &r->totals;
 	uint32_t hcas, sws, cables;
+	struct imc_json j;
 	char t[32];
 
 	imc_topo_counts(imc_scenario_topo(s), &hcas, &sws, &cables);
 	imc_scn_format_time(r->end, t, sizeof(t));
-	printf("{\n  \"scenario\": ");
-	imc_json_str(stdout, path);
-	printf(",\n  \"topology\": ");
-	imc_json_str(stdout, imc_scenario_topo_desc(s));
-	printf(",\n  \"hcas\": %" PRIu32 ", \"switches\": %" PRIu32
-	       ", \"cables\": %" PRIu32 ",\n", hcas, sws, cables);
-	printf("  \"seed\": %" PRIu64 ",\n", r->seed);
-	printf("  \"end_ns\": %" PRIu64 ", \"end_time\": \"%s\",\n", r->end, t);
-	printf("  \"events\": %" PRIu64 ",\n", r->events);
-	printf("  \"wall_ns\": %" PRIu64 ",\n", r->wall_ns);
+	imc_json_init(&j, stdout, 2, 0);
+	imc_json_object_begin(&j);
+	imc_json_kv_string(&j, "scenario", path);
+	imc_json_kv_string(&j, "topology", imc_scenario_topo_desc(s));
+	imc_json_kv_u64(&j, "hcas", hcas);
+	imc_json_kv_u64(&j, "switches", sws);
+	imc_json_kv_u64(&j, "cables", cables);
+	imc_json_kv_u64(&j, "seed", r->seed);
+	imc_json_kv_u64(&j, "end_ns", r->end);
+	imc_json_kv_string(&j, "end_time", t);
+	imc_json_kv_u64(&j, "events", r->events);
+	imc_json_kv_u64(&j, "wall_ns", r->wall_ns);
 	/* A string: JSON numbers lose bits past 2^53. */
-	printf("  \"trace_hash\": \"0x%016" PRIx64 "\",\n", r->trace_hash);
-	printf("  \"totals\": {\"sent\": %" PRIu64 ", \"delivered\": %" PRIu64
-	       ", \"hops\": %" PRIu64 "},\n", tot->sent, tot->delivered,
-	       tot->hops);
-	printf("  \"drops\": {");
+	imc_json_kv_hex(&j, "trace_hash", r->trace_hash, 16);
+	imc_json_key(&j, "totals");
+	imc_json_object_begin_line(&j);
+	imc_json_kv_u64(&j, "sent", tot->sent);
+	imc_json_kv_u64(&j, "delivered", tot->delivered);
+	imc_json_kv_u64(&j, "hops", tot->hops);
+	imc_json_object_end(&j);
+	imc_json_key(&j, "drops");
+	imc_json_object_begin_line(&j);
 	for (int d = 0; d < IMC_DROP__COUNT; d++)
-		printf("%s\"%s\": %" PRIu64, d ? ", " : "",
-		       imc_drop_str((enum imc_drop)d), tot->drops[d]);
-	printf("},\n  \"hosts\": [");
-	for (unsigned i = 0; i < r->nhosts; i++) {
-		const struct imc_scenario_host *h = &r->hosts[i];
-
-		printf("%s\n    {\"name\": ", i ? "," : "");
-		imc_json_str(stdout, h->name);
-		printf(", \"port\": %u, \"sent\": %" PRIu64
-		       ", \"send_errors\": %" PRIu64 ", \"delivered\": %" PRIu64
-		       ", \"dups\": %" PRIu64 "}", h->port, h->sent,
-		       h->send_errors, h->delivered, h->dups);
-	}
-	printf("%s],\n  \"expectations\": [", r->nhosts ? "\n  " : "");
-	for (unsigned i = 0; i < r->nchecks; i++) {
-		const struct imc_scenario_check *c = &r->checks[i];
-
-		printf("%s\n    {\"line\": %u, \"text\": ", i ? "," : "",
-		       c->line);
-		imc_json_str(stdout, c->text);
-		printf(", \"at_end\": %s, \"at_ns\": %" PRIu64
-		       ", \"state\": \"%s\"", c->at_end ? "true" : "false",
-		       c->at, state_str(c->state));
-		if (c->state != IMC_SCN_CHECK_SKIPPED) {
-			printf(", \"observed\": %" PRIu64 ", \"observed_text\": ",
-			       c->observed);
-			imc_json_str(stdout, c->observed_str);
-		}
-		printf("}");
-	}
-	printf("%s],\n", r->nchecks ? "\n  " : "");
-	if (sa_show) {
-		printf("  \"sa\": ");
+		imc_json_kv_u64(&j, imc_drop_str((enum imc_drop)d),
+				tot->drops[d]);
+	imc_json_object_end(&j);
+	hosts_json(&j, r);
+	checks_json(&j, r);
+	/* These printers write their own JSON value. */
+	if (sa_show && !imc_json_key(&j, "sa") && !imc_json_value_follows(&j))
 		imc_scn_sa_show_print(sa_show, stdout, true);
-		printf(",\n");
-	}
-	if (mc_show) {
-		printf("  \"mcast\": ");
+	if (mc_show && !imc_json_key(&j, "mcast") &&
+	    !imc_json_value_follows(&j))
 		imc_scn_mcast_show_print(mc_show, stdout, true);
-		printf(",\n");
-	}
-	printf("  \"report\": ");
-	imc_scenario_report_print(r, stdout, true);
-	printf(",\n");
-	printf("  \"passed\": %u, \"failed\": %u, \"skipped\": %u,\n",
-	       r->npassed, r->nfailed, r->nskipped);
-	printf("  \"ok\": %s\n}\n", r->nfailed ? "false" : "true");
+	if (!imc_json_key(&j, "report") && !imc_json_value_follows(&j))
+		imc_scenario_report_print(r, stdout, true);
+	imc_json_kv_u64(&j, "passed", r->npassed);
+	imc_json_kv_u64(&j, "failed", r->nfailed);
+	imc_json_kv_u64(&j, "skipped", r->nskipped);
+	imc_json_kv_bool(&j, "ok", !r->nfailed);
+	imc_json_object_end(&j);
+	if (imc_json_finish(&j) == 0)
+		printf("\n");
+	else
+		fprintf(stderr, "ibmcast run: JSON output failed\n");
 }
 
 static void print_text(const char *path, const struct imc_scenario *s,

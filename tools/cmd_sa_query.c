@@ -12,7 +12,9 @@
 
 #include "ibmcast/gid.h"
 #include "ibmcast/loop.h"
+#include "ibmcast/json.h"
 #include "ibmcast/mad.h"
+#include "ibmcast/mcmr.h"
 #include "ibmcast/sa_attr.h"
 #include "ibmcast/sa_client.h"
 #include "ibmcast/scenario.h"
@@ -122,38 +124,17 @@ static const char *method_name(unsigned m)
 
 /* ---- output ---- */
 
-/* One MCMemberRecord, as "record f=v ..." or a JSON object: the fields
- * in wire order, each with its text form (hex digits, 0: decimal). */
-static void print_mcmr(const struct imc_mcmr *r, bool json)
+/* One MCMemberRecord, as "record f=v ..." or a JSON object: every field
+ * in wire order (imc_mcmr_print_*). */
+static void print_mcmr(const struct imc_mcmr *r, struct imc_json *j)
 {
-	const struct { const char *name; uint64_t v; int hex; } f[] = {
-		{ "qkey", r->qkey, 8 }, { "mlid", r->mlid, 4 },
-		{ "mtu_sel", r->mtu_sel, 0 }, { "mtu", r->mtu, 0 },
-		{ "tclass", r->tclass, 0 }, { "pkey", r->pkey, 4 },
-		{ "rate_sel", r->rate_sel, 0 }, { "rate", r->rate, 0 },
-		{ "life_sel", r->life_sel, 0 }, { "life", r->life, 0 },
-		{ "sl", r->sl, 0 }, { "flow_label", r->flow_label, 5 },
-		{ "hop_limit", r->hop_limit, 0 }, { "scope", r->scope, 0 },
-		{ "join_state", r->join_state, 1 },
-	};
-	char m[IMC_GID_STRLEN], p[IMC_GID_STRLEN];
-
-	imc_gid_format(&r->mgid, m);
-	imc_gid_format(&r->port_gid, p);
-	printf(json ? "{\"mgid\":\"%s\",\"port_gid\":\"%s\""
-		    : "record mgid=%s port_gid=%s", m, p);
-	for (size_t i = 0; i < IMC_ARRAY_SIZE(f); i++) {
-		if (json)
-			printf(",\"%s\":%" PRIu64, f[i].name, f[i].v);
-		else if (f[i].hex)
-			printf(" %s=0x%0*" PRIx64, f[i].name, f[i].hex, f[i].v);
-		else
-			printf(" %s=%" PRIu64, f[i].name, f[i].v);
+	if (j) {
+		imc_mcmr_print_json(j, r, ~0ull);
+		return;
 	}
-	if (json)
-		printf(",\"proxy_join\":%s}", r->proxy_join ? "true" : "false");
-	else
-		printf(" proxy_join=%u\n", r->proxy_join);
+	printf("record");
+	imc_mcmr_print_text(stdout, r, ~0ull);
+	printf("\n");
 }
 
 static void print_hex(const uint8_t *p, size_t n)
@@ -299,14 +280,37 @@ static void mcmr_mad(struct imc_sa_mad *m, uint8_t method, uint64_t smkey,
 		imc_mcmr_pack(r, m->data, sizeof(m->data));
 }
 
-static void print_cpi(const struct imc_class_port_info *c, bool json)
+static void print_cpi(const struct imc_class_port_info *c, struct imc_json *j)
 {
-	printf(json ? "{\"base_version\":%u,\"class_version\":%u,"
-		      "\"cap_mask\":%u,\"cap_mask2\":%u,\"resp_time\":%u}" :
-		      "record base_version=%u class_version=%u cap_mask=0x%04x "
-		      "cap_mask2=0x%07x resp_time=%u\n",
-	       c->base_version, c->class_version, c->cap_mask, c->cap_mask2,
-	       c->resp_time);
+	if (!j) {
+		printf("record base_version=%u class_version=%u cap_mask=0x%04x "
+		       "cap_mask2=0x%07x resp_time=%u\n",
+		       c->base_version, c->class_version, c->cap_mask,
+		       c->cap_mask2, c->resp_time);
+		return;
+	}
+	imc_json_object_begin(j);
+	imc_json_kv_u64(j, "base_version", c->base_version);
+	imc_json_kv_u64(j, "class_version", c->class_version);
+	imc_json_kv_u64(j, "cap_mask", c->cap_mask);
+	imc_json_kv_u64(j, "cap_mask2", c->cap_mask2);
+	imc_json_kv_u64(j, "resp_time", c->resp_time);
+	imc_json_object_end(j);
+}
+
+static void hex_string(struct imc_json *j, const uint8_t *p, size_t n)
+{
+	char *s = malloc(2 * n + 1);
+
+	if (!s) {
+		imc_json_null(j);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		snprintf(s + 2 * i, 3, "%02x", p[i]);
+	s[2 * n] = 0;
+	imc_json_string(j, s);
+	free(s);
 }
 
 /* The records of the answer, decoded as MCMemberRecords or ClassPortInfo
@@ -316,14 +320,21 @@ static void print_answer(const struct session *s, bool json)
 	size_t step = s->rec_size ? s->rec_size : s->len;
 	bool mcmr = s->attr_id == UMAD_SA_ATTR_MCMEMBER_REC;
 	bool cpi = s->attr_id == UMAD_ATTR_CLASS_PORT_INFO;
+	struct imc_json jw, *j = json ? &jw : NULL;
 
-	if (json) {
-		printf("{\"status\":%u,\"status_name\":\"%s\",\"method\":%u,"
-		       "\"method_name\":\"%s\",\"attr\":%u,\"comp_mask\":%" PRIu64
-		       ",\"truncated\":%s,\"records\":[",
-		       s->status, imc_mad_status_str(s->status), s->method,
-		       method_name(s->method), s->attr_id, s->comp_mask,
-		       s->truncated ? "true" : "false");
+	if (j) {
+		imc_json_init(j, stdout, 0, 0);
+		imc_json_object_begin(j);
+		imc_json_kv_u64(j, "status", s->status);
+		imc_json_kv_string(j, "status_name",
+				   imc_mad_status_str(s->status));
+		imc_json_kv_u64(j, "method", s->method);
+		imc_json_kv_string(j, "method_name", method_name(s->method));
+		imc_json_kv_u64(j, "attr", s->attr_id);
+		imc_json_kv_u64(j, "comp_mask", s->comp_mask);
+		imc_json_kv_bool(j, "truncated", s->truncated);
+		imc_json_key(j, "records");
+		imc_json_array_begin(j);
 	} else {
 		printf("status 0x%04x %s\n", s->status,
 		       imc_mad_status_str(s->status));
@@ -343,25 +354,27 @@ static void print_answer(const struct session *s, bool json)
 			break;
 		if (n > step)
 			n = step;
-		if (json && i)
-			printf(",");
 		if (mcmr && imc_mcmr_unpack(&r, p, n) == IMC_MCMR_SIZE) {
-			print_mcmr(&r, json);
+			print_mcmr(&r, j);
 		} else if (cpi && imc_class_port_info_unpack(&c, p, n) ==
 					  IMC_CLASS_PORT_INFO_SIZE) {
-			print_cpi(&c, json);
-		} else if (json) {
-			printf("\"");
-			print_hex(p, n);
-			printf("\"");
+			print_cpi(&c, j);
+		} else if (j) {
+			hex_string(j, p, n);
 		} else {
 			printf("record ");
 			print_hex(p, n);
 			printf("\n");
 		}
 	}
-	if (json)
-		printf("]}\n");
+	if (j) {
+		imc_json_array_end(j);
+		imc_json_object_end(j);
+		if (imc_json_finish(j) == 0)
+			printf("\n");
+		else
+			fprintf(stderr, PROG ": JSON output failed\n");
+	}
 }
 
 /* ---- subcommands ---- */
@@ -433,10 +446,8 @@ static int do_join_leave(struct opts *o, const struct imc_gid *mgid,
 	r.qkey = o->qkey;
 	r.pkey = o->pkey;
 	if (join && (o->create || imc_gid_is_zero(mgid)))
-		/* OpenSM's minimum to create a group (protocol.md). */
-		mask |= UMAD_SA_MCM_COMP_MASK_QKEY | UMAD_SA_MCM_COMP_MASK_TCLASS |
-			UMAD_SA_MCM_COMP_MASK_PKEY | UMAD_SA_MCM_COMP_MASK_SL |
-			UMAD_SA_MCM_COMP_MASK_FLOW_LABEL;
+		/* The components an SA needs to create (o15-0.2.3). */
+		mask |= IMC_MCMR_CREATE_COMPS;
 	if (o->qkey_set)
 		mask |= UMAD_SA_MCM_COMP_MASK_QKEY;
 	if (o->pkey_set)
@@ -472,52 +483,84 @@ static int rec_cmp(const void *a, const void *b)
 	return c ? c : imc_gid_cmp(&x->port_gid, &y->port_gid);
 }
 
+static void group_json(struct imc_json *j, const struct imc_mcmr *r)
+{
+	imc_json_kv_gid(j, "mgid", &r->mgid);
+	imc_json_kv_u64(j, "mlid", r->mlid);
+	imc_json_kv_u64(j, "qkey", r->qkey);
+	imc_json_kv_u64(j, "pkey", r->pkey);
+	imc_json_kv_u64(j, "mtu", r->mtu);
+	imc_json_kv_u64(j, "rate", r->rate);
+	imc_json_kv_u64(j, "sl", r->sl);
+	imc_json_kv_u64(j, "tclass", r->tclass);
+	imc_json_kv_u64(j, "flow_label", r->flow_label);
+	imc_json_kv_u64(j, "scope", r->scope);
+}
+
+static void print_groups_json(const struct session *s,
+			      const struct imc_mcmr *recs, size_t n)
+{
+	struct imc_json j;
+
+	imc_json_init(&j, stdout, 0, 0);
+	imc_json_object_begin(&j);
+	imc_json_kv_u64(&j, "status", s->status);
+	imc_json_kv_string(&j, "status_name", imc_mad_status_str(s->status));
+	imc_json_kv_bool(&j, "truncated", s->truncated);
+	imc_json_key(&j, "groups");
+	imc_json_array_begin(&j);
+	for (size_t i = 0; i < n; i++) {
+		const struct imc_mcmr *r = &recs[i];
+
+		if (i == 0 || !imc_gid_equal(&r->mgid, &recs[i - 1].mgid)) {
+			imc_json_object_begin(&j);
+			group_json(&j, r);
+			imc_json_key(&j, "members");
+			imc_json_array_begin(&j);
+		}
+		imc_json_object_begin(&j);
+		imc_json_kv_gid(&j, "port_gid", &r->port_gid);
+		imc_json_kv_u64(&j, "join_state", r->join_state);
+		imc_json_kv_bool(&j, "proxy_join", r->proxy_join);
+		imc_json_object_end(&j);
+		if (i + 1 == n || !imc_gid_equal(&r->mgid, &recs[i + 1].mgid)) {
+			imc_json_array_end(&j);
+			imc_json_object_end(&j);
+		}
+	}
+	imc_json_array_end(&j);
+	imc_json_object_end(&j);
+	if (imc_json_finish(&j) == 0)
+		printf("\n");
+	else
+		fprintf(stderr, PROG ": JSON output failed\n");
+}
+
 static void print_groups(const struct session *s, const struct imc_mcmr *recs,
 			 size_t n, bool json)
 {
 	char m[IMC_GID_STRLEN], p[IMC_GID_STRLEN];
 
-	if (json)
-		printf("{\"status\":%u,\"status_name\":\"%s\",\"truncated\":%s,"
-		       "\"groups\":[", s->status, imc_mad_status_str(s->status),
-		       s->truncated ? "true" : "false");
-	else
-		printf("status 0x%04x %s%s\n", s->status,
-		       imc_mad_status_str(s->status),
-		       s->truncated ? " truncated" : "");
+	if (json) {
+		print_groups_json(s, recs, n);
+		return;
+	}
+	printf("status 0x%04x %s%s\n", s->status,
+	       imc_mad_status_str(s->status), s->truncated ? " truncated" : "");
 	for (size_t i = 0; i < n; i++) {
 		const struct imc_mcmr *r = &recs[i];
-		bool first = i == 0 || !imc_gid_equal(&r->mgid, &recs[i - 1].mgid);
-		bool last = i + 1 == n || !imc_gid_equal(&r->mgid,
-							 &recs[i + 1].mgid);
 
 		imc_gid_format(&r->mgid, m);
 		imc_gid_format(&r->port_gid, p);
-		if (first && json)
-			printf("%s{\"mgid\":\"%s\",\"mlid\":%u,\"qkey\":%u,"
-			       "\"pkey\":%u,\"mtu\":%u,\"rate\":%u,\"sl\":%u,"
-			       "\"tclass\":%u,\"flow_label\":%u,\"scope\":%u,"
-			       "\"members\":[", i ? "," : "", m, r->mlid,
-			       r->qkey, r->pkey, r->mtu, r->rate, r->sl,
-			       r->tclass, r->flow_label, r->scope);
-		else if (first)
+		if (i == 0 || !imc_gid_equal(&r->mgid, &recs[i - 1].mgid))
 			printf("group %s mlid 0x%04x qkey 0x%08x pkey 0x%04x "
 			       "mtu %u rate %u sl %u tclass %u flow_label 0x%05x "
 			       "scope %u\n", m, r->mlid, r->qkey, r->pkey, r->mtu,
 			       r->rate, r->sl, r->tclass, r->flow_label,
 			       r->scope);
-		if (json)
-			printf("%s{\"port_gid\":\"%s\",\"join_state\":%u,"
-			       "\"proxy_join\":%s}", first ? "" : ",", p,
-			       r->join_state, r->proxy_join ? "true" : "false");
-		else
-			printf("  member %s join_state 0x%x proxy_join %u\n", p,
-			       r->join_state, r->proxy_join);
-		if (last && json)
-			printf("]}");
+		printf("  member %s join_state 0x%x proxy_join %u\n", p,
+		       r->join_state, r->proxy_join);
 	}
-	if (json)
-		printf("]}\n");
 }
 
 /* IBA 15.2.5.17 (p923): to a request with SM_Key 0 the SA answers with

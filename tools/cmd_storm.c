@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ibmcast/gid.h"
+#include "ibmcast/json.h"
 #include "ibmcast/loop.h"
 #include "ibmcast/mad.h"
 #include "ibmcast/sa_client.h"
@@ -339,30 +340,44 @@ static double per_sec(uint64_t n, imc_time_t t)
 	return t ? (double)n * 1e9 / (double)t : 0.0;
 }
 
-static void print_tally(const char *name, const struct storm_tally *t,
-			imc_time_t time, bool json)
+static void tally_json(struct imc_json *j, const char *name,
+		       const struct storm_tally *t, imc_time_t time)
 {
 	struct named st[STORM_MAX_STATUSES + 1];
 	size_t n = by_name(t, st);
 	const struct storm_hist *h = &t->latency;
 
-	if (json) {
-		printf("\"%s\":{\"sent\":%" PRIu64 ",\"answered\":%" PRIu64
-		       ",\"success\":%" PRIu64 ",\"timeouts\":%" PRIu64
-		       ",\"errors\":%" PRIu64 ",\"retries\":%" PRIu64
-		       ",\"per_sec\":%.1f,\"latency_us\":{\"p50\":%.1f,"
-		       "\"p90\":%.1f,\"p99\":%.1f,\"max\":%.1f},\"statuses\":{",
-		       name, t->sent, t->answered, t->success, t->timeouts,
-		       t->errors, t->retries, per_sec(t->answered, time),
-		       us(storm_hist_quantile(h, 0.5)),
-		       us(storm_hist_quantile(h, 0.9)),
-		       us(storm_hist_quantile(h, 0.99)), us(h->max));
-		for (size_t i = 0; i < n; i++)
-			printf("%s\"%s\":%" PRIu64, i ? "," : "", st[i].name,
-			       st[i].count);
-		printf("}}");
-		return;
-	}
+	imc_json_key(j, name);
+	imc_json_object_begin(j);
+	imc_json_kv_u64(j, "sent", t->sent);
+	imc_json_kv_u64(j, "answered", t->answered);
+	imc_json_kv_u64(j, "success", t->success);
+	imc_json_kv_u64(j, "timeouts", t->timeouts);
+	imc_json_kv_u64(j, "errors", t->errors);
+	imc_json_kv_u64(j, "retries", t->retries);
+	imc_json_kv_double(j, "per_sec", per_sec(t->answered, time), 1);
+	imc_json_key(j, "latency_us");
+	imc_json_object_begin(j);
+	imc_json_kv_double(j, "p50", us(storm_hist_quantile(h, 0.5)), 1);
+	imc_json_kv_double(j, "p90", us(storm_hist_quantile(h, 0.9)), 1);
+	imc_json_kv_double(j, "p99", us(storm_hist_quantile(h, 0.99)), 1);
+	imc_json_kv_double(j, "max", us(h->max), 1);
+	imc_json_object_end(j);
+	imc_json_key(j, "statuses");
+	imc_json_object_begin(j);
+	for (size_t i = 0; i < n; i++)
+		imc_json_kv_u64(j, st[i].name, st[i].count);
+	imc_json_object_end(j);
+	imc_json_object_end(j);
+}
+
+static void print_tally(const char *name, const struct storm_tally *t,
+			imc_time_t time)
+{
+	struct named st[STORM_MAX_STATUSES + 1];
+	size_t n = by_name(t, st);
+	const struct storm_hist *h = &t->latency;
+
 	printf("op %s sent=%" PRIu64 " answered=%" PRIu64 " success=%" PRIu64
 	       " timeouts=%" PRIu64 " errors=%" PRIu64 " retries=%" PRIu64
 	       " per_sec=%.0f p50_us=%.1f p90_us=%.1f p99_us=%.1f max_us=%.1f\n",
@@ -374,28 +389,96 @@ static void print_tally(const char *name, const struct storm_tally *t,
 		printf("  status %s %" PRIu64 "\n", st[i].name, st[i].count);
 }
 
-static void print_header(const struct run *r, bool json)
+static void print_header(const struct run *r)
 {
 	const struct imc_umad_port *p = imc_umad_port(r->u);
 	char g[IMC_GID_STRLEN];
 
 	imc_gid_format(&p->gid, g);
-	printf(json ? "\"device\":\"%s\",\"port\":%u,\"lid\":%u,\"gid\":\"%s\","
-		      "\"sm_lid\":%u,\"sa_lid\":%u,\"ops\":["
-		    : "storm device=%s port=%u lid=%u gid=%s sm_lid=%u sa_lid=%u "
-		      "ops=",
+	printf("storm device=%s port=%u lid=%u gid=%s sm_lid=%u sa_lid=%u ops=",
 	       p->device, p->port, p->lid, g, p->sm_lid, imc_umad_sa_lid(r->u));
 	for (unsigned i = 0; i < r->cfg.cycle_len; i++)
-		printf(json ? "%s\"%s\"" : "%s%s", i ? "," : "",
-		       storm_op_name(r->cfg.cycle[i]));
-	printf(json ? "],\"groups\":%" PRIu32 ",\"inflight\":%u,\"rate\":%.1f,"
-		      "\"join_state\":%u,\"count\":%" PRIu64 ",\"duration\":%.3f,"
-		      "\"keep\":%s,"
-		    : " groups=%" PRIu32 " inflight=%u rate=%.1f join_state=0x%x "
-		      "count=%" PRIu64 " duration=%.3f keep=%s\n",
+		printf("%s%s", i ? "," : "", storm_op_name(r->cfg.cycle[i]));
+	printf(" groups=%" PRIu32 " inflight=%u rate=%.1f join_state=0x%x "
+	       "count=%" PRIu64 " duration=%.3f keep=%s\n",
 	       r->cfg.groups, r->cfg.inflight, r->cfg.rate, r->cfg.join_state,
 	       r->cfg.count, r->o->duration_set ? r->o->duration : 0.0,
-	       r->cfg.keep ? (json ? "true" : "yes") : (json ? "false" : "no"));
+	       r->cfg.keep ? "yes" : "no");
+}
+
+static void header_json(struct imc_json *j, const struct run *r)
+{
+	const struct imc_umad_port *p = imc_umad_port(r->u);
+
+	imc_json_kv_string(j, "device", p->device);
+	imc_json_kv_u64(j, "port", p->port);
+	imc_json_kv_u64(j, "lid", p->lid);
+	imc_json_kv_gid(j, "gid", &p->gid);
+	imc_json_kv_u64(j, "sm_lid", p->sm_lid);
+	imc_json_kv_u64(j, "sa_lid", imc_umad_sa_lid(r->u));
+	imc_json_key(j, "ops");
+	imc_json_array_begin(j);
+	for (unsigned i = 0; i < r->cfg.cycle_len; i++)
+		imc_json_string(j, storm_op_name(r->cfg.cycle[i]));
+	imc_json_array_end(j);
+	imc_json_kv_u64(j, "groups", r->cfg.groups);
+	imc_json_kv_u64(j, "inflight", r->cfg.inflight);
+	imc_json_kv_double(j, "rate", r->cfg.rate, 1);
+	imc_json_kv_u64(j, "join_state", r->cfg.join_state);
+	imc_json_kv_u64(j, "count", r->cfg.count);
+	imc_json_kv_double(j, "duration",
+			   r->o->duration_set ? r->o->duration : 0.0, 3);
+	imc_json_kv_bool(j, "keep", r->cfg.keep);
+}
+
+/* The report as one JSON object (text mode printed its header when the
+ * run started). */
+static void report_json(struct run *r, const struct storm_report *rep,
+			const struct storm_tally *all,
+			const struct imc_sa_client_stats *cs)
+{
+	bool seen[STORM_OPS] = { false };
+	struct imc_json j;
+
+	imc_json_init(&j, stdout, 0, 0);
+	imc_json_object_begin(&j);
+	header_json(&j, r);
+	imc_json_key(&j, "by_op");
+	imc_json_object_begin(&j);
+	for (unsigned i = 0; i < r->cfg.cycle_len; i++) {
+		enum storm_op op = r->cfg.cycle[i];
+
+		if (seen[op])
+			continue;
+		seen[op] = true;
+		tally_json(&j, storm_op_name(op), &rep->op[op], rep->run_time);
+	}
+	imc_json_object_end(&j);
+	if (all)
+		tally_json(&j, "total", all, rep->run_time);
+	tally_json(&j, "teardown", &rep->teardown, rep->teardown_time);
+	imc_json_kv_string(&j, "stopped", stopped_names[r->stopped]);
+	imc_json_kv_double(&j, "seconds", (double)rep->run_time / 1e9, 3);
+	imc_json_kv_double(&j, "teardown_seconds",
+			   (double)rep->teardown_time / 1e9, 3);
+	imc_json_kv_u64(&j, "cycles_started", rep->cycles_started);
+	imc_json_kv_u64(&j, "cycles_done", rep->cycles_done);
+	imc_json_kv_u64(&j, "held", rep->held);
+	imc_json_kv_u64(&j, "unnamed", rep->unnamed);
+	imc_json_kv_u64(&j, "max_in_flight", rep->max_in_flight);
+	imc_json_key(&j, "client");
+	imc_json_object_begin(&j);
+	imc_json_kv_u64(&j, "sent", cs->sent);
+	imc_json_kv_u64(&j, "resent", cs->resent);
+	imc_json_kv_u64(&j, "busy", cs->busy);
+	imc_json_kv_u64(&j, "stale", cs->stale);
+	imc_json_kv_u64(&j, "timed_out", cs->timed_out);
+	imc_json_object_end(&j);
+	imc_json_object_end(&j);
+	if (imc_json_finish(&j) == 0)
+		printf("\n");
+	else
+		fprintf(stderr, "ibmcast storm: JSON output failed\n");
 }
 
 static void print_report(struct run *r)
@@ -403,49 +486,35 @@ static void print_report(struct run *r)
 	const struct storm_report *rep = storm_get_report(r->s);
 	struct imc_sa_client_stats cs;
 	struct storm_tally *all = calloc(1, sizeof(*all));
-	bool json = r->o->json;
 	bool seen[STORM_OPS] = { false };
 
 	imc_sa_client_get_stats(r->c, &cs);
-	if (json) {
-		/* Text mode printed its header when the run started. */
-		printf("{");
-		print_header(r, true);
-		printf("\"by_op\":{");
-	}
-	for (unsigned i = 0, k = 0; i < r->cfg.cycle_len; i++) {
+	for (unsigned i = 0; i < r->cfg.cycle_len; i++) {
 		enum storm_op op = r->cfg.cycle[i];
 
 		if (seen[op])
 			continue;
 		seen[op] = true;
-		if (json && k++)
-			printf(",");
-		print_tally(storm_op_name(op), &rep->op[op], rep->run_time,
-			    json);
+		if (!r->o->json)
+			print_tally(storm_op_name(op), &rep->op[op],
+				    rep->run_time);
 		if (all)
 			storm_tally_add(all, &rep->op[op]);
 	}
-	if (json)
-		printf("},");
-	if (all) {
-		print_tally(json ? "total" : "all", all, rep->run_time, json);
-		if (json)
-			printf(",");
+	if (r->o->json) {
+		report_json(r, rep, all, &cs);
+		free(all);
+		fflush(stdout);
+		return;
 	}
-	print_tally("teardown", &rep->teardown, rep->teardown_time, json);
-	printf(json ? ",\"stopped\":\"%s\",\"seconds\":%.3f,"
-		      "\"teardown_seconds\":%.3f,\"cycles_started\":%" PRIu64
-		      ",\"cycles_done\":%" PRIu64 ",\"held\":%" PRIu64
-		      ",\"unnamed\":%" PRIu64 ",\"max_in_flight\":%zu,"
-		      "\"client\":{\"sent\":%" PRIu64 ",\"resent\":%" PRIu64
-		      ",\"busy\":%" PRIu64 ",\"stale\":%" PRIu64
-		      ",\"timed_out\":%" PRIu64 "}}\n"
-		    : "end stopped=%s seconds=%.3f teardown_seconds=%.3f "
-		      "cycles_started=%" PRIu64 " cycles_done=%" PRIu64
-		      " held=%" PRIu64 " unnamed=%" PRIu64 " max_in_flight=%zu "
-		      "mads_sent=%" PRIu64 " resent=%" PRIu64 " busy=%" PRIu64
-		      " stale=%" PRIu64 " timed_out=%" PRIu64 "\n",
+	if (all)
+		print_tally("all", all, rep->run_time);
+	print_tally("teardown", &rep->teardown, rep->teardown_time);
+	printf("end stopped=%s seconds=%.3f teardown_seconds=%.3f "
+	       "cycles_started=%" PRIu64 " cycles_done=%" PRIu64
+	       " held=%" PRIu64 " unnamed=%" PRIu64 " max_in_flight=%zu "
+	       "mads_sent=%" PRIu64 " resent=%" PRIu64 " busy=%" PRIu64
+	       " stale=%" PRIu64 " timed_out=%" PRIu64 "\n",
 	       stopped_names[r->stopped], (double)rep->run_time / 1e9,
 	       (double)rep->teardown_time / 1e9, rep->cycles_started,
 	       rep->cycles_done, rep->held, rep->unnamed, rep->max_in_flight,
@@ -535,7 +604,7 @@ static int run_storm(const struct opts *o, const struct storm_config *cfg)
 		goto out;
 	}
 	if (!o->json) {
-		print_header(&r, false);
+		print_header(&r);
 		fflush(stdout);
 	}
 	if (o->duration_set)

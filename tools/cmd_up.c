@@ -33,13 +33,13 @@
 
 #include "ibmcast/gid.h"
 #include "ibmcast/ipoib.h"
+#include "ibmcast/json.h"
 #include "ibmcast/pcap.h"
 #include "ibmcast/scenario.h"
 #include "ibmcast/scenario_ipoib.h"
 #include "ibmcast/tun.h"
 #include "ibmcast/tun_bridge.h"
 #include "tools.h"
-#include "util/text.h"
 
 #define NETNS_PREFIX "ibmcast-"
 #define MAX_TUNS 64
@@ -365,6 +365,15 @@ static void bridges_teardown(struct up *u, struct imc_scn_ctx *c)
 	}
 }
 
+/* A JSON event ends with its line. */
+static void json_line(struct imc_json *j)
+{
+	if (imc_json_finish(j) == 0)
+		printf("\n");
+	else
+		fprintf(stderr, "ibmcast up: JSON output failed\n");
+}
+
 /* The kernel of a bridged host joined or left an IP multicast group, and
  * the IPoIB interface followed: one line each. */
 static void on_mcast(void *ctx, enum imc_tun_bridge_mcast ev,
@@ -377,10 +386,17 @@ static void on_mcast(void *ctx, enum imc_tun_bridge_mcast ev,
 	imc_ip_addr_format(group, a);
 	imc_gid_format(mgid, g);
 	if (sp->owner->json) {
-		printf("{\"event\": \"mcast\", \"host\": ");
-		imc_json_str(stdout, t->node[sp->node].name);
-		printf(", \"action\": \"%s\", \"group\": \"%s\", "
-		       "\"mgid\": \"%s\"}\n", imc_tun_bridge_mcast_str(ev), a, g);
+		struct imc_json j;
+
+		imc_json_init(&j, stdout, 0, IMC_JSON_SPACED);
+		imc_json_object_begin(&j);
+		imc_json_kv_string(&j, "event", "mcast");
+		imc_json_kv_string(&j, "host", t->node[sp->node].name);
+		imc_json_kv_string(&j, "action", imc_tun_bridge_mcast_str(ev));
+		imc_json_kv_string(&j, "group", a);
+		imc_json_kv_gid(&j, "mgid", mgid);
+		imc_json_object_end(&j);
+		json_line(&j);
 	} else {
 		printf("  %s:%u  multicast %s (MGID %s): %s\n",
 		       t->node[sp->node].name, sp->port, a, g,
@@ -439,24 +455,81 @@ static int bridge_one(struct up *u, struct imc_scn_ctx *c, struct tun_spec *sp)
 	return 0;
 }
 
+static void iface_json(struct imc_json *j, const struct up *u,
+		       const struct tun_spec *sp)
+{
+	const struct imc_topo *t = imc_scenario_topo(u->s);
+	struct imc_tun *tun = imc_tun_bridge_tun(sp->bridge);
+	struct imc_ipoib *ifc = imc_tun_bridge_ipoib(sp->bridge);
+	struct imc_ipoib_hwaddr hw;
+	char hws[IMC_IPOIB_HWADDR_STRLEN], a[IMC_IP_ADDR_STRLEN + 8];
+	size_t n;
+
+	imc_ipoib_hwaddr(ifc, &hw);
+	imc_ipoib_hwaddr_format(&hw, hws);
+	imc_json_object_begin(j);
+	imc_json_kv_string(j, "host", t->node[sp->node].name);
+	/* P_Key a number, as in every command's JSON. */
+	imc_json_kv_u64(j, "port", sp->port);
+	imc_json_kv_u64(j, "pkey", u->pkey);
+	imc_json_kv_string(j, "ifname", imc_tun_name(tun));
+	imc_json_key(j, "netns");
+	if (sp->netns)
+		imc_json_string(j, imc_netns_name(sp->netns));
+	else
+		imc_json_null(j);
+	imc_json_kv_u64(j, "mtu", imc_tun_mtu(tun));
+	imc_json_kv_bool(j, "has_carrier", imc_ipoib_carrier(ifc));
+	imc_json_kv_string(j, "hwaddr", hws);
+	imc_json_key(j, "addresses");
+	imc_json_array_begin(j);
+	for (unsigned k = 0; k < sp->naddrs; k++) {
+		imc_ip_addr_format(&sp->addr[k], a);
+		n = strlen(a);
+		snprintf(a + n, sizeof(a) - n, "/%u", sp->plen[k]);
+		imc_json_string(j, a);
+	}
+	imc_json_array_end(j);
+	imc_json_object_end(j);
+}
+
+static void print_ready_json(const struct up *u)
+{
+	uint32_t hcas, sws, cables;
+	struct imc_json j;
+
+	imc_topo_counts(imc_scenario_topo(u->s), &hcas, &sws, &cables);
+	imc_json_init(&j, stdout, 0, IMC_JSON_SPACED);
+	imc_json_object_begin(&j);
+	imc_json_kv_string(&j, "event", "ready");
+	imc_json_kv_i64(&j, "pid", (int64_t)getpid());
+	imc_json_kv_string(&j, "scenario", u->path);
+	imc_json_kv_u64(&j, "hcas", hcas);
+	imc_json_kv_u64(&j, "switches", sws);
+	imc_json_key(&j, "interfaces");
+	imc_json_array_begin(&j);
+	for (unsigned i = 0; i < u->nspecs; i++)
+		iface_json(&j, u, &u->spec[i]);
+	imc_json_array_end(&j);
+	imc_json_object_end(&j);
+	json_line(&j);
+}
+
 static void print_ready(const struct up *u, struct imc_scn_ctx *c)
 {
 	const struct imc_topo *t = imc_scenario_topo(u->s);
 	uint32_t hcas, sws, cables;
 	char a[IMC_IP_ADDR_STRLEN];
 
-	imc_topo_counts(t, &hcas, &sws, &cables);
+	(void)c;
 	if (u->json) {
-		printf("{\"event\": \"ready\", \"pid\": %ld, \"scenario\": ",
-		       (long)getpid());
-		imc_json_str(stdout, u->path);
-		printf(", \"hcas\": %" PRIu32 ", \"switches\": %" PRIu32
-		       ", \"interfaces\": [", hcas, sws);
-	} else {
-		printf("ibmcast up: %s in real time (%" PRIu32 " HCAs, %" PRIu32
-		       " switches), pid %ld\n", u->path, hcas, sws,
-		       (long)getpid());
+		print_ready_json(u);
+		fflush(stdout);
+		return;
 	}
+	imc_topo_counts(t, &hcas, &sws, &cables);
+	printf("ibmcast up: %s in real time (%" PRIu32 " HCAs, %" PRIu32
+	       " switches), pid %ld\n", u->path, hcas, sws, (long)getpid());
 	for (unsigned i = 0; i < u->nspecs; i++) {
 		const struct tun_spec *sp = &u->spec[i];
 		struct imc_tun *tun = imc_tun_bridge_tun(sp->bridge);
@@ -466,29 +539,6 @@ static void print_ready(const struct up *u, struct imc_scn_ctx *c)
 
 		imc_ipoib_hwaddr(ifc, &hw);
 		imc_ipoib_hwaddr_format(&hw, hws);
-		if (u->json) {
-			printf("%s{\"host\": ", i ? ", " : "");
-			imc_json_str(stdout, t->node[sp->node].name);
-			/* P_Key a number, as in every command's JSON. */
-			printf(", \"port\": %u, \"pkey\": %u, \"ifname\": ",
-			       sp->port, u->pkey);
-			imc_json_str(stdout, imc_tun_name(tun));
-			printf(", \"netns\": ");
-			if (sp->netns)
-				imc_json_str(stdout, imc_netns_name(sp->netns));
-			else
-				printf("null");
-			printf(", \"mtu\": %u, \"has_carrier\": %s, \"hwaddr\": \"%s\""
-			       ", \"addresses\": [", imc_tun_mtu(tun),
-			       imc_ipoib_carrier(ifc) ? "true" : "false", hws);
-			for (unsigned k = 0; k < sp->naddrs; k++) {
-				imc_ip_addr_format(&sp->addr[k], a);
-				printf("%s\"%s/%u\"", k ? ", " : "", a,
-				       sp->plen[k]);
-			}
-			printf("]}");
-			continue;
-		}
 		printf("  %s:%u  %s  netns %s  mtu %u  carrier %s\n",
 		       t->node[sp->node].name, sp->port, imc_tun_name(tun),
 		       sp->netns ? imc_netns_name(sp->netns) : "(this one)",
@@ -500,17 +550,12 @@ static void print_ready(const struct up *u, struct imc_scn_ctx *c)
 		}
 		printf("%s\n", sp->naddrs ? "" : " (no addresses)");
 	}
-	if (u->json) {
-		printf("]}\n");
-	} else {
-		printf("ready: SIGINT (Ctrl-C) or SIGTERM stops and removes it all");
-		if (u->nspecs && u->spec[0].netns)
-			printf("\n  e.g. ip netns exec %s ping ...",
-			       imc_netns_name(u->spec[0].netns));
-		printf("\n");
-	}
+	printf("ready: SIGINT (Ctrl-C) or SIGTERM stops and removes it all");
+	if (u->nspecs && u->spec[0].netns)
+		printf("\n  e.g. ip netns exec %s ping ...",
+		       imc_netns_name(u->spec[0].netns));
+	printf("\n");
 	fflush(stdout);
-	(void)c;
 }
 
 static int on_started(void *ctx, struct imc_scn_ctx *c)
@@ -554,30 +599,93 @@ static void on_until(struct imc_timer *t)
 
 /* The SA's groups at the end, with their members by JoinState: what the
  * kernels' joins and leaves left there. */
-static void print_sa_groups(const struct imc_scenario_result *r)
+static void sa_groups_json(struct imc_json *j,
+			   const struct imc_scenario_result *r)
 {
 	static const char *const keys[] = { "full", "nonmember", "sendonly" };
 	size_t n = imc_scenario_report_len(r, "sa.list");
 	char path[64];
 
-	printf(", \"sa_groups\": [");
+	imc_json_key(j, "sa_groups");
+	imc_json_array_begin(j);
 	for (size_t i = 0; i < n; i++) {
 		const char *mgid;
 
 		snprintf(path, sizeof(path), "sa.list.%zu.mgid", i);
 		mgid = imc_scenario_report_str(r, path);
-		printf("%s{\"mgid\": \"%s\"", i ? ", " : "", mgid ? mgid : "");
+		imc_json_object_begin(j);
+		imc_json_kv_string(j, "mgid", mgid ? mgid : "");
 		for (size_t k = 0; k < IMC_ARRAY_SIZE(keys); k++) {
 			uint64_t v = 0;
 
 			snprintf(path, sizeof(path), "sa.list.%zu.%s", i,
 				 keys[k]);
 			imc_scenario_report_u64(r, path, &v);
-			printf(", \"%s\": %" PRIu64, keys[k], v);
+			imc_json_kv_u64(j, keys[k], v);
 		}
-		printf("}");
+		imc_json_object_end(j);
 	}
-	printf("]");
+	imc_json_array_end(j);
+}
+
+static void bridge_json(struct imc_json *j, const struct up *u,
+			const struct tun_spec *sp)
+{
+	const struct imc_topo *t = imc_scenario_topo(u->s);
+	const struct imc_tun_bridge_stats *b = &sp->bst;
+	uint64_t idrops = 0;
+
+	for (int d = 0; d < IMC_IPOIB_DROP__COUNT; d++)
+		idrops += sp->ist.drops[d];
+	imc_json_object_begin(j);
+	imc_json_kv_string(j, "host", t->node[sp->node].name);
+	imc_json_kv_u64(j, "to_ipoib", b->to_ipoib);
+	imc_json_kv_u64(j, "to_ipoib_bytes", b->to_ipoib_bytes);
+	imc_json_kv_u64(j, "to_kernel", b->to_kernel);
+	imc_json_kv_u64(j, "to_kernel_bytes", b->to_kernel_bytes);
+	imc_json_kv_u64(j, "tun_wakeups", sp->tst.wakeups);
+	imc_json_kv_u64(j, "carrier_changes", b->carrier_changes);
+	imc_json_kv_u64(j, "mcast_listens", b->mcast_listens);
+	imc_json_kv_u64(j, "mcast_leaves", b->mcast_leaves);
+	imc_json_kv_u64(j, "ipoib_drops", idrops);
+	imc_json_key(j, "drops");
+	imc_json_object_begin(j);
+	for (int d = 0; d < IMC_TUN_BRIDGE_DROP__COUNT; d++)
+		imc_json_kv_u64(j, imc_tun_bridge_drop_str(d), b->drops[d]);
+	imc_json_object_end(j);
+	imc_json_object_end(j);
+}
+
+static void print_stopped_json(const struct up *u, const char *why,
+			       const struct imc_scenario_result *r)
+{
+	const struct imc_fabric_totals *tot = &r->totals;
+	struct imc_json j;
+
+	imc_json_init(&j, stdout, 0, IMC_JSON_SPACED);
+	imc_json_object_begin(&j);
+	imc_json_kv_string(&j, "event", "stopped");
+	imc_json_kv_string(&j, "reason", why);
+	imc_json_kv_double(&j, "seconds", (double)u->ended_at / 1e9, 3);
+	imc_json_key(&j, "fabric");
+	imc_json_object_begin(&j);
+	imc_json_kv_u64(&j, "sent", tot->sent);
+	imc_json_kv_u64(&j, "delivered", tot->delivered);
+	imc_json_key(&j, "drops");
+	imc_json_object_begin(&j);
+	for (int d = 0; d < IMC_DROP__COUNT; d++)
+		imc_json_kv_u64(&j, imc_drop_str((enum imc_drop)d),
+				tot->drops[d]);
+	imc_json_object_end(&j);
+	imc_json_object_end(&j);
+	sa_groups_json(&j, r);
+	imc_json_key(&j, "interfaces");
+	imc_json_array_begin(&j);
+	for (unsigned i = 0; i < u->nspecs; i++)
+		bridge_json(&j, u, &u->spec[i]);
+	imc_json_array_end(&j);
+	imc_json_object_end(&j);
+	json_line(&j);
 }
 
 static void print_stopped(const struct up *u, const char *why,
@@ -588,57 +696,28 @@ static void print_stopped(const struct up *u, const char *why,
 	bool any = false;
 
 	if (u->json) {
-		printf("{\"event\": \"stopped\", \"reason\": \"%s\", "
-		       "\"seconds\": %.3f, \"fabric\": {\"sent\": %" PRIu64
-		       ", \"delivered\": %" PRIu64 ", \"drops\": {", why,
-		       (double)u->ended_at / 1e9, tot->sent, tot->delivered);
-		for (int d = 0; d < IMC_DROP__COUNT; d++)
-			printf("%s\"%s\": %" PRIu64, d ? ", " : "",
-			       imc_drop_str((enum imc_drop)d), tot->drops[d]);
-		printf("}}");
-		print_sa_groups(r);
-		printf(", \"interfaces\": [");
-	} else {
-		printf("stopped (%s) after %.3f s\n", why,
-		       (double)u->ended_at / 1e9);
-		printf("  fabric: sent %" PRIu64 ", delivered %" PRIu64
-		       ", dropped:", tot->sent, tot->delivered);
-		for (int d = 0; d < IMC_DROP__COUNT; d++) {
-			if (!tot->drops[d])
-				continue;
-			printf(" %s %" PRIu64, imc_drop_str((enum imc_drop)d),
-			       tot->drops[d]);
-			any = true;
-		}
-		printf("%s\n", any ? "" : " none");
+		print_stopped_json(u, why, r);
+		fflush(stdout);
+		return;
 	}
+	printf("stopped (%s) after %.3f s\n", why,
+	       (double)u->ended_at / 1e9);
+	printf("  fabric: sent %" PRIu64 ", delivered %" PRIu64
+	       ", dropped:", tot->sent, tot->delivered);
+	for (int d = 0; d < IMC_DROP__COUNT; d++) {
+		if (!tot->drops[d])
+			continue;
+		printf(" %s %" PRIu64, imc_drop_str((enum imc_drop)d),
+		       tot->drops[d]);
+		any = true;
+	}
+	printf("%s\n", any ? "" : " none");
 	for (unsigned i = 0; i < u->nspecs; i++) {
 		const struct tun_spec *sp = &u->spec[i];
 		const struct imc_tun_bridge_stats *b = &sp->bst;
 		uint64_t idrops = 0;
 		for (int d = 0; d < IMC_IPOIB_DROP__COUNT; d++)
 			idrops += sp->ist.drops[d];
-		if (u->json) {
-			printf("%s{\"host\": ", i ? ", " : "");
-			imc_json_str(stdout, t->node[sp->node].name);
-			printf(", \"to_ipoib\": %" PRIu64 ", \"to_ipoib_bytes\": %"
-			       PRIu64 ", \"to_kernel\": %" PRIu64
-			       ", \"to_kernel_bytes\": %" PRIu64
-			       ", \"tun_wakeups\": %" PRIu64
-			       ", \"carrier_changes\": %" PRIu64
-			       ", \"mcast_listens\": %" PRIu64
-			       ", \"mcast_leaves\": %" PRIu64
-			       ", \"ipoib_drops\": %" PRIu64 ", \"drops\": {",
-			       b->to_ipoib, b->to_ipoib_bytes, b->to_kernel,
-			       b->to_kernel_bytes, sp->tst.wakeups,
-			       b->carrier_changes, b->mcast_listens,
-			       b->mcast_leaves, idrops);
-			for (int d = 0; d < IMC_TUN_BRIDGE_DROP__COUNT; d++)
-				printf("%s\"%s\": %" PRIu64, d ? ", " : "",
-				       imc_tun_bridge_drop_str(d), b->drops[d]);
-			printf("}}");
-			continue;
-		}
 		printf("  %s:%u  kernel->ipoib %" PRIu64 " packets (%" PRIu64
 		       " bytes), ipoib->kernel %" PRIu64 " packets (%" PRIu64
 		       " bytes)\n      dropped:", t->node[sp->node].name,
@@ -655,8 +734,6 @@ static void print_stopped(const struct up *u, const char *why,
 		printf("%s (IPoIB counted %" PRIu64 " drops)\n",
 		       any ? "" : " none", idrops);
 	}
-	if (u->json)
-		printf("]}\n");
 	fflush(stdout);
 }
 

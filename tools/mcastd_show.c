@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "ibmcast/gid.h"
+#include "ibmcast/json.h"
 #include "ibmcast/loop.h"
 #include "ibmcast/mcastd.h"
 #include "mcastd_show.h"
-#include "util/text.h"
 
 enum { SHOW_TIMEOUT_MS = 3000 };
 
@@ -112,74 +112,80 @@ static void write_text(const struct ask *a, const struct imc_mcastd_show *s)
 			text_client(a, &s->clients[i]);
 }
 
-static void json_client(const struct ask *a,
-			const struct imc_mcastd_show_client *c, bool first)
+static void json_client(const struct ask *a, struct imc_json *j,
+			const struct imc_mcastd_show_client *c)
 {
-	char g[IMC_GID_STRLEN], p[IMC_GID_STRLEN];
-	bool any = false;
-
-	fprintf(a->f, "%s{\"pid\":%u,\"uid\":%u,\"gid\":%u,\"comm\":",
-		first ? "" : ",", c->pid, c->uid, c->gid);
-	imc_json_str(a->f, c->comm);
-	fprintf(a->f, ",\"members\":[");
+	imc_json_object_begin(j);
+	imc_json_kv_u64(j, "pid", c->pid);
+	imc_json_kv_u64(j, "uid", c->uid);
+	imc_json_kv_u64(j, "gid", c->gid);
+	imc_json_kv_string(j, "comm", c->comm);
+	imc_json_key(j, "members");
+	imc_json_array_begin(j);
 	for (size_t i = 0; i < c->n_members; i++) {
 		const struct imc_mcastd_show_member *m = &c->members[i];
 
 		if (!port_wanted(a, &m->port_gid))
 			continue;
-		imc_gid_format(&m->mgid, g);
-		imc_gid_format(&m->port_gid, p);
-		fprintf(a->f, "%s{\"mgid\":\"%s\",\"port_gid\":\"%s\","
-			"\"join_state\":%u,\"state\":\"%s\",\"status\":%d}",
-			any ? "," : "", g, p, m->join_state,
-			imc_mcast_state_str(m->state), m->status);
-		any = true;
+		imc_json_object_begin(j);
+		imc_json_kv_gid(j, "mgid", &m->mgid);
+		imc_json_kv_gid(j, "port_gid", &m->port_gid);
+		imc_json_kv_u64(j, "join_state", m->join_state);
+		imc_json_kv_string(j, "state", imc_mcast_state_str(m->state));
+		imc_json_kv_i64(j, "status", m->status);
+		imc_json_object_end(j);
 	}
-	fprintf(a->f, "]}");
+	imc_json_array_end(j);
+	imc_json_object_end(j);
 }
 
 static void write_json(const struct ask *a, const struct imc_mcastd_show *s)
 {
-	char g[IMC_GID_STRLEN], p[IMC_GID_STRLEN];
-	bool first = true;
+	struct imc_json j;
 
-	fprintf(a->f, "{\"socket\":");
-	imc_json_str(a->f, a->path);
-	fprintf(a->f, ",\"ports\":[");
+	imc_json_init(&j, a->f, 0, 0);
+	imc_json_object_begin(&j);
+	imc_json_kv_string(&j, "socket", a->path);
+	imc_json_key(&j, "ports");
+	imc_json_array_begin(&j);
 	for (size_t i = 0; i < s->n_ports; i++) {
 		if (!port_wanted(a, &s->ports[i].gid))
 			continue;
-		imc_gid_format(&s->ports[i].gid, g);
-		fprintf(a->f, "%s{\"device\":", first ? "" : ",");
-		imc_json_str(a->f, s->ports[i].device);
-		fprintf(a->f, ",\"port\":%u,\"gid\":\"%s\"}",
-			s->ports[i].port_num, g);
-		first = false;
+		imc_json_object_begin(&j);
+		imc_json_kv_string(&j, "device", s->ports[i].device);
+		imc_json_kv_u64(&j, "port", s->ports[i].port_num);
+		imc_json_kv_gid(&j, "gid", &s->ports[i].gid);
+		imc_json_object_end(&j);
 	}
-	fprintf(a->f, "],\"groups\":[");
-	first = true;
-	for (size_t j = 0; j < s->n_groups; j++) {
-		const struct imc_mcastd_show_group *x = &s->groups[j];
+	imc_json_array_end(&j);
+	imc_json_key(&j, "groups");
+	imc_json_array_begin(&j);
+	for (size_t k = 0; k < s->n_groups; k++) {
+		const struct imc_mcastd_show_group *x = &s->groups[k];
 
 		if (!port_wanted(a, &x->port_gid))
 			continue;
-		imc_gid_format(&x->mgid, g);
-		imc_gid_format(&x->port_gid, p);
-		fprintf(a->f, "%s{\"port_gid\":\"%s\",\"mgid\":\"%s\","
-			"\"mlid\":%u,\"join_state\":%u,\"wanted\":%u,"
-			"\"members\":%u,\"is_joined\":%s}", first ? "" : ",", p, g,
-			x->mlid, x->join_state, x->wanted, x->members,
-			x->joined ? "true" : "false");
-		first = false;
+		imc_json_object_begin(&j);
+		imc_json_kv_gid(&j, "port_gid", &x->port_gid);
+		imc_json_kv_gid(&j, "mgid", &x->mgid);
+		imc_json_kv_u64(&j, "mlid", x->mlid);
+		imc_json_kv_u64(&j, "join_state", x->join_state);
+		imc_json_kv_u64(&j, "wanted", x->wanted);
+		imc_json_kv_u64(&j, "members", x->members);
+		imc_json_kv_bool(&j, "is_joined", x->joined);
+		imc_json_object_end(&j);
 	}
-	fprintf(a->f, "],\"clients\":[");
-	first = true;
+	imc_json_array_end(&j);
+	imc_json_key(&j, "clients");
+	imc_json_array_begin(&j);
 	for (size_t i = 0; i < s->n_clients; i++)
-		if (client_wanted(a, &s->clients[i])) {
-			json_client(a, &s->clients[i], first);
-			first = false;
-		}
-	fprintf(a->f, "]}");
+		if (client_wanted(a, &s->clients[i]))
+			json_client(a, &j, &s->clients[i]);
+	imc_json_array_end(&j);
+	imc_json_object_end(&j);
+	/* The caller reads the stream's error; a writer's error shows as
+	 * an unbalanced document only in a bug, which the tests catch. */
+	(void)imc_json_finish(&j);
 }
 
 static void on_show(void *arg, int status, const struct imc_mcastd_show *s)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ibmcast/mad.h"
+#include "ibmcast/mcmr.h"
 #include "ibmcast/scenario.h"
 #include "sa_tool.h"
 #include "tools.h"
@@ -162,85 +163,28 @@ int sa_tool_hex(const char *s, uint8_t *buf, size_t max)
 
 /* ---- MCMemberRecord fields ---- */
 
-enum fkind { F_GID, F_U8, F_U16, F_U32, F_BOOL };
-
-/* Each field: its name, ComponentMask bit, where it lives in struct
- * imc_mcmr and how wide it is on the wire (IBA 15.2.5.17 Table 224). */
-static const struct field {
-	const char *name;
-	uint64_t bit;
-	size_t off;
-	enum fkind kind;
-	uint64_t max;
-} fields[] = {
-	{ "mgid", UMAD_SA_MCM_COMP_MASK_MGID,
-	  offsetof(struct imc_mcmr, mgid), F_GID, 0 },
-	{ "port_gid", UMAD_SA_MCM_COMP_MASK_PORT_GID,
-	  offsetof(struct imc_mcmr, port_gid), F_GID, 0 },
-	{ "qkey", UMAD_SA_MCM_COMP_MASK_QKEY,
-	  offsetof(struct imc_mcmr, qkey), F_U32, 0xffffffff },
-	{ "mlid", UMAD_SA_MCM_COMP_MASK_MLID,
-	  offsetof(struct imc_mcmr, mlid), F_U16, 0xffff },
-	{ "mtu_sel", UMAD_SA_MCM_COMP_MASK_MTU_SEL,
-	  offsetof(struct imc_mcmr, mtu_sel), F_U8, 3 },
-	{ "mtu", UMAD_SA_MCM_COMP_MASK_MTU,
-	  offsetof(struct imc_mcmr, mtu), F_U8, 0x3f },
-	{ "tclass", UMAD_SA_MCM_COMP_MASK_TCLASS,
-	  offsetof(struct imc_mcmr, tclass), F_U8, 0xff },
-	{ "pkey", UMAD_SA_MCM_COMP_MASK_PKEY,
-	  offsetof(struct imc_mcmr, pkey), F_U16, 0xffff },
-	{ "rate_sel", UMAD_SA_MCM_COMP_MASK_RATE_SEL,
-	  offsetof(struct imc_mcmr, rate_sel), F_U8, 3 },
-	{ "rate", UMAD_SA_MCM_COMP_MASK_RATE,
-	  offsetof(struct imc_mcmr, rate), F_U8, 0x3f },
-	{ "life_sel", UMAD_SA_MCM_COMP_MASK_LIFE_TIME_SEL,
-	  offsetof(struct imc_mcmr, life_sel), F_U8, 3 },
-	{ "life", UMAD_SA_MCM_COMP_MASK_LIFE_TIME,
-	  offsetof(struct imc_mcmr, life), F_U8, 0x3f },
-	{ "sl", UMAD_SA_MCM_COMP_MASK_SL,
-	  offsetof(struct imc_mcmr, sl), F_U8, 0xf },
-	{ "flow_label", UMAD_SA_MCM_COMP_MASK_FLOW_LABEL,
-	  offsetof(struct imc_mcmr, flow_label), F_U32, 0xfffff },
-	{ "hop_limit", UMAD_SA_MCM_COMP_MASK_HOP_LIMIT,
-	  offsetof(struct imc_mcmr, hop_limit), F_U8, 0xff },
-	{ "scope", UMAD_SA_MCM_COMP_MASK_SCOPE,
-	  offsetof(struct imc_mcmr, scope), F_U8, 0xf },
-	{ "join_state", UMAD_SA_MCM_COMP_MASK_JOIN_STATE,
-	  offsetof(struct imc_mcmr, join_state), F_U8, 0xf },
-	{ "proxy_join", UMAD_SA_MCM_COMP_MASK_PROXY_JOIN,
-	  offsetof(struct imc_mcmr, proxy_join), F_BOOL, 1 },
-};
-
-static int set_field(const struct field *f, const char *v,
+/* A field of the MCMemberRecord table (ibmcast/mcmr.h) from its text: a
+ * GID (or "self" for port_gid) or a number within the field's bits. */
+static int set_field(const struct imc_mcmr_field *f, const char *v,
 		     const struct imc_gid *self, struct imc_mcmr *r)
 {
-	uint8_t *p = (uint8_t *)r + f->off;
 	uint64_t x;
 
-	if (f->kind == F_GID) {
+	if (f->kind == IMC_MCMR_F_GID) {
 		struct imc_gid g;
 
-		if (self && f->bit == UMAD_SA_MCM_COMP_MASK_PORT_GID &&
+		if (self && f->comp == UMAD_SA_MCM_COMP_MASK_PORT_GID &&
 		    !strcmp(v, "self"))
 			g = *self;
 		else if (sa_tool_gid(v, &g) < 0)
 			return -EINVAL;
-		memcpy(p, &g, sizeof(g));
+		memcpy((uint8_t *)r + f->offset, &g, sizeof(g));
 		return 0;
 	}
 	if (imc_scn_parse_uint(NULL, f->name, v, UINT64_MAX, &x) < 0 ||
 	    *v == '-')
 		return -EINVAL;
-	if (x > f->max)
-		return -ERANGE;
-	switch (f->kind) {
-	case F_U8: *p = (uint8_t)x; break;
-	case F_U16: { uint16_t y = (uint16_t)x; memcpy(p, &y, 2); break; }
-	case F_U32: { uint32_t y = (uint32_t)x; memcpy(p, &y, 4); break; }
-	case F_BOOL: { bool y = x != 0; memcpy(p, &y, sizeof(y)); break; }
-	case F_GID: break;
-	}
-	return 0;
+	return imc_mcmr_field_set(r, f, x);
 }
 
 int sa_tool_record(const char *prog, const char *spec,
@@ -255,7 +199,7 @@ int sa_tool_record(const char *prog, const char *spec,
 	for (tok = strtok_r(copy, ",", &save); tok && !rc;
 	     tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');
-		size_t i;
+		const struct imc_mcmr_field *f;
 
 		if (!eq) {
 			fprintf(stderr, "%s: expected FIELD=VALUE: '%s'\n",
@@ -264,21 +208,19 @@ int sa_tool_record(const char *prog, const char *spec,
 			break;
 		}
 		*eq = '\0';
-		for (i = 0; i < IMC_ARRAY_SIZE(fields); i++)
-			if (!strcmp(tok, fields[i].name))
-				break;
-		if (i == IMC_ARRAY_SIZE(fields)) {
+		f = imc_mcmr_field_find(tok, false);
+		if (!f) {
 			fprintf(stderr, "%s: unknown field '%s'\n", prog, tok);
 			rc = -EINVAL;
 			break;
 		}
-		rc = set_field(&fields[i], eq + 1, self, r);
+		rc = set_field(f, eq + 1, self, r);
 		if (rc == -ERANGE) {
 			bool hex = eq[1] == '0' && (eq[2] == 'x' || eq[2] == 'X');
 
 			fprintf(stderr, hex ? "%s: %s=%s: at most 0x%" PRIx64 "\n" :
 					      "%s: %s=%s: at most %" PRIu64 "\n",
-				prog, tok, eq + 1, fields[i].max);
+				prog, tok, eq + 1, f->max);
 			break;
 		}
 		if (rc) {
@@ -286,7 +228,7 @@ int sa_tool_record(const char *prog, const char *spec,
 				tok, eq + 1);
 			break;
 		}
-		*mask |= fields[i].bit;
+		*mask |= f->comp;
 	}
 	free(copy);
 	return rc;

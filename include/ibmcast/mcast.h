@@ -382,6 +382,15 @@ struct imc_mcast_stats {
 void imc_mcast_get_stats(const struct imc_mcast *t,
 			 struct imc_mcast_stats *st);
 
+struct imc_json;
+
+/* A group as one JSON object on one line (ibmcast/json.h): mgid, mlid,
+ * join_state, wanted, members, is_joined, then the record's qkey, pkey,
+ * mtu, rate, sl, tclass, flow_label, hop_limit and scope. Returns 0 or
+ * the writer's error. */
+int imc_mcast_group_info_json(struct imc_json *j,
+			      const struct imc_mcast_group_info *g);
+
 #ifdef __cplusplus
 }
 #endif

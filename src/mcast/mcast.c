@@ -53,6 +53,7 @@
 
 #include "ibmcast/gid.h"
 #include "ibmcast/mcast.h"
+#include "ibmcast/mcmr.h"
 #include "ibmcast/rng.h"
 #include "mcast/mcast_int.h"
 #include "util/mix.h"
@@ -63,78 +64,17 @@ static void pump_window(struct imc_mcast *t);
 /* ------------------------------------------------------------------ */
 /* Record comparison, with the selectors. */
 
-/* Bandwidth of each rate code in 100 Mb/s (IBA 15.2.5.16 Rate, codes 2
- * to 22): codes are not in bandwidth order, so selectors compare these. */
-static unsigned rate_bw(uint8_t r)
-{
-	static const uint16_t bw[23] = {
-		[2] = 25, [3] = 100, [4] = 300, [5] = 50, [6] = 200,
-		[7] = 400, [8] = 600, [9] = 800, [10] = 1200, [11] = 140,
-		[12] = 560, [13] = 1120, [14] = 1680, [15] = 250,
-		[16] = 1000, [17] = 2000, [18] = 3000, [19] = 280,
-		[20] = 500, [21] = 4000, [22] = 6000,
-	};
-
-	return r < IMC_ARRAY_SIZE(bw) ? bw[r] : 0;
-}
-
-static int cmpu(unsigned a, unsigned b)
-{
-	return (a > b) - (a < b);
-}
-
 /* Does the group's record g satisfy template r in every component of
- * mask? Equality for plain components (IBA 15.2.5.17 o15-0.2.4 item 5),
- * the selector's relation for MTU, rate and packet lifetime when their
- * selector is in the mask (IBA 15.2.5.16: 0 greater than, 1 less than,
- * 2 exactly, 3 largest available / smallest lifetime), and P_Keys on their
- * low 15 bits, not both limited (IBA 10.9.1.2). PortGID, JoinState and
- * ProxyJoin are the tracker's own. An MGID of zero (a create) matches the
- * MGID the SA chose. */
+ * mask? imc_mcmr_match() has the rules (IBA 15.2.5.17 o15-0.2.4 item 5,
+ * selectors of IBA 15.2.5.16, P_Keys of IBA 10.9.1.2). PortGID, JoinState
+ * and ProxyJoin are the tracker's own. An MGID of zero (a create) matches
+ * the MGID the SA chose. */
 static bool rec_matches(const struct imc_mcmr *g, const struct imc_mcmr *r,
 			uint64_t mask)
 {
-	if ((mask & CM(MGID)) && !imc_gid_is_zero(&r->mgid) &&
-	    !imc_gid_equal(&r->mgid, &g->mgid))
-		return false;
-	if ((mask & CM(QKEY)) && r->qkey != g->qkey)
-		return false;
-	if ((mask & CM(MLID)) && r->mlid != g->mlid)
-		return false;
-	if (mask & CM(MTU_SEL)) {
-		if (!imc_sa_selector_match(r->mtu_sel, cmpu(g->mtu, r->mtu)))
-			return false;
-	} else if ((mask & CM(MTU)) && r->mtu != g->mtu) {
-		return false;
-	}
-	if ((mask & CM(TCLASS)) && r->tclass != g->tclass)
-		return false;
-	if ((mask & CM(PKEY)) &&
-	    (((r->pkey | g->pkey) & PKEY_FULL) == 0 ||
-	     ((r->pkey ^ g->pkey) & 0x7fff)))
-		return false;
-	if (mask & CM(RATE_SEL)) {
-		if (!imc_sa_selector_match(r->rate_sel, cmpu(rate_bw(g->rate),
-							     rate_bw(r->rate))))
-			return false;
-	} else if ((mask & CM(RATE)) && r->rate != g->rate) {
-		return false;
-	}
-	if (mask & CM(LIFE_TIME_SEL)) {
-		if (!imc_sa_selector_match(r->life_sel, cmpu(g->life, r->life)))
-			return false;
-	} else if ((mask & CM(LIFE_TIME)) && r->life != g->life) {
-		return false;
-	}
-	if ((mask & CM(SL)) && r->sl != g->sl)
-		return false;
-	if ((mask & CM(FLOW_LABEL)) && r->flow_label != g->flow_label)
-		return false;
-	if ((mask & CM(HOP_LIMIT)) && r->hop_limit != g->hop_limit)
-		return false;
-	if ((mask & CM(SCOPE)) && r->scope != g->scope)
-		return false;
-	return true;
+	if (imc_gid_is_zero(&r->mgid))
+		mask &= ~CM(MGID);
+	return imc_mcmr_match(g, r, mask);
 }
 
 /* ------------------------------------------------------------------ */

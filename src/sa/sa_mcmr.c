@@ -24,6 +24,7 @@
 
 #include "ibmcast/gid.h"
 #include "ibmcast/ipoib_wire.h"
+#include "ibmcast/mcmr.h"
 #include "sa/sa_int.h"
 #include "util/vec.h"
 
@@ -32,8 +33,6 @@
 enum {
 	MTU_MIN = 1,
 	MTU_MAX = 5,
-	RATE_MIN = 2,
-	RATE_MAX = 22,
 	LIFE_MAX = 63,
 	SEL_GT = UMAD_SA_SELECTOR_GREATER_THAN,
 	SEL_LT = UMAD_SA_SELECTOR_LESS_THAN,
@@ -45,9 +44,7 @@ enum {
 /* Required components of a join and of a create (OpenSM JOIN_MC_COMP_MASK
  * and REQUIRED_MC_CREATE_COMP_MASK; o15-0.2.3 for the create). */
 static const uint64_t join_mask = CM(MGID) | CM(PORT_GID) | CM(JOIN_STATE);
-static const uint64_t create_mask = CM(MGID) | CM(PORT_GID) |
-	CM(JOIN_STATE) | CM(QKEY) | CM(TCLASS) | CM(PKEY) | CM(FLOW_LABEL) |
-	CM(SL);
+static const uint64_t create_mask = IMC_MCMR_CREATE_COMPS;
 
 static uint16_t sae_status(unsigned code)
 {
@@ -61,44 +58,6 @@ static uint16_t sae_status(unsigned code)
 /* ------------------------------------------------------------------ */
 /* Rates and selectors. */
 
-/* Bandwidth of each rate code in 100 Mb/s (the Rate encoding of IBA
- * 15.2.5.16, codes 2 to 22 = 600 Gb/s): codes are not in bandwidth order. */
-static const uint16_t rate_bw[RATE_MAX + 1] = {
-	[2] = 25, [3] = 100, [4] = 300, [5] = 50, [6] = 200, [7] = 400,
-	[8] = 600, [9] = 800, [10] = 1200, [11] = 140, [12] = 560,
-	[13] = 1120, [14] = 1680, [15] = 250, [16] = 1000, [17] = 2000,
-	[18] = 3000, [19] = 280, [20] = 500, [21] = 4000, [22] = 6000,
-};
-
-static bool rate_valid(uint8_t r)
-{
-	return r >= RATE_MIN && r <= RATE_MAX;
-}
-
-static unsigned bw(uint8_t r)
-{
-	return rate_valid(r) ? rate_bw[r] : 0;
-}
-
-static int cmp(unsigned a, unsigned b)
-{
-	return (a > b) - (a < b);
-}
-
-/* The next faster (dir > 0) or slower rate code, 0 when none. */
-static uint8_t rate_step(uint8_t r, int dir)
-{
-	uint8_t best = 0;
-
-	for (uint8_t c = RATE_MIN; c <= RATE_MAX; c++) {
-		if (dir > 0 && bw(c) > bw(r) && (!best || bw(c) < bw(best)))
-			best = c;
-		if (dir < 0 && bw(c) < bw(r) && (!best || bw(c) > bw(best)))
-			best = c;
-	}
-	return best;
-}
-
 /* OpenSM's mtu_is_valid()/rate_is_valid(): a value given with its
  * selector must be a defined code, else REQ_INVALID before anything. */
 static bool values_valid(uint64_t mask, const struct imc_mcmr *r)
@@ -106,7 +65,7 @@ static bool values_valid(uint64_t mask, const struct imc_mcmr *r)
 	if ((mask & CM(MTU_SEL)) && (mask & CM(MTU)) &&
 	    (r->mtu < MTU_MIN || r->mtu > MTU_MAX))
 		return false;
-	if ((mask & CM(RATE_SEL)) && (mask & CM(RATE)) && !rate_valid(r->rate))
+	if ((mask & CM(RATE_SEL)) && (mask & CM(RATE)) && !imc_rate_valid(r->rate))
 		return false;
 	return true;
 }
@@ -117,16 +76,8 @@ static bool values_valid(uint64_t mask, const struct imc_mcmr *r)
 static bool sel_fields_match(const struct imc_mcmr *g, const struct imc_mcmr *r,
 			     uint64_t mask)
 {
-	if ((mask & CM(MTU_SEL)) &&
-	    !imc_sa_selector_match(r->mtu_sel, cmp(g->mtu, r->mtu)))
-		return false;
-	if ((mask & CM(RATE_SEL)) &&
-	    !imc_sa_selector_match(r->rate_sel, cmp(bw(g->rate), bw(r->rate))))
-		return false;
-	if ((mask & CM(LIFE_TIME_SEL)) &&
-	    !imc_sa_selector_match(r->life_sel, cmp(g->life, r->life)))
-		return false;
-	return true;
+	return imc_mcmr_match(g, r, mask & (CM(MTU_SEL) | CM(RATE_SEL) |
+					    CM(LIFE_TIME_SEL)));
 }
 
 /* o15-0.2.4 item 5: every other component given must equal the group's
@@ -135,28 +86,16 @@ static bool sel_fields_match(const struct imc_mcmr *g, const struct imc_mcmr *r,
 static bool other_fields_match(const struct imc_mcmr *g,
 			       const struct imc_mcmr *r, uint64_t mask)
 {
-	if ((mask & CM(QKEY)) && r->qkey != g->qkey)
-		return false;
-	if ((mask & CM(PKEY)) &&
-	    (((r->pkey | g->pkey) & IMC_PKEY_FULL_MEMBER) == 0 ||
-	     ((r->pkey ^ g->pkey) & 0x7fff)))
-		return false;
-	if ((mask & CM(TCLASS)) && r->tclass != g->tclass)
-		return false;
-	if ((mask & CM(SL)) && r->sl != g->sl)
-		return false;
-	if ((mask & CM(FLOW_LABEL)) && r->flow_label != g->flow_label)
-		return false;
-	if ((mask & CM(HOP_LIMIT)) && r->hop_limit != g->hop_limit)
-		return false;
-	return true;
+	return imc_mcmr_match(g, r, mask & (CM(QKEY) | CM(PKEY) | CM(TCLASS) |
+					    CM(SL) | CM(FLOW_LABEL) |
+					    CM(HOP_LIMIT)));
 }
 
 /* The port can carry the group's traffic (OpenSM validate_port_caps). */
 static bool port_caps_ok(const struct imc_mcmr *g,
 			 const struct imc_sa_port *port)
 {
-	return port->mtu >= g->mtu && bw(port->rate) >= bw(g->rate);
+	return port->mtu >= g->mtu && imc_rate_cmp(port->rate, g->rate) >= 0;
 }
 
 /* The port is in the group's partition: a P_Key of the same base, and
@@ -205,15 +144,16 @@ static bool realize(uint64_t mask, struct imc_mcmr *rec,
 	} else {
 		rate = rec->rate;
 		if (rec->rate_sel == SEL_GT) {
-			if (bw(rec->rate) >= bw(port->rate))
+			if (imc_rate_cmp(rec->rate, port->rate) >= 0)
 				return false;
 			rate = port->rate;
 		} else if (rec->rate_sel == SEL_LT) {
-			rate = bw(rec->rate) > bw(port->rate) ?
-				       port->rate : rate_step(rec->rate, -1);
+			rate = imc_rate_cmp(rec->rate, port->rate) > 0 ?
+				       port->rate :
+				       (uint8_t)imc_rate_step(rec->rate, -1);
 		}
 	}
-	if (!rate_valid(rate))
+	if (!imc_rate_valid(rate))
 		return false;
 
 	life = rec->life;
@@ -361,6 +301,21 @@ static void answer_rec(struct sae_ctx *c, const struct imc_mcmr *req,
 	sae_answer_one(c, buf, sizeof(buf));
 }
 
+/* What a Set and a Delete check first, in OpenSM's order: the join
+ * components (join_mask), MTU and rate codes given with
+ * their selectors, and a PortGID of this subnet. 0 or the status. */
+static uint16_t request_check(const struct imc_sa *sa, uint64_t mask,
+			      const struct imc_mcmr *r)
+{
+	if ((mask & join_mask) != join_mask)
+		return INSUF_COMPS;
+	if (!values_valid(mask, r))
+		return REQ_INVALID;
+	if (imc_gid_prefix(&r->port_gid) != sa->cfg.subnet_prefix)
+		return sae_status(UMAD_SA_STATUS_INVALID_GID);
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Set: create or join (o15-0.2.3, o15-0.2.4). */
 
@@ -375,16 +330,9 @@ static void mcmr_set(struct sae_ctx *c, const struct imc_mcmr *r)
 	bool created = false, proxy;
 	uint16_t st;
 
-	if ((mask & join_mask) != join_mask) {
-		sae_answer_error(c, INSUF_COMPS);
-		return;
-	}
-	if (!values_valid(mask, r)) {
-		sae_answer_error(c, REQ_INVALID);
-		return;
-	}
-	if (imc_gid_prefix(&r->port_gid) != sa->cfg.subnet_prefix) {
-		sae_answer_error(c, sae_status(UMAD_SA_STATUS_INVALID_GID));
+	st = request_check(sa, mask, r);
+	if (st) {
+		sae_answer_error(c, st);
 		return;
 	}
 	if (sa->ops.port_by_gid(sa->ctx, &r->port_gid, &port)) {
@@ -522,17 +470,11 @@ static void mcmr_delete(struct sae_ctx *c, const struct imc_mcmr *r)
 	struct imc_mcmr a;
 	uint8_t left;
 	uint8_t buf[IMC_MCMR_SIZE];
+	uint16_t st;
 
-	if ((mask & join_mask) != join_mask) {
-		sae_answer_error(c, INSUF_COMPS);
-		return;
-	}
-	if (!values_valid(mask, r)) {
-		sae_answer_error(c, REQ_INVALID);
-		return;
-	}
-	if (imc_gid_prefix(&r->port_gid) != sa->cfg.subnet_prefix) {
-		sae_answer_error(c, sae_status(UMAD_SA_STATUS_INVALID_GID));
+	st = request_check(sa, mask, r);
+	if (st) {
+		sae_answer_error(c, st);
 		return;
 	}
 	g = sae_group_find(sa, &r->mgid);
@@ -613,16 +555,11 @@ static void match_group(struct sae_ctx *c, const struct sae_group *g,
 	const struct sae_member *m;
 	struct sae_member **v;
 
-	if ((mask & CM(MGID)) && !imc_gid_equal(&r->mgid, &g->rec.mgid))
-		return;
-	if ((mask & CM(MLID)) && r->mlid != g->rec.mlid)
-		return;
 	if (!sae_pkey_has(requester, g->rec.pkey))
 		return;
-	if (!other_fields_match(&g->rec, r, mask) ||
-	    !sel_fields_match(&g->rec, r, mask))
-		return;
-	if ((mask & CM(SCOPE)) && r->scope != g->rec.scope)
+	/* MTU, rate and lifetime compare through their selectors only. */
+	if (!imc_mcmr_match(&g->rec, r, mask & ~(CM(MTU) | CM(RATE) |
+						 CM(LIFE_TIME))))
 		return;
 
 	if (mask & CM(PORT_GID)) {

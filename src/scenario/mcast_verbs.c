@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "ibmcast/gid.h"
+#include "ibmcast/json.h"
 #include "ibmcast/mcast.h"
 #include "ibmcast/mcast_fabric.h"
 #include "ibmcast/packet.h"
@@ -1849,77 +1850,80 @@ static void print_text(FILE *f, const struct snap *s)
 	}
 }
 
-static void print_json(FILE *f, const struct snap *s)
+static void port_stats_json(struct imc_json *j,
+			    const struct imc_mcast_stats *st)
 {
-	char t[32], gid[IMC_GID_STRLEN];
+	imc_json_key(j, "stats");
+	imc_json_object_begin_line(j);
+	imc_json_kv_u64(j, "joins", st->joins);
+	imc_json_kv_u64(j, "leaves", st->leaves);
+	imc_json_kv_u64(j, "joins_local", st->joins_local);
+	imc_json_kv_u64(j, "mads_sent", st->mads_sent);
+	imc_json_kv_u64(j, "retries", st->retries);
+	imc_json_kv_u64(j, "timeouts", st->timeouts);
+	imc_json_kv_u64(j, "rejoins", st->rejoins);
+	imc_json_kv_u64(j, "errors", st->errors);
+	imc_json_kv_u64(j, "members", st->members);
+	imc_json_object_end(j);
+}
+
+/* One snapshot: its time on the first line, a port a line (its groups
+ * one a line below it). */
+static void snap_json(struct imc_json *j, const struct snap *s)
+{
+	char t[32];
 
 	imc_scn_format_time(s->at, t, sizeof(t));
-	fprintf(f, "{\"at_ns\": %" PRIu64 ", \"at\": \"%s\", ", s->at, t);
+	imc_json_object_begin_line(j);
+	imc_json_kv_u64(j, "at_ns", s->at);
+	imc_json_kv_string(j, "at", t);
 	if (s->line)
-		fprintf(f, "\"line\": %u, ", s->line);
+		imc_json_kv_u64(j, "line", s->line);
 	else
-		fputs("\"end\": true, ", f);
-	fputs("\"ports\": [", f);
+		imc_json_kv_bool(j, "end", true);
+	imc_json_key(j, "ports");
+	imc_json_array_begin_lines(j);
 	for (size_t i = 0; i < s->np; i++) {
 		const struct snap_port *sp = &s->p[i];
-		const struct imc_mcast_stats *st = &sp->st;
 
-		imc_gid_format(&sp->pa.gid, gid);
-		fprintf(f, "%s\n      {\"host\": ", i ? "," : "");
-		imc_json_str(f, sp->name);
-		fprintf(f, ", \"port_gid\": \"%s\", \"lid\": %u, "
-			"\"sm_lid\": %u, \"state\": \"%s\",\n       "
-			"\"stats\": {\"joins\": %" PRIu64 ", \"leaves\": %"
-			PRIu64 ", \"joins_local\": %" PRIu64
-			", \"mads_sent\": %" PRIu64 ", \"retries\": %" PRIu64
-			", \"timeouts\": %" PRIu64 ", \"rejoins\": %" PRIu64
-			", \"errors\": %" PRIu64 ", \"members\": %zu},\n"
-			"       \"groups\": [", gid, sp->pa.lid, sp->pa.sm_lid,
-			imc_port_state_str(sp->pa.state), st->joins,
-			st->leaves, st->joins_local, st->mads_sent,
-			st->retries, st->timeouts, st->rejoins, st->errors,
-			st->members);
-		for (size_t k = 0; k < sp->ng; k++) {
-			const struct imc_mcast_group_info *x = &sp->g[k];
-			const struct imc_mcmr *r = &x->rec;
-
-			imc_gid_format(&r->mgid, gid);
-			fprintf(f, "%s\n        {\"mgid\": \"%s\", \"mlid\": %u, "
-				"\"join_state\": %u, \"wanted\": %u, "
-				"\"members\": %u, \"is_joined\": %s, "
-				"\"qkey\": %" PRIu32 ", \"pkey\": %u, "
-				"\"mtu\": %u, \"rate\": %u, \"sl\": %u, "
-				"\"tclass\": %u, \"flow_label\": %" PRIu32
-				", \"hop_limit\": %u, \"scope\": %u}",
-				k ? "," : "", gid, r->mlid, x->join_state,
-				x->wanted, x->members,
-				x->joined ? "true" : "false", r->qkey, r->pkey,
-				r->mtu, r->rate, r->sl, r->tclass,
-				r->flow_label, r->hop_limit, r->scope);
-		}
-		fprintf(f, "%s]}", sp->ng ? "\n       " : "");
+		imc_json_object_begin_line(j);
+		imc_json_kv_string(j, "host", sp->name);
+		imc_json_kv_gid(j, "port_gid", &sp->pa.gid);
+		imc_json_kv_u64(j, "lid", sp->pa.lid);
+		imc_json_kv_u64(j, "sm_lid", sp->pa.sm_lid);
+		imc_json_kv_string(j, "state",
+				   imc_port_state_str(sp->pa.state));
+		port_stats_json(j, &sp->st);
+		imc_json_key(j, "groups");
+		imc_json_array_begin_lines(j);
+		for (size_t k = 0; k < sp->ng; k++)
+			imc_mcast_group_info_json(j, &sp->g[k]);
+		imc_json_array_end(j);
+		imc_json_object_end(j);
 	}
-	fprintf(f, "%s]}", s->np ? "\n    " : "");
+	imc_json_array_end(j);
+	imc_json_object_end(j);
 }
 
 int imc_scn_mcast_show_print(const struct imc_scn_mcast_show *sh, FILE *f,
 			     bool json)
 {
+	struct imc_json j;
+
 	if (!sh || !f)
 		return -EINVAL;
-	if (json)
-		fputc('[', f);
-	for (unsigned i = 0; i < sh->n; i++) {
-		if (json) {
-			fprintf(f, "%s\n    ", i ? "," : "");
-			print_json(f, &sh->s[i]);
-		} else {
+	if (!json) {
+		for (unsigned i = 0; i < sh->n; i++)
 			print_text(f, &sh->s[i]);
-		}
+		return ferror(f) ? -EIO : 0;
 	}
-	if (json)
-		fprintf(f, "%s]", sh->n ? "\n  " : "");
-	return ferror(f) ? -EIO : 0;
+	/* Laid out as the value of a key of a top-level object. */
+	imc_json_init_at(&j, f, 2, 0, 2);
+	imc_json_array_begin(&j);
+	for (unsigned i = 0; i < sh->n; i++)
+		snap_json(&j, &sh->s[i]);
+	imc_json_array_end(&j);
+	return imc_json_finish(&j);
 }
 
 /* ------------------------------------------------------------------ */

@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ibmcast/json.h"
 #include "scenario/scn.h"
-#include "util/text.h"
 
 #define DEPTH_MAX 16
 #define LINE_MAX_LEN 200
@@ -410,37 +410,31 @@ static bool flat(const struct rnode *n)
 
 /* A container of scalars on one line; others one entry a line, two
  * spaces deeper per level. */
-static void json_node(FILE *f, const struct rnode *n, unsigned indent)
+static void json_node(struct imc_json *j, const struct rnode *n)
 {
 	bool one = flat(n);
-	char open = n->kind == R_OBJ ? '{' : '[';
-	char close = n->kind == R_OBJ ? '}' : ']';
 
 	if (n->kind == R_U64) {
-		fprintf(f, "%" PRIu64, n->u);
+		imc_json_u64(j, n->u);
 		return;
 	}
 	if (n->kind == R_STR) {
-		imc_json_str(f, n->s);
+		imc_json_string(j, n->s);
 		return;
 	}
-	fputc(open, f);
+	if (n->kind == R_OBJ)
+		one ? imc_json_object_begin_line(j) : imc_json_object_begin(j);
+	else
+		one ? imc_json_array_begin_line(j) : imc_json_array_begin(j);
 	for (size_t i = 0; i < n->n; i++) {
-		const struct rnode *k = n->kid[i];
-
-		if (one)
-			fputs(i ? ", " : "", f);
-		else
-			fprintf(f, "%s\n%*s", i ? "," : "", indent + 2, "");
-		if (k->key) {
-			imc_json_str(f, k->key);
-			fputs(": ", f);
-		}
-		json_node(f, k, indent + 2);
+		if (n->kid[i]->key)
+			imc_json_key(j, n->kid[i]->key);
+		json_node(j, n->kid[i]);
 	}
-	if (!one && n->n)
-		fprintf(f, "\n%*s", indent, "");
-	fputc(close, f);
+	if (n->kind == R_OBJ)
+		imc_json_object_end(j);
+	else
+		imc_json_array_end(j);
 }
 
 int imc_scenario_report_print(const struct imc_scenario_result *r, FILE *f,
@@ -458,8 +452,11 @@ int imc_scenario_report_print(const struct imc_scenario_result *r, FILE *f,
 	root = &r->report->root;
 	if (json) {
 		/* Laid out as the value of a key of a top-level object. */
-		json_node(f, root, 2);
-		return ferror(f) ? -EIO : 0;
+		struct imc_json j;
+
+		imc_json_init_at(&j, f, 2, 0, 2);
+		json_node(&j, root);
+		return imc_json_finish(&j);
 	}
 	fputs("report\n", f);
 	for (size_t i = 0; i < root->n; i++) {

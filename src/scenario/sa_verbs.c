@@ -47,7 +47,9 @@
 
 #include "ibmcast/gid.h"
 #include "ibmcast/gsi.h"
+#include "ibmcast/json.h"
 #include "ibmcast/mad.h"
+#include "ibmcast/mcmr.h"
 #include "ibmcast/packet.h"
 #include "ibmcast/sa.h"
 #include "ibmcast/sa_attr.h"
@@ -1558,74 +1560,40 @@ static void req_arg_free(void *data)
 	free(a);
 }
 
-/* sa-join's record options: KEY=N sets a field of the MCMemberRecord
- * (N at most max) and its ComponentMask bit; mtu=, rate= and life= take
- * a selector and a code (selcode_parse) into two fields. */
-static const struct {
-	const char *key;
-	uint64_t max;       /* 0: a selector and a code */
-	size_t off, size;   /* the field (the code for a selector option) */
-	size_t sel_off;
-	uint64_t mask;
-} join_fields[] = {
-	{ "qkey", UINT32_MAX, SCN_FIELD(struct imc_mcmr, qkey), 0, CM(QKEY) },
-	{ "pkey", 0xFFFF, SCN_FIELD(struct imc_mcmr, pkey), 0, CM(PKEY) },
-	{ "tclass", 0xFF, SCN_FIELD(struct imc_mcmr, tclass), 0, CM(TCLASS) },
-	{ "sl", 15, SCN_FIELD(struct imc_mcmr, sl), 0, CM(SL) },
-	{ "flow", 0xFFFFF, SCN_FIELD(struct imc_mcmr, flow_label), 0,
-	  CM(FLOW_LABEL) },
-	{ "hop", 0xFF, SCN_FIELD(struct imc_mcmr, hop_limit), 0,
-	  CM(HOP_LIMIT) },
-	{ "scope", 15, SCN_FIELD(struct imc_mcmr, scope), 0, CM(SCOPE) },
-	{ "mtu", 0, SCN_FIELD(struct imc_mcmr, mtu),
-	  offsetof(struct imc_mcmr, mtu_sel), CM(MTU_SEL) | CM(MTU) },
-	{ "rate", 0, SCN_FIELD(struct imc_mcmr, rate),
-	  offsetof(struct imc_mcmr, rate_sel), CM(RATE_SEL) | CM(RATE) },
-	{ "life", 0, SCN_FIELD(struct imc_mcmr, life),
-	  offsetof(struct imc_mcmr, life_sel),
-	  CM(LIFE_TIME_SEL) | CM(LIFE_TIME) },
-	{ "mlid", 0xFFFF, SCN_FIELD(struct imc_mcmr, mlid), 0, CM(MLID) },
+/* sa-join's record options, in the order they print: KEY=N sets a field
+ * of the MCMemberRecord (the table of ibmcast/mcmr.h gives its bits) and
+ * its ComponentMask bit; mtu=, rate= and life= take a selector and a code
+ * (selcode_parse) into two fields. */
+static const char *const comp_keys[] = {
+	"qkey", "pkey", "tclass", "sl", "flow", "hop", "scope",
+	"mtu", "rate", "life", "mlid",
 };
 
-static void field_set(void *base, size_t off, size_t size, uint64_t v)
-{
-	uint8_t *p = (uint8_t *)base + off;
-	uint16_t u16 = (uint16_t)v;
-	uint32_t u32 = (uint32_t)v;
-
-	if (size == 1)
-		*p = (uint8_t)v;
-	else if (size == 2)
-		memcpy(p, &u16, 2);
-	else
-		memcpy(p, &u32, 4);
-}
-
-/* A component of an MCMemberRecord template, from join_fields, into
- * rec, with its ComponentMask bits into *mask. Returns 1 when word is none
- * of them. */
+/* A component of an MCMemberRecord template, from comp_keys, into rec,
+ * with its ComponentMask bits into *mask. Returns 1 when word is none of
+ * them. */
 int scn_sa_comp_opt(struct imc_scn_parser *p, const char *word,
 		    struct imc_mcmr *rec, uint64_t *mask)
 {
 	uint8_t *base = (uint8_t *)rec;
+	const struct imc_mcmr_field *f;
 	const char *v;
 	uint64_t x = 0;
 	int rc;
 
-	for (size_t i = 0; i < IMC_ARRAY_SIZE(join_fields); i++) {
-		if (!imc_scn_kv(word, join_fields[i].key, &v))
+	for (size_t i = 0; i < IMC_ARRAY_SIZE(comp_keys); i++) {
+		if (!imc_scn_kv(word, comp_keys[i], &v))
 			continue;
-		if (join_fields[i].max) {
-			rc = imc_scn_parse_uint(p, join_fields[i].key, v,
-						join_fields[i].max, &x);
-			field_set(base, join_fields[i].off,
-				  join_fields[i].size, x);
+		f = imc_mcmr_field_find(comp_keys[i], true);
+		if (f->sel_comp) {
+			rc = selcode_parse(p, f->key, v, base + f->sel_offset,
+					   base + f->offset);
 		} else {
-			rc = selcode_parse(p, join_fields[i].key, v,
-					   base + join_fields[i].sel_off,
-					   base + join_fields[i].off);
+			rc = imc_scn_parse_uint(p, f->key, v, f->max, &x);
+			if (!rc)
+				(void)imc_mcmr_field_set(rec, f, x);
 		}
-		*mask |= join_fields[i].mask;
+		*mask |= f->comp | f->sel_comp;
 		return rc;
 	}
 	return 1;
@@ -1633,28 +1601,22 @@ int scn_sa_comp_opt(struct imc_scn_parser *p, const char *word,
 
 void scn_sa_comp_print(FILE *f, const struct imc_mcmr *r, uint64_t mask)
 {
-	if (mask & CM(QKEY))
-		fprintf(f, " qkey=0x%08" PRIx32, r->qkey);
-	if (mask & CM(PKEY))
-		fprintf(f, " pkey=0x%04x", r->pkey);
-	if (mask & CM(TCLASS))
-		fprintf(f, " tclass=%u", r->tclass);
-	if (mask & CM(SL))
-		fprintf(f, " sl=%u", r->sl);
-	if (mask & CM(FLOW_LABEL))
-		fprintf(f, " flow=0x%05" PRIx32, r->flow_label);
-	if (mask & CM(HOP_LIMIT))
-		fprintf(f, " hop=%u", r->hop_limit);
-	if (mask & CM(SCOPE))
-		fprintf(f, " scope=%u", r->scope);
-	if (mask & CM(MTU))
-		selcode_print(f, "mtu", r->mtu_sel, r->mtu, false);
-	if (mask & CM(RATE))
-		selcode_print(f, "rate", r->rate_sel, r->rate, false);
-	if (mask & CM(LIFE_TIME))
-		selcode_print(f, "life", r->life_sel, r->life, true);
-	if (mask & CM(MLID))
-		fprintf(f, " mlid=0x%04x", r->mlid);
+	for (size_t i = 0; i < IMC_ARRAY_SIZE(comp_keys); i++) {
+		const struct imc_mcmr_field *d =
+			imc_mcmr_field_find(comp_keys[i], true);
+		uint64_t v = imc_mcmr_field_get(r, d);
+		const uint8_t *sel = (const uint8_t *)r + d->sel_offset;
+
+		if (!(mask & d->comp))
+			continue;
+		if (d->sel_comp)
+			selcode_print(f, d->key, *sel, (uint8_t)v,
+				      d->comp == CM(LIFE_TIME));
+		else if (d->hex)
+			fprintf(f, " %s=0x%0*" PRIx64, d->key, (int)d->hex, v);
+		else
+			fprintf(f, " %s=%" PRIu64, d->key, v);
+	}
 }
 
 /* The options only sa-join takes. Returns 1 when word is none of them. */
@@ -2566,94 +2528,124 @@ static void print_text(FILE *f, const struct snap *s)
 	}
 }
 
-static void print_json(FILE *f, const struct snap *s)
+static void stats_json(struct imc_json *j, const struct imc_sa_stats *st)
 {
-	char t[32], gid[IMC_GID_STRLEN];
+	imc_json_key(j, "stats");
+	imc_json_object_begin_line(j);
+	imc_json_kv_u64(j, "groups", st->groups);
+	imc_json_kv_u64(j, "members", st->members);
+	imc_json_kv_u64(j, "mlids_in_use", st->mlids_in_use);
+	imc_json_kv_u64(j, "mlids_total", st->mlids_total);
+	imc_json_kv_u64(j, "received", st->received);
+	imc_json_kv_u64(j, "drop_queue_full", st->drop_queue_full);
+	imc_json_kv_u64(j, "groups_created", st->groups_created);
+	imc_json_kv_u64(j, "groups_deleted", st->groups_deleted);
+	imc_json_kv_u64(j, "mft_adds", st->mft_adds);
+	imc_json_kv_u64(j, "mft_removes", st->mft_removes);
+	imc_json_object_end(j);
+}
+
+static void group_json(struct imc_json *j, const struct snap_group *sg)
+{
+	const struct imc_mcmr *r = &sg->g.rec;
+
+	imc_json_object_begin_line(j);
+	imc_json_kv_gid(j, "mgid", &r->mgid);
+	imc_json_kv_u64(j, "mlid", r->mlid);
+	imc_json_kv_u64(j, "qkey", r->qkey);
+	imc_json_kv_u64(j, "mtu", r->mtu);
+	imc_json_kv_u64(j, "rate", r->rate);
+	imc_json_kv_u64(j, "pkey", r->pkey);
+	imc_json_kv_u64(j, "sl", r->sl);
+	imc_json_kv_u64(j, "tclass", r->tclass);
+	imc_json_kv_u64(j, "flow_label", r->flow_label);
+	imc_json_kv_u64(j, "scope", r->scope);
+	imc_json_kv_bool(j, "persistent", sg->g.persistent);
+	imc_json_kv_u64(j, "full_members", sg->g.full_members);
+	imc_json_key(j, "members");
+	imc_json_array_begin_lines(j);
+	for (size_t k = 0; k < sg->nm; k++) {
+		const struct snap_member *m = &sg->m[k];
+
+		imc_json_object_begin_line(j);
+		imc_json_kv_gid(j, "port_gid", &m->m.port_gid);
+		imc_json_kv_u64(j, "lid", m->m.lid);
+		imc_json_kv_u64(j, "join_state", m->m.join_state);
+		imc_json_kv_bool(j, "proxy_join", m->m.proxy);
+		imc_json_key(j, "node");
+		if (m->name)
+			imc_json_string(j, m->name);
+		else
+			imc_json_null(j);
+		imc_json_object_end(j);
+	}
+	imc_json_array_end(j);
+	imc_json_object_end(j);
+}
+
+/* One snapshot: its time and statistics on the first line, a group a
+ * line, a member a line. */
+static void snap_json(struct imc_json *j, const struct snap *s)
+{
+	char t[32];
 
 	imc_scn_format_time(s->at, t, sizeof(t));
-	fprintf(f, "{\"at_ns\": %" PRIu64 ", \"at\": \"%s\", ", s->at, t);
+	imc_json_object_begin_line(j);
+	imc_json_kv_u64(j, "at_ns", s->at);
+	imc_json_kv_string(j, "at", t);
 	if (s->line)
-		fprintf(f, "\"line\": %u, ", s->line);
+		imc_json_kv_u64(j, "line", s->line);
 	else
-		fputs("\"end\": true, ", f);
-	fprintf(f, "\"stats\": {\"groups\": %" PRIu32 ", \"members\": %" PRIu64
-		", \"mlids_in_use\": %" PRIu32 ", \"mlids_total\": %" PRIu32
-		", \"received\": %" PRIu64 ", \"drop_queue_full\": %" PRIu64
-		", \"groups_created\": %" PRIu64 ", \"groups_deleted\": %"
-		PRIu64 ", \"mft_adds\": %" PRIu64 ", \"mft_removes\": %" PRIu64
-		"},\n     \"groups\": [", s->st.groups, s->st.members,
-		s->st.mlids_in_use, s->st.mlids_total, s->st.received,
-		s->st.drop_queue_full, s->st.groups_created,
-		s->st.groups_deleted, s->st.mft_adds, s->st.mft_removes);
-	for (size_t i = 0; i < s->ng; i++) {
-		const struct snap_group *sg = &s->g[i];
-		const struct imc_mcmr *r = &sg->g.rec;
-
-		imc_gid_format(&r->mgid, gid);
-		fprintf(f, "%s\n      {\"mgid\": \"%s\", \"mlid\": %u, "
-			"\"qkey\": %" PRIu32 ", \"mtu\": %u, \"rate\": %u, "
-			"\"pkey\": %u, \"sl\": %u, \"tclass\": %u, "
-			"\"flow_label\": %" PRIu32 ", \"scope\": %u, "
-			"\"persistent\": %s, \"full_members\": %" PRIu32
-			", \"members\": [", i ? "," : "", gid, r->mlid, r->qkey,
-			r->mtu, r->rate, r->pkey, r->sl, r->tclass,
-			r->flow_label, r->scope,
-			sg->g.persistent ? "true" : "false",
-			sg->g.full_members);
-		for (size_t k = 0; k < sg->nm; k++) {
-			const struct snap_member *m = &sg->m[k];
-
-			imc_gid_format(&m->m.port_gid, gid);
-			fprintf(f, "%s\n        {\"port_gid\": \"%s\", "
-				"\"lid\": %u, \"join_state\": %u, "
-				"\"proxy_join\": %s, \"node\": ",
-				k ? "," : "", gid, m->m.lid, m->m.join_state,
-				m->m.proxy ? "true" : "false");
-			if (m->name)
-				imc_json_str(f, m->name);
-			else
-				fputs("null", f);
-			fputc('}', f);
-		}
-		fprintf(f, "%s]}", sg->nm ? "\n      " : "");
-	}
-	fprintf(f, "%s]}", s->ng ? "\n    " : "");
+		imc_json_kv_bool(j, "end", true);
+	stats_json(j, &s->st);
+	imc_json_key(j, "groups");
+	imc_json_array_begin_lines(j);
+	for (size_t i = 0; i < s->ng; i++)
+		group_json(j, &s->g[i]);
+	imc_json_array_end(j);
+	imc_json_object_end(j);
 }
 
 int imc_scn_sa_show_print(const struct imc_scn_sa_show *sh, FILE *f,
 			  bool json)
 {
+	struct imc_json j;
+
 	if (!sh || !f)
 		return -EINVAL;
-	if (json)
-		fputc('[', f);
-	for (unsigned i = 0; i < sh->n; i++) {
-		if (json) {
-			fprintf(f, "%s\n    ", i ? "," : "");
-			print_json(f, &sh->s[i]);
-		} else {
+	if (!json) {
+		for (unsigned i = 0; i < sh->n; i++)
 			print_text(f, &sh->s[i]);
-		}
+		return ferror(f) ? -EIO : 0;
 	}
-	if (json)
-		fprintf(f, "%s]", sh->n ? "\n  " : "");
-	return ferror(f) ? -EIO : 0;
+	/* Laid out as the value of a key of a top-level object. */
+	imc_json_init_at(&j, f, 2, 0, 2);
+	imc_json_array_begin(&j);
+	for (unsigned i = 0; i < sh->n; i++)
+		snap_json(&j, &sh->s[i]);
+	imc_json_array_end(&j);
+	return imc_json_finish(&j);
 }
 
 int imc_scn_sa_show_print_last(const struct imc_scn_sa_show *sh, FILE *f,
 			       bool json)
 {
+	struct imc_json j;
+	int rc;
+
 	if (!sh || !f)
 		return -EINVAL;
 	if (!sh->n)
 		return -ENOENT;
-	if (json) {
-		print_json(f, &sh->s[sh->n - 1]);
-		fputc('\n', f);
-	} else {
+	if (!json) {
 		print_text(f, &sh->s[sh->n - 1]);
+		return ferror(f) ? -EIO : 0;
 	}
-	return ferror(f) ? -EIO : 0;
+	imc_json_init(&j, f, 2, 0);
+	snap_json(&j, &sh->s[sh->n - 1]);
+	rc = imc_json_finish(&j);
+	fputc('\n', f);
+	return rc ? rc : (ferror(f) ? -EIO : 0);
 }
 
 /* ------------------------------------------------------------------ */

@@ -16,20 +16,4 @@ static inline int imc_hexval(char c)
 	return -1;
 }
 
-/* s as a JSON string (RFC 8259 section 7): quote and backslash escaped,
- * control characters and DEL as six-character escapes. */
-static inline void imc_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
 #endif
