@@ -23,7 +23,8 @@ static void help(FILE *f)
 {
 	fprintf(f,
 		"usage: ibmcast run [--seed N] [--pcap FILE] [--until TIME] [--json]\n"
-		"                   [--quiet] [--sa-show] [--mcast-show] SCENARIO\n"
+		"                   [--quiet] [--sa-show] [--mcast-show] [--sm-wait TIME]\n"
+		"                   SCENARIO\n"
 		"\n"
 		"Runs SCENARIO (docs/scenarios.md) on the embedded fabric in virtual\n"
 		"time, checks its expectations and reports what the run's parts did:\n"
@@ -42,6 +43,10 @@ static void help(FILE *f)
 		"  --mcast-show   print the groups of every port's join tracker (as\n"
 		"                 ibmcast mcast show lists them) at each mcast-show\n"
 		"                 line and at the end; needs an mcast-join line\n"
+		"  --sm-wait TIME how long OpenSM may take to bring the subnet up in\n"
+		"                 a scenario with an opensm line (default: its wait=,\n"
+		"                 else 60s); such a run is in real time, on the\n"
+		"                 fabric served to OpenSM (docs/opensm-fabric.md)\n"
 		"\n"
 		"Exit: 0 every expectation held, 1 one failed or the run failed,\n"
 		"2 bad usage or a scenario that does not parse (FILE:LINE).\n");
@@ -241,6 +246,7 @@ static int run(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "sa-show", no_argument, NULL, 'S' },
 		{ "mcast-show", no_argument, NULL, 'M' },
+		{ "sm-wait", required_argument, NULL, 'W' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct imc_scenario_run_opts ro = { 0 };
@@ -293,6 +299,11 @@ static int run(int argc, char **argv)
 			break;
 		case 'M':
 			want_mc_show = true;
+			break;
+		case 'W':
+			if (imc_opt_time("ibmcast run", "sm-wait", optarg, 1,
+					 IMC_TIME_LIMIT, &ro.sm_wait))
+				return IMC_EXIT_USAGE;
 			break;
 		default:
 			help(stderr);
