@@ -20,7 +20,7 @@ const struct scn_served_cfg *scn_served_cfg(const struct imc_scenario *s);
 /* Serves f (ibsim's protocol, src/simserve) on loop (real time), starts
  * OpenSM on it through umad2sim and runs the loop until OpenSM reported
  * SUBNET UP and every cabled port is ACTIVE, at most wait (0: the line's
- * wait=, else 60 s). Returns 0, -ENOENT (opensm or umad2sim missing),
+ * wait=, else 60 s). Returns 0, -ENOPKG (opensm or umad2sim missing),
  * -ETIMEDOUT, -ECHILD (OpenSM exited) or another negative errno, with
  * the reason in msg. */
 int scn_served_start(const struct scn_served_cfg *cfg, struct imc_fabric *f,

@@ -197,14 +197,14 @@ static int osm_spawn(struct scn_served *sv, const char *node, char *msg,
 		      sizeof(osm))) {
 		snprintf(msg, msglen, "opensm not found (install opensm or "
 			 "set IBMCAST_OPENSM)");
-		return -ENOENT;
+		return -ENOPKG;
 	}
 	snprintf(sv->u2s, sizeof(sv->u2s), "%s", u2s && *u2s ? u2s :
 		 U2S_DEFAULT);
 	if (access(sv->u2s, R_OK)) {
 		snprintf(msg, msglen, "umad2sim not found at %s (install "
 			 "libumad2sim0 or set IBMCAST_UMAD2SIM)", sv->u2s);
-		return -ENOENT;
+		return -ENOPKG;
 	}
 	fflush(NULL);
 	pid = fork();
