@@ -7,6 +7,8 @@
 # every expectation held, and the values that show OpenSM's answers and
 # tables were used. Real time: no timing is asserted. Arguments: build
 # dir, source dir.
+# check() evals its condition later; cleanup runs from the trap.
+# shellcheck disable=SC2016,SC2317,SC2094
 set -u
 build=$(realpath "${1:?build directory}")
 src=$(realpath "${2:?source directory}")

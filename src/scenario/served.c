@@ -70,6 +70,8 @@ static int served_parse(struct imc_scn_parser *p, unsigned argc,
 
 	if (rc)
 		return rc;
+	if (scn_served_cfg(p->s))
+		return imc_scn_parse_error(p, "a second opensm line");
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return imc_scn_parse_error(p, "out of memory");
