@@ -117,6 +117,8 @@ for h in H-000013 H-000014 H-000015; do
 done
 check "the report: H-000016 sent 3 and received none" \
 	'grep -q "{\"name\": \"H-000016\", \"port\": 1, \"sent\": 3, \"send_errors\": 0, \"delivered\": 0, \"dups\": 0}" run.json'
+check "the report's opensm section: OpenSM at H-000001, the subnet up after some ns" \
+	'grep -Eq "\"opensm\": \{\"node\": \"H-000001\", \"subnet_up_ns\": [1-9][0-9]*\}" run.json'
 check "the built-in SA reports nothing (it stepped aside)" \
 	'! grep -q "\"sa\": {" run.json'
 

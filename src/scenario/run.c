@@ -716,6 +716,11 @@ static int error_out(struct imc_scn_ctx *c, const struct scn_action *a,
 	return rc;
 }
 
+struct scn_served *scn_ctx_served(struct imc_scn_ctx *c)
+{
+	return c->served;
+}
+
 /* An opensm line: the fabric's SM and SA step aside for OpenSM's, and
  * the run goes on a real-time loop of its own (OpenSM is a process with
  * its own clock). */

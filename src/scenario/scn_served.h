@@ -32,6 +32,9 @@ int scn_served_start(const struct scn_served_cfg *cfg, struct imc_fabric *f,
  * diagnostics can read OpenSM's state; NULL or hold 0: returns at once. */
 void scn_served_hold(struct scn_served *sv);
 
+/* The run's served fabric, or NULL (run.c). */
+struct scn_served *scn_ctx_served(struct imc_scn_ctx *c);
+
 /* Time from OpenSM's start to SUBNET UP with every port ACTIVE. */
 imc_time_t scn_served_up_time(const struct scn_served *sv);
 

@@ -57,6 +57,7 @@ struct scn_served {
 	long log_off;            /* osm.log read up to here */
 	bool subnet_up;
 	imc_time_t up_time;
+	uint32_t node;           /* where OpenSM attached */
 };
 
 /* ---- the setting ---- */
@@ -120,9 +121,33 @@ static const struct imc_scn_verb verb_opensm = {
 	.print = served_print, .free = free,
 };
 
+/* The report's opensm section: where OpenSM ran and how long it took
+ * to bring the subnet up; absent from runs without an opensm line. */
+static int served_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
+{
+	const struct scn_served *sv = scn_ctx_served(c);
+	const char *node;
+
+	if (!sv)
+		return 0;
+	node = imc_scn_topo(c)->node[sv->node].name;
+	imc_scn_report_str(rep, "node", node);
+	imc_scn_report_u64(rep, "subnet_up_ns", sv->up_time);
+	imc_scn_report_line(rep, "OpenSM at %s: SUBNET UP, every port ACTIVE "
+			    "after %.3f s; it was the SM and the SA", node,
+			    (double)sv->up_time / 1e9);
+	return 0;
+}
+
+static const struct imc_scn_section section_opensm = {
+	.name = "opensm", .rank = 50, .report = served_report,
+};
+
 int scn_lang_add_served(struct imc_scn_lang *l)
 {
-	return imc_scn_lang_add_verb(l, &verb_opensm);
+	int rc = imc_scn_lang_add_verb(l, &verb_opensm);
+
+	return rc ? rc : imc_scn_lang_add_section(l, &section_opensm);
 }
 
 const struct scn_served_cfg *scn_served_cfg(const struct imc_scenario *s)
@@ -350,6 +375,10 @@ int scn_served_start(const struct scn_served_cfg *cfg, struct imc_fabric *f,
 		sc.default_node = cfg->node;
 		node = imc_fabric_topo(f)->node[cfg->node].name;
 	}
+	/* The server's default: the topology's SM node, else the first. */
+	sv->node = cfg->has_node ? cfg->node :
+		   imc_fabric_topo(f)->sm_node < imc_fabric_topo(f)->nnodes ?
+		   imc_fabric_topo(f)->sm_node : 0;
 	rc = imc_simserve_create(f, loop, &sc, &sv->srv);
 	if (rc) {
 		snprintf(msg, msglen, "cannot serve the fabric: %s%s",
