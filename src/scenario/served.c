@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -180,14 +181,63 @@ static int find_exec(const char *name, char *out, size_t len)
 	return -ENOENT;
 }
 
-static void child_exec(const struct scn_served *sv, const char *osm,
-		       const char *sock, const char *node)
+/* OpenSM's environment: the caller's, with the variables umad2sim and
+ * OpenSM read set for this run (made before fork(): the child only
+ * calls what is async-signal-safe). */
+static char **make_env(const struct scn_served *sv, const char *node,
+		       size_t *first)
 {
-	char log[300];
+	static const char *const keys[] = {
+		"IBSIM_SOCKNAME=", "OSM_TMP_DIR=", "OSM_CACHE_DIR=",
+		"LD_PRELOAD=", "SIM_HOST=",
+	};
+	extern char **environ;
+	size_t n = 0, k = 0;
+	char **env;
+	bool ours;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 6, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		ours = false;
+		for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++)
+			ours |= !strncmp(environ[i], keys[j], strlen(keys[j]));
+		if (!ours)
+			env[k++] = environ[i];
+	}
+	*first = k;
+	if (asprintf(&env[k++], "IBSIM_SOCKNAME=%s",
+		     imc_simserve_sockname(sv->srv)) < 0 ||
+	    asprintf(&env[k++], "OSM_TMP_DIR=%s", sv->dir) < 0 ||
+	    asprintf(&env[k++], "OSM_CACHE_DIR=%s", sv->dir) < 0 ||
+	    asprintf(&env[k++], "LD_PRELOAD=%s", sv->u2s) < 0 ||
+	    (node && asprintf(&env[k++], "SIM_HOST=%s", node) < 0)) {
+		env[k - 1] = NULL;
+		/* The ones made are leaked: out of memory already. */
+		free(env);
+		return NULL;
+	}
+	return env;
+}
+
+static void env_free(char **env, size_t first)
+{
+	for (size_t i = first; env && env[i]; i++)
+		free(env[i]);
+	free(env);
+}
+
+/* In the child. OpenSM goes when the run does, however it ends. */
+static void child_exec(const struct scn_served *sv, const char *osm,
+		       const char *out, const char *log, char **env)
+{
 	int fd;
 
-	snprintf(log, sizeof(log), "%s/osm.out", sv->dir);
-	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd >= 0) {
 		dup2(fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
@@ -197,18 +247,10 @@ static void child_exec(const struct scn_served *sv, const char *osm,
 		dup2(fd, STDIN_FILENO);
 	if (chdir(sv->dir) < 0)
 		_exit(127);
-	setenv("IBSIM_SOCKNAME", sock, 1);
-	setenv("OSM_TMP_DIR", sv->dir, 1);
-	setenv("OSM_CACHE_DIR", sv->dir, 1);
-	setenv("LD_PRELOAD", sv->u2s, 1);
-	if (node)
-		setenv("SIM_HOST", node, 1);
-	else
-		unsetenv("SIM_HOST");
-	snprintf(log, sizeof(log), "%s/osm.log", sv->dir);
 	/* -d2: OpenSM flushes its log after each message, so SUBNET UP is
 	 * seen when it is written. */
-	execl(osm, osm, "-d2", "-f", log, (char *)NULL);
+	execve(osm, (char *const[]){ (char *)osm, "-d2", "-f", (char *)log,
+				     NULL }, env);
 	_exit(127);
 }
 
@@ -217,8 +259,11 @@ static int osm_spawn(struct scn_served *sv, const char *node, char *msg,
 {
 	const char *osm_env = getenv("IBMCAST_OPENSM");
 	const char *u2s = getenv("IBMCAST_UMAD2SIM");
-	char osm[512];
+	char osm[512], out[300], log[300];
+	char **env;
+	size_t first;
 	pid_t pid;
+	int rc;
 
 	if (find_exec(osm_env && *osm_env ? osm_env : "opensm", osm,
 		      sizeof(osm))) {
@@ -233,12 +278,19 @@ static int osm_spawn(struct scn_served *sv, const char *node, char *msg,
 			 "libumad2sim0 or set IBMCAST_UMAD2SIM)", sv->u2s);
 		return -ENOPKG;
 	}
+	snprintf(out, sizeof(out), "%s/osm.out", sv->dir);
+	snprintf(log, sizeof(log), "%s/osm.log", sv->dir);
+	env = make_env(sv, node, &first);
+	if (!env)
+		return -ENOMEM;
 	fflush(NULL);
 	pid = fork();
-	if (pid < 0)
-		return -errno;
 	if (pid == 0)
-		child_exec(sv, osm, imc_simserve_sockname(sv->srv), node);
+		child_exec(sv, osm, out, log, env);
+	rc = pid < 0 ? -errno : 0;
+	env_free(env, first);
+	if (rc)
+		return rc;
 	sv->pid = pid;
 	return 0;
 }
@@ -337,11 +389,41 @@ static int wait_up(struct scn_served *sv, imc_time_t wait, char *msg,
 	return 0;
 }
 
+/* The server, on a private socket name unless IBSIM_SOCKNAME is set
+ * (parallel runs never meet), OpenSM's node its default node. */
+static int serve(struct scn_served *sv, const char **node, char *msg,
+		 size_t msglen)
+{
+	const struct imc_topo *t = imc_fabric_topo(sv->f);
+	struct imc_simserve_config sc;
+	char name[48];
+	int rc;
+
+	imc_simserve_config_init(&sc);
+	if (!getenv("IBSIM_SOCKNAME")) {
+		snprintf(name, sizeof(name), "imcscn%ld", (long)getpid());
+		sc.sockname = name;     /* copied by the server */
+	}
+	*node = NULL;
+	if (sv->cfg->has_node) {
+		sc.default_node = sv->cfg->node;
+		*node = t->node[sv->cfg->node].name;
+	}
+	/* The server's default: the topology's SM node, else the first. */
+	sv->node = sv->cfg->has_node ? sv->cfg->node :
+		   t->sm_node < t->nnodes ? t->sm_node : 0;
+	rc = imc_simserve_create(sv->f, sv->loop, &sc, &sv->srv);
+	if (rc)
+		snprintf(msg, msglen, "cannot serve the fabric: %s%s",
+			 strerror(-rc), rc == -EADDRINUSE ?
+			 " (another simulator uses the socket name)" : "");
+	return rc;
+}
+
 int scn_served_start(const struct scn_served_cfg *cfg, struct imc_fabric *f,
 		     struct imc_loop *loop, imc_time_t wait,
 		     struct scn_served **out, char *msg, size_t msglen)
 {
-	struct imc_simserve_config sc;
 	const char *tmp = getenv("TMPDIR");
 	const char *node = NULL;
 	struct scn_served *sv;
@@ -363,29 +445,9 @@ int scn_served_start(const struct scn_served_cfg *cfg, struct imc_fabric *f,
 		sv->dir[0] = 0;
 		goto fail;
 	}
-	imc_simserve_config_init(&sc);
-	if (!getenv("IBSIM_SOCKNAME")) {
-		/* Private: parallel runs never meet. */
-		static char name[48];
-
-		snprintf(name, sizeof(name), "imcscn%ld", (long)getpid());
-		sc.sockname = name;
-	}
-	if (cfg->has_node) {
-		sc.default_node = cfg->node;
-		node = imc_fabric_topo(f)->node[cfg->node].name;
-	}
-	/* The server's default: the topology's SM node, else the first. */
-	sv->node = cfg->has_node ? cfg->node :
-		   imc_fabric_topo(f)->sm_node < imc_fabric_topo(f)->nnodes ?
-		   imc_fabric_topo(f)->sm_node : 0;
-	rc = imc_simserve_create(f, loop, &sc, &sv->srv);
-	if (rc) {
-		snprintf(msg, msglen, "cannot serve the fabric: %s%s",
-			 strerror(-rc), rc == -EADDRINUSE ?
-			 " (another simulator uses the socket name)" : "");
+	rc = serve(sv, &node, msg, msglen);
+	if (rc)
 		goto fail;
-	}
 	rc = osm_spawn(sv, node, msg, msglen);
 	if (!rc)
 		rc = wait_up(sv, wait ? wait : cfg->wait ? cfg->wait :
