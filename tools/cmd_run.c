@@ -191,7 +191,10 @@ static void print_text(const char *path, const struct imc_scenario *s,
 	printf("topology    %s (%" PRIu32 " HCAs, %" PRIu32 " switches, %" PRIu32
 	       " cables)\n", imc_scenario_topo_desc(s), hcas, sws, cables);
 	printf("seed        %" PRIu64 "\n", r->seed);
-	printf("virtual     %s, %" PRIu64 " events, %.3f s wall\n", t,
+	/* An opensm run goes in real time from SUBNET UP, not in virtual
+	 * time: its report has the opensm section. */
+	printf("%s     %s, %" PRIu64 " events, %.3f s wall\n",
+	       imc_scenario_report_len(r, "opensm") ? "real   " : "virtual", t,
 	       r->events, (double)r->wall_ns / 1e9);
 	printf("trace       0x%016" PRIx64 "\n", r->trace_hash);
 	printf("totals      sent %" PRIu64 ", delivered %" PRIu64 ", hops %" PRIu64
