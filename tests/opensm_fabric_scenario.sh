@@ -118,7 +118,7 @@ done
 check "the report: H-000016 sent 3 and received none" \
 	'grep -q "{\"name\": \"H-000016\", \"port\": 1, \"sent\": 3, \"send_errors\": 0, \"delivered\": 0, \"dups\": 0}" run.json'
 check "the report's opensm section: OpenSM at H-000001, the subnet up after some ns" \
-	'grep -Eq "\"opensm\": \{\"node\": \"H-000001\", \"subnet_up_ns\": [1-9][0-9]*\}" run.json'
+	'grep -Eq "\"opensm\": \{\"node\": \"H-000001\", \"subnet_up_ns\": [1-9][0-9]*, \"restarts\": 0\}" run.json'
 check "the built-in SA reports nothing (it stepped aside)" \
 	'! grep -q "\"sa\": {" run.json'
 
@@ -130,4 +130,25 @@ rc=$?
 cat show.err
 check "sa-show with OpenSM's SA: an error naming the line" \
 	'[ $rc -eq 1 ] && grep -q "show.scn:5: sa-show: the SA is the external SM" show.err'
+# OpenSM killed and started again (opensm-restart): the new OpenSM sets
+# ClientReregister on every port, and every IPoIB interface joins again
+# (carrier down, then up) through the new SA, whose groups start empty.
+printf '%s\n' "topology fat-tree:leaves=4,hosts=4,spines=2" "stop 8s" \
+	"opensm wait=120s" sa ipoib "at 0 ipoib-up H-000002..H-000008 10.0.0.2/24" \
+	"at 2s expect ipoib-carrier H-000008 == up" \
+	"at 2s expect ipoib-counter H-000002 carrier-changes == 1" \
+	"at 2500ms opensm-restart" \
+	"at 7s ping H-000002 10.0.0.8 count=5 interval=10ms" \
+	"expect ping-replies H-000002 == 5" \
+	"expect ipoib-carrier H-000002 == up" \
+	"expect ipoib-counter H-000002 carrier-changes == 3" > restart.scn
+timeout 120 "$IMC" run --json restart.scn > restart.json 2> restart.err
+rc=$?
+cat restart.err
+check "opensm-restart: the run's expectations hold" '[ $rc -eq 0 ]'
+check "opensm-restart: the report counts one restart" \
+	'grep -q "\"opensm\": {\"node\": \"H-000001\", \"subnet_up_ns\": [0-9]*, \"restarts\": 1}" restart.json'
+check "opensm-restart: all 7 trackers joined, then re-joined through the new SA" \
+	'grep -q "\"first\": {\"joined\": 7, \"failed\": 0," restart.json &&
+	 grep -q "\"rejoin\": {\"joined\": 7, \"failed\": 0," restart.json'
 exit $fail

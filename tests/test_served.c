@@ -79,6 +79,22 @@ static void test_parse(void **state)
 	parse_err(TOPO "opensm node=H-999\n", "t.scn:2");
 	parse_err(TOPO "opensm wait=1s wait=2s\n", "t.scn:2");
 	parse_err(TOPO "opensm\nopensm hold=1s\n", "t.scn:3: opensm: a second opensm line");
+	parse_err(TOPO "at 1ms opensm-restart now\n", "expected 'opensm-restart' alone");
+}
+
+/* opensm-restart without an opensm line: the run fails at its line. */
+static void test_restart_alone(void **state)
+{
+	struct imc_scenario *s = parse_ok(TOPO "stop 2ms\nat 1ms opensm-restart\n");
+	struct imc_scenario_result r;
+	char err[512] = "";
+
+	(void)state;
+	assert_int_equal(imc_scenario_run(s, NULL, &r, err, sizeof(err)),
+			 -ENOENT);
+	if (!strstr(err, "t.scn:3: opensm-restart: no OpenSM runs"))
+		fail_msg("error '%s'", err);
+	imc_scenario_destroy(s);
 }
 
 /* A run of an opensm scenario that must fail before its time 0. */
@@ -161,6 +177,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_run_errors),
+		cmocka_unit_test(test_restart_alone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -59,6 +59,7 @@ struct scn_served {
 	bool subnet_up;
 	imc_time_t up_time;
 	uint32_t node;           /* where OpenSM attached */
+	unsigned restarts;       /* opensm-restart lines run */
 };
 
 /* ---- the setting ---- */
@@ -122,6 +123,59 @@ static const struct imc_scn_verb verb_opensm = {
 	.print = served_print, .free = free,
 };
 
+/* opensm-restart: OpenSM killed (SIGKILL) and started again on the
+ * same node, as a crashed SM restarted: the new one sweeps, keeps the
+ * LIDs it finds in the ports, and sets ClientReregister on every port
+ * (IBA 14.4.11), so that the hosts join again. Does not wait for it. */
+static int osm_spawn(struct scn_served *sv, const char *node, char *msg,
+		     size_t msglen);
+
+static int restart_parse(struct imc_scn_parser *p, unsigned argc,
+			 const char *const *argv, void **data)
+{
+	(void)argv;
+	(void)data;
+	if (argc)
+		return imc_scn_parse_error(p, "expected 'opensm-restart' alone");
+	return 0;
+}
+
+static void restart_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	(void)f;
+	(void)t;
+	(void)data;
+}
+
+static int restart_run(struct imc_scn_ctx *c, void *data)
+{
+	struct scn_served *sv = scn_ctx_served(c);
+	char msg[256] = "";
+	int rc;
+
+	(void)data;
+	if (!sv)
+		return imc_scn_fail(c, -ENOENT,
+				    "no OpenSM runs: the scenario has no opensm line");
+	if (sv->pid > 0) {
+		kill(sv->pid, SIGKILL);
+		waitpid(sv->pid, NULL, 0);
+		sv->pid = 0;
+	}
+	rc = osm_spawn(sv, sv->cfg->has_node ?
+		       imc_scn_topo(c)->node[sv->node].name : NULL,
+		       msg, sizeof(msg));
+	if (rc)
+		return imc_scn_fail(c, rc, "%s", msg[0] ? msg : strerror(-rc));
+	sv->restarts++;
+	return 0;
+}
+
+static const struct imc_scn_verb verb_restart = {
+	.name = "opensm-restart", .kind = IMC_SCN_ACTION,
+	.parse = restart_parse, .print = restart_print, .run = restart_run,
+};
+
 /* The report's opensm section: where OpenSM ran and how long it took
  * to bring the subnet up; absent from runs without an opensm line. */
 static int served_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
@@ -134,6 +188,7 @@ static int served_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 	node = imc_scn_topo(c)->node[sv->node].name;
 	imc_scn_report_str(rep, "node", node);
 	imc_scn_report_u64(rep, "subnet_up_ns", sv->up_time);
+	imc_scn_report_u64(rep, "restarts", sv->restarts);
 	imc_scn_report_line(rep, "OpenSM at %s: SUBNET UP, every port ACTIVE "
 			    "after %.3f s; it was the SM and the SA", node,
 			    (double)sv->up_time / 1e9);
@@ -148,6 +203,8 @@ int scn_lang_add_served(struct imc_scn_lang *l)
 {
 	int rc = imc_scn_lang_add_verb(l, &verb_opensm);
 
+	if (!rc)
+		rc = imc_scn_lang_add_verb(l, &verb_restart);
 	return rc ? rc : imc_scn_lang_add_section(l, &section_opensm);
 }
 
