@@ -82,6 +82,22 @@ static void test_parse(void **state)
 	parse_err(TOPO "at 1ms opensm-restart now\n", "expected 'opensm-restart' alone");
 }
 
+/* With an opensm line, sa options (the built-in SA's) fail the run at
+ * the sa line, before OpenSM is looked for. */
+static void test_sa_options(void **state)
+{
+	struct imc_scenario *s = parse_ok(TOPO "opensm\nsa rate=100\n");
+	struct imc_scenario_result r;
+	char err[512] = "";
+
+	(void)state;
+	assert_int_equal(imc_scenario_run(s, NULL, &r, err, sizeof(err)),
+			 -EINVAL);
+	if (!strstr(err, "t.scn:3: sa: the options configure the built-in SA"))
+		fail_msg("error '%s'", err);
+	imc_scenario_destroy(s);
+}
+
 /* opensm-restart without an opensm line: the run fails at its line. */
 static void test_restart_alone(void **state)
 {
@@ -178,6 +194,7 @@ int main(void)
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_run_errors),
 		cmocka_unit_test(test_restart_alone),
+		cmocka_unit_test(test_sa_options),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

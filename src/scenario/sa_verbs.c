@@ -1543,6 +1543,12 @@ static int sa_run(struct imc_scn_ctx *c, void *data)
 
 	if (!r)
 		return -ENOMEM;
+	if (imc_scn_config(c)->external_sm && a->mask) {
+		free(r);
+		return imc_scn_fail(c, -EINVAL, "the options configure the "
+				    "built-in SA; with an opensm line the SA "
+				    "is OpenSM's: 'sa' alone");
+	}
 	r->c = c;
 	r->cfg = a;
 	r->f = imc_scn_fabric(c);
