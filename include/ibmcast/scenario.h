@@ -375,6 +375,9 @@ struct imc_scenario_run_opts {
 	 * handler cuts the current slice short. */
 	bool (*interrupted)(void *ctx);
 	void *ctx;
+	/* A scenario with an opensm line: how long OpenSM may take to
+	 * bring the subnet up (0: the line's wait=, else 60 s). */
+	imc_time_t sm_wait;
 };
 
 enum imc_scn_check_state {

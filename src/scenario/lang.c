@@ -10,6 +10,7 @@
 #include "ibmcast/scenario_mcast.h"
 #include "ibmcast/scenario_sa.h"
 #include "scenario/scn.h"
+#include "scenario/scn_served.h"
 
 #define NAME_MAX_LEN 32
 
@@ -215,6 +216,8 @@ int imc_scn_lang_create(struct imc_scn_lang **out)
 		rc = imc_scn_lang_add_mcast(l);
 	if (!rc)
 		rc = imc_scn_lang_add_ipoib(l);
+	if (!rc)
+		rc = scn_lang_add_served(l);
 	if (rc) {
 		imc_scn_lang_destroy(l);
 		return rc;

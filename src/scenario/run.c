@@ -14,6 +14,10 @@
  * plus its time, and the caller's hooks see the running fabric once the
  * actions of time 0 have run and again before anything is freed.
  *
+ * With an `opensm` line (served.c) the run makes its own real-time loop,
+ * serves the fabric to OpenSM once it is up and counts scenario time
+ * from the moment OpenSM has brought the subnet up.
+ *
  * Hosts (HCA ports) get state when first used: their QPs (one per P_Key,
  * numbered in order of first use) and counters, found by a hash of
  * node:port. Receivers recognise scenario datagrams by their header and
@@ -26,6 +30,7 @@
 #include <string.h>
 
 #include "scenario/scn.h"
+#include "scenario/scn_served.h"
 #include "wire/bytes.h"
 
 #define SLICE_MIN 1000ull                 /* 1 us */
@@ -69,6 +74,7 @@ struct imc_scn_ctx {
 	imc_time_t t0;            /* loop time of scenario time 0 */
 	struct imc_fabric *fab;
 	struct imc_fabric_config cfg;
+	struct scn_served *served;  /* an opensm line: OpenSM's fabric */
 
 	struct host **hslot;      /* open addressing by node:port */
 	size_t nhslots;
@@ -677,6 +683,8 @@ static size_t ctx_free(struct imc_scn_ctx *c)
 		host_free(c->hosts[i]);
 	free(c->hosts);
 	free(c->hslot);
+	/* OpenSM goes and the server with it, before the fabric it serves. */
+	scn_served_stop(c->served);
 	if (c->fab)
 		imc_fabric_destroy(c->fab);
 	if (c->loop && c->own_loop) {
@@ -706,6 +714,58 @@ static int error_out(struct imc_scn_ctx *c, const struct scn_action *a,
 		snprintf(err, errlen, "%s: %s: %s", c->s->name, verb,
 			 c->msg_set ? c->msg : strerror(-rc));
 	return rc;
+}
+
+struct scn_served *scn_ctx_served(struct imc_scn_ctx *c)
+{
+	return c->served;
+}
+
+/* An opensm line: the fabric's SM and SA step aside for OpenSM's, and
+ * the run goes on a real-time loop of its own (OpenSM is a process with
+ * its own clock). */
+static int served_loop(struct imc_scn_ctx *c,
+		       const struct imc_scenario_run_opts *opts)
+{
+	int rc;
+
+	if (!scn_served_cfg(c->s))
+		return 0;
+	if (opts->loop || opts->started) {
+		snprintf(c->msg, sizeof(c->msg), "a scenario with an opensm "
+			 "line runs on a loop of its own (ibmcast run)");
+		c->msg_set = true;
+		return -EINVAL;
+	}
+	c->cfg.external_sm = true;
+	rc = imc_loop_create_realtime(&c->loop);
+	if (rc)
+		c->loop = NULL;
+	else
+		c->own_loop = true;
+	return rc;
+}
+
+/* Serves the fabric to OpenSM and waits for SUBNET UP: scenario time 0
+ * is then. */
+static int served_start(struct imc_scn_ctx *c,
+			const struct imc_scenario_run_opts *opts, char *err,
+			size_t errlen)
+{
+	const struct scn_served_cfg *cfg = scn_served_cfg(c->s);
+	int rc;
+
+	if (!cfg)
+		return 0;
+	c->msg[0] = 0;
+	rc = scn_served_start(cfg, c->fab, c->loop, opts->sm_wait,
+			      &c->served, c->msg, sizeof(c->msg));
+	if (rc) {
+		c->msg_set = true;
+		return error_out(c, NULL, 0, "opensm", rc, err, errlen);
+	}
+	c->t0 = imc_loop_now(c->loop);
+	return 0;
 }
 
 int imc_scenario_run(const struct imc_scenario *s,
@@ -751,7 +811,14 @@ int imc_scenario_run(const struct imc_scenario *s,
 		r->checks[i].state = IMC_SCN_CHECK_SKIPPED;
 	}
 
-	if (opts->loop) {
+	rc = served_loop(&c, opts);
+	if (rc) {
+		error_out(&c, NULL, 0, "opensm", rc, err, errlen);
+		goto fail;
+	}
+	if (c.loop) {
+		/* served_loop() made it */
+	} else if (opts->loop) {
 		c.loop = opts->loop;
 		c.t0 = imc_loop_now(c.loop);
 	} else {
@@ -795,6 +862,9 @@ int imc_scenario_run(const struct imc_scenario *s,
 		error_out(&c, NULL, s->topo_line, "bring-up", rc, err, errlen);
 		goto fail;
 	}
+	rc = served_start(&c, opts, err, errlen);
+	if (rc)
+		goto fail;
 	c.acts = calloc(s->nactions ? s->nactions : 1, sizeof(*c.acts));
 	if (!c.acts) {
 		rc = -ENOMEM;
@@ -880,6 +950,7 @@ int imc_scenario_run(const struct imc_scenario *s,
 			goto fail;
 		}
 	}
+	scn_served_hold(c.served);
 	for (unsigned i = 0; i < r->nchecks; i++) {
 		if (r->checks[i].state == IMC_SCN_CHECK_PASS)
 			r->npassed++;

@@ -250,6 +250,10 @@ struct sa_run {
 	struct imc_loop *loop;
 	const struct imc_topo *t;
 	struct imc_sa_fabric *sf;
+	/* The fabric's SM is external (an `opensm` line): the SA is the
+	 * external SM's, reached at each sender port's PortInfo:MasterSMLID
+	 * (IBA 14.2.5.6), and there is no engine here to start or read. */
+	bool external;
 	int start_err;
 	struct imc_timer start;
 	uint32_t sa_node;
@@ -1001,6 +1005,11 @@ static int sa_start(struct sa_run *r)
 		fc.sa.mft_delay = a->mft_delay;
 	if (a->mask & SA_MLIDS)
 		fc.sa.mlid_last = (uint16_t)(fc.sa.mlid_first + a->mlids - 1);
+	if (r->external) {
+		/* Every port's GSI gets a QP1 of the run's. */
+		r->sa_node = UINT32_MAX;
+		return 0;
+	}
 	r->start_err = imc_fabric_sm_port(r->f, &node, &port);
 	h = r->start_err ? NULL : host_get(r, node, port);
 	if (!r->start_err && (!h || gsi_get(h)))
@@ -1054,16 +1063,30 @@ static int run_get(struct imc_scn_ctx *c, struct sa_run **out)
 	if (!r)
 		return imc_scn_fail(c, -ENOENT,
 				    "no SA runs: the scenario has no 'sa' line");
-	if (!r->sf && !r->start_err) {
+	if (!r->sf && !r->start_err && !r->external) {
 		imc_timer_cancel(r->loop, &r->start);
 		sa_start(r);
 	}
-	if (!r->sf)
+	if (!r->sf && !r->external)
 		return imc_scn_fail(c, r->start_err,
 				    "the SA cannot start on the SM's port: %s",
 				    strerror(-r->start_err));
 	*out = r;
 	return 0;
+}
+
+/* run_get() for what reads or drives the built-in engine itself. */
+static int engine_get(struct imc_scn_ctx *c, struct sa_run **out)
+{
+	int rc = run_get(c, out);
+
+	if (!rc && (*out)->external) {
+		*out = NULL;
+		return imc_scn_fail(c, -EOPNOTSUPP,
+			"the SA is the external SM's (opensm line): its "
+			"groups are not read here; use sa-get or saquery");
+	}
+	return rc;
 }
 
 const struct imc_sa *scn_sa_engine(struct imc_scn_ctx *c)
@@ -1141,9 +1164,16 @@ static void req_send(struct req *q)
 	int rc;
 
 	memset(&ah, 0, sizeof(ah));
-	/* To the SA's port as it is now: a LID change is followed. */
-	if (!imc_fabric_port_attr(r->f, r->sa_node, r->sa_port, &pa))
+	/* To the SA's port as it is now: a LID change is followed. An
+	 * external SM's SA is at the SM LID the sender's PortInfo names
+	 * (IBA 15.4.1: the SA is found through the SM LID). */
+	if (r->external) {
+		if (!imc_fabric_port_attr(r->f, h->node, h->port, &pa) &&
+		    pa.state == IMC_PORT_ACTIVE)
+			ah.dlid = pa.sm_lid;
+	} else if (!imc_fabric_port_attr(r->f, r->sa_node, r->sa_port, &pa)) {
 		ah.dlid = pa.lid;
+	}
 	rc = ah.dlid ? imc_gsi_send(h->gsi, ah.dlid, q->mad, IMC_MAD_SIZE) :
 		       -ENETDOWN;
 	if (rc) {
@@ -1434,8 +1464,17 @@ static bool answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
 	struct imc_sa_mad m;
 	struct imc_mcmr rec;
 	struct req *q;
+	uint8_t full[IMC_MAD_SIZE];
 	uint32_t low;
 
+	/* A MAD is 256 bytes (IBA 13.4.2); OpenSM through umad2sim sends
+	 * only the bytes it filled, the rest being zero. */
+	if (len < IMC_MAD_SIZE) {
+		memset(full, 0, sizeof(full));
+		memcpy(full, buf, len);
+		buf = full;
+		len = sizeof(full);
+	}
 	/* Responses only (IBA 13.4.5: the R bit); TIDs are ours. */
 	if (imc_sa_mad_unpack(&m, buf, len) < 0 ||
 	    m.mad.mgmt_class != UMAD_CLASS_SUBN_ADM ||
@@ -1506,11 +1545,19 @@ static int sa_run(struct imc_scn_ctx *c, void *data)
 
 	if (!r)
 		return -ENOMEM;
+	if (imc_scn_config(c)->external_sm && a->mask) {
+		free(r);
+		return imc_scn_fail(c, -EINVAL, "the options configure the "
+				    "built-in SA; with an opensm line the SA "
+				    "is OpenSM's: 'sa' alone");
+	}
 	r->c = c;
 	r->cfg = a;
 	r->f = imc_scn_fabric(c);
 	r->loop = imc_scn_loop(c);
 	r->t = t;
+	r->external = imc_scn_config(c)->external_sm;
+	r->sa_node = r->external ? UINT32_MAX : 0;
 	imc_timer_init(&r->start, start_fire);
 	r->pbase = calloc((size_t)t->nnodes + 1, sizeof(*r->pbase));
 	if (!r->pbase) {
@@ -1886,7 +1933,7 @@ int scn_sa_send(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 		imc_time_t interval, uint8_t sl)
 {
 	struct sa_run *r;
-	int rc = run_get(c, &r);
+	int rc = engine_get(c, &r);
 
 	return rc ? rc : send_to_group(c, r, node, port, mgid, count, size,
 				       interval, sl);
@@ -1944,7 +1991,7 @@ static int show_run(struct imc_scn_ctx *c, void *data)
 {
 	const struct show_arg *a = data;
 	struct sa_run *r;
-	int rc = run_get(c, &r);
+	int rc = engine_get(c, &r);
 
 	if (rc)
 		return rc;
@@ -1977,7 +2024,7 @@ static int restart_run(struct imc_scn_ctx *c, void *data)
 	struct sa_run *r;
 	uint32_t node;
 	unsigned port;
-	int rc = run_get(c, &r);
+	int rc = engine_get(c, &r);
 
 	(void)data;
 	if (rc)
@@ -2201,7 +2248,7 @@ static int group_info(struct imc_scn_ctx *c, const struct subj_arg *a,
 {
 	struct sa_run *r;
 	struct imc_gid mgid;
-	int rc = run_get(c, &r);
+	int rc = engine_get(c, &r);
 
 	if (rc)
 		return rc;
@@ -2275,6 +2322,8 @@ static int sa_counter_observe(struct imc_scn_ctx *c, const void *data,
 			*v = scn_field_at(h, (size_t)k->host_off,
 					  sizeof(uint64_t));
 	} else if (k->src == SA_STATS) {
+		if (r->external)
+			return engine_get(c, &r);
 		imc_sa_get_stats(imc_sa_fabric_sa(r->sf), &st);
 		*v = scn_field_at(&st, k->off, k->size);
 	} else {
@@ -2294,6 +2343,8 @@ static int queue_max_observe(struct imc_scn_ctx *c, const void *data,
 
 	(void)data;
 	*v = 0;
+	if (!rc && r->external)
+		rc = engine_get(c, &r);
 	if (rc)
 		return rc;
 	imc_sa_get_stats(imc_sa_fabric_sa(r->sf), &st);
