@@ -34,8 +34,11 @@
 extern "C" {
 #endif
 
+/* The well-known QP1 (GSI) Q_Key (IBA 3.5.6); a macro, as ISO C
+ * enumerators are ints. */
+#define IMC_SA_QP1_QKEY 0x80010000u
+
 enum {
-	IMC_SA_QP1_QKEY = 0x80010000,    /* the well-known QP1 (GSI) Q_Key */
 	IMC_SA_MLID_FIRST = 0xC000,      /* IBA 4.1.3: multicast LIDs */
 	IMC_SA_MLID_LAST = 0xFFFE,
 	IMC_SA_IPOIB_QKEY = 0x0B1B,      /* OpenSM's IPoIB broadcast Q_Key */
