@@ -13,7 +13,7 @@
 #include <infiniband/umad.h>
 
 #include "ibmcast/gid.h"
-#include "mcast_ctl.h"
+#include "umad/mcast_ctl.h"
 #include "mcastd_show.h"
 #include "tools.h"
 
