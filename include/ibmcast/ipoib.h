@@ -192,7 +192,9 @@ void imc_ipoib_config_init(struct imc_ipoib_config *cfg);
 /* An interface on loop joining through mcast (not owned; both must
  * outlive it). qp is what the tracker's ops get as the member's QP (the
  * caller's UD QP whose number is cfg->qpn). cfg and ops are copied; ops
- * must have send and deliver. The interface starts DOWN. Returns 0,
+ * must have send and deliver. cfg is required: it names the port's GID
+ * and the QP, which have no default (imc_ipoib_config_init() fills the
+ * rest). The interface starts DOWN. Returns 0,
  * -EINVAL (NULL argument, missing op, bad P_Key, scope, MTU, QPN or
  * queue bound) or -ENOMEM. */
 int imc_ipoib_create(struct imc_loop *loop, struct imc_mcast *mcast, void *qp,

@@ -194,7 +194,8 @@ void imc_sa_config_init(struct imc_sa_config *cfg);
 
 struct imc_sa;
 
-/* Creates an SA with cfg's broadcast groups. ops and cfg (and the
+/* Creates an SA with cfg's broadcast groups (cfg NULL: the defaults of
+ * imc_sa_config_init()). ops and cfg (and the
  * broadcast array) are copied; ctx is passed to ops; loop must outlive
  * the SA. Returns 0, -EINVAL (NULL argument, no send or directory op, a
  * bad MLID range or queue bound, an invalid broadcast group), -ENOSPC

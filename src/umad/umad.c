@@ -651,7 +651,11 @@ int imc_umad_open(struct imc_loop *loop, const struct imc_umad_config *cfg,
 	bool issm;
 	int r;
 
-	if (!loop || !cfg || !out || imc_loop_is_virtual(loop) ||
+	static const struct imc_umad_config def; /* zero: the defaults */
+
+	if (!cfg)
+		cfg = &def;
+	if (!loop || !out || imc_loop_is_virtual(loop) ||
 	    (cfg->mode != IMC_UMAD_CLIENT && cfg->mode != IMC_UMAD_SERVER) ||
 	    (cfg->backend != IMC_UMAD_LIBIBUMAD &&
 	     cfg->backend != IMC_UMAD_IBSIM))
