@@ -1,7 +1,7 @@
 #!/bin/sh
 # Writes the export lists of the two shared libraries from their public
 # headers, so that each exports exactly what its umbrella header declares:
-#   scripts/gen-exports.sh SRCDIR OUTDIR CC HOST_OBJS... -- SIM_OBJS...
+#   scripts/gen-exports.sh SRCDIR OUTDIR CC
 # OUTDIR gets ibmcast.syms and ibmcast-sim.syms (the functions declared
 # by include/ibmcast/ibmcast.h and, beyond those, by include/ibmcast/sim.h)
 # and the version scripts libibmcast.map and libibmcast-sim.map.
@@ -10,20 +10,12 @@
 # function prototype with the file it comes from), not by pattern, so a
 # name in a comment or a macro is not taken for a function.
 #
-# libibmcast-sim.so links libibmcast.so; a function of the host library
-# that the simulator calls but no public header declares is exported in a
-# version node of its own, IBMCAST_PRIVATE_0 (as glibc's GLIBC_PRIVATE):
-# not API, listed so that tests/public_api.sh can show it is nothing more.
+# libibmcast-sim.so links libibmcast.so, so whatever of the host library
+# the simulator calls must be declared in a public header of the host
+# library (else the link of libibmcast-sim.so fails, -Wl,--no-undefined).
+# src/util is linked into both, hidden: private helpers both sides use.
 set -eu
 src=$1 out=$2 cc=$3
-shift 3
-host_objs=
-while [ $# -gt 0 ] && [ "$1" != -- ]; do
-	host_objs="$host_objs $1"
-	shift
-done
-[ $# -gt 0 ] && shift
-sim_objs="$*"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$out"
@@ -39,14 +31,6 @@ declared() {
 declared ibmcast.h >"$tmp/host"
 declared sim.h | LC_ALL=C comm -23 - "$tmp/host" >"$tmp/sim"
 
-# The host functions the simulator needs that are not public.
-# shellcheck disable=SC2086
-nm --defined-only $host_objs | awk 'NF == 3 && $2 ~ /[TDBR]/ {print $3}' |
-	LC_ALL=C sort -u >"$tmp/hostdef"
-# shellcheck disable=SC2086
-nm -u $sim_objs | awk '{print $NF}' | LC_ALL=C sort -u |
-	LC_ALL=C comm -12 - "$tmp/hostdef" | LC_ALL=C comm -23 - "$tmp/host" >"$tmp/private"
-
 node() { # name file [local]
 	printf '%s {\n  global:\n' "$1"
 	sed 's/.*/    &;/' "$2"
@@ -55,7 +39,6 @@ node() { # name file [local]
 }
 {
 	echo "/* Written by scripts/gen-exports.sh from include/ibmcast/ibmcast.h. */"
-	[ ! -s "$tmp/private" ] || node IBMCAST_PRIVATE_0 "$tmp/private"
 	node IBMCAST_0 "$tmp/host" local
 } >"$tmp/libibmcast.map"
 {
@@ -64,8 +47,7 @@ node() { # name file [local]
 } >"$tmp/libibmcast-sim.map"
 cp "$tmp/host" "$tmp/ibmcast.syms"
 cp "$tmp/sim" "$tmp/ibmcast-sim.syms"
-cp "$tmp/private" "$tmp/ibmcast-private.syms"
 # Rewritten only when changed, so that the libraries relink only then.
-for f in libibmcast.map libibmcast-sim.map ibmcast.syms ibmcast-sim.syms ibmcast-private.syms; do
+for f in libibmcast.map libibmcast-sim.map ibmcast.syms ibmcast-sim.syms; do
 	cmp -s "$tmp/$f" "$out/$f" 2>/dev/null || cp "$tmp/$f" "$out/$f"
 done

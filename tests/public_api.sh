@@ -6,9 +6,10 @@
 #    (libibmcast) or include/ibmcast/sim.h (libibmcast-sim);
 #  - each shared library exports exactly the functions its headers declare,
 #    both ways (read from the headers by the compiler: gcc -aux-info);
-#  - libibmcast holds no simulator symbol and does not need libibmcast-sim;
-#    its private node (IBMCAST_PRIVATE_0) holds only what libibmcast-sim
-#    calls; ibmcastd links libibmcast only, the ibmcast command both.
+#  - libibmcast holds no simulator symbol and does not need libibmcast-sim
+#    (which calls libibmcast through its public API only: it links with
+#    -Wl,--no-undefined); ibmcastd links libibmcast only, the ibmcast
+#    command both.
 set -eu
 build=$1
 src=$(cd "$2" && pwd)
@@ -67,7 +68,7 @@ check_exports() { # name lib node decl
 	LC_ALL=C comm -13 "$4" "$tmp/$1.exp" | sed "s/^/exported by $1, not declared: /" >>"$tmp/e"
 	# Anything else the library exports (unversioned or another node).
 	nm -D --defined-only "$2" | awk '$2 != "A" {print $3}' |
-		grep -v "@@$3\$" | grep -v '@@IBMCAST_PRIVATE_0$' |
+		grep -v "@@$3\$" |
 		sed "s/^/exported by $1 outside its nodes: /" >>"$tmp/e" || true
 	[ ! -s "$tmp/e" ] || { cat "$tmp/e"; fail=1; }
 	echo "$1: $(wc -l <"$tmp/$1.exp") functions exported == declared"
@@ -83,16 +84,6 @@ LC_ALL=C comm -12 "$tmp/host.all" "$tmp/sim.decl" | sed 's/^/simulator symbol in
 [ ! -s "$tmp/e" ] || { cat "$tmp/e"; fail=1; }
 ! readelf -d "$host" | grep -q 'NEEDED.*libibmcast-sim' || err "libibmcast needs libibmcast-sim"
 readelf -d "$sim" | grep -q 'NEEDED.*\[libibmcast\.so' || err "libibmcast-sim does not link libibmcast"
-# The private node: only what libibmcast-sim takes from libibmcast.
-exported "$host" IBMCAST_PRIVATE_0 >"$tmp/private"
-nm -D --undefined-only "$sim" | awk '{sub(/@.*/, "", $2); print $2}' | LC_ALL=C sort -u >"$tmp/sim.undef"
-LC_ALL=C comm -23 "$tmp/private" "$tmp/sim.undef" |
-	sed 's/^/private export libibmcast-sim does not use: /' >"$tmp/e"
-LC_ALL=C comm -12 "$tmp/private" "$tmp/host.decl" |
-	sed 's/^/private export declared public: /' >>"$tmp/e"
-[ ! -s "$tmp/e" ] || { cat "$tmp/e"; fail=1; }
-echo "libibmcast private node (used by libibmcast-sim only): $(wc -l <"$tmp/private")"
-
 # The daemon is a host program; the command runs the simulator too.
 nm "$build/ibmcastd" | awk 'NF == 3 {print $3}' | LC_ALL=C sort -u >"$tmp/daemon"
 LC_ALL=C comm -12 "$tmp/daemon" "$tmp/sim.decl" | sed 's/^/simulator symbol in ibmcastd: /' >"$tmp/e"

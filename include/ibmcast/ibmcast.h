@@ -12,6 +12,7 @@
 
 #include "ibmcast/common.h"
 #include "ibmcast/gid.h"
+#include "ibmcast/ibsim.h"
 #include "ibmcast/ipoib.h"
 #include "ibmcast/ipoib_wire.h"
 #include "ibmcast/loop.h"

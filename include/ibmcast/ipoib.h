@@ -98,6 +98,23 @@ int imc_ip_addr_format(const struct imc_ip_addr *a,
 
 bool imc_ip_addr_is_multicast(const struct imc_ip_addr *a);
 
+/* The Internet checksum (RFC 1071) of an ICMPv6 message with its pseudo
+ * header (RFC 8200 8.1). */
+uint16_t imc_icmp6_csum(const uint8_t src[16], const uint8_t dst[16],
+			const uint8_t *msg, size_t len);
+
+/* The few fields of an IP header an interface routes on. */
+struct imc_ip_hdr {
+	uint8_t family;                /* IMC_IPV4 or IMC_IPV6 */
+	size_t len;                    /* IP total length (<= packet) */
+	struct imc_ip_addr src, dst;
+	uint8_t proto;                 /* IPv4 protocol, IPv6 next header */
+};
+
+/* Parses the IP header of a packet (no link header): version, header
+ * length, total length within len. Returns 0 or -EINVAL. */
+int imc_ip_parse(const uint8_t *pkt, size_t len, struct imc_ip_hdr *out);
+
 /* ---- what the interface asks of its owner ---- */
 
 /* The address vector of one UD send (IBA 10.2.1 as ibv_ah_attr). The GRH

@@ -453,7 +453,7 @@ static void reply_fire(struct imc_timer *t)
 
 /* An echo reply to the request p (RFC 792, RFC 4443 4.2): addresses
  * swapped, type changed, checksum made again. */
-static void echo_answer(struct iface *i, const struct ipo_iphdr *ip,
+static void echo_answer(struct iface *i, const struct imc_ip_hdr *ip,
 			const uint8_t *pkt)
 {
 	struct hpkt *h = malloc(sizeof(*h) + ip->len);
@@ -485,7 +485,7 @@ static void echo_answer(struct iface *i, const struct ipo_iphdr *ip,
 		d[7] = 64;
 		icmp[0] = 129;
 		icmp[2] = icmp[3] = 0;
-		imc_put16(icmp + 2, ipo_icmp6_csum(d + 8, d + 24, icmp,
+		imc_put16(icmp + 2, imc_icmp6_csum(d + 8, d + 24, icmp,
 						   ip->len - IPO_IP6_HDR_LEN));
 	}
 	if (i->rq_tail)
@@ -544,7 +544,7 @@ static void host_deliver(void *ctx, const struct imc_ipoib_packet *p)
 {
 	struct iface *i = ctx;
 	const struct iface *from;
-	struct ipo_iphdr ip;
+	struct imc_ip_hdr ip;
 	size_t off;
 
 	i->received++;
@@ -552,7 +552,7 @@ static void host_deliver(void *ctx, const struct imc_ipoib_packet *p)
 		i->tap.deliver(i->tap.ctx, p);
 		return;
 	}
-	if (ipo_ip_parse(p->data, p->len, &ip) < 0)
+	if (imc_ip_parse(p->data, p->len, &ip) < 0)
 		return;
 	/* IBA 10.9: a partition's members talk only among themselves; an
 	 * IP packet from an interface of another partition got through. */
@@ -1341,7 +1341,7 @@ static size_t flow_packet(const struct flow *fl, uint8_t *p)
 		imc_put16(t + 4, fl->id);
 		imc_put16(t + 6, (uint16_t)(fl->sent + 1));
 		imc_put16(t + 2, v4 ? csum16(t, l4, 0) :
-				      ipo_icmp6_csum(p + 8, p + 24, t, l4));
+				      imc_icmp6_csum(p + 8, p + 24, t, l4));
 	} else {
 		imc_put16(t, (uint16_t)(33000 + fl->id));
 		imc_put16(t + 2, 9);
@@ -1357,7 +1357,7 @@ static size_t flow_packet(const struct flow *fl, uint8_t *p)
 		} else {
 			/* RFC 8200 8.1, as for ICMPv6 but next header 17:
 			 * the ICMPv6 sum of the same bytes, corrected. */
-			uint32_t s = (uint16_t)~ipo_icmp6_csum(p + 8, p + 24,
+			uint32_t s = (uint16_t)~imc_icmp6_csum(p + 8, p + 24,
 							       t, l4);
 
 			s += 0xFFFF - 58 + 17;
