@@ -23,6 +23,7 @@ pc=$(find "$prefix" -name ibmcast.pc)
 [ -n "$pc" ] || fail "ibmcast.pc not installed"
 for f in bin/ibmcast sbin/ibmcastd include/ibmcast/common.h \
 	include/ibmcast/ibmcast.h include/ibmcast/sim.h \
+	share/man/man3/imc_mcast_join.3 share/man/man3/imc_fabric_create.3 \
 	include/ibmcast/mcastd.h lib/systemd/system/ibmcastd.service \
 	share/ibmcast/ibmcastd.policy; do
 	[ -e "$prefix/$f" ] || fail "$f not installed"
