@@ -9,6 +9,12 @@
 set -u
 build=$(realpath "${1:?build directory}")
 src=$(realpath "${2:?source directory}")
+# A sanitized build's libraries need the sanitizer runtime in the program.
+san=
+grep -q '^IMC_SANITIZE:BOOL=ON$' "$build/CMakeCache.txt" 2>/dev/null &&
+	san="-fsanitize=address,undefined"
+cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
+cc=${cc:-${CC:-cc}}
 command -v pkg-config >/dev/null 2>&1 || { echo "SKIP: pkg-config not installed"; exit 77; }
 command -v make >/dev/null 2>&1 || { echo "SKIP: make not installed"; exit 77; }
 tmp=$(mktemp -d)
@@ -23,7 +29,7 @@ pcdir=$(dirname "$(find "$tmp/prefix" -name ibmcast-sim.pc)")
 libdir=$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=libdir ibmcast)
 mkdir "$tmp/ex"
 cp "$src"/examples/c/*.c "$src"/examples/c/Makefile "$tmp/ex/"
-if ! PKG_CONFIG_PATH=$pcdir make -C "$tmp/ex" CC="${CC:-cc}" >"$tmp/make.log" 2>&1; then
+if ! PKG_CONFIG_PATH=$pcdir make -C "$tmp/ex" CC="$cc" CFLAGS="-O1 -g $san" >"$tmp/make.log" 2>&1; then
 	cat "$tmp/make.log"
 	echo "FAIL the examples do not build from the installed prefix"
 	exit 1

@@ -7,6 +7,12 @@
 set -u
 build=$(realpath "${1:?build directory}")
 src=$(realpath "${2:?source directory}")
+# A sanitized build's libraries need the sanitizer runtime in the program.
+san=
+grep -q '^IMC_SANITIZE:BOOL=ON$' "$build/CMakeCache.txt" 2>/dev/null &&
+	san="-fsanitize=address,undefined"
+cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
+cc=${cc:-${CC:-cc}}
 if [ -z "${IBSIM_HARNESS_DIR:-}" ]; then
 	command -v pkg-config >/dev/null 2>&1 || { echo "SKIP: pkg-config not installed"; exit 77; }
 	command -v make >/dev/null 2>&1 || { echo "SKIP: make not installed"; exit 77; }
@@ -16,7 +22,7 @@ if [ -z "${IBSIM_HARNESS_DIR:-}" ]; then
 	pcdir=$(dirname "$(find "$tmp/prefix" -name ibmcast.pc)")
 	mkdir "$tmp/ex"
 	cp "$src"/examples/c/umad_join.c "$src"/examples/c/Makefile "$tmp/ex/"
-	PKG_CONFIG_PATH=$pcdir make -C "$tmp/ex" CC="${CC:-cc}" umad_join >/dev/null ||
+	PKG_CONFIG_PATH=$pcdir make -C "$tmp/ex" CC="$cc" CFLAGS="-O1 -g $san" umad_join >/dev/null ||
 		{ echo "FAIL umad_join does not build from the installed prefix"; exit 1; }
 	cat > "$tmp/net" <<-'NET'
 	Hca	1 "Hca1"

@@ -5,6 +5,12 @@
 set -u
 build=$(realpath "${1:?build directory}")
 src=$(realpath "${2:?source directory}")
+# A sanitized build's libraries need the sanitizer runtime in the program.
+san=
+grep -q '^IMC_SANITIZE:BOOL=ON$' "$build/CMakeCache.txt" 2>/dev/null &&
+	san="-fsanitize=address,undefined"
+cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
+cc=${cc:-${CC:-cc}}
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 not installed"; exit 77; }
 python3 "$src/scripts/doc-snippets.py" "$src/docs/library.md" || exit 1
 n=$(grep -c '^<!-- snippet: ' "$src/docs/library.md")
@@ -18,7 +24,7 @@ want=$(awk '/^excepted. The program prints:$/ {f = 1; next}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 umad_inc=$(sed -n 's/^UMAD_INCLUDE_DIR:PATH=//p' "$build/CMakeCache.txt")
-${CC:-cc} -std=c11 -I"$src/include" ${umad_inc:+-I"$umad_inc"} -o "$tmp/mcast_fabric" \
+$cc $san -std=c11 -I"$src/include" ${umad_inc:+-I"$umad_inc"} -o "$tmp/mcast_fabric" \
 	"$src/examples/c/mcast_fabric.c" "$build/libibmcast-sim.so" "$build/libibmcast.so" \
 	-Wl,-rpath,"$build" || exit 1
 got=$("$tmp/mcast_fabric")
