@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ipo_nd nd, again;
-	struct ipo_iphdr ip;
+	struct imc_ip_hdr ip;
 	uint8_t buf[256];
 	int rc, n;
 
@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!p)
 		return 0;
 	memcpy(p, data, size);
-	rc = ipo_ip_parse(p, size, &ip);
+	rc = imc_ip_parse(p, size, &ip);
 	if (rc == 0 && (ip.len > size || (ip.family != IMC_IPV4 &&
 					  ip.family != IMC_IPV6)))
 		abort();

@@ -1,12 +1,12 @@
 /* The listing parser of the `ibmcast join` control socket
- * (tools/mcast_ctl.c) on arbitrary text: it never reads past the input;
+ * (src/umad/mcast_ctl.c) on arbitrary text: it never reads past the input;
  * an accepted listing has every field within its bits and as many groups
  * as "group" lines, and parses the same way twice; a rejected one leaves
  * nothing allocated. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tools/mcast_ctl.c"
+#include "umad/mcast_ctl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@ set -eu
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev llvm
 libibumad-dev libibverbs-dev libcmocka-dev libmnl-dev python3
 opensm ibsim-utils libumad2sim0 infiniband-diags
-tshark iproute2 iperf3 iputils-ping procps graphviz"
+tshark iproute2 iperf3 iputils-ping procps graphviz groff-base man-db"
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO=sudo
 missing=""

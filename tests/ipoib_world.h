@@ -126,14 +126,14 @@ static inline bool iw_own(const struct iw_if *i, const struct imc_ip_addr *a)
 static inline void iw_deliver(void *ctx, const struct imc_ipoib_packet *p)
 {
 	struct iw_if *i = ctx;
-	struct ipo_iphdr ip;
+	struct imc_ip_hdr ip;
 	size_t off;
 	uint8_t type;
 
 	i->received++;
 	if (p->multicast)
 		i->received_mcast++;
-	if (ipo_ip_parse(p->data, p->len, &ip) == 0 &&
+	if (imc_ip_parse(p->data, p->len, &ip) == 0 &&
 	    !imc_ip_addr_is_multicast(&ip.dst)) {
 		bool v4 = ip.family == IMC_IPV4;
 
@@ -169,7 +169,7 @@ static inline void iw_deliver(void *ctx, const struct imc_ipoib_packet *p)
 						icmp[0] = 129;
 						icmp[2] = icmp[3] = 0;
 						imc_put16(icmp + 2,
-							  ipo_icmp6_csum(
+							  imc_icmp6_csum(
 								  d + 8, d + 24,
 								  icmp,
 								  ip.len - off));
@@ -423,7 +423,7 @@ static inline int iw_ping(struct iw_if *i, const char *dst, uint16_t seq,
 		memcpy(p + 24, d.v6, 16);
 		p[40] = 128;
 		imc_put16(p + 46, seq);
-		imc_put16(p + 42, ipo_icmp6_csum(p + 8, p + 24, p + 40,
+		imc_put16(p + 42, imc_icmp6_csum(p + 8, p + 24, p + 40,
 						 8 + extra));
 	}
 	return imc_ipoib_xmit(i->ifc, p, len);

@@ -108,7 +108,7 @@ static void test_na_round_trip(void **state)
 	assert_int_equal(imc_gid_parse("fe80::9", &na.lladdr.gid), 0);
 	n = ipo_nd_build(&na, buf, sizeof(buf));
 	assert_int_equal(n, 40 + 24 + 24);
-	assert_int_equal(ipo_icmp6_csum(na.src, na.dst, buf + 40, 48), 0);
+	assert_int_equal(imc_icmp6_csum(na.src, na.dst, buf + 40, 48), 0);
 	assert_int_equal(ipo_nd_parse(buf, (size_t)n, &got), 0);
 	assert_int_equal(got.type, IPO_ICMP6_NA);
 	assert_int_equal(got.flags, IPO_NA_SOLICITED | IPO_NA_OVERRIDE);
@@ -128,7 +128,7 @@ static void refix(uint8_t *pkt, size_t n)
 	uint16_t c;
 
 	pkt[42] = pkt[43] = 0;
-	c = ipo_icmp6_csum(pkt + 8, pkt + 24, pkt + 40, n - 40);
+	c = imc_icmp6_csum(pkt + 8, pkt + 24, pkt + 40, n - 40);
 	pkt[42] = (uint8_t)(c >> 8);
 	pkt[43] = (uint8_t)c;
 }
@@ -219,7 +219,7 @@ static void test_na_to_group_not_solicited(void **state)
 static void test_ip_parse(void **state)
 {
 	uint8_t p[64];
-	struct ipo_iphdr h;
+	struct imc_ip_hdr h;
 
 	(void)state;
 	memset(p, 0, sizeof(p));
@@ -228,7 +228,7 @@ static void test_ip_parse(void **state)
 	p[9] = 1;
 	p[12] = 10, p[15] = 1;
 	p[16] = 224, p[19] = 5;
-	assert_int_equal(ipo_ip_parse(p, 40, &h), 0);
+	assert_int_equal(imc_ip_parse(p, 40, &h), 0);
 	assert_int_equal(h.family, IMC_IPV4);
 	assert_int_equal(h.len, 28);
 	assert_int_equal(h.proto, 1);
@@ -236,25 +236,25 @@ static void test_ip_parse(void **state)
 	assert_int_equal(h.dst.v4, 0xE0000005);
 	assert_true(imc_ip_addr_is_multicast(&h.dst));
 	/* Total length beyond the buffer, header length below 20. */
-	assert_int_equal(ipo_ip_parse(p, 27, &h), -EINVAL);
+	assert_int_equal(imc_ip_parse(p, 27, &h), -EINVAL);
 	p[0] = 0x44;
-	assert_int_equal(ipo_ip_parse(p, 40, &h), -EINVAL);
+	assert_int_equal(imc_ip_parse(p, 40, &h), -EINVAL);
 	p[0] = 0x75;
-	assert_int_equal(ipo_ip_parse(p, 40, &h), -EINVAL);
-	assert_int_equal(ipo_ip_parse(p, 0, &h), -EINVAL);
+	assert_int_equal(imc_ip_parse(p, 40, &h), -EINVAL);
+	assert_int_equal(imc_ip_parse(p, 0, &h), -EINVAL);
 	/* IPv6: payload length + 40 within the buffer. */
 	memset(p, 0, sizeof(p));
 	p[0] = 0x60;
 	p[5] = 8;
 	p[6] = 17;
 	p[24] = 0xFF;
-	assert_int_equal(ipo_ip_parse(p, 48, &h), 0);
+	assert_int_equal(imc_ip_parse(p, 48, &h), 0);
 	assert_int_equal(h.family, IMC_IPV6);
 	assert_int_equal(h.len, 48);
 	assert_int_equal(h.proto, 17);
 	assert_true(imc_ip_addr_is_multicast(&h.dst));
-	assert_int_equal(ipo_ip_parse(p, 47, &h), -EINVAL);
-	assert_int_equal(ipo_ip_parse(p, 39, &h), -EINVAL);
+	assert_int_equal(imc_ip_parse(p, 47, &h), -EINVAL);
+	assert_int_equal(imc_ip_parse(p, 39, &h), -EINVAL);
 }
 
 static void test_ip_addr_text(void **state)

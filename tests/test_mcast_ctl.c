@@ -1,4 +1,4 @@
-/* The control socket of `ibmcast join` (tools/mcast_ctl.c): the listing
+/* The control socket of `ibmcast join` (src/umad/mcast_ctl.c): the listing
  * parser accepts what the writer writes and rejects damaged text; a server
  * on a real-time loop answers a client with its tracker's groups; the run
  * directory follows its precedence. */
@@ -20,8 +20,7 @@
 #include "ibmcast/mcast.h"
 #include "ibmcast/sa_client.h"
 
-/* The tool's sources are not part of the library: test them as they are. */
-#include "../tools/mcast_ctl.c"
+#include "umad/mcast_ctl.h"
 
 static const char good[] =
 	"ibmcast-mcast 1\n"

@@ -25,7 +25,7 @@
 
 #include "ibmcast/packet.h"
 #include "ibmcast/pcap.h"
-#include "ibmcast/vectors.h"
+#include "wire/vectors.h"
 
 #define VECTORS IMC_SOURCE_DIR "/tests/vectors/opensm-mcmr.txt"
 #define TSHARK_DLT \

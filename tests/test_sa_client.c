@@ -20,7 +20,7 @@
 #include "ibmcast/rng.h"
 #include "ibmcast/sa_attr.h"
 #include "ibmcast/sa_client.h"
-#include "ibmcast/vectors.h"
+#include "wire/vectors.h"
 #include "wire/bytes.h"
 
 #define MS IMC_NSEC_PER_MSEC

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "ibmcast/ipoib_wire.h"
-#include "ibmcast/vectors.h"
+#include "wire/vectors.h"
 #include "test_sa_fixture.h"
 
 #define VECTORS IMC_SOURCE_DIR "/tests/vectors/opensm-mcmr.txt"

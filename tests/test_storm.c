@@ -1,4 +1,4 @@
-/* The load generator of `ibmcast storm` (tools/storm.c) against the SA
+/* The load generator of `ibmcast storm` (src/sa_client/storm.c) against the SA
  * engine on a virtual loop: an imc_sa_client whose MADs reach the SA
  * (and come back) after a fixed delay, or are lost. Checked: the
  * operations' statuses and latencies, the window, pacing, the order of
@@ -22,8 +22,7 @@
 #include "ibmcast/sa_client.h"
 #include "test_sa_fixture.h"
 
-/* The tool's sources are not part of the library: test them as they are. */
-#include "../tools/storm.c"
+#include "sa_client/storm.h"
 
 #define CLIENT_LID 2
 #define DELAY (50 * IMC_NSEC_PER_USEC)     /* one way */

@@ -15,7 +15,7 @@
 
 #include "ibmcast/mad.h"
 #include "ibmcast/sa_attr.h"
-#include "ibmcast/vectors.h"
+#include "wire/vectors.h"
 
 #define VECTORS IMC_SOURCE_DIR "/tests/vectors/opensm-mcmr.txt"
 #define MAX_MADS 16

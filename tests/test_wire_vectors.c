@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ibmcast/vectors.h"
+#include "wire/vectors.h"
 
 static void make_line(char *buf, size_t len, const char *head, size_t bytes)
 {

@@ -14,7 +14,7 @@
 #include "ibmcast/packet.h"
 #include "ibmcast/pcap.h"
 #include "ibmcast/sa_attr.h"
-#include "ibmcast/vectors.h"
+#include "wire/vectors.h"
 #include "sa_tool.h"
 #include "tools.h"
 

@@ -21,7 +21,7 @@
 #include "ibmcast/mcast_umad.h"
 #include "ibmcast/mcastd.h"
 #include "ibmcast/sa_attr.h"
-#include "mcast_ctl.h"
+#include "umad/mcast_ctl.h"
 #include "mcastd_show.h"
 #include "mcastd/mcastd_lock.h"
 #include "sa_tool.h"

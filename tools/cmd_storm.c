@@ -18,7 +18,7 @@
 #include "ibmcast/umad.h"
 #include "sa_tool.h"
 #include "sigwatch.h"
-#include "storm.h"
+#include "sa_client/storm.h"
 #include "tools.h"
 
 #define PROG "ibmcast storm"

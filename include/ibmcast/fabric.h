@@ -95,7 +95,8 @@ void imc_fabric_config_default(struct imc_fabric_config *c);
 
 struct imc_fabric;
 
-/* Creates the fabric with every port down. topo and loop must outlive it,
+/* Creates the fabric with every port down (cfg NULL: the defaults of
+ * imc_fabric_config_default()). topo and loop must outlive it,
  * and topo must not change while it lives. Returns 0, -EINVAL (bad config,
  * e.g. a latency or delay past IMC_TIME_LIMIT, or topology without an SM
  * port) or -ENOMEM. */

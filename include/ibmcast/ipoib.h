@@ -98,6 +98,23 @@ int imc_ip_addr_format(const struct imc_ip_addr *a,
 
 bool imc_ip_addr_is_multicast(const struct imc_ip_addr *a);
 
+/* The Internet checksum (RFC 1071) of an ICMPv6 message with its pseudo
+ * header (RFC 8200 8.1). */
+uint16_t imc_icmp6_csum(const uint8_t src[16], const uint8_t dst[16],
+			const uint8_t *msg, size_t len);
+
+/* The few fields of an IP header an interface routes on. */
+struct imc_ip_hdr {
+	uint8_t family;                /* IMC_IPV4 or IMC_IPV6 */
+	size_t len;                    /* IP total length (<= packet) */
+	struct imc_ip_addr src, dst;
+	uint8_t proto;                 /* IPv4 protocol, IPv6 next header */
+};
+
+/* Parses the IP header of a packet (no link header): version, header
+ * length, total length within len. Returns 0 or -EINVAL. */
+int imc_ip_parse(const uint8_t *pkt, size_t len, struct imc_ip_hdr *out);
+
 /* ---- what the interface asks of its owner ---- */
 
 /* The address vector of one UD send (IBA 10.2.1 as ibv_ah_attr). The GRH
@@ -192,7 +209,9 @@ void imc_ipoib_config_init(struct imc_ipoib_config *cfg);
 /* An interface on loop joining through mcast (not owned; both must
  * outlive it). qp is what the tracker's ops get as the member's QP (the
  * caller's UD QP whose number is cfg->qpn). cfg and ops are copied; ops
- * must have send and deliver. The interface starts DOWN. Returns 0,
+ * must have send and deliver. cfg is required: it names the port's GID
+ * and the QP, which have no default (imc_ipoib_config_init() fills the
+ * rest). The interface starts DOWN. Returns 0,
  * -EINVAL (NULL argument, missing op, bad P_Key, scope, MTU, QPN or
  * queue bound) or -ENOMEM. */
 int imc_ipoib_create(struct imc_loop *loop, struct imc_mcast *mcast, void *qp,

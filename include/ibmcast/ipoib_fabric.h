@@ -46,7 +46,8 @@ struct imc_ipoib_host_ops {
  * against the Q_Key the QP had, so a qkey other than the group's loses
  * what arrives in that window (IMC_DROP_QKEY) the first time. cfg's
  * port_gid, qpn and port_mtu are replaced by the port's GID, the QP's
- * number and the port's MTU; the rest is used as given. The interface starts DOWN (imc_ipoib_up()). f and mcast must
+ * number and the port's MTU; the rest is used as given (cfg NULL: imc_ipoib_config_init()'s
+ * defaults). The interface starts DOWN (imc_ipoib_up()). f and mcast must
  * outlive it. Returns 0, -EINVAL (not an HCA port, P_Key not in its
  * table, bad cfg or host ops without deliver) or -ENOMEM. */
 int imc_ipoib_fabric_create(struct imc_fabric *f, uint32_t node,

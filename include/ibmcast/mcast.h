@@ -184,7 +184,8 @@ void imc_mcast_config_init(struct imc_mcast_config *cfg);
 /* A tracker for one port, sending through sa (not owned; it must outlive
  * the tracker; the tracker's queries are its own, other users may share
  * the client, but with cfg.subscribe the client's Report handler is the
- * tracker's: one such tracker per client). cfg and ops are copied; ops may be NULL (no QP is ever
+ * tracker's: one such tracker per client). cfg and ops are copied; cfg NULL means
+ * defaults (imc_mcast_config_init()); ops may be NULL (no QP is ever
  * attached). The port starts ACTIVE: tell it otherwise with
  * imc_mcast_port_event(). Returns 0, -EINVAL or -ENOMEM. */
 int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
@@ -295,6 +296,33 @@ enum imc_mcast_state {
 const char *imc_mcast_state_str(enum imc_mcast_state s);
 
 enum imc_mcast_state imc_mcast_member_state(const struct imc_mcast_member *m);
+
+/* ---- sending to a joined group ---- */
+
+/* What a UD send to a group needs (IBA 10.2.1's address vector as
+ * ibv_ah_attr, plus the destination QP and Q_Key of the work request),
+ * all of it from the group's MCMemberRecord. */
+struct imc_mcast_av {
+	uint16_t dlid;             /* the group's MLID */
+	uint8_t sl;
+	uint8_t rate;              /* SA rate code (IBA 15.2.5.17 Rate) */
+	bool grh;                  /* always true: a multicast send has a
+				    * GRH whose DGID is the MGID (IBA 10.5.2.5) */
+	struct imc_gid dgid;       /* the MGID */
+	uint8_t tclass;
+	uint32_t flow_label;       /* 20 bits */
+	uint8_t hop_limit;
+	uint32_t remote_qpn;       /* 0xFFFFFF, the multicast QPN (IBA 10.5.2.5) */
+	uint32_t qkey;             /* the group's Q_Key */
+	uint16_t pkey;             /* the group's P_Key, for the send's QP */
+};
+
+/* Fills av from rec, the record of IMC_MCAST_EV_JOINED (or a group's
+ * imc_mcast_group_info.rec once joined). Returns 0, or -EINVAL when rec
+ * or av is NULL or rec is no joined group's record: an MGID that is not
+ * multicast, an MLID outside 0xC000..0xFFFE (IBA 4.1.3), a P_Key whose
+ * low 15 bits are zero (IBA 10.9.1.2: no valid partition). */
+int imc_mcast_send_av(const struct imc_mcmr *rec, struct imc_mcast_av *av);
 
 /* Port changes (as the port's owner hears them: the fabric's port events,
  * umad's port state). */

@@ -102,7 +102,8 @@ void imc_mcast_umad_config_init(struct imc_mcast_umad_config *cfg);
 
 /* Opens the port (imc_umad_open, client mode) on loop (a real-time loop),
  * an SA client and a tracker on it (ops as for imc_mcast_create: NULL
- * attaches no QP), and starts watching the port. Returns 0, -EINVAL,
+ * attaches no QP), and starts watching the port. cfg NULL means the
+ * defaults of imc_mcast_umad_config_init(). Returns 0, -EINVAL,
  * -ENODEV (no such port; WATCH_VERBS without a verbs device), -EIO or
  * -ENOMEM, as imc_umad_open(). Free with imc_mcast_umad_close(). */
 int imc_mcast_umad_open(struct imc_loop *loop,

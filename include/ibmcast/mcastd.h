@@ -152,7 +152,8 @@ struct imc_mcastd_config {
 /* Backoff 10 ms .. 2 s, path NULL, wait false, everything else zero. */
 void imc_mcastd_config_init(struct imc_mcastd_config *cfg);
 
-/* Connects (and sends the hello). cfg is copied (path and comm too).
+/* Connects (and sends the hello). cfg is copied (path and comm too);
+ * NULL means defaults (imc_mcastd_config_init()).
  * Returns 0; -ENOENT or -ECONNREFUSED when no daemon listens (and
  * cfg->wait is false: a tool then knows to run standalone); -EACCES when
  * the socket's permissions refuse this user; -ENOMEM. */

@@ -138,7 +138,8 @@ struct imc_mcastd_server_config {
  * 5 s; no hooks. */
 void imc_mcastd_server_config_init(struct imc_mcastd_server_config *cfg);
 
-/* cfg is copied. Returns 0, -EINVAL or -ENOMEM. */
+/* cfg is copied; NULL means defaults (imc_mcastd_server_config_init()).
+ * Returns 0, -EINVAL or -ENOMEM. */
 int imc_mcastd_server_create(struct imc_loop *loop,
 			     const struct imc_mcastd_server_config *cfg,
 			     struct imc_mcastd_server **out);

@@ -34,8 +34,11 @@
 extern "C" {
 #endif
 
+/* The well-known QP1 (GSI) Q_Key (IBA 3.5.6); a macro, as ISO C
+ * enumerators are ints. */
+#define IMC_SA_QP1_QKEY 0x80010000u
+
 enum {
-	IMC_SA_QP1_QKEY = 0x80010000,    /* the well-known QP1 (GSI) Q_Key */
 	IMC_SA_MLID_FIRST = 0xC000,      /* IBA 4.1.3: multicast LIDs */
 	IMC_SA_MLID_LAST = 0xFFFE,
 	IMC_SA_IPOIB_QKEY = 0x0B1B,      /* OpenSM's IPoIB broadcast Q_Key */
@@ -191,7 +194,8 @@ void imc_sa_config_init(struct imc_sa_config *cfg);
 
 struct imc_sa;
 
-/* Creates an SA with cfg's broadcast groups. ops and cfg (and the
+/* Creates an SA with cfg's broadcast groups (cfg NULL: the defaults of
+ * imc_sa_config_init()). ops and cfg (and the
  * broadcast array) are copied; ctx is passed to ops; loop must outlive
  * the SA. Returns 0, -EINVAL (NULL argument, no send or directory op, a
  * bad MLID range or queue bound, an invalid broadcast group), -ENOSPC

@@ -58,7 +58,8 @@ struct imc_sa_fabric;
 
 /* Starts the SA on f's SM port: creates its QP1 (the port must have none
  * and must be an HCA port with a LID: bring the fabric up first) and
- * watches every HCA port. cfg is copied. Returns 0, -EINVAL (NULL
+ * watches every HCA port. cfg is copied; NULL means the defaults of
+ * imc_sa_fabric_config_init(). Returns 0, -EINVAL (NULL
  * argument, bad SA configuration, the SM on a switch), -EAGAIN (the SM
  * port has no LID yet), -EBUSY (QP1 taken) or -ENOMEM. Free with
  * imc_sa_fabric_destroy() before the fabric. */

@@ -68,7 +68,8 @@ void imc_sa_serve_config_init(struct imc_sa_serve_config *cfg);
 struct imc_sa_serve;
 
 /* Opens the port (server mode, IsSM), creates the engine and starts the
- * scan on loop (a real-time loop). cfg is copied. Returns 0, -EINVAL (bad
+ * scan on loop (a real-time loop). cfg is copied (NULL: the defaults of imc_sa_serve_config_init()).
+ * Returns 0, -EINVAL (bad
  * arguments: window 0 or above 32, park_max 0), -ENODEV (no port, or the
  * port has no SM LID to learn from), -EIO, -ENOMEM, or the engine's
  * error. Free with imc_sa_serve_close(). */

@@ -119,7 +119,9 @@ struct imc_umad_addr {
 typedef void (*imc_umad_recv_cb)(void *arg, const uint8_t *mad, size_t len,
 				 const struct imc_umad_addr *from);
 
-/* Opens the port and registers the agent(s) of cfg->mode, and starts
+/* cfg NULL means an all-zero config: libibumad's default device, its
+ * first active port, a client, no IsSM. Opens the port and registers the
+ * agent(s) of cfg->mode, and starts
  * receiving on loop (a real-time loop). Returns 0, -ENODEV (no such
  * device or port; ibsim: no simulator, unknown node, no free client
  * slot, or another SM on the node), -EINVAL (bad arguments, a virtual

@@ -303,11 +303,16 @@ int imc_fabric_create(const struct imc_topo *topo, struct imc_loop *loop,
 		      const struct imc_fabric_config *cfg,
 		      struct imc_fabric **out)
 {
+	struct imc_fabric_config def;
 	struct imc_fabric *f;
 	int err;
 
 	*out = NULL;
-	if (!topo || !loop || !cfg || !config_ok(cfg))
+	if (!cfg) {
+		imc_fabric_config_default(&def);
+		cfg = &def;
+	}
+	if (!topo || !loop || !config_ok(cfg))
 		return -EINVAL;
 	if (topo->sm_node >= topo->nnodes && !cfg->external_sm)
 		return -EINVAL;

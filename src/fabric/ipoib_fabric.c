@@ -104,11 +104,15 @@ int imc_ipoib_fabric_create(struct imc_fabric *f, uint32_t node,
 {
 	struct imc_ipoib_fabric *x;
 	struct imc_port_attr pa;
-	struct imc_ipoib_config c;
+	struct imc_ipoib_config c, def;
 	struct imc_ipoib_ops ops;
 	int rc;
 
-	if (!f || !mcast || !cfg || !host || !host->deliver || !out)
+	if (!cfg) {
+		imc_ipoib_config_init(&def);
+		cfg = &def;
+	}
+	if (!f || !mcast || !host || !host->deliver || !out)
 		return -EINVAL;
 	rc = imc_fabric_port_attr(f, node, port, &pa);
 	if (rc < 0)

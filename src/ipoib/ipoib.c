@@ -669,7 +669,7 @@ bool ipo_v4_broadcast(const struct imc_ipoib *ifc, uint32_t a)
 int imc_ipoib_xmit(struct imc_ipoib *ifc, const void *pkt, size_t len)
 {
 	struct imc_ipoib_hdr h;
-	struct ipo_iphdr ip;
+	struct imc_ip_hdr ip;
 	struct imc_gid mgid;
 	struct group *g;
 
@@ -681,7 +681,7 @@ int imc_ipoib_xmit(struct imc_ipoib *ifc, const void *pkt, size_t len)
 		ipo_drop(ifc, IMC_IPOIB_DROP_MTU);
 		return -EMSGSIZE;
 	}
-	if (!pkt || ipo_ip_parse(pkt, len, &ip) < 0) {
+	if (!pkt || imc_ip_parse(pkt, len, &ip) < 0) {
 		ipo_drop(ifc, IMC_IPOIB_DROP_MALFORMED);
 		return -EINVAL;
 	}

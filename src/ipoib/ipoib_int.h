@@ -67,22 +67,7 @@ int ipo_nd_parse(const uint8_t *pkt, size_t len, struct ipo_nd *out);
  * length, or -ENOSPC. */
 int ipo_nd_build(const struct ipo_nd *nd, uint8_t *buf, size_t len);
 
-/* The Internet checksum (RFC 1071) of an ICMPv6 message with its pseudo
- * header (RFC 8200 8.1). */
-uint16_t ipo_icmp6_csum(const uint8_t src[16], const uint8_t dst[16],
-			const uint8_t *msg, size_t len);
-
-/* The few fields of an IP header the interface routes on. */
-struct ipo_iphdr {
-	uint8_t family;                /* IMC_IPV4 or IMC_IPV6 */
-	size_t len;                    /* IP total length (<= packet) */
-	struct imc_ip_addr src, dst;
-	uint8_t proto;                 /* IPv4 protocol, IPv6 next header */
-};
-
-/* Parses the IP header of a packet the host sends or the interface
- * receives: version, header length, total length within len. Returns 0
- * or -EINVAL. */
-int ipo_ip_parse(const uint8_t *pkt, size_t len, struct ipo_iphdr *out);
+/* The IP header parser and the ICMPv6 checksum the interface uses are
+ * public: imc_ip_parse(), imc_icmp6_csum() (ipoib.h). */
 
 #endif

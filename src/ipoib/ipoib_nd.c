@@ -101,9 +101,9 @@ int imc_ip_addr_format(const struct imc_ip_addr *a,
 
 /* ---- IP headers ---- */
 
-int ipo_ip_parse(const uint8_t *pkt, size_t len, struct ipo_iphdr *out)
+int imc_ip_parse(const uint8_t *pkt, size_t len, struct imc_ip_hdr *out)
 {
-	struct ipo_iphdr h;
+	struct imc_ip_hdr h;
 
 	memset(&h, 0, sizeof(h));
 	if (len < 1)
@@ -154,7 +154,7 @@ static uint32_t sum16(uint32_t acc, const uint8_t *p, size_t len)
 	return acc;
 }
 
-uint16_t ipo_icmp6_csum(const uint8_t src[16], const uint8_t dst[16],
+uint16_t imc_icmp6_csum(const uint8_t src[16], const uint8_t dst[16],
 			const uint8_t *msg, size_t len)
 {
 	uint8_t ph[8];
@@ -214,7 +214,7 @@ int ipo_nd_parse(const uint8_t *pkt, size_t len, struct ipo_nd *out)
 	 * length 24 or more, valid checksum, target not multicast. */
 	if (pkt[7] != 255 || plen < IPO_NS_LEN || icmp[1] != 0)
 		return -EINVAL;
-	if (ipo_icmp6_csum(nd.src, nd.dst, icmp, plen) != 0)
+	if (imc_icmp6_csum(nd.src, nd.dst, icmp, plen) != 0)
 		return -EINVAL;
 	memcpy(nd.target, icmp + 8, 16);
 	if (nd.target[0] == 0xFF)
@@ -289,7 +289,7 @@ int ipo_nd_build(const struct ipo_nd *nd, uint8_t *buf, size_t len)
 					  IMC_IPOIB_ND_OPT_LEN) < 0)
 			return -ENOSPC;
 	}
-	csum = ipo_icmp6_csum(nd->src, nd->dst, icmp, plen);
+	csum = imc_icmp6_csum(nd->src, nd->dst, icmp, plen);
 	imc_put16(icmp + 2, csum);
 	return (int)(IPO_IP6_HDR_LEN + plen);
 }

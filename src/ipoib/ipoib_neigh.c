@@ -567,7 +567,7 @@ static void nd_input(struct imc_ipoib *ifc, const struct imc_ipoib_rx *rx,
 void imc_ipoib_recv(struct imc_ipoib *ifc, const struct imc_ipoib_rx *rx)
 {
 	struct imc_ipoib_hdr h;
-	struct ipo_iphdr ip;
+	struct imc_ip_hdr ip;
 	struct imc_ipoib_packet pk;
 	const uint8_t *p;
 	size_t len;
@@ -622,7 +622,7 @@ void imc_ipoib_recv(struct imc_ipoib *ifc, const struct imc_ipoib_rx *rx)
 		ipo_drop(ifc, IMC_IPOIB_DROP_ETHERTYPE);
 		return;
 	}
-	if (ipo_ip_parse(p, len, &ip) < 0 ||
+	if (imc_ip_parse(p, len, &ip) < 0 ||
 	    (ip.family == IMC_IPV4) != (h.type == IMC_ETHERTYPE_IPV4)) {
 		ipo_drop(ifc, IMC_IPOIB_DROP_MALFORMED);
 		return;

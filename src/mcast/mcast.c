@@ -1093,10 +1093,15 @@ int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
 		     const struct imc_mcast_config *cfg,
 		     const struct imc_mcast_ops *ops, struct imc_mcast **out)
 {
+	struct imc_mcast_config def;
 	struct imc_sa_client_config cc;
 	struct imc_mcast *t;
 
-	if (!loop || !sa || !cfg || !out ||
+	if (!cfg) {
+		imc_mcast_config_init(&def);
+		cfg = &def;
+	}
+	if (!loop || !sa || !out ||
 	    (cfg->rejoin != IMC_MCAST_REJOIN_PACED &&
 	     cfg->rejoin != IMC_MCAST_REJOIN_IMMEDIATE) ||
 	    (cfg->rejoin == IMC_MCAST_REJOIN_PACED && !cfg->rejoin_window))

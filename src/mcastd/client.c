@@ -716,10 +716,15 @@ static void read_self_comm(char *out)
 int imc_mcastd_create(const struct imc_mcastd_config *cfg,
 		      struct imc_mcastd **out)
 {
+	struct imc_mcastd_config def;
 	struct imc_mcastd *c;
 	int r;
 
-	if (!cfg || !out || !cfg->backoff_min ||
+	if (!cfg) {
+		imc_mcastd_config_init(&def);
+		cfg = &def;
+	}
+	if (!out || !cfg->backoff_min ||
 	    cfg->backoff_max < cfg->backoff_min)
 		return -EINVAL;
 	c = calloc(1, sizeof(*c));

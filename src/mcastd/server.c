@@ -720,9 +720,14 @@ int imc_mcastd_server_create(struct imc_loop *loop,
 			     const struct imc_mcastd_server_config *cfg,
 			     struct imc_mcastd_server **out)
 {
+	struct imc_mcastd_server_config def;
 	struct imc_mcastd_server *s;
 
-	if (!loop || !cfg || !out || !cfg->limits.members ||
+	if (!cfg) {
+		imc_mcastd_server_config_init(&def);
+		cfg = &def;
+	}
+	if (!loop || !out || !cfg->limits.members ||
 	    !cfg->limits.in_flight || !cfg->limits.conns ||
 	    !cfg->limits.conns_per_uid ||
 	    cfg->limits.max_msg < MCD_MAX_FROM_CLIENT_MIN)

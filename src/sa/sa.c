@@ -707,10 +707,15 @@ int imc_sa_create(struct imc_loop *loop, const struct imc_sa_config *cfg,
 		  const struct imc_sa_ops *ops, void *ctx,
 		  struct imc_sa **out)
 {
+	struct imc_sa_config def;
 	struct imc_sa *sa;
 	int rc;
 
-	if (!loop || !cfg || !ops || !out || !ops->send ||
+	if (!cfg) {
+		imc_sa_config_init(&def);
+		cfg = &def;
+	}
+	if (!loop || !ops || !out || !ops->send ||
 	    !ops->port_by_gid || !ops->port_by_lid)
 		return -EINVAL;
 	rc = check_cfg(cfg);

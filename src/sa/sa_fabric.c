@@ -296,6 +296,7 @@ int imc_sa_fabric_create(struct imc_fabric *f,
 		.send = sa_send,
 		.mcast_members = sa_members,
 	};
+	struct imc_sa_fabric_config def;
 	struct imc_sa_fabric *sf;
 	struct imc_sa_config sc;
 	struct imc_port_attr a;
@@ -304,7 +305,11 @@ int imc_sa_fabric_create(struct imc_fabric *f,
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	if (!f || !cfg)
+	if (!cfg) {
+		imc_sa_fabric_config_init(&def);
+		cfg = &def;
+	}
+	if (!f)
 		return -EINVAL;
 	sf = calloc(1, sizeof(*sf));
 	if (!sf)

@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ibmcast/ibsim.h"
 #include "ibmcast/umad.h"
 
 enum {
@@ -89,17 +90,7 @@ void imc_ibsim_ctl_pack(uint8_t out[IMC_IBSIM_CTL_SIZE], uint32_t client,
  * SIM_CTL_ERROR). */
 int imc_ibsim_ctl_unpack(const uint8_t *buf, size_t n, const uint8_t **data);
 
-/* The abstract socket address "<base>:<what><num>" with its trailing NUL
- * counted, as ibsim names its sockets. Returns the address length, or
- * -ENAMETOOLONG. */
-struct sockaddr_un;
-int imc_ibsim_sockaddr(struct sockaddr_un *a, const char *base,
-		       const char *what, long num);
-
-/* Binds fd to (bind_it) or connects it to the socket that
- * imc_ibsim_sockaddr() names. Returns 0 or -errno. */
-int imc_ibsim_name_op(int fd, bool bind_it, const char *base,
-		      const char *what, long num);
+/* imc_ibsim_sockaddr(), imc_ibsim_name_op(): ibmcast/ibsim.h. */
 
 /* A connection to ibsim as one client. */
 struct imc_ibsim;

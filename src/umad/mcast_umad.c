@@ -307,8 +307,13 @@ int imc_mcast_umad_open(struct imc_loop *loop,
 	int r;
 
 	struct imc_mcast_audit_config acfg;
+	struct imc_mcast_umad_config def;
 
-	if (!loop || !cfg || !out || !cfg->audit_window ||
+	if (!cfg) {
+		imc_mcast_umad_config_init(&def);
+		cfg = &def;
+	}
+	if (!loop || !out || !cfg->audit_window ||
 	    cfg->watch > IMC_MCAST_UMAD_WATCH_NONE)
 		return -EINVAL;
 	mu = calloc(1, sizeof(*mu));

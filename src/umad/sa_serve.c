@@ -763,9 +763,14 @@ int imc_sa_serve_open(struct imc_loop *loop,
 	struct imc_sa_ops ops;
 	struct imc_sa_serve *s;
 	const struct imc_umad_port *port;
+	struct imc_sa_serve_config def;
 	int rc;
 
-	if (!loop || !cfg || !out || !cfg->window ||
+	if (!cfg) {
+		imc_sa_serve_config_init(&def);
+		cfg = &def;
+	}
+	if (!loop || !out || !cfg->window ||
 	    cfg->window > WINDOW_MAX || !cfg->park_max)
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));

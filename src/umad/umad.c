@@ -756,11 +756,14 @@ static int open_native(struct imc_umad *u, const struct imc_umad_config *cfg,
 int imc_umad_open(struct imc_loop *loop, const struct imc_umad_config *cfg,
 		  struct imc_umad **out)
 {
+	static const struct imc_umad_config def; /* zero: the defaults */
 	struct imc_umad *u;
 	bool issm;
 	int r;
 
-	if (!loop || !cfg || !out || imc_loop_is_virtual(loop) ||
+	if (!cfg)
+		cfg = &def;
+	if (!loop || !out || imc_loop_is_virtual(loop) ||
 	    (cfg->mode != IMC_UMAD_CLIENT && cfg->mode != IMC_UMAD_SERVER) ||
 	    (cfg->backend != IMC_UMAD_LIBIBUMAD &&
 	     cfg->backend != IMC_UMAD_IBSIM))

@@ -1,7 +1,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "ibmcast/vectors.h"
+#include "wire/vectors.h"
 #include "util/text.h"
 
 

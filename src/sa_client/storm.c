@@ -27,7 +27,7 @@
 
 #include "ibmcast/mad.h"
 #include "ibmcast/sa_attr.h"
-#include "storm.h"
+#include "sa_client/storm.h"
 #include "wire/bytes.h"
 
 /* Pacing lets requests catch up with a pump timer that fired late by up

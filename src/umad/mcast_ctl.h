@@ -15,8 +15,8 @@
  * else $IBMCAST_RUN_DIR, else $XDG_RUNTIME_DIR/ibmcast, else /run/ibmcast
  * for root, else /tmp/ibmcast-UID.
  */
-#ifndef IMC_TOOLS_MCAST_CTL_H
-#define IMC_TOOLS_MCAST_CTL_H
+#ifndef IMC_UMAD_MCAST_CTL_H
+#define IMC_UMAD_MCAST_CTL_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -31,8 +31,8 @@
  * the membership in doubt. The teardown sends a leave for every slot
  * taken or in doubt, unless keep is set.
  */
-#ifndef IMC_TOOLS_STORM_H
-#define IMC_TOOLS_STORM_H
+#ifndef IMC_SA_CLIENT_STORM_H
+#define IMC_SA_CLIENT_STORM_H
 
 #include <stdbool.h>
 #include <stddef.h>
