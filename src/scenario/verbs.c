@@ -20,49 +20,26 @@ static void *alloc_data(size_t n)
 
 /* ---- link params, shared with the links setting ---- */
 
+/* By SCN_LP_* bit (IBA-independent link model of the fabric). */
+static const struct scn_opt link_opts[] = {
+	SCN_O_TIME("latency", struct imc_link_params, latency),
+	SCN_O_BPS("bandwidth", struct imc_link_params, bits_per_sec),
+	SCN_O_PROB("loss", struct imc_link_params, loss),
+	SCN_O_PROB("dup", struct imc_link_params, dup),
+	SCN_O_PROB("reorder", struct imc_link_params, reorder),
+	SCN_O_TIME("reorder-delay", struct imc_link_params, reorder_delay),
+};
+const struct scn_optset scn_link_optset = SCN_OPTSET(link_opts);
+
 int scn_link_params_parse(struct imc_scn_parser *p, unsigned argc,
 			  const char *const *argv, struct imc_link_params *lp,
 			  unsigned *mask)
 {
-	*mask = 0;
-	for (unsigned i = 0; i < argc; i++) {
-		const char *a = argv[i], *v;
-		int rc;
+	uint64_t given = 0;
+	int rc = scn_opts_parse(p, &scn_link_optset, argc, argv, lp, &given);
 
-		if (imc_scn_kv(a, "latency", &v)) {
-			rc = imc_scn_parse_time(p, "latency", v, &lp->latency);
-			*mask |= SCN_LP_LATENCY;
-		} else if (imc_scn_kv(a, "bandwidth", &v)) {
-			if (!strcmp(v, "auto")) {
-				lp->bits_per_sec = 0;
-				rc = 0;
-			} else {
-				rc = imc_scn_parse_bps(p, "bandwidth", v,
-						       &lp->bits_per_sec);
-			}
-			*mask |= SCN_LP_BANDWIDTH;
-		} else if (imc_scn_kv(a, "loss", &v)) {
-			rc = imc_scn_parse_prob(p, "loss", v, &lp->loss);
-			*mask |= SCN_LP_LOSS;
-		} else if (imc_scn_kv(a, "dup", &v)) {
-			rc = imc_scn_parse_prob(p, "dup", v, &lp->dup);
-			*mask |= SCN_LP_DUP;
-		} else if (imc_scn_kv(a, "reorder", &v)) {
-			rc = imc_scn_parse_prob(p, "reorder", v, &lp->reorder);
-			*mask |= SCN_LP_REORDER;
-		} else if (imc_scn_kv(a, "reorder-delay", &v)) {
-			rc = imc_scn_parse_time(p, "reorder-delay", v,
-						&lp->reorder_delay);
-			*mask |= SCN_LP_REORDER_DELAY;
-		} else {
-			rc = imc_scn_parse_error(p,
-				"expected latency=, bandwidth=, loss=, dup=, reorder= or reorder-delay=, got '%s'",
-				a);
-		}
-		if (rc)
-			return rc;
-	}
-	return 0;
+	*mask = (unsigned)given;
+	return rc;
 }
 
 /* ---- a flow's count=, size= and interval=, shared by the senders ---- */
@@ -138,32 +115,7 @@ void scn_mcast_flow_print(FILE *f, uint32_t count, uint32_t size,
 void scn_link_params_print(FILE *f, const struct imc_link_params *lp,
 			   unsigned mask)
 {
-	if (mask & SCN_LP_LATENCY) {
-		fputs(" latency=", f);
-		imc_scn_print_time(f, lp->latency);
-	}
-	if (mask & SCN_LP_BANDWIDTH) {
-		if (lp->bits_per_sec)
-			fprintf(f, " bandwidth=%" PRIu64 "bps", lp->bits_per_sec);
-		else
-			fputs(" bandwidth=auto", f);
-	}
-	if (mask & SCN_LP_LOSS) {
-		fputs(" loss=", f);
-		imc_scn_print_prob(f, lp->loss);
-	}
-	if (mask & SCN_LP_DUP) {
-		fputs(" dup=", f);
-		imc_scn_print_prob(f, lp->dup);
-	}
-	if (mask & SCN_LP_REORDER) {
-		fputs(" reorder=", f);
-		imc_scn_print_prob(f, lp->reorder);
-	}
-	if (mask & SCN_LP_REORDER_DELAY) {
-		fputs(" reorder-delay=", f);
-		imc_scn_print_time(f, lp->reorder_delay);
-	}
+	scn_opts_print(f, &scn_link_optset, lp, mask);
 }
 
 /* ---- link down|up PORT ---- */
