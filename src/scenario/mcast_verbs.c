@@ -86,7 +86,7 @@ enum {
 };
 
 struct mc_cfg {
-	unsigned mask;
+	uint64_t mask;
 	enum imc_mcast_rejoin rejoin;
 	imc_time_t spread;
 	uint32_t window;
@@ -524,6 +524,19 @@ static int mgid_resolve_or_fail(struct imc_scn_ctx *c,
 /* ------------------------------------------------------------------ */
 /* mcast-tracker */
 
+static const char *const rejoin_names[] = { "paced", "immediate", NULL };
+
+/* By C_* bit; the names by enum imc_mcast_rejoin. */
+static const struct scn_opt cfg_opts[] = {
+	SCN_O_ENUM("rejoin", struct mc_cfg, rejoin, rejoin_names),
+	SCN_O_TIME("spread", struct mc_cfg, spread),
+	SCN_O_UINT_H("window", struct mc_cfg, window, 1, WINDOW_MAX,
+		     "at least 1"),
+	SCN_O_TIME_H("timeout", struct mc_cfg, timeout, 1, "longer than 0"),
+	SCN_O_UINT("retries", struct mc_cfg, retries, 0, RETRIES_MAX),
+};
+static const struct scn_optset cfg_set = SCN_OPTSET(cfg_opts);
+
 static int cfg_parse(struct imc_scn_parser *p, unsigned argc,
 		     const char *const *argv, void **data)
 {
@@ -539,52 +552,7 @@ static int cfg_parse(struct imc_scn_parser *p, unsigned argc,
 	if (!a)
 		return -ENOMEM;
 	*data = a;
-	for (unsigned i = 0; i < argc; i++) {
-		const char *v;
-		uint64_t x = 0;
-		int rc;
-
-		if (imc_scn_kv(argv[i], "rejoin", &v)) {
-			rc = 0;
-			if (!strcmp(v, "paced"))
-				a->rejoin = IMC_MCAST_REJOIN_PACED;
-			else if (!strcmp(v, "immediate"))
-				a->rejoin = IMC_MCAST_REJOIN_IMMEDIATE;
-			else
-				rc = imc_scn_parse_error(p,
-					"rejoin: expected paced or immediate, got '%s'",
-					v);
-			a->mask |= C_REJOIN;
-		} else if (imc_scn_kv(argv[i], "spread", &v)) {
-			rc = imc_scn_parse_time(p, "spread", v, &a->spread);
-			a->mask |= C_SPREAD;
-		} else if (imc_scn_kv(argv[i], "window", &v)) {
-			rc = imc_scn_parse_uint(p, "window", v, WINDOW_MAX, &x);
-			if (!rc && !x)
-				rc = imc_scn_parse_error(p,
-							 "window: at least 1");
-			a->window = (uint32_t)x;
-			a->mask |= C_WINDOW;
-		} else if (imc_scn_kv(argv[i], "timeout", &v)) {
-			rc = imc_scn_parse_time(p, "timeout", v, &a->timeout);
-			if (!rc && !a->timeout)
-				rc = imc_scn_parse_error(p,
-					"timeout: longer than 0");
-			a->mask |= C_TIMEOUT;
-		} else if (imc_scn_kv(argv[i], "retries", &v)) {
-			rc = imc_scn_parse_uint(p, "retries", v, RETRIES_MAX,
-						&x);
-			a->retries = (uint32_t)x;
-			a->mask |= C_RETRIES;
-		} else {
-			rc = imc_scn_parse_error(p,
-				"expected rejoin=, spread=, window=, timeout= or retries=, got '%s'",
-				argv[i]);
-		}
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return scn_opts_parse(p, &cfg_set, argc, argv, a, &a->mask);
 }
 
 static void cfg_print(FILE *f, const struct imc_topo *t, const void *data)
@@ -592,21 +560,7 @@ static void cfg_print(FILE *f, const struct imc_topo *t, const void *data)
 	const struct mc_cfg *a = data;
 
 	(void)t;
-	if (a->mask & C_REJOIN)
-		fprintf(f, " rejoin=%s", a->rejoin == IMC_MCAST_REJOIN_PACED ?
-			"paced" : "immediate");
-	if (a->mask & C_SPREAD) {
-		fputs(" spread=", f);
-		imc_scn_print_time(f, a->spread);
-	}
-	if (a->mask & C_WINDOW)
-		fprintf(f, " window=%" PRIu32, a->window);
-	if (a->mask & C_TIMEOUT) {
-		fputs(" timeout=", f);
-		imc_scn_print_time(f, a->timeout);
-	}
-	if (a->mask & C_RETRIES)
-		fprintf(f, " retries=%" PRIu32, a->retries);
+	scn_opts_print(f, &cfg_set, a, a->mask);
 }
 
 /* Settings run before every action: the trackers, made later, read it

@@ -77,6 +77,21 @@ static int enum_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 				   list, v);
 }
 
+/* A value under the option's minimum: its help text, or the bound. */
+static int below_min(struct imc_scn_parser *p, const struct scn_opt *o,
+		     const char *v, uint64_t x)
+{
+	if (x >= o->min)
+		return 0;
+	if (o->help && (o->flags & SCN_OPT_GOT))
+		return imc_scn_parse_error(p, "%s: %s, got '%s'", o->key,
+					   o->help, v);
+	if (o->help)
+		return imc_scn_parse_error(p, "%s: %s", o->key, o->help);
+	return imc_scn_parse_error(p, "%s: expected at least %" PRIu64,
+				   o->key, o->min);
+}
+
 static int uint_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 		      const char *v, uint64_t *x)
 {
@@ -92,13 +107,7 @@ static int uint_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 		rc = imc_scn_parse_bps(p, o->key, v, x);
 	else
 		rc = imc_scn_parse_uint(p, o->key, v, max, x);
-	if (rc || *x >= o->min)
-		return rc;
-	if (o->help)
-		return imc_scn_parse_error(p, "%s: expected %s, got '%s'",
-					   o->key, o->help, v);
-	return imc_scn_parse_error(p, "%s: expected at least %" PRIu64,
-				   o->key, o->min);
+	return rc ? rc : below_min(p, o, v, *x);
 }
 
 /* One value into its field. */
@@ -119,7 +128,8 @@ static int value_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 		rc = enum_parse(p, o, v, &x);
 		break;
 	case SCN_OPT_TIME:
-		return imc_scn_parse_time(p, o->key, v, dst);
+		rc = imc_scn_parse_time(p, o->key, v, dst);
+		return rc ? rc : below_min(p, o, v, *(imc_time_t *)dst);
 	case SCN_OPT_PROB:
 		return imc_scn_parse_prob(p, o->key, v, dst);
 	case SCN_OPT_FLAG:

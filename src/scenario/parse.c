@@ -498,10 +498,11 @@ static const struct scn_opt fabric_opts[] = {
 	  .parse = mtu_parse, .print = mtu_print },
 	{ .key = "rate", .type = SCN_OPT_UINT, .size = sizeof(unsigned),
 	  .offset = offsetof(struct imc_fabric_config, rate), .min = 2,
-	  .max = 63, .help = "an SA rate code 2..63" },
+	  .max = 63, .help = "expected an SA rate code 2..63",
+	  .flags = SCN_OPT_GOT },
 	{ .key = "rq", .type = SCN_OPT_UINT, .size = sizeof(unsigned),
 	  .offset = offsetof(struct imc_fabric_config, rq_depth), .min = 1,
-	  .max = 1u << 20, .help = "a depth of at least 1" },
+	  .max = 1u << 20, .help = "expected a depth of at least 1" },
 	SCN_O_TIME("sweep", struct imc_fabric_config, sm_sweep_delay),
 	SCN_O_HEX("prefix", struct imc_fabric_config, subnet_prefix, 0),
 };

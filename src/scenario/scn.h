@@ -173,6 +173,7 @@ enum scn_opt_type {
 enum {
 	SCN_OPT_REQUIRED = 1u << 0,
 	SCN_OPT_NOPRINT = 1u << 1,   /* printed by the verb itself */
+	SCN_OPT_GOT = 1u << 2,       /* the min error quotes the word */
 };
 
 struct scn_opt {
@@ -182,7 +183,7 @@ struct scn_opt {
 	uint16_t flags;
 	size_t offset;
 	uint64_t min, max;
-	/* "KEY: expected HELP, got 'V'" below min */
+	/* below min: "KEY: HELP", with SCN_OPT_GOT ", got 'V'" after */
 	const char *help;
 	const char *const *names;
 	int (*parse)(struct imc_scn_parser *p, const struct scn_opt *o,
@@ -206,6 +207,13 @@ struct scn_optset {
 	  .offset = offsetof(T, f), .max = (hi) }
 #define SCN_O_TIME(k, T, f) \
 	{ .key = (k), .type = SCN_OPT_TIME, .offset = offsetof(T, f) }
+/* An integer or time with a minimum and its own message below it. */
+#define SCN_O_UINT_H(k, T, f, lo, hi, h) \
+	{ .key = (k), .type = SCN_OPT_UINT, .size = sizeof(((T *)0)->f), \
+	  .offset = offsetof(T, f), .min = (lo), .max = (hi), .help = (h) }
+#define SCN_O_TIME_H(k, T, f, lo, h) \
+	{ .key = (k), .type = SCN_OPT_TIME, .offset = offsetof(T, f), \
+	  .min = (lo), .help = (h) }
 #define SCN_O_PROB(k, T, f) \
 	{ .key = (k), .type = SCN_OPT_PROB, .offset = offsetof(T, f) }
 #define SCN_O_BPS(k, T, f) \
