@@ -590,12 +590,21 @@ static void join_free(void *data)
 	free(a);
 }
 
+static const struct scn_opt join_opts[] = {
+	SCN_O_FLAG("create", struct mc_join, create),
+	SCN_O_FLAG("noqp", struct mc_join, noqp),
+	SCN_O_TIME_H("retry", struct mc_join, retry, 1,
+		     "expected a time above 0"),
+};
+static const struct scn_optset join_set = SCN_OPTSET(join_opts);
+
 static int join_parse(struct imc_scn_parser *p, unsigned argc,
 		      const char *const *argv, void **data)
 {
 	static const char usage[] =
 		"expected 'mcast-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [noqp] [retry=TIME] [as=NAME]'";
 	struct mc_join *a;
+	uint64_t given = 0;
 	int rc;
 
 	if (argc < 2)
@@ -616,6 +625,7 @@ static int join_parse(struct imc_scn_parser *p, unsigned argc,
 		rc = mgid_parse(p, argv[1], true, &a->mgid);
 	for (unsigned i = 2; !rc && i < argc; i++) {
 		const char *v;
+		bool m = false;
 
 		if (imc_scn_kv(argv[i], "state", &v)) {
 			rc = scn_sa_state_parse(p, v, &a->state);
@@ -626,17 +636,9 @@ static int join_parse(struct imc_scn_parser *p, unsigned argc,
 		} else if ((rc = scn_sa_comp_opt(p, argv[i], &a->rec,
 						 &a->mask)) != 1) {
 			/* a component, or its error */
-		} else if (!strcmp(argv[i], "create")) {
-			rc = 0;
-			a->create = true;
-		} else if (!strcmp(argv[i], "noqp")) {
-			rc = 0;
-			a->noqp = true;
-		} else if (imc_scn_kv(argv[i], "retry", &v)) {
-			rc = imc_scn_parse_time(p, "retry", v, &a->retry);
-			if (!rc && !a->retry)
-				rc = imc_scn_parse_error(p,
-					"retry: expected a time above 0");
+		} else if ((rc = scn_opt_word(p, &join_set, argv[i], a,
+					      &given, &m)) || m) {
+			/* create, noqp or retry=, or its error */
 		} else if (imc_scn_kv(argv[i], "as", &v)) {
 			rc = 0;
 			if (!name_ok(v))
@@ -673,14 +675,7 @@ static void join_print(FILE *f, const struct imc_topo *t, const void *data)
 		scn_sa_state_print(f, a->state);
 	}
 	scn_sa_comp_print(f, &a->rec, a->mask);
-	if (a->create)
-		fputs(" create", f);
-	if (a->noqp)
-		fputs(" noqp", f);
-	if (a->retry) {
-		fputs(" retry=", f);
-		imc_scn_print_time(f, a->retry);
-	}
+	scn_opts_print(f, &join_set, a, a->retry ? 7 : 3);
 	if (a->name)
 		fprintf(f, " as=%s", a->name);
 }
