@@ -248,11 +248,30 @@ static int host_arg(struct imc_scn_parser *p, const char *word,
 /* ------------------------------------------------------------------ */
 /* The ipoib setting */
 
+/* By C_* bit. */
+static const struct scn_opt cfg_opts[] = {
+	SCN_O_UINT("queue", struct ipoib_cfg, c.queue_endpoint, 0, 1u << 20),
+	SCN_O_UINT("queue-group", struct ipoib_cfg, c.queue_group, 0,
+		   1u << 20),
+	SCN_O_UINT("queue-total", struct ipoib_cfg, c.queue_total, 0,
+		   1u << 24),
+	SCN_O_TIME_H("resolve-timeout", struct ipoib_cfg, c.resolve_timeout,
+		     1, "more than 0"),
+	SCN_O_UINT("resolve-retries", struct ipoib_cfg, c.resolve_retries, 0,
+		   100),
+	SCN_O_TIME("expiry", struct ipoib_cfg, c.neigh_expiry),
+	SCN_O_TIME("idle", struct ipoib_cfg, c.sendonly_idle),
+	SCN_O_BOOL("sendonly-full", struct ipoib_cfg, c.sa_sendonly_full),
+};
+static const struct scn_optset cfg_set = SCN_OPTSET(cfg_opts);
+
 static int cfg_parse(struct imc_scn_parser *p, unsigned argc,
 		     const char *const *argv, void **data)
 {
 	const struct imc_scenario *s = p->s;
 	struct ipoib_cfg *a;
+	uint64_t given = 0;
+	int rc;
 
 	for (unsigned i = 0; i < s->nsettings; i++)
 		if (!strcmp(s->settings[i].verb->name, "ipoib"))
@@ -264,69 +283,12 @@ static int cfg_parse(struct imc_scn_parser *p, unsigned argc,
 		return -ENOMEM;
 	*data = a;
 	imc_ipoib_config_init(&a->c);
-	for (unsigned i = 0; i < argc; i++) {
-		const char *v;
-		uint64_t x = 0;
-		int rc;
-
-		if (imc_scn_kv(argv[i], "queue", &v)) {
-			rc = imc_scn_parse_uint(p, "queue", v, 1u << 20, &x);
-			a->c.queue_endpoint = (size_t)x;
-			a->mask |= C_QUEUE;
-		} else if (imc_scn_kv(argv[i], "queue-group", &v)) {
-			rc = imc_scn_parse_uint(p, "queue-group", v, 1u << 20,
-						&x);
-			a->c.queue_group = (size_t)x;
-			a->mask |= C_QUEUE_GROUP;
-		} else if (imc_scn_kv(argv[i], "queue-total", &v)) {
-			rc = imc_scn_parse_uint(p, "queue-total", v, 1u << 24,
-						&x);
-			a->c.queue_total = (size_t)x;
-			a->mask |= C_QUEUE_TOTAL;
-		} else if (imc_scn_kv(argv[i], "resolve-timeout", &v)) {
-			rc = imc_scn_parse_time(p, "resolve-timeout", v,
-						&a->c.resolve_timeout);
-			if (!rc && !a->c.resolve_timeout)
-				rc = imc_scn_parse_error(p,
-					"resolve-timeout: more than 0");
-			a->mask |= C_RESOLVE_TIMEOUT;
-		} else if (imc_scn_kv(argv[i], "resolve-retries", &v)) {
-			rc = imc_scn_parse_uint(p, "resolve-retries", v, 100,
-						&x);
-			a->c.resolve_retries = (unsigned)x;
-			a->mask |= C_RESOLVE_RETRIES;
-		} else if (imc_scn_kv(argv[i], "expiry", &v)) {
-			rc = imc_scn_parse_time(p, "expiry", v,
-						&a->c.neigh_expiry);
-			a->mask |= C_EXPIRY;
-		} else if (imc_scn_kv(argv[i], "idle", &v)) {
-			rc = imc_scn_parse_time(p, "idle", v,
-						&a->c.sendonly_idle);
-			a->mask |= C_IDLE;
-		} else if (imc_scn_kv(argv[i], "sendonly-full", &v)) {
-			rc = 0;
-			if (!strcmp(v, "yes"))
-				a->c.sa_sendonly_full = true;
-			else if (!strcmp(v, "no"))
-				a->c.sa_sendonly_full = false;
-			else
-				rc = imc_scn_parse_error(p,
-					"sendonly-full: expected yes or no, got '%s'",
-					v);
-			a->mask |= C_SENDONLY_FULL;
-		} else {
-			rc = imc_scn_parse_error(p,
-				"expected queue=, queue-group=, queue-total=, resolve-timeout=, resolve-retries=, expiry=, idle= or sendonly-full=, got '%s'",
-				argv[i]);
-		}
-		if (rc)
-			return rc;
-		if ((a->mask & (C_QUEUE | C_QUEUE_GROUP | C_QUEUE_TOTAL)) &&
-		    (!a->c.queue_endpoint || !a->c.queue_group ||
-		     !a->c.queue_total))
-			return imc_scn_parse_error(p, "queues: at least 1");
-	}
-	return 0;
+	rc = scn_opts_parse(p, &cfg_set, argc, argv, a, &given);
+	a->mask = (unsigned)given;
+	if (!rc && (a->mask & (C_QUEUE | C_QUEUE_GROUP | C_QUEUE_TOTAL)) &&
+	    (!a->c.queue_endpoint || !a->c.queue_group || !a->c.queue_total))
+		return imc_scn_parse_error(p, "queues: at least 1");
+	return rc;
 }
 
 static void cfg_print(FILE *f, const struct imc_topo *t, const void *data)
@@ -334,29 +296,7 @@ static void cfg_print(FILE *f, const struct imc_topo *t, const void *data)
 	const struct ipoib_cfg *a = data;
 
 	(void)t;
-	if (a->mask & C_QUEUE)
-		fprintf(f, " queue=%zu", a->c.queue_endpoint);
-	if (a->mask & C_QUEUE_GROUP)
-		fprintf(f, " queue-group=%zu", a->c.queue_group);
-	if (a->mask & C_QUEUE_TOTAL)
-		fprintf(f, " queue-total=%zu", a->c.queue_total);
-	if (a->mask & C_RESOLVE_TIMEOUT) {
-		fputs(" resolve-timeout=", f);
-		imc_scn_print_time(f, a->c.resolve_timeout);
-	}
-	if (a->mask & C_RESOLVE_RETRIES)
-		fprintf(f, " resolve-retries=%u", a->c.resolve_retries);
-	if (a->mask & C_EXPIRY) {
-		fputs(" expiry=", f);
-		imc_scn_print_time(f, a->c.neigh_expiry);
-	}
-	if (a->mask & C_IDLE) {
-		fputs(" idle=", f);
-		imc_scn_print_time(f, a->c.sendonly_idle);
-	}
-	if (a->mask & C_SENDONLY_FULL)
-		fprintf(f, " sendonly-full=%s",
-			a->c.sa_sendonly_full ? "yes" : "no");
+	scn_opts_print(f, &cfg_set, a, a->mask);
 }
 
 static int cfg_run(struct imc_scn_ctx *c, void *data)

@@ -135,6 +135,12 @@ static int value_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 	case SCN_OPT_FLAG:
 		*(bool *)dst = true;
 		return 0;
+	case SCN_OPT_BOOL:
+		if (strcmp(v, "yes") && strcmp(v, "no"))
+			return imc_scn_parse_error(p,
+				"%s: expected yes or no, got '%s'", o->key, v);
+		*(bool *)dst = !strcmp(v, "yes");
+		return 0;
 	default:
 		return o->parse(p, o, v, dst);
 	}
@@ -272,6 +278,9 @@ void scn_opts_print(FILE *f, const struct scn_optset *set, const void *base,
 			break;
 		case SCN_OPT_PROB:
 			imc_scn_print_prob(f, *(const double *)src);
+			break;
+		case SCN_OPT_BOOL:
+			fputs(*(const bool *)src ? "yes" : "no", f);
 			break;
 		default:
 			o->print(f, o, src);

@@ -167,6 +167,7 @@ enum scn_opt_type {
 	SCN_OPT_TIME,    /* imc_time_t */
 	SCN_OPT_PROB,    /* double */
 	SCN_OPT_FLAG,    /* a bare word: bool true */
+	SCN_OPT_BOOL,    /* yes or no: bool */
 	SCN_OPT_CUSTOM,  /* parse and print below */
 };
 
@@ -219,6 +220,8 @@ struct scn_optset {
 #define SCN_O_BPS(k, T, f) \
 	{ .key = (k), .type = SCN_OPT_BPS, .size = sizeof(((T *)0)->f), \
 	  .offset = offsetof(T, f) }
+#define SCN_O_BOOL(k, T, f) \
+	{ .key = (k), .type = SCN_OPT_BOOL, .offset = offsetof(T, f) }
 #define SCN_O_FLAG(k, T, f) \
 	{ .key = (k), .type = SCN_OPT_FLAG, .offset = offsetof(T, f) }
 #define SCN_O_ENUM(k, T, f, nm) \
