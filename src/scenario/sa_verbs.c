@@ -485,11 +485,78 @@ static int partitions_parse(struct imc_scn_parser *p, const char *v,
 		"partitions: expected P_Keys separated by ','");
 }
 
+/* rate=: "1000" or "1000/s" requests per second. */
+static int rate_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			  const char *v, void *field)
+{
+	char num[32];
+	size_t n = strcspn(v, "/");
+	uint64_t x;
+	int rc;
+
+	if (n >= sizeof(num) || (v[n] && strcmp(v + n, "/s")))
+		return imc_scn_parse_error(p,
+			"rate: expected requests per second (1000 or 1000/s), got '%s'",
+			v);
+	memcpy(num, v, n);
+	num[n] = '\0';
+	rc = imc_scn_parse_uint(p, o->key, num, UINT32_MAX, &x);
+	if (!rc)
+		*(uint32_t *)field = (uint32_t)x;
+	return rc;
+}
+
+static void rate_opt_print(FILE *f, const struct scn_opt *o,
+			   const void *field)
+{
+	(void)o;
+	fprintf(f, "%" PRIu32 "/s", *(const uint32_t *)field);
+}
+
+/* partitions= fills part[] and npart: its field is the whole sa_cfg. */
+static int part_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			  const char *v, void *field)
+{
+	(void)o;
+	return partitions_parse(p, v, field);
+}
+
+static void part_opt_print(FILE *f, const struct scn_opt *o,
+			   const void *field)
+{
+	const struct sa_cfg *a = field;
+
+	(void)o;
+	for (unsigned i = 0; i < a->npart; i++)
+		fprintf(f, "%s0x%04x", i ? "," : "", a->part[i]);
+}
+
+static const char *const order_names[] = { "program-first", "answer-first",
+					   NULL };
+
+/* By SA_* bit; order names by enum imc_sa_mft_order. */
+static const struct scn_opt sa_opts[] = {
+	{ .key = "rate", .type = SCN_OPT_CUSTOM,
+	  .offset = offsetof(struct sa_cfg, rate),
+	  .parse = rate_opt_parse, .print = rate_opt_print },
+	SCN_O_UINT_H("queue", struct sa_cfg, queue, 1, 0, "at least 1"),
+	SCN_O_ENUM("order", struct sa_cfg, order, order_names),
+	SCN_O_TIME("mft-delay", struct sa_cfg, mft_delay),
+	SCN_O_UINT_H("mlids", struct sa_cfg, mlids, 1,
+		     IMC_SA_MLID_LAST - IMC_SA_MLID_FIRST + 1, "at least 1"),
+	{ .key = "partitions", .type = SCN_OPT_CUSTOM, .offset = 0,
+	  .parse = part_opt_parse, .print = part_opt_print },
+	SCN_O_HEX("bcast-qkey", struct sa_cfg, bcast_qkey, 0),
+};
+static const struct scn_optset sa_set = SCN_OPTSET(sa_opts);
+
 static int sa_parse(struct imc_scn_parser *p, unsigned argc,
 		    const char *const *argv, void **data)
 {
 	const struct imc_scenario *s = p->s;
 	struct sa_cfg *a;
+	uint64_t given = 0;
+	int rc;
 
 	for (unsigned i = 0; i < s->nsettings; i++)
 		if (!strcmp(s->settings[i].verb->name, "sa"))
@@ -500,70 +567,10 @@ static int sa_parse(struct imc_scn_parser *p, unsigned argc,
 	if (!a)
 		return -ENOMEM;
 	*data = a;
-	for (unsigned i = 0; i < argc; i++) {
-		const char *v;
-		uint64_t x = 0;
-		int rc;
-
-		if (imc_scn_kv(argv[i], "rate", &v)) {
-			char num[32];
-			size_t n = strcspn(v, "/");
-
-			/* "1000" or "1000/s" */
-			if (n >= sizeof(num) || (v[n] && strcmp(v + n, "/s")))
-				return imc_scn_parse_error(p,
-					"rate: expected requests per second (1000 or 1000/s), got '%s'",
-					v);
-			memcpy(num, v, n);
-			num[n] = '\0';
-			rc = imc_scn_parse_uint(p, "rate", num, UINT32_MAX, &x);
-			a->rate = (uint32_t)x;
-			a->mask |= SA_RATE;
-		} else if (imc_scn_kv(argv[i], "queue", &v)) {
-			rc = imc_scn_parse_uint(p, "queue", v, UINT32_MAX, &x);
-			if (!rc && !x)
-				rc = imc_scn_parse_error(p,
-					"queue: at least 1");
-			a->queue = (uint32_t)x;
-			a->mask |= SA_QUEUE;
-		} else if (imc_scn_kv(argv[i], "order", &v)) {
-			rc = 0;
-			if (!strcmp(v, "program-first"))
-				a->order = IMC_SA_MFT_PROGRAM_FIRST;
-			else if (!strcmp(v, "answer-first"))
-				a->order = IMC_SA_MFT_ANSWER_FIRST;
-			else
-				rc = imc_scn_parse_error(p,
-					"order: expected program-first or answer-first, got '%s'",
-					v);
-			a->mask |= SA_ORDER;
-		} else if (imc_scn_kv(argv[i], "mft-delay", &v)) {
-			rc = imc_scn_parse_time(p, "mft-delay", v,
-						&a->mft_delay);
-			a->mask |= SA_DELAY;
-		} else if (imc_scn_kv(argv[i], "mlids", &v)) {
-			rc = imc_scn_parse_uint(p, "mlids", v,
-				IMC_SA_MLID_LAST - IMC_SA_MLID_FIRST + 1, &x);
-			if (!rc && !x)
-				rc = imc_scn_parse_error(p, "mlids: at least 1");
-			a->mlids = (uint32_t)x;
-			a->mask |= SA_MLIDS;
-		} else if (imc_scn_kv(argv[i], "partitions", &v)) {
-			rc = partitions_parse(p, v, a);
-			a->mask |= SA_PARTITIONS;
-		} else if (imc_scn_kv(argv[i], "bcast-qkey", &v)) {
-			rc = imc_scn_parse_uint(p, "bcast-qkey", v, UINT32_MAX,
-						&x);
-			a->bcast_qkey = (uint32_t)x;
-			a->mask |= SA_BCAST_QKEY;
-		} else {
-			rc = imc_scn_parse_error(p,
-				"expected rate=, queue=, order=, mft-delay=, mlids=, partitions= or bcast-qkey=, got '%s'",
-				argv[i]);
-		}
-		if (rc)
-			return rc;
-	}
+	rc = scn_opts_parse(p, &sa_set, argc, argv, a, &given);
+	a->mask = (unsigned)given;
+	if (rc)
+		return rc;
 	if ((a->mask & SA_DELAY) && a->order != IMC_SA_MFT_ANSWER_FIRST)
 		return imc_scn_parse_error(p,
 			"mft-delay= is the delay of order=answer-first");
@@ -575,23 +582,7 @@ static void sa_print(FILE *f, const struct imc_topo *t, const void *data)
 	const struct sa_cfg *a = data;
 
 	(void)t;
-	if (a->mask & SA_RATE)
-		fprintf(f, " rate=%" PRIu32 "/s", a->rate);
-	if (a->mask & SA_QUEUE)
-		fprintf(f, " queue=%" PRIu32, a->queue);
-	if (a->mask & SA_ORDER)
-		fprintf(f, " order=%s", a->order == IMC_SA_MFT_ANSWER_FIRST ?
-			"answer-first" : "program-first");
-	if (a->mask & SA_DELAY) {
-		fputs(" mft-delay=", f);
-		imc_scn_print_time(f, a->mft_delay);
-	}
-	if (a->mask & SA_MLIDS)
-		fprintf(f, " mlids=%" PRIu32, a->mlids);
-	for (unsigned i = 0; i < a->npart; i++)
-		fprintf(f, "%s0x%04x", i ? "," : " partitions=", a->part[i]);
-	if (a->mask & SA_BCAST_QKEY)
-		fprintf(f, " bcast-qkey=0x%08" PRIx32, a->bcast_qkey);
+	scn_opts_print(f, &sa_set, a, a->mask);
 }
 
 static void sa_free(void *data)
