@@ -1649,19 +1649,31 @@ void scn_sa_comp_print(FILE *f, const struct imc_mcmr *r, uint64_t mask)
 }
 
 /* The options only sa-join takes. Returns 1 when word is none of them. */
+static const struct scn_opt join_opts[] = {
+	SCN_O_FLAG("create", struct req_arg, create),
+	SCN_O_UINT("send", struct req_arg, send_count, 0, 0),
+	SCN_O_UINT("size", struct req_arg, send_size, 0, SCN_FLOW_SIZE_MAX),
+	SCN_O_TIME("interval", struct req_arg, send_interval),
+};
+static const struct scn_optset join_set = SCN_OPTSET(join_opts);
+
+/* Every request's retries= and timeout=. */
+static const struct scn_opt req_opts[] = {
+	SCN_O_UINT("retries", struct req_arg, retries, 0, RETRIES_MAX),
+	SCN_O_TIME_H("timeout", struct req_arg, timeout, 1, "longer than 0"),
+};
+static const struct scn_optset req_set = SCN_OPTSET(req_opts);
+
 static int join_opt(struct imc_scn_parser *p, struct req_arg *a,
-		    const char *word)
+		    const char *word, uint64_t *given)
 {
 	const char *v;
-	uint64_t x = 0;
 	int rc = scn_sa_comp_opt(p, word, &a->rec, &a->mask);
 
 	if (rc != 1)
 		return rc;
 	rc = 0;
-	if (!strcmp(word, "create")) {
-		a->create = true;
-	} else if (imc_scn_kv(word, "as", &v)) {
+	if (imc_scn_kv(word, "as", &v)) {
 		if (!label_ok(v))
 			return imc_scn_parse_error(p,
 				"as: expected a name of letters, digits, '_', '-' or '.' (at most %d), got '%s'",
@@ -1670,16 +1682,11 @@ static int join_opt(struct imc_scn_parser *p, struct req_arg *a,
 		a->label = strdup(v);
 		if (!a->label)
 			return -ENOMEM;
-	} else if (imc_scn_kv(word, "send", &v)) {
-		rc = imc_scn_parse_uint(p, "send", v, UINT32_MAX, &x);
-		a->send_count = (uint32_t)x;
-	} else if (imc_scn_kv(word, "size", &v)) {
-		rc = imc_scn_parse_uint(p, "size", v, SCN_FLOW_SIZE_MAX, &x);
-		a->send_size = (uint32_t)x;
-	} else if (imc_scn_kv(word, "interval", &v)) {
-		rc = imc_scn_parse_time(p, "interval", v, &a->send_interval);
 	} else {
-		return 1;
+		bool m;
+
+		rc = scn_opt_word(p, &join_set, word, a, given, &m);
+		return rc || m ? rc : 1;
 	}
 	return rc;
 }
@@ -1715,6 +1722,7 @@ static int req_parse(struct imc_scn_parser *p, unsigned argc,
 		[REQ_GET] = "expected 'sa-get HOST MGID|@NAME [retries= timeout=]'",
 	};
 	struct req_arg *a;
+	uint64_t rgiven = 0, jgiven = 0;
 	int rc;
 
 	if (argc < 2)
@@ -1736,7 +1744,7 @@ static int req_parse(struct imc_scn_parser *p, unsigned argc,
 		return rc;
 	for (unsigned i = 2; i < argc; i++) {
 		const char *v;
-		uint64_t x = 0;
+		bool m = false;
 
 		if (kind != REQ_GET && imc_scn_kv(argv[i], "state", &v)) {
 			rc = scn_sa_state_parse(p, v, &a->state);
@@ -1745,18 +1753,11 @@ static int req_parse(struct imc_scn_parser *p, unsigned argc,
 			rc = imc_scn_parse_host(p, v, &a->member.node,
 						&a->member.port);
 			a->proxy = true;
-		} else if (imc_scn_kv(argv[i], "retries", &v)) {
-			rc = imc_scn_parse_uint(p, "retries", v, RETRIES_MAX,
-						&x);
-			a->retries = (uint32_t)x;
-		} else if (imc_scn_kv(argv[i], "timeout", &v)) {
-			rc = imc_scn_parse_time(p, "timeout", v, &a->timeout);
-			if (!rc && !a->timeout)
-				rc = imc_scn_parse_error(p,
-					"timeout: longer than 0");
-			a->timeout_set = true;
+		} else if ((rc = scn_opt_word(p, &req_set, argv[i], a, &rgiven,
+					      &m)) || m) {
+			a->timeout_set = rgiven & 2;
 		} else if (kind == REQ_JOIN &&
-			   (rc = join_opt(p, a, argv[i])) != 1) {
+			   (rc = join_opt(p, a, argv[i], &jgiven)) != 1) {
 			/* taken */
 		} else {
 			rc = imc_scn_parse_error(p, "unknown option '%s'; %s",
@@ -1813,21 +1814,12 @@ static void req_print(FILE *f, const struct imc_topo *t, const void *data)
 		imc_scn_print_port(f, t, a->member.node, a->member.port);
 	}
 	scn_sa_comp_print(f, r, a->mask);
-	if (a->create)
-		fputs(" create", f);
+	scn_opts_print(f, &join_set, a, 1);
 	if (a->label)
 		fprintf(f, " as=%s", a->label);
-	if (a->send_count) {
-		fprintf(f, " send=%" PRIu32 " size=%" PRIu32 " interval=",
-			a->send_count, a->send_size);
-		imc_scn_print_time(f, a->send_interval);
-	}
-	if (a->retries)
-		fprintf(f, " retries=%" PRIu32, a->retries);
-	if (a->timeout_set) {
-		fputs(" timeout=", f);
-		imc_scn_print_time(f, a->timeout);
-	}
+	scn_opts_print(f, &join_set, a, a->send_count ? 0xe : 0);
+	scn_opts_print(f, &req_set, a, (a->retries ? 1 : 0) |
+				       (a->timeout_set ? 2 : 0));
 }
 
 static int req_run(struct imc_scn_ctx *c, void *data)
