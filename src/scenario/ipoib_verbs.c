@@ -1605,28 +1605,52 @@ static const struct imc_scn_verb verb_ping_all = {
 /* ------------------------------------------------------------------ */
 /* Subjects */
 
-enum counter {
-	K_TX_PACKETS, K_TX_BYTES, K_RX_PACKETS, K_RX_BYTES, K_TX_MCAST,
-	K_RX_MCAST, K_ARP_TX, K_ARP_RX, K_ND_TX, K_ND_RX, K_RESOLVED,
-	K_RESOLVE_RETRIES, K_RESOLVE_FAILURES, K_EXPIRED,
-	K_ENDPOINTS_FROM_RX, K_AVS_FABRICATED, K_DEFERRED, K_JOINS,
-	K_JOIN_ERRORS, K_SENDONLY_JOINS, K_SENDONLY_LEAVES,
-	K_CARRIER_CHANGES, K_ENDPOINTS, K_NEIGHBOURS, K_GROUPS, K_QUEUED,
-	K_QUEUED_MAX, K_QUEUED_MAX_ENDPOINT, K_QUEUED_MAX_GROUP,
-	K_ANNOUNCES, K_MADE_STALE, K_PROBES, K_REVALIDATED, K_DROPS,
-	K_DROP_FIRST,
+/* The counters of struct imc_ipoib_stats a subject names, by their field
+ * ('_' spelled '-'); then "drops" (their sum) and drops-REASON. */
+struct counter {
+	const char *name;
+	size_t off, size;
 };
 
-static const char *const counter_names[] = {
-	"tx-packets", "tx-bytes", "rx-packets", "rx-bytes", "tx-mcast",
-	"rx-mcast", "arp-tx", "arp-rx", "nd-tx", "nd-rx", "resolved",
-	"resolve-retries", "resolve-failures", "expired", "endpoints-from-rx",
-	"avs-fabricated", "deferred", "joins", "join-errors",
-	"sendonly-joins", "sendonly-leaves", "carrier-changes", "endpoints",
-	"neighbours", "groups", "queued", "queued-max", "queued-max-endpoint",
-	"queued-max-group", "announces", "made-stale", "probes",
-	"revalidated", "drops",
+#define K(f) { #f, SCN_FIELD(struct imc_ipoib_stats, f) }
+static const struct counter counters[] = {
+	K(tx_packets),
+	K(tx_bytes),
+	K(rx_packets),
+	K(rx_bytes),
+	K(tx_mcast),
+	K(rx_mcast),
+	K(arp_tx),
+	K(arp_rx),
+	K(nd_tx),
+	K(nd_rx),
+	K(resolved),
+	K(resolve_retries),
+	K(resolve_failures),
+	K(expired),
+	K(endpoints_from_rx),
+	K(avs_fabricated),
+	K(deferred),
+	K(joins),
+	K(join_errors),
+	K(sendonly_joins),
+	K(sendonly_leaves),
+	K(carrier_changes),
+	K(endpoints),
+	K(neighbours),
+	K(groups),
+	K(queued),
+	K(queued_max),
+	K(queued_max_endpoint),
+	K(queued_max_group),
+	K(announces),
+	K(made_stale),
+	K(probes),
+	K(revalidated),
 };
+
+#define K_DROPS IMC_ARRAY_SIZE(counters)
+#define K_DROP_FIRST (K_DROPS + 1)
 
 enum subj_kind { S_CARRIER, S_STATE, S_RECEIVED, S_REPLIES, S_ANSWERED,
 		 S_COUNTER, S_CROSS };
@@ -1640,7 +1664,7 @@ struct subj_arg {
 	struct if_arg at;                /* the P_Key */
 	bool has_group;
 	struct imc_ip_addr group;
-	unsigned counter;            /* enum counter, or K_DROP_FIRST + d */
+	unsigned counter;            /* counters[], K_DROPS or K_DROP_FIRST + d */
 };
 
 static bool word_eq(const char *a, const char *b)
@@ -1655,11 +1679,15 @@ static bool word_eq(const char *a, const char *b)
 
 static int counter_parse(const char *w, unsigned *out)
 {
-	for (unsigned k = 0; k < IMC_ARRAY_SIZE(counter_names); k++)
-		if (word_eq(w, counter_names[k])) {
+	for (unsigned k = 0; k < K_DROPS; k++)
+		if (word_eq(w, counters[k].name)) {
 			*out = k;
 			return 0;
 		}
+	if (word_eq(w, "drops")) {
+		*out = K_DROPS;
+		return 0;
+	}
 	if (!strncmp(w, "drops-", 6) || !strncmp(w, "drops_", 6)) {
 		for (unsigned d = 0; d < IMC_IPOIB_DROP__COUNT; d++)
 			if (word_eq(w + 6, imc_ipoib_drop_str(d))) {
@@ -1672,12 +1700,11 @@ static int counter_parse(const char *w, unsigned *out)
 
 static void counter_print(FILE *f, unsigned k)
 {
-	if (k < K_DROP_FIRST) {
-		fprintf(f, " %s", counter_names[k]);
-		return;
-	}
-	fputs(" drops-", f);
-	for (const char *s = imc_ipoib_drop_str(k - K_DROP_FIRST); *s; s++)
+	const char *s = k < K_DROPS ? counters[k].name :
+			k == K_DROPS ? "drops" : imc_ipoib_drop_str(k - K_DROP_FIRST);
+
+	fputs(k > K_DROPS ? " drops-" : " ", f);
+	for (; *s; s++)
 		fputc(*s == '_' ? '-' : *s, f);
 }
 
@@ -1788,47 +1815,13 @@ static uint64_t counter_value(const struct imc_ipoib_stats *st, unsigned k)
 {
 	uint64_t sum = 0;
 
-	switch (k) {
-	case K_TX_PACKETS: return st->tx_packets;
-	case K_TX_BYTES: return st->tx_bytes;
-	case K_RX_PACKETS: return st->rx_packets;
-	case K_RX_BYTES: return st->rx_bytes;
-	case K_TX_MCAST: return st->tx_mcast;
-	case K_RX_MCAST: return st->rx_mcast;
-	case K_ARP_TX: return st->arp_tx;
-	case K_ARP_RX: return st->arp_rx;
-	case K_ND_TX: return st->nd_tx;
-	case K_ND_RX: return st->nd_rx;
-	case K_RESOLVED: return st->resolved;
-	case K_RESOLVE_RETRIES: return st->resolve_retries;
-	case K_RESOLVE_FAILURES: return st->resolve_failures;
-	case K_EXPIRED: return st->expired;
-	case K_ENDPOINTS_FROM_RX: return st->endpoints_from_rx;
-	case K_AVS_FABRICATED: return st->avs_fabricated;
-	case K_DEFERRED: return st->deferred;
-	case K_JOINS: return st->joins;
-	case K_JOIN_ERRORS: return st->join_errors;
-	case K_SENDONLY_JOINS: return st->sendonly_joins;
-	case K_SENDONLY_LEAVES: return st->sendonly_leaves;
-	case K_CARRIER_CHANGES: return st->carrier_changes;
-	case K_ENDPOINTS: return st->endpoints;
-	case K_NEIGHBOURS: return st->neighbours;
-	case K_GROUPS: return st->groups;
-	case K_QUEUED: return st->queued;
-	case K_QUEUED_MAX: return st->queued_max;
-	case K_QUEUED_MAX_ENDPOINT: return st->queued_max_endpoint;
-	case K_QUEUED_MAX_GROUP: return st->queued_max_group;
-	case K_ANNOUNCES: return st->announces;
-	case K_MADE_STALE: return st->made_stale;
-	case K_PROBES: return st->probes;
-	case K_REVALIDATED: return st->revalidated;
-	case K_DROPS:
-		for (unsigned d = 0; d < IMC_IPOIB_DROP__COUNT; d++)
-			sum += st->drops[d];
-		return sum;
-	default:
+	if (k < K_DROPS)
+		return scn_field_at(st, counters[k].off, counters[k].size);
+	if (k > K_DROPS)
 		return st->drops[k - K_DROP_FIRST];
-	}
+	for (unsigned d = 0; d < IMC_IPOIB_DROP__COUNT; d++)
+		sum += st->drops[d];
+	return sum;
 }
 
 static uint64_t observe_one(const struct subj_arg *a, struct iface *i)
@@ -1929,12 +1922,12 @@ static void mq_print(FILE *f, const struct imc_topo *t, const void *data)
 static int mq_observe(struct imc_scn_ctx *c, const void *data,
 		      uint64_t *value)
 {
-	static const unsigned counter[] = {
-		K_QUEUED_MAX_ENDPOINT, K_QUEUED_MAX_GROUP, K_QUEUED_MAX,
+	static const struct counter counter[] = {
+		K(queued_max_endpoint), K(queued_max_group), K(queued_max),
 	};
 	const struct ipr *r = imc_scn_data(c, &run_key);
 	uint32_t n = r ? r->pbase[r->t->nnodes] : 0;
-	unsigned k = counter[*(const unsigned *)data];
+	const struct counter *k = &counter[*(const unsigned *)data];
 
 	*value = 0;
 	for (uint32_t s = 0; s < n; s++)
@@ -1944,7 +1937,7 @@ static int mq_observe(struct imc_scn_ctx *c, const void *data,
 			uint64_t v;
 
 			imc_ipoib_get_stats(imc_ipoib_fabric_ipoib(i->x), &st);
-			v = counter_value(&st, k);
+			v = scn_field_at(&st, k->off, k->size);
 			if (v > *value)
 				*value = v;
 		}
