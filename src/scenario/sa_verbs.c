@@ -2641,6 +2641,10 @@ int imc_scn_sa_show_print_last(const struct imc_scn_sa_show *sh, FILE *f,
 
 /* ------------------------------------------------------------------ */
 
+static const struct imc_scn_plugin plugin_sa = {
+	.name = "sa", .order = 100, .links_changed = scn_sa_links_changed,
+};
+
 int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
@@ -2661,5 +2665,7 @@ int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 		rc = imc_scn_lang_add_subject(l, subjects[i]);
 	if (!rc)
 		rc = imc_scn_lang_add_section(l, &scn_section_sa);
+	if (!rc)
+		rc = imc_scn_lang_add_plugin(l, &plugin_sa);
 	return rc;
 }

@@ -263,6 +263,11 @@ extern const struct imc_scn_section scn_section_joins;
 extern const struct imc_scn_section *const scn_builtin_sections[];
 extern const unsigned scn_builtin_nsections;
 
+/* The plugins' start hooks in order (0 or the first error), and their
+ * teardown hooks in reverse order (lang.c). */
+int scn_plugins_start(struct imc_scn_ctx *c);
+void scn_plugins_teardown(struct imc_scn_ctx *c);
+
 /* Report sections of a language in report order (rank, then name). */
 unsigned scn_lang_nsections(const struct imc_scn_lang *l);
 const struct imc_scn_section *scn_lang_section(const struct imc_scn_lang *l,

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "scenario/scn.h"
-#include "scenario/scn_sa.h"
 #include "wire/bytes.h"
 
 #define MCAST_QPN 0xFFFFFFu   /* multicast DestQP, IBA 10.5.2.5 */
@@ -152,10 +151,10 @@ static int link_run(struct imc_scn_ctx *c, void *data)
 	int rc = imc_fabric_link_set(imc_scn_fabric(c), a->at.node,
 				     a->at.port, a->up);
 
-	/* The SA hears of HCA cables through port events, not of cables
+	/* An SA hears of HCA cables through port events, not of cables
 	 * between switches (sa_fabric.h): its trees must follow both. */
 	if (!rc)
-		scn_sa_links_changed(c);
+		imc_scn_links_changed(c);
 	return rc;
 }
 
