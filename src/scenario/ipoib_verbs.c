@@ -1613,7 +1613,12 @@ struct counter {
 };
 
 #define K(f) { #f, SCN_FIELD(struct imc_ipoib_stats, f) }
+/* The maxima first: max-queued reads them by these indices. */
+enum { K_QUEUED_MAX, K_QUEUED_MAX_ENDPOINT, K_QUEUED_MAX_GROUP };
 static const struct counter counters[] = {
+	K(queued_max),
+	K(queued_max_endpoint),
+	K(queued_max_group),
 	K(tx_packets),
 	K(tx_bytes),
 	K(rx_packets),
@@ -1640,9 +1645,6 @@ static const struct counter counters[] = {
 	K(neighbours),
 	K(groups),
 	K(queued),
-	K(queued_max),
-	K(queued_max_endpoint),
-	K(queued_max_group),
 	K(announces),
 	K(made_stale),
 	K(probes),
@@ -1922,12 +1924,12 @@ static void mq_print(FILE *f, const struct imc_topo *t, const void *data)
 static int mq_observe(struct imc_scn_ctx *c, const void *data,
 		      uint64_t *value)
 {
-	static const struct counter counter[] = {
-		K(queued_max_endpoint), K(queued_max_group), K(queued_max),
+	static const unsigned counter[] = {
+		K_QUEUED_MAX_ENDPOINT, K_QUEUED_MAX_GROUP, K_QUEUED_MAX,
 	};
 	const struct ipr *r = imc_scn_data(c, &run_key);
 	uint32_t n = r ? r->pbase[r->t->nnodes] : 0;
-	const struct counter *k = &counter[*(const unsigned *)data];
+	unsigned k = counter[*(const unsigned *)data];
 
 	*value = 0;
 	for (uint32_t s = 0; s < n; s++)
@@ -1937,7 +1939,7 @@ static int mq_observe(struct imc_scn_ctx *c, const void *data,
 			uint64_t v;
 
 			imc_ipoib_get_stats(imc_ipoib_fabric_ipoib(i->x), &st);
-			v = scn_field_at(&st, k->off, k->size);
+			v = counter_value(&st, k);
 			if (v > *value)
 				*value = v;
 		}

@@ -257,12 +257,6 @@ void imc_scn_lang_destroy(struct imc_scn_lang *l)
 	free(l);
 }
 
-/* The library's modules of verbs: each adds its verbs, subjects,
- * sections and plugin hooks. */
-static int (*const modules[])(struct imc_scn_lang *l) = {
-	imc_scn_lang_add_sa, imc_scn_lang_add_mcast, imc_scn_lang_add_ipoib,
-};
-
 int imc_scn_lang_create(struct imc_scn_lang **out)
 {
 	struct imc_scn_lang *l = calloc(1, sizeof(*l));
@@ -276,8 +270,12 @@ int imc_scn_lang_create(struct imc_scn_lang **out)
 		rc = imc_scn_lang_add_subject(l, scn_builtin_subjects[i]);
 	for (unsigned i = 0; i < scn_builtin_nsections && !rc; i++)
 		rc = imc_scn_lang_add_section(l, scn_builtin_sections[i]);
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(modules) && !rc; i++)
-		rc = modules[i](l);
+	if (!rc)
+		rc = imc_scn_lang_add_sa(l);
+	if (!rc)
+		rc = imc_scn_lang_add_mcast(l);
+	if (!rc)
+		rc = imc_scn_lang_add_ipoib(l);
 	if (rc) {
 		imc_scn_lang_destroy(l);
 		return rc;
