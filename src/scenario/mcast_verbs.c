@@ -953,22 +953,14 @@ static const struct imc_scn_verb verb_show = {
 /* ------------------------------------------------------------------ */
 /* Subjects */
 
-enum counter {
-	K_JOINS,
-	K_LEAVES,
-	K_LOCAL,
-	K_MADS,
-	K_RETRIES,
-	K_TIMEOUTS,
-	K_REJOINS,
-	K_ERRORS,
-	K_TRAPS,
-	K_LOST,
-	K_GROUPS,
-	K_JOINED,      /* members JOINED now */
-	K_HANDLES,     /* members not left */
-	K_UNJOINED,    /* of every user of the tracker, not JOINED */
-	K_MAX_IN_FLIGHT, /* the most SA requests in flight: a maximum */
+/* What a counter subject reads: a field of the tracker's stats, or a
+ * count over the members, or the SA client's in-flight maximum. */
+enum counter_how { FROM_STATS, K_JOINED, K_HANDLES, K_UNJOINED,
+		   K_MAX_IN_FLIGHT };
+
+struct counter {
+	enum counter_how how;
+	size_t off, size;          /* FROM_STATS: in struct imc_mcast_stats */
 };
 
 struct subj_arg {
@@ -977,7 +969,7 @@ struct subj_arg {
 	bool has_host;
 	struct scn_port_arg host;
 	struct mgid_arg mgid;
-	enum counter k;
+	const struct counter *k;
 };
 
 static int subj_new(void **data, struct subj_arg **out)
@@ -1046,10 +1038,11 @@ static void name_print(FILE *f, const struct imc_topo *t, const void *data)
 		fprintf(f, " %s", event_words[a->event]);
 }
 
+/* A counter subject's parse: *data holds its struct counter (.arg). */
 static int host_opt_parse(struct imc_scn_parser *p, unsigned argc,
-			  const char *const *argv, void **data,
-			  enum counter k)
+			  const char *const *argv, void **data)
 {
+	const struct counter *k = *data;
 	struct subj_arg *a;
 	int rc;
 
@@ -1223,54 +1216,28 @@ static int callbacks_observe(struct imc_scn_ctx *c, const void *data,
 /* ---- per host ---- */
 
 static uint64_t counter_of(const struct mc_run *r, const struct mc_port *p,
-			   enum counter k)
+			   const struct counter *k)
 {
 	struct imc_mcast_stats st;
+	struct imc_sa_client_stats cs;
 	uint64_t n = 0;
 
-	if (k == K_JOINED || k == K_HANDLES) {
+	if (k->how == K_JOINED || k->how == K_HANDLES) {
 		for (const struct mc_member *x = r->members; x; x = x->next)
 			if (x->m && (!p || x->p == p) &&
-			    (k == K_HANDLES ||
+			    (k->how == K_HANDLES ||
 			     imc_mcast_member_state(x->m) == IMC_MCAST_JOINED))
 				n++;
 		return n;
 	}
-	imc_mcast_get_stats(imc_mcast_fabric_tracker(p->mf), &st);
-	switch (k) {
-	case K_JOINS:
-		return st.joins;
-	case K_LEAVES:
-		return st.leaves;
-	case K_LOCAL:
-		return st.joins_local;
-	case K_MADS:
-		return st.mads_sent;
-	case K_RETRIES:
-		return st.retries;
-	case K_TIMEOUTS:
-		return st.timeouts;
-	case K_REJOINS:
-		return st.rejoins;
-	case K_ERRORS:
-		return st.errors;
-	case K_TRAPS:
-		return st.traps;
-	case K_LOST:
-		return st.groups_lost;
-	case K_GROUPS:
-		return st.groups;
-	case K_UNJOINED:
-		return st.members - st.joined;
-	case K_MAX_IN_FLIGHT: {
-		struct imc_sa_client_stats cs;
-
+	if (k->how == K_MAX_IN_FLIGHT) {
 		imc_sa_client_get_stats(imc_mcast_fabric_client(p->mf), &cs);
 		return cs.max_in_flight;
 	}
-	default:
-		return 0;
-	}
+	imc_mcast_get_stats(imc_mcast_fabric_tracker(p->mf), &st);
+	if (k->how == K_UNJOINED)
+		return st.members - st.joined;
+	return scn_field_at(&st, k->off, k->size);
 }
 
 static int counter_observe(struct imc_scn_ctx *c, const void *data,
@@ -1292,7 +1259,7 @@ static int counter_observe(struct imc_scn_ctx *c, const void *data,
 			*v = counter_of(r, p, a->k);
 		return 0;
 	}
-	if (a->k == K_JOINED || a->k == K_HANDLES) {
+	if (a->k->how == K_JOINED || a->k->how == K_HANDLES) {
 		*v = counter_of(r, NULL, a->k);
 		return 0;
 	}
@@ -1303,7 +1270,7 @@ static int counter_observe(struct imc_scn_ctx *c, const void *data,
 		if (!r->port[i])
 			continue;
 		x = counter_of(r, r->port[i], a->k);
-		if (a->k != K_MAX_IN_FLIGHT)
+		if (a->k->how != K_MAX_IN_FLIGHT)
 			*v += x;
 		else if (x > *v)
 			*v = x;
@@ -1564,32 +1531,31 @@ static const struct imc_scn_subject subj_held = {
 	.value_format = hex_format, .free = free,
 };
 
-#define COUNTER_SUBJECT(var, word, k)                                      \
-	static int var##_parse(struct imc_scn_parser *p, unsigned argc,    \
-			       const char *const *argv, void **data)       \
-	{                                                                  \
-		return host_opt_parse(p, argc, argv, data, k);             \
-	}                                                                  \
-	static const struct imc_scn_subject var = {                        \
-		.name = word, .parse = var##_parse, .print = host_print,   \
-		.observe = counter_observe, .free = free,                  \
-	}
+#define COUNTER(how, off, size) \
+	.parse = host_opt_parse, .print = host_print, \
+	.observe = counter_observe, .free = free, \
+	.arg = &(const struct counter){ how, off, size }
+#define STAT(f) COUNTER(FROM_STATS, offsetof(struct imc_mcast_stats, f), \
+			sizeof(((struct imc_mcast_stats *)0)->f))
+#define COUNT(how) COUNTER(how, 0, 0)
 
-COUNTER_SUBJECT(subj_groups, "mcast-groups", K_GROUPS);
-COUNTER_SUBJECT(subj_joined, "mcast-joined", K_JOINED);
-COUNTER_SUBJECT(subj_handles, "mcast-handles", K_HANDLES);
-COUNTER_SUBJECT(subj_joins, "mcast-joins", K_JOINS);
-COUNTER_SUBJECT(subj_leaves, "mcast-leaves", K_LEAVES);
-COUNTER_SUBJECT(subj_local, "mcast-local", K_LOCAL);
-COUNTER_SUBJECT(subj_mads, "mcast-mads", K_MADS);
-COUNTER_SUBJECT(subj_retries, "mcast-retries", K_RETRIES);
-COUNTER_SUBJECT(subj_timeouts, "mcast-timeouts", K_TIMEOUTS);
-COUNTER_SUBJECT(subj_rejoins, "mcast-rejoins", K_REJOINS);
-COUNTER_SUBJECT(subj_errors, "mcast-errors", K_ERRORS);
-COUNTER_SUBJECT(subj_traps, "mcast-traps", K_TRAPS);
-COUNTER_SUBJECT(subj_lost, "mcast-lost", K_LOST);
-COUNTER_SUBJECT(subj_unjoined, "mcast-unjoined", K_UNJOINED);
-COUNTER_SUBJECT(subj_max_in_flight, "mcast-max-in-flight", K_MAX_IN_FLIGHT);
+static const struct imc_scn_subject counters[] = {
+	{ .name = "mcast-groups", STAT(groups) },
+	{ .name = "mcast-joined", COUNT(K_JOINED) },
+	{ .name = "mcast-handles", COUNT(K_HANDLES) },
+	{ .name = "mcast-joins", STAT(joins) },
+	{ .name = "mcast-leaves", STAT(leaves) },
+	{ .name = "mcast-local", STAT(joins_local) },
+	{ .name = "mcast-mads", STAT(mads_sent) },
+	{ .name = "mcast-retries", STAT(retries) },
+	{ .name = "mcast-timeouts", STAT(timeouts) },
+	{ .name = "mcast-rejoins", STAT(rejoins) },
+	{ .name = "mcast-errors", STAT(errors) },
+	{ .name = "mcast-traps", STAT(traps) },
+	{ .name = "mcast-lost", STAT(groups_lost) },
+	{ .name = "mcast-unjoined", COUNT(K_UNJOINED) },
+	{ .name = "mcast-max-in-flight", COUNT(K_MAX_IN_FLIGHT) },
+};
 
 static int bare_parse(struct imc_scn_parser *p, unsigned argc,
 		      const char *const *argv, void **data)
@@ -1975,13 +1941,8 @@ int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 		&verb_tracker, &verb_join, &verb_leave, &verb_send, &verb_show,
 	};
 	static const struct imc_scn_subject *const subjects[] = {
-		&subj_state, &subj_status, &subj_callbacks, &subj_groups,
-		&subj_members, &subj_held, &subj_joined, &subj_handles,
-		&subj_joins, &subj_leaves, &subj_local, &subj_mads,
-		&subj_retries, &subj_timeouts, &subj_rejoins, &subj_errors,
-		&subj_traps, &subj_lost,
-		&subj_unjoined, &subj_max_in_flight, &subj_consistent,
-		&subj_orphans,
+		&subj_state, &subj_status, &subj_callbacks, &subj_members,
+		&subj_held, &subj_consistent, &subj_orphans,
 	};
 	int rc = 0;
 
@@ -1989,6 +1950,8 @@ int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 		rc = imc_scn_lang_add_verb(l, verbs[i]);
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
 		rc = imc_scn_lang_add_subject(l, subjects[i]);
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(counters) && !rc; i++)
+		rc = imc_scn_lang_add_subject(l, &counters[i]);
 	if (!rc)
 		rc = imc_scn_lang_add_section(l, &section_mcast);
 	return rc;
