@@ -268,16 +268,14 @@ static const struct scn_optset cfg_set = SCN_OPTSET(cfg_opts);
 static int cfg_parse(struct imc_scn_parser *p, unsigned argc,
 		     const char *const *argv, void **data)
 {
-	const struct imc_scenario *s = p->s;
+	unsigned line = scn_setting_line(p->s, "ipoib");
 	struct ipoib_cfg *a;
 	uint64_t given = 0;
 	int rc;
 
-	for (unsigned i = 0; i < s->nsettings; i++)
-		if (!strcmp(s->settings[i].verb->name, "ipoib"))
-			return imc_scn_parse_error(p,
-				"IPoIB is set already on line %u",
-				s->settings[i].line);
+	if (line)
+		return imc_scn_parse_error(p, "IPoIB is set already on line %u",
+					   line);
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;

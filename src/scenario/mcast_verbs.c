@@ -540,14 +540,12 @@ static const struct scn_optset cfg_set = SCN_OPTSET(cfg_opts);
 static int cfg_parse(struct imc_scn_parser *p, unsigned argc,
 		     const char *const *argv, void **data)
 {
-	const struct imc_scenario *s = p->s;
+	unsigned line = scn_setting_line(p->s, "mcast-tracker");
 	struct mc_cfg *a;
 
-	for (unsigned i = 0; i < s->nsettings; i++)
-		if (!strcmp(s->settings[i].verb->name, "mcast-tracker"))
-			return imc_scn_parse_error(p,
-				"the trackers are set already on line %u",
-				s->settings[i].line);
+	if (line)
+		return imc_scn_parse_error(p,
+			"the trackers are set already on line %u", line);
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;

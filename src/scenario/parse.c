@@ -58,17 +58,6 @@ int imc_scn_parse_error(struct imc_scn_parser *p, const char *fmt, ...)
 	return rc;
 }
 
-int scn_error(struct imc_scn_parser *p, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = verror(p, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 const struct imc_topo *imc_scn_parser_topo(const struct imc_scn_parser *p)
 {
 	return p->s->topo;
@@ -361,6 +350,14 @@ const struct scn_group *scn_group_find(const struct imc_scenario *s,
 		return NULL;
 	i = s->group_by_mlid[mlid - SCN_MLID_MIN];
 	return i ? &s->groups[i - 1] : NULL;
+}
+
+unsigned scn_setting_line(const struct imc_scenario *s, const char *verb)
+{
+	for (unsigned i = 0; i < s->nsettings; i++)
+		if (!strcmp(s->settings[i].verb->name, verb))
+			return s->settings[i].line;
+	return 0;
 }
 
 int scn_group_add(struct imc_scenario *s, const struct scn_group *g)

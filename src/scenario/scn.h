@@ -337,8 +337,7 @@ void scn_mcast_flow_print(FILE *f, uint32_t count, uint32_t size,
 			  imc_time_t interval, uint8_t sl);
 
 /* Records a parse error with the line number; returns -EINVAL. */
-int scn_error(struct imc_scn_parser *p, const char *fmt, ...)
-	IMC_SCN_PRINTF(2, 3);
+#define scn_error imc_scn_parse_error
 
 /* The unsigned field of size bytes (1, 2, 4 or 8) at off in base: how
  * counter subjects read the struct they name by offset. */
@@ -398,6 +397,9 @@ void scn_ipoib_foreach(struct imc_scn_ctx *c,
 		       void (*fn)(void *arg, const struct scn_ipoib_if *i),
 		       void *arg);
 extern const struct imc_scn_section scn_section_ipoib;
+
+/* The line of the earlier setting line of verb, or 0 (settings are few). */
+unsigned scn_setting_line(const struct imc_scenario *s, const char *verb);
 
 /* The group a mcast line names (parse time), in O(1). */
 const struct scn_group *scn_group_find(const struct imc_scenario *s,
