@@ -26,6 +26,7 @@ struct rec {
 	uint64_t bps;
 	unsigned mode;
 	bool fast;
+	bool on;
 };
 
 static const char *const modes[] = { "paced", "immediate", NULL };
@@ -42,6 +43,7 @@ static const struct scn_opt rec_opts[] = {
 	SCN_O_BPS("bw", struct rec, bps),
 	SCN_O_ENUM("mode", struct rec, mode, modes),
 	SCN_O_FLAG("fast", struct rec, fast),
+	SCN_O_BOOL("on", struct rec, on),
 };
 static const struct scn_optset rec_set = SCN_OPTSET(rec_opts);
 
@@ -117,7 +119,7 @@ static void test_errors(void **state)
 		   "t.scn:3: v: sl: 16 is out of range (at most 15)");
 	expect_err("count=0", "t.scn:3: v: count: expected at least 1");
 	expect_err("count=1 colour=red",
-		   "t.scn:3: v: expected sl=, pkey=, count=, prefix=, wait=, loss=, bw=, mode= or fast, got 'colour=red'");
+		   "t.scn:3: v: expected sl=, pkey=, count=, prefix=, wait=, loss=, bw=, mode=, fast or on=, got 'colour=red'");
 	expect_err("count=1 mode=later",
 		   "t.scn:3: v: mode: expected paced or immediate, got 'later'");
 	expect_err("count=1 sl=1 sl=2",
@@ -125,6 +127,8 @@ static void test_errors(void **state)
 	expect_err("count=1 fast fast",
 		   "t.scn:3: v: fast given twice on this line: 'fast' and 'fast'");
 	expect_err("sl=1", "t.scn:3: v: count= is required");
+	expect_err("count=1 on=maybe",
+		   "t.scn:3: v: on: expected yes or no, got 'maybe'");
 	expect_err("count=1 pkey=0x10000",
 		   "t.scn:3: v: pkey: 0x10000 is out of range (at most 65535)");
 }
@@ -135,7 +139,8 @@ static void test_round_trip(void **state)
 	static const char *const lines[] = {
 		"count=4294967295 prefix=0xfe80000000000000 wait=1500ns loss=0.25 bw=40Gbps",
 		"count=1 sl=0 pkey=0x7fff mode=paced",
-		"count=2 fast bw=1234bps loss=0",
+		"count=2 fast bw=1234bps loss=0 on=no",
+		"count=3 on=yes",
 	};
 
 	(void)state;
