@@ -204,6 +204,8 @@ int scn_opts_parse(struct imc_scn_parser *p, const struct scn_optset *set,
 	const char *first[64] = { NULL };
 	uint64_t mask = 0;
 
+	if (set->n > 64)
+		return -EINVAL;   /* the given mask has 64 bits */
 	for (unsigned i = 0; i < argc; i++) {
 		const struct scn_opt *o;
 		const char *v = NULL;
