@@ -966,6 +966,41 @@ static int split_lines(struct imc_scn_parser *p, const char *text, size_t len,
 	return rc;
 }
 
+/* The topology line is read before every other line: the others name
+ * its nodes. opts->topo, when given, is the topology instead. */
+static int topology_lines(struct imc_scn_parser *p,
+			  const struct imc_scenario_parse_opts *opts,
+			  const struct line *lines, unsigned nlines)
+{
+	struct imc_scenario *s = p->s;
+	int rc = 0;
+
+	for (unsigned i = 0; !rc && i < nlines; i++) {
+		if (strcmp(lines[i].w.argv[0], "topology"))
+			continue;
+		p->line = lines[i].no;
+		if (s->topo_arg)
+			rc = scn_error(p, "topology already given on line %u",
+				       s->topo_line);
+		else
+			rc = topology_words(p, &lines[i].w);
+		s->topo_line = lines[i].no;
+	}
+	if (rc)
+		return rc;
+	if (opts->topo) {
+		s->topo = opts->topo;
+		return 0;
+	}
+	if (!s->topo_arg) {
+		p->line = nlines ? lines[nlines - 1].no : 1;
+		return scn_error(p,
+			"expected a topology line (topology GENERATOR or topology file PATH)");
+	}
+	p->line = s->topo_line;
+	return topology_load(p);
+}
+
 int imc_scenario_parse(const char *text, size_t len, const char *name,
 		       const struct imc_scenario_parse_opts *opts,
 		       struct imc_scenario **out, char *err, size_t errlen)
@@ -1011,29 +1046,8 @@ int imc_scenario_parse(const char *text, size_t len, const char *name,
 	s->stop = IMC_SCN_STOP_DEFAULT;
 
 	rc = split_lines(&p, text, len, &lines, &nlines);
-	for (unsigned i = 0; !rc && i < nlines; i++) {
-		if (strcmp(lines[i].w.argv[0], "topology"))
-			continue;
-		p.line = lines[i].no;
-		if (s->topo_arg)
-			rc = scn_error(&p, "topology already given on line %u",
-				       s->topo_line);
-		else
-			rc = topology_words(&p, &lines[i].w);
-		s->topo_line = lines[i].no;
-	}
-	if (!rc) {
-		if (opts->topo) {
-			s->topo = opts->topo;
-		} else if (!s->topo_arg) {
-			p.line = nlines ? lines[nlines - 1].no : 1;
-			rc = scn_error(&p,
-				"expected a topology line (topology GENERATOR or topology file PATH)");
-		} else {
-			p.line = s->topo_line;
-			rc = topology_load(&p);
-		}
-	}
+	if (!rc)
+		rc = topology_lines(&p, opts, lines, nlines);
 	for (unsigned i = 0; !rc && i < nlines; i++) {
 		p.line = lines[i].no;
 		rc = parse_line(&p, &lines[i], &now, &now_line);
