@@ -1186,6 +1186,96 @@ static void test_examples(void **state)
 	}
 }
 
+/* Plugins hear of the run through hooks: start in ascending order,
+ * links_changed after each link line, teardown in descending order, and
+ * a start hook's error fails the run. */
+static char plug_log[128];
+static int plug_links, plug_fail;
+
+static void plug_note(const char *what)
+{
+	size_t n = strlen(plug_log);
+
+	snprintf(plug_log + n, sizeof(plug_log) - n, "%s ", what);
+}
+
+static int plug_a_start(struct imc_scn_ctx *c)
+{
+	(void)c;
+	plug_note("start-a");
+	return plug_fail;
+}
+
+static int plug_b_start(struct imc_scn_ctx *c)
+{
+	(void)c;
+	plug_note("start-b");
+	return 0;
+}
+
+static void plug_a_down(struct imc_scn_ctx *c)
+{
+	(void)c;
+	plug_note("down-a");
+}
+
+static void plug_b_down(struct imc_scn_ctx *c)
+{
+	(void)c;
+	plug_note("down-b");
+}
+
+static void plug_links_changed(struct imc_scn_ctx *c)
+{
+	(void)c;
+	plug_links++;
+}
+
+static void test_plugins(void **state)
+{
+	static const struct imc_scn_plugin late = {
+		.name = "late", .order = 9000, .start = plug_b_start,
+		.teardown = plug_b_down,
+	};
+	static const struct imc_scn_plugin early = {
+		.name = "early", .order = 10, .start = plug_a_start,
+		.links_changed = plug_links_changed, .teardown = plug_a_down,
+	};
+	static const struct imc_scn_plugin bad = { .name = "Bad" };
+	struct imc_scn_lang *lang;
+	struct imc_scenario *s;
+	struct imc_scenario_result r;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(imc_scn_lang_create(&lang), 0);
+	assert_int_equal(imc_scn_lang_add_plugin(lang, &late), 0);
+	assert_int_equal(imc_scn_lang_add_plugin(lang, &early), 0);
+	assert_int_equal(imc_scn_lang_add_plugin(lang, &early), -EEXIST);
+	assert_int_equal(imc_scn_lang_add_plugin(lang, &bad), -EINVAL);
+	s = parse_with("stop 1ms\n"
+		       "at 10us link down H-000001:1\n"
+		       "at 20us link up H-000001:1\n",
+		       lang);
+	plug_log[0] = '\0';
+	plug_links = 0;
+	plug_fail = 0;
+	assert_int_equal(imc_scenario_run(s, NULL, &r, err, sizeof(err)), 0);
+	imc_scenario_result_free(&r);
+	assert_int_equal(plug_links, 2);
+	assert_string_equal(plug_log, "start-a start-b down-b down-a ");
+
+	/* A start hook fails: the run fails, every plugin is torn down. */
+	plug_log[0] = '\0';
+	plug_fail = -EIO;
+	assert_int_equal(imc_scenario_run(s, NULL, &r, err, sizeof(err)),
+			 -EIO);
+	imc_scenario_result_free(&r);
+	assert_string_equal(plug_log, "start-a down-b down-a ");
+	imc_scenario_destroy(s);
+	imc_scn_lang_destroy(lang);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1210,6 +1300,7 @@ int main(void)
 		cmocka_unit_test(test_run_send_errors),
 		cmocka_unit_test(test_run_capture),
 		cmocka_unit_test(test_examples),
+		cmocka_unit_test(test_plugins),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

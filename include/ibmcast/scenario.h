@@ -133,6 +133,33 @@ const struct imc_scn_verb *imc_scn_lang_verb(const struct imc_scn_lang *l,
 const struct imc_scn_subject *
 imc_scn_lang_subject(const struct imc_scn_lang *l, const char *name);
 
+/* ---- plugins ----
+ *
+ * A module of verbs (sa, mcast, ipoib, ...) hears of the run through
+ * hooks, never by another module or the runner calling it by name. Each
+ * hook may be NULL. start hooks run in ascending order after the
+ * settings' run functions and before the fabric comes up; links_changed
+ * after a verb changed cables (imc_scn_links_changed()); teardown hooks
+ * in descending order at the end of the run (of every plugin once the
+ * start hooks began, even when one failed), before run data
+ * (imc_scn_data_set()) is freed, so a module may still use the state of
+ * a module of lower order while it tears its own down. */
+struct imc_scn_plugin {
+	const char *name;   /* [a-z][a-z0-9-]*, once per language */
+	int order;          /* the library's: sa 100, mcast 200, ipoib 300 */
+	int (*start)(struct imc_scn_ctx *c);   /* 0 or -errno: fails the run */
+	void (*links_changed)(struct imc_scn_ctx *c);
+	void (*teardown)(struct imc_scn_ctx *c);
+};
+
+/* -EEXIST when the name is taken, -EINVAL for a bad name. Referenced,
+ * not copied. */
+int imc_scn_lang_add_plugin(struct imc_scn_lang *l,
+			    const struct imc_scn_plugin *p);
+
+/* Tells every plugin that cables changed (a link went down or up). */
+void imc_scn_links_changed(struct imc_scn_ctx *c);
+
 /* ---- the report ---- */
 
 /* At the end of a run, before anything is freed, every report section of

@@ -239,85 +239,45 @@ static int host_arg(struct imc_scn_parser *p, const char *word,
 /* ------------------------------------------------------------------ */
 /* The ipoib setting */
 
+/* By C_* bit. */
+static const struct scn_opt cfg_opts[] = {
+	SCN_O_UINT("queue", struct ipoib_cfg, c.queue_endpoint, 0, 1u << 20),
+	SCN_O_UINT("queue-group", struct ipoib_cfg, c.queue_group, 0,
+		   1u << 20),
+	SCN_O_UINT("queue-total", struct ipoib_cfg, c.queue_total, 0,
+		   1u << 24),
+	SCN_O_TIME_H("resolve-timeout", struct ipoib_cfg, c.resolve_timeout,
+		     1, "more than 0"),
+	SCN_O_UINT("resolve-retries", struct ipoib_cfg, c.resolve_retries, 0,
+		   100),
+	SCN_O_TIME("expiry", struct ipoib_cfg, c.neigh_expiry),
+	SCN_O_TIME("idle", struct ipoib_cfg, c.sendonly_idle),
+	SCN_O_BOOL("sendonly-full", struct ipoib_cfg, c.sa_sendonly_full),
+};
+static const struct scn_optset cfg_set = SCN_OPTSET(cfg_opts);
+
 static int cfg_parse(struct imc_scn_parser *p, unsigned argc,
 		     const char *const *argv, void **data)
 {
-	const struct imc_scenario *s = p->s;
+	unsigned line = scn_setting_line(p->s, "ipoib");
 	struct ipoib_cfg *a;
+	uint64_t given = 0;
+	int rc;
 
-	for (unsigned i = 0; i < s->nsettings; i++)
-		if (!strcmp(s->settings[i].verb->name, "ipoib"))
-			return imc_scn_parse_error(p,
-				"IPoIB is set already on line %u",
-				s->settings[i].line);
+	if (line)
+		return imc_scn_parse_error(p, "IPoIB is set already on line %u",
+					   line);
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
 	*data = a;
 	imc_ipoib_config_init(&a->c);
-	for (unsigned i = 0; i < argc; i++) {
-		const char *v;
-		uint64_t x = 0;
-		int rc;
-
-		if (imc_scn_kv(argv[i], "queue", &v)) {
-			rc = imc_scn_parse_uint(p, "queue", v, 1u << 20, &x);
-			a->c.queue_endpoint = (size_t)x;
-			a->mask |= C_QUEUE;
-		} else if (imc_scn_kv(argv[i], "queue-group", &v)) {
-			rc = imc_scn_parse_uint(p, "queue-group", v, 1u << 20,
-						&x);
-			a->c.queue_group = (size_t)x;
-			a->mask |= C_QUEUE_GROUP;
-		} else if (imc_scn_kv(argv[i], "queue-total", &v)) {
-			rc = imc_scn_parse_uint(p, "queue-total", v, 1u << 24,
-						&x);
-			a->c.queue_total = (size_t)x;
-			a->mask |= C_QUEUE_TOTAL;
-		} else if (imc_scn_kv(argv[i], "resolve-timeout", &v)) {
-			rc = imc_scn_parse_time(p, "resolve-timeout", v,
-						&a->c.resolve_timeout);
-			if (!rc && !a->c.resolve_timeout)
-				rc = imc_scn_parse_error(p,
-					"resolve-timeout: more than 0");
-			a->mask |= C_RESOLVE_TIMEOUT;
-		} else if (imc_scn_kv(argv[i], "resolve-retries", &v)) {
-			rc = imc_scn_parse_uint(p, "resolve-retries", v, 100,
-						&x);
-			a->c.resolve_retries = (unsigned)x;
-			a->mask |= C_RESOLVE_RETRIES;
-		} else if (imc_scn_kv(argv[i], "expiry", &v)) {
-			rc = imc_scn_parse_time(p, "expiry", v,
-						&a->c.neigh_expiry);
-			a->mask |= C_EXPIRY;
-		} else if (imc_scn_kv(argv[i], "idle", &v)) {
-			rc = imc_scn_parse_time(p, "idle", v,
-						&a->c.sendonly_idle);
-			a->mask |= C_IDLE;
-		} else if (imc_scn_kv(argv[i], "sendonly-full", &v)) {
-			rc = 0;
-			if (!strcmp(v, "yes"))
-				a->c.sa_sendonly_full = true;
-			else if (!strcmp(v, "no"))
-				a->c.sa_sendonly_full = false;
-			else
-				rc = imc_scn_parse_error(p,
-					"sendonly-full: expected yes or no, got '%s'",
-					v);
-			a->mask |= C_SENDONLY_FULL;
-		} else {
-			rc = imc_scn_parse_error(p,
-				"expected queue=, queue-group=, queue-total=, resolve-timeout=, resolve-retries=, expiry=, idle= or sendonly-full=, got '%s'",
-				argv[i]);
-		}
-		if (rc)
-			return rc;
-		if ((a->mask & (C_QUEUE | C_QUEUE_GROUP | C_QUEUE_TOTAL)) &&
-		    (!a->c.queue_endpoint || !a->c.queue_group ||
-		     !a->c.queue_total))
-			return imc_scn_parse_error(p, "queues: at least 1");
-	}
-	return 0;
+	rc = scn_opts_parse(p, &cfg_set, argc, argv, a, &given);
+	a->mask = (unsigned)given;
+	if (!rc && (a->mask & (C_QUEUE | C_QUEUE_GROUP | C_QUEUE_TOTAL)) &&
+	    (!a->c.queue_endpoint || !a->c.queue_group || !a->c.queue_total))
+		return imc_scn_parse_error(p, "queues: at least 1");
+	return rc;
 }
 
 static void cfg_print(FILE *f, const struct imc_topo *t, const void *data)
@@ -325,29 +285,7 @@ static void cfg_print(FILE *f, const struct imc_topo *t, const void *data)
 	const struct ipoib_cfg *a = data;
 
 	(void)t;
-	if (a->mask & C_QUEUE)
-		fprintf(f, " queue=%zu", a->c.queue_endpoint);
-	if (a->mask & C_QUEUE_GROUP)
-		fprintf(f, " queue-group=%zu", a->c.queue_group);
-	if (a->mask & C_QUEUE_TOTAL)
-		fprintf(f, " queue-total=%zu", a->c.queue_total);
-	if (a->mask & C_RESOLVE_TIMEOUT) {
-		fputs(" resolve-timeout=", f);
-		imc_scn_print_time(f, a->c.resolve_timeout);
-	}
-	if (a->mask & C_RESOLVE_RETRIES)
-		fprintf(f, " resolve-retries=%u", a->c.resolve_retries);
-	if (a->mask & C_EXPIRY) {
-		fputs(" expiry=", f);
-		imc_scn_print_time(f, a->c.neigh_expiry);
-	}
-	if (a->mask & C_IDLE) {
-		fputs(" idle=", f);
-		imc_scn_print_time(f, a->c.sendonly_idle);
-	}
-	if (a->mask & C_SENDONLY_FULL)
-		fprintf(f, " sendonly-full=%s",
-			a->c.sa_sendonly_full ? "yes" : "no");
+	scn_opts_print(f, &cfg_set, a, a->mask);
 }
 
 static int cfg_run(struct imc_scn_ctx *c, void *data)
@@ -1332,28 +1270,54 @@ static const struct imc_scn_verb verb_ping_all = {
 /* ------------------------------------------------------------------ */
 /* Subjects */
 
-enum counter {
-	K_TX_PACKETS, K_TX_BYTES, K_RX_PACKETS, K_RX_BYTES, K_TX_MCAST,
-	K_RX_MCAST, K_ARP_TX, K_ARP_RX, K_ND_TX, K_ND_RX, K_RESOLVED,
-	K_RESOLVE_RETRIES, K_RESOLVE_FAILURES, K_EXPIRED,
-	K_ENDPOINTS_FROM_RX, K_AVS_FABRICATED, K_DEFERRED, K_JOINS,
-	K_JOIN_ERRORS, K_SENDONLY_JOINS, K_SENDONLY_LEAVES,
-	K_CARRIER_CHANGES, K_ENDPOINTS, K_NEIGHBOURS, K_GROUPS, K_QUEUED,
-	K_QUEUED_MAX, K_QUEUED_MAX_ENDPOINT, K_QUEUED_MAX_GROUP,
-	K_ANNOUNCES, K_MADE_STALE, K_PROBES, K_REVALIDATED, K_DROPS,
-	K_DROP_FIRST,
+/* The counters of struct imc_ipoib_stats a subject names, by their field
+ * ('_' spelled '-'); then "drops" (their sum) and drops-REASON. */
+struct counter {
+	const char *name;
+	size_t off, size;
 };
 
-static const char *const counter_names[] = {
-	"tx-packets", "tx-bytes", "rx-packets", "rx-bytes", "tx-mcast",
-	"rx-mcast", "arp-tx", "arp-rx", "nd-tx", "nd-rx", "resolved",
-	"resolve-retries", "resolve-failures", "expired", "endpoints-from-rx",
-	"avs-fabricated", "deferred", "joins", "join-errors",
-	"sendonly-joins", "sendonly-leaves", "carrier-changes", "endpoints",
-	"neighbours", "groups", "queued", "queued-max", "queued-max-endpoint",
-	"queued-max-group", "announces", "made-stale", "probes",
-	"revalidated", "drops",
+#define K(f) { #f, SCN_FIELD(struct imc_ipoib_stats, f) }
+/* The maxima first: max-queued reads them by these indices. */
+enum { K_QUEUED_MAX, K_QUEUED_MAX_ENDPOINT, K_QUEUED_MAX_GROUP };
+static const struct counter counters[] = {
+	K(queued_max),
+	K(queued_max_endpoint),
+	K(queued_max_group),
+	K(tx_packets),
+	K(tx_bytes),
+	K(rx_packets),
+	K(rx_bytes),
+	K(tx_mcast),
+	K(rx_mcast),
+	K(arp_tx),
+	K(arp_rx),
+	K(nd_tx),
+	K(nd_rx),
+	K(resolved),
+	K(resolve_retries),
+	K(resolve_failures),
+	K(expired),
+	K(endpoints_from_rx),
+	K(avs_fabricated),
+	K(deferred),
+	K(joins),
+	K(join_errors),
+	K(sendonly_joins),
+	K(sendonly_leaves),
+	K(carrier_changes),
+	K(endpoints),
+	K(neighbours),
+	K(groups),
+	K(queued),
+	K(announces),
+	K(made_stale),
+	K(probes),
+	K(revalidated),
 };
+
+#define K_DROPS IMC_ARRAY_SIZE(counters)
+#define K_DROP_FIRST (K_DROPS + 1)
 
 enum subj_kind { S_CARRIER, S_STATE, S_RECEIVED, S_REPLIES, S_ANSWERED,
 		 S_COUNTER, S_CROSS };
@@ -1367,7 +1331,7 @@ struct subj_arg {
 	struct if_arg at;                /* the P_Key */
 	bool has_group;
 	struct imc_ip_addr group;
-	unsigned counter;            /* enum counter, or K_DROP_FIRST + d */
+	unsigned counter;            /* counters[], K_DROPS or K_DROP_FIRST + d */
 };
 
 static bool word_eq(const char *a, const char *b)
@@ -1382,11 +1346,15 @@ static bool word_eq(const char *a, const char *b)
 
 static int counter_parse(const char *w, unsigned *out)
 {
-	for (unsigned k = 0; k < IMC_ARRAY_SIZE(counter_names); k++)
-		if (word_eq(w, counter_names[k])) {
+	for (unsigned k = 0; k < K_DROPS; k++)
+		if (word_eq(w, counters[k].name)) {
 			*out = k;
 			return 0;
 		}
+	if (word_eq(w, "drops")) {
+		*out = K_DROPS;
+		return 0;
+	}
 	if (!strncmp(w, "drops-", 6) || !strncmp(w, "drops_", 6)) {
 		for (unsigned d = 0; d < IMC_IPOIB_DROP__COUNT; d++)
 			if (word_eq(w + 6, imc_ipoib_drop_str(d))) {
@@ -1399,12 +1367,11 @@ static int counter_parse(const char *w, unsigned *out)
 
 static void counter_print(FILE *f, unsigned k)
 {
-	if (k < K_DROP_FIRST) {
-		fprintf(f, " %s", counter_names[k]);
-		return;
-	}
-	fputs(" drops-", f);
-	for (const char *s = imc_ipoib_drop_str(k - K_DROP_FIRST); *s; s++)
+	const char *s = k < K_DROPS ? counters[k].name :
+			k == K_DROPS ? "drops" : imc_ipoib_drop_str(k - K_DROP_FIRST);
+
+	fputs(k > K_DROPS ? " drops-" : " ", f);
+	for (; *s; s++)
 		fputc(*s == '_' ? '-' : *s, f);
 }
 
@@ -1515,47 +1482,13 @@ static uint64_t counter_value(const struct imc_ipoib_stats *st, unsigned k)
 {
 	uint64_t sum = 0;
 
-	switch (k) {
-	case K_TX_PACKETS: return st->tx_packets;
-	case K_TX_BYTES: return st->tx_bytes;
-	case K_RX_PACKETS: return st->rx_packets;
-	case K_RX_BYTES: return st->rx_bytes;
-	case K_TX_MCAST: return st->tx_mcast;
-	case K_RX_MCAST: return st->rx_mcast;
-	case K_ARP_TX: return st->arp_tx;
-	case K_ARP_RX: return st->arp_rx;
-	case K_ND_TX: return st->nd_tx;
-	case K_ND_RX: return st->nd_rx;
-	case K_RESOLVED: return st->resolved;
-	case K_RESOLVE_RETRIES: return st->resolve_retries;
-	case K_RESOLVE_FAILURES: return st->resolve_failures;
-	case K_EXPIRED: return st->expired;
-	case K_ENDPOINTS_FROM_RX: return st->endpoints_from_rx;
-	case K_AVS_FABRICATED: return st->avs_fabricated;
-	case K_DEFERRED: return st->deferred;
-	case K_JOINS: return st->joins;
-	case K_JOIN_ERRORS: return st->join_errors;
-	case K_SENDONLY_JOINS: return st->sendonly_joins;
-	case K_SENDONLY_LEAVES: return st->sendonly_leaves;
-	case K_CARRIER_CHANGES: return st->carrier_changes;
-	case K_ENDPOINTS: return st->endpoints;
-	case K_NEIGHBOURS: return st->neighbours;
-	case K_GROUPS: return st->groups;
-	case K_QUEUED: return st->queued;
-	case K_QUEUED_MAX: return st->queued_max;
-	case K_QUEUED_MAX_ENDPOINT: return st->queued_max_endpoint;
-	case K_QUEUED_MAX_GROUP: return st->queued_max_group;
-	case K_ANNOUNCES: return st->announces;
-	case K_MADE_STALE: return st->made_stale;
-	case K_PROBES: return st->probes;
-	case K_REVALIDATED: return st->revalidated;
-	case K_DROPS:
-		for (unsigned d = 0; d < IMC_IPOIB_DROP__COUNT; d++)
-			sum += st->drops[d];
-		return sum;
-	default:
+	if (k < K_DROPS)
+		return scn_field_at(st, counters[k].off, counters[k].size);
+	if (k > K_DROPS)
 		return st->drops[k - K_DROP_FIRST];
-	}
+	for (unsigned d = 0; d < IMC_IPOIB_DROP__COUNT; d++)
+		sum += st->drops[d];
+	return sum;
 }
 
 static uint64_t observe_one(const struct subj_arg *a, struct iface *i)

@@ -23,6 +23,9 @@ struct imc_scn_lang {
 	 * insertion. */
 	const struct imc_scn_section **sec;
 	unsigned nsecs, sec_cap;
+	/* Plugins by order (a handful), kept in order by insertion. */
+	const struct imc_scn_plugin **plug;
+	unsigned nplugs, plug_cap;
 };
 
 static const char *const reserved[] = {
@@ -156,6 +159,63 @@ int imc_scn_lang_add_section(struct imc_scn_lang *l,
 	return 0;
 }
 
+int imc_scn_lang_add_plugin(struct imc_scn_lang *l,
+			    const struct imc_scn_plugin *p)
+{
+	unsigned at;
+
+	if (!l || !p || !name_ok(p->name))
+		return -EINVAL;
+	for (unsigned i = 0; i < l->nplugs; i++)
+		if (!strcmp(l->plug[i]->name, p->name))
+			return -EEXIST;
+	if (l->nplugs == l->plug_cap) {
+		unsigned nc = l->plug_cap ? l->plug_cap * 2 : 4;
+		const struct imc_scn_plugin **np =
+			realloc(l->plug, nc * sizeof(*np));
+
+		if (!np)
+			return -ENOMEM;
+		l->plug = np;
+		l->plug_cap = nc;
+	}
+	/* Stable: equal orders keep the order they were added in. */
+	for (at = l->nplugs; at > 0 && l->plug[at - 1]->order > p->order; at--)
+		l->plug[at] = l->plug[at - 1];
+	l->plug[at] = p;
+	l->nplugs++;
+	return 0;
+}
+
+int scn_plugins_start(struct imc_scn_ctx *c)
+{
+	const struct imc_scn_lang *l = scn_scenario(c)->lang;
+	int rc = 0;
+
+	for (unsigned i = 0; i < l->nplugs && !rc; i++)
+		if (l->plug[i]->start)
+			rc = l->plug[i]->start(c);
+	return rc;
+}
+
+void scn_plugins_teardown(struct imc_scn_ctx *c)
+{
+	const struct imc_scn_lang *l = scn_scenario(c)->lang;
+
+	for (unsigned i = l->nplugs; i-- > 0;)
+		if (l->plug[i]->teardown)
+			l->plug[i]->teardown(c);
+}
+
+void imc_scn_links_changed(struct imc_scn_ctx *c)
+{
+	const struct imc_scn_lang *l = scn_scenario(c)->lang;
+
+	for (unsigned i = 0; i < l->nplugs; i++)
+		if (l->plug[i]->links_changed)
+			l->plug[i]->links_changed(c);
+}
+
 unsigned scn_lang_nsections(const struct imc_scn_lang *l)
 {
 	return l->nsecs;
@@ -194,6 +254,7 @@ void imc_scn_lang_destroy(struct imc_scn_lang *l)
 	free(l->verb);
 	free(l->subj);
 	free(l->sec);
+	free(l->plug);
 	free(l);
 }
 

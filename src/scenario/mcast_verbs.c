@@ -87,7 +87,7 @@ enum {
 };
 
 struct mc_cfg {
-	unsigned mask;
+	uint64_t mask;
 	enum imc_mcast_rejoin rejoin;
 	imc_time_t spread;
 	uint32_t window;
@@ -524,67 +524,33 @@ static int mgid_resolve_or_fail(struct imc_scn_ctx *c,
 /* ------------------------------------------------------------------ */
 /* mcast-tracker */
 
+static const char *const rejoin_names[] = { "paced", "immediate", NULL };
+
+/* By C_* bit; the names by enum imc_mcast_rejoin. */
+static const struct scn_opt cfg_opts[] = {
+	SCN_O_ENUM("rejoin", struct mc_cfg, rejoin, rejoin_names),
+	SCN_O_TIME("spread", struct mc_cfg, spread),
+	SCN_O_UINT_H("window", struct mc_cfg, window, 1, WINDOW_MAX,
+		     "at least 1"),
+	SCN_O_TIME_H("timeout", struct mc_cfg, timeout, 1, "longer than 0"),
+	SCN_O_UINT("retries", struct mc_cfg, retries, 0, RETRIES_MAX),
+};
+static const struct scn_optset cfg_set = SCN_OPTSET(cfg_opts);
+
 static int cfg_parse(struct imc_scn_parser *p, unsigned argc,
 		     const char *const *argv, void **data)
 {
-	const struct imc_scenario *s = p->s;
+	unsigned line = scn_setting_line(p->s, "mcast-tracker");
 	struct mc_cfg *a;
 
-	for (unsigned i = 0; i < s->nsettings; i++)
-		if (!strcmp(s->settings[i].verb->name, "mcast-tracker"))
-			return imc_scn_parse_error(p,
-				"the trackers are set already on line %u",
-				s->settings[i].line);
+	if (line)
+		return imc_scn_parse_error(p,
+			"the trackers are set already on line %u", line);
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
 	*data = a;
-	for (unsigned i = 0; i < argc; i++) {
-		const char *v;
-		uint64_t x = 0;
-		int rc;
-
-		if (imc_scn_kv(argv[i], "rejoin", &v)) {
-			rc = 0;
-			if (!strcmp(v, "paced"))
-				a->rejoin = IMC_MCAST_REJOIN_PACED;
-			else if (!strcmp(v, "immediate"))
-				a->rejoin = IMC_MCAST_REJOIN_IMMEDIATE;
-			else
-				rc = imc_scn_parse_error(p,
-					"rejoin: expected paced or immediate, got '%s'",
-					v);
-			a->mask |= C_REJOIN;
-		} else if (imc_scn_kv(argv[i], "spread", &v)) {
-			rc = imc_scn_parse_time(p, "spread", v, &a->spread);
-			a->mask |= C_SPREAD;
-		} else if (imc_scn_kv(argv[i], "window", &v)) {
-			rc = imc_scn_parse_uint(p, "window", v, WINDOW_MAX, &x);
-			if (!rc && !x)
-				rc = imc_scn_parse_error(p,
-							 "window: at least 1");
-			a->window = (uint32_t)x;
-			a->mask |= C_WINDOW;
-		} else if (imc_scn_kv(argv[i], "timeout", &v)) {
-			rc = imc_scn_parse_time(p, "timeout", v, &a->timeout);
-			if (!rc && !a->timeout)
-				rc = imc_scn_parse_error(p,
-					"timeout: longer than 0");
-			a->mask |= C_TIMEOUT;
-		} else if (imc_scn_kv(argv[i], "retries", &v)) {
-			rc = imc_scn_parse_uint(p, "retries", v, RETRIES_MAX,
-						&x);
-			a->retries = (uint32_t)x;
-			a->mask |= C_RETRIES;
-		} else {
-			rc = imc_scn_parse_error(p,
-				"expected rejoin=, spread=, window=, timeout= or retries=, got '%s'",
-				argv[i]);
-		}
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return scn_opts_parse(p, &cfg_set, argc, argv, a, &a->mask);
 }
 
 static void cfg_print(FILE *f, const struct imc_topo *t, const void *data)
@@ -592,21 +558,7 @@ static void cfg_print(FILE *f, const struct imc_topo *t, const void *data)
 	const struct mc_cfg *a = data;
 
 	(void)t;
-	if (a->mask & C_REJOIN)
-		fprintf(f, " rejoin=%s", a->rejoin == IMC_MCAST_REJOIN_PACED ?
-			"paced" : "immediate");
-	if (a->mask & C_SPREAD) {
-		fputs(" spread=", f);
-		imc_scn_print_time(f, a->spread);
-	}
-	if (a->mask & C_WINDOW)
-		fprintf(f, " window=%" PRIu32, a->window);
-	if (a->mask & C_TIMEOUT) {
-		fputs(" timeout=", f);
-		imc_scn_print_time(f, a->timeout);
-	}
-	if (a->mask & C_RETRIES)
-		fprintf(f, " retries=%" PRIu32, a->retries);
+	scn_opts_print(f, &cfg_set, a, a->mask);
 }
 
 /* Settings run before every action: the trackers, made later, read it
@@ -636,12 +588,21 @@ static void join_free(void *data)
 	free(a);
 }
 
+static const struct scn_opt join_opts[] = {
+	SCN_O_FLAG("create", struct mc_join, create),
+	SCN_O_FLAG("noqp", struct mc_join, noqp),
+	SCN_O_TIME_H("retry", struct mc_join, retry, 1,
+		     "expected a time above 0"),
+};
+static const struct scn_optset join_set = SCN_OPTSET(join_opts);
+
 static int join_parse(struct imc_scn_parser *p, unsigned argc,
 		      const char *const *argv, void **data)
 {
 	static const char usage[] =
 		"expected 'mcast-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [noqp] [retry=TIME] [as=NAME]'";
 	struct mc_join *a;
+	uint64_t given = 0;
 	int rc;
 
 	if (argc < 2)
@@ -662,6 +623,7 @@ static int join_parse(struct imc_scn_parser *p, unsigned argc,
 		rc = mgid_parse(p, argv[1], true, &a->mgid);
 	for (unsigned i = 2; !rc && i < argc; i++) {
 		const char *v;
+		bool m = false;
 
 		if (imc_scn_kv(argv[i], "state", &v)) {
 			rc = scn_sa_state_parse(p, v, &a->state);
@@ -672,17 +634,9 @@ static int join_parse(struct imc_scn_parser *p, unsigned argc,
 		} else if ((rc = scn_sa_comp_opt(p, argv[i], &a->rec,
 						 &a->mask)) != 1) {
 			/* a component, or its error */
-		} else if (!strcmp(argv[i], "create")) {
-			rc = 0;
-			a->create = true;
-		} else if (!strcmp(argv[i], "noqp")) {
-			rc = 0;
-			a->noqp = true;
-		} else if (imc_scn_kv(argv[i], "retry", &v)) {
-			rc = imc_scn_parse_time(p, "retry", v, &a->retry);
-			if (!rc && !a->retry)
-				rc = imc_scn_parse_error(p,
-					"retry: expected a time above 0");
+		} else if ((rc = scn_opt_word(p, &join_set, argv[i], a,
+					      &given, &m)) || m) {
+			/* create, noqp or retry=, or its error */
 		} else if (imc_scn_kv(argv[i], "as", &v)) {
 			rc = 0;
 			if (!name_ok(v))
@@ -719,14 +673,7 @@ static void join_print(FILE *f, const struct imc_topo *t, const void *data)
 		scn_sa_state_print(f, a->state);
 	}
 	scn_sa_comp_print(f, &a->rec, a->mask);
-	if (a->create)
-		fputs(" create", f);
-	if (a->noqp)
-		fputs(" noqp", f);
-	if (a->retry) {
-		fputs(" retry=", f);
-		imc_scn_print_time(f, a->retry);
-	}
+	scn_opts_print(f, &join_set, a, a->retry ? 7 : 3);
 	if (a->name)
 		fprintf(f, " as=%s", a->name);
 }
@@ -1004,22 +951,14 @@ static const struct imc_scn_verb verb_show = {
 /* ------------------------------------------------------------------ */
 /* Subjects */
 
-enum counter {
-	K_JOINS,
-	K_LEAVES,
-	K_LOCAL,
-	K_MADS,
-	K_RETRIES,
-	K_TIMEOUTS,
-	K_REJOINS,
-	K_ERRORS,
-	K_TRAPS,
-	K_LOST,
-	K_GROUPS,
-	K_JOINED,      /* members JOINED now */
-	K_HANDLES,     /* members not left */
-	K_UNJOINED,    /* of every user of the tracker, not JOINED */
-	K_MAX_IN_FLIGHT, /* the most SA requests in flight: a maximum */
+/* What a counter subject reads: a field of the tracker's stats, or a
+ * count over the members, or the SA client's in-flight maximum. */
+enum counter_how { FROM_STATS, K_JOINED, K_HANDLES, K_UNJOINED,
+		   K_MAX_IN_FLIGHT };
+
+struct counter {
+	enum counter_how how;
+	size_t off, size;          /* FROM_STATS: in struct imc_mcast_stats */
 };
 
 struct subj_arg {
@@ -1028,7 +967,7 @@ struct subj_arg {
 	bool has_host;
 	struct scn_port_arg host;
 	struct mgid_arg mgid;
-	enum counter k;
+	const struct counter *k;
 };
 
 static int subj_new(void **data, struct subj_arg **out)
@@ -1097,10 +1036,11 @@ static void name_print(FILE *f, const struct imc_topo *t, const void *data)
 		fprintf(f, " %s", event_words[a->event]);
 }
 
+/* A counter subject's parse: *data holds its struct counter (.arg). */
 static int host_opt_parse(struct imc_scn_parser *p, unsigned argc,
-			  const char *const *argv, void **data,
-			  enum counter k)
+			  const char *const *argv, void **data)
 {
+	const struct counter *k = *data;
 	struct subj_arg *a;
 	int rc;
 
@@ -1274,54 +1214,28 @@ static int callbacks_observe(struct imc_scn_ctx *c, const void *data,
 /* ---- per host ---- */
 
 static uint64_t counter_of(const struct mc_run *r, const struct mc_port *p,
-			   enum counter k)
+			   const struct counter *k)
 {
 	struct imc_mcast_stats st;
+	struct imc_sa_client_stats cs;
 	uint64_t n = 0;
 
-	if (k == K_JOINED || k == K_HANDLES) {
+	if (k->how == K_JOINED || k->how == K_HANDLES) {
 		for (const struct mc_member *x = r->members; x; x = x->next)
 			if (x->m && (!p || x->p == p) &&
-			    (k == K_HANDLES ||
+			    (k->how == K_HANDLES ||
 			     imc_mcast_member_state(x->m) == IMC_MCAST_JOINED))
 				n++;
 		return n;
 	}
-	imc_mcast_get_stats(imc_mcast_fabric_tracker(p->mf), &st);
-	switch (k) {
-	case K_JOINS:
-		return st.joins;
-	case K_LEAVES:
-		return st.leaves;
-	case K_LOCAL:
-		return st.joins_local;
-	case K_MADS:
-		return st.mads_sent;
-	case K_RETRIES:
-		return st.retries;
-	case K_TIMEOUTS:
-		return st.timeouts;
-	case K_REJOINS:
-		return st.rejoins;
-	case K_ERRORS:
-		return st.errors;
-	case K_TRAPS:
-		return st.traps;
-	case K_LOST:
-		return st.groups_lost;
-	case K_GROUPS:
-		return st.groups;
-	case K_UNJOINED:
-		return st.members - st.joined;
-	case K_MAX_IN_FLIGHT: {
-		struct imc_sa_client_stats cs;
-
+	if (k->how == K_MAX_IN_FLIGHT) {
 		imc_sa_client_get_stats(imc_mcast_fabric_client(p->mf), &cs);
 		return cs.max_in_flight;
 	}
-	default:
-		return 0;
-	}
+	imc_mcast_get_stats(imc_mcast_fabric_tracker(p->mf), &st);
+	if (k->how == K_UNJOINED)
+		return st.members - st.joined;
+	return scn_field_at(&st, k->off, k->size);
 }
 
 static int counter_observe(struct imc_scn_ctx *c, const void *data,
@@ -1343,7 +1257,7 @@ static int counter_observe(struct imc_scn_ctx *c, const void *data,
 			*v = counter_of(r, p, a->k);
 		return 0;
 	}
-	if (a->k == K_JOINED || a->k == K_HANDLES) {
+	if (a->k->how == K_JOINED || a->k->how == K_HANDLES) {
 		*v = counter_of(r, NULL, a->k);
 		return 0;
 	}
@@ -1354,7 +1268,7 @@ static int counter_observe(struct imc_scn_ctx *c, const void *data,
 		if (!r->port[i])
 			continue;
 		x = counter_of(r, r->port[i], a->k);
-		if (a->k != K_MAX_IN_FLIGHT)
+		if (a->k->how != K_MAX_IN_FLIGHT)
 			*v += x;
 		else if (x > *v)
 			*v = x;
@@ -1615,32 +1529,31 @@ static const struct imc_scn_subject subj_held = {
 	.value_format = hex_format, .free = free,
 };
 
-#define COUNTER_SUBJECT(var, word, k)                                      \
-	static int var##_parse(struct imc_scn_parser *p, unsigned argc,    \
-			       const char *const *argv, void **data)       \
-	{                                                                  \
-		return host_opt_parse(p, argc, argv, data, k);             \
-	}                                                                  \
-	static const struct imc_scn_subject var = {                        \
-		.name = word, .parse = var##_parse, .print = host_print,   \
-		.observe = counter_observe, .free = free,                  \
-	}
+#define COUNTER(how, off, size) \
+	.parse = host_opt_parse, .print = host_print, \
+	.observe = counter_observe, .free = free, \
+	.arg = &(const struct counter){ how, off, size }
+#define STAT(f) COUNTER(FROM_STATS, offsetof(struct imc_mcast_stats, f), \
+			sizeof(((struct imc_mcast_stats *)0)->f))
+#define COUNT(how) COUNTER(how, 0, 0)
 
-COUNTER_SUBJECT(subj_groups, "mcast-groups", K_GROUPS);
-COUNTER_SUBJECT(subj_joined, "mcast-joined", K_JOINED);
-COUNTER_SUBJECT(subj_handles, "mcast-handles", K_HANDLES);
-COUNTER_SUBJECT(subj_joins, "mcast-joins", K_JOINS);
-COUNTER_SUBJECT(subj_leaves, "mcast-leaves", K_LEAVES);
-COUNTER_SUBJECT(subj_local, "mcast-local", K_LOCAL);
-COUNTER_SUBJECT(subj_mads, "mcast-mads", K_MADS);
-COUNTER_SUBJECT(subj_retries, "mcast-retries", K_RETRIES);
-COUNTER_SUBJECT(subj_timeouts, "mcast-timeouts", K_TIMEOUTS);
-COUNTER_SUBJECT(subj_rejoins, "mcast-rejoins", K_REJOINS);
-COUNTER_SUBJECT(subj_errors, "mcast-errors", K_ERRORS);
-COUNTER_SUBJECT(subj_traps, "mcast-traps", K_TRAPS);
-COUNTER_SUBJECT(subj_lost, "mcast-lost", K_LOST);
-COUNTER_SUBJECT(subj_unjoined, "mcast-unjoined", K_UNJOINED);
-COUNTER_SUBJECT(subj_max_in_flight, "mcast-max-in-flight", K_MAX_IN_FLIGHT);
+static const struct imc_scn_subject counters[] = {
+	{ .name = "mcast-groups", STAT(groups) },
+	{ .name = "mcast-joined", COUNT(K_JOINED) },
+	{ .name = "mcast-handles", COUNT(K_HANDLES) },
+	{ .name = "mcast-joins", STAT(joins) },
+	{ .name = "mcast-leaves", STAT(leaves) },
+	{ .name = "mcast-local", STAT(joins_local) },
+	{ .name = "mcast-mads", STAT(mads_sent) },
+	{ .name = "mcast-retries", STAT(retries) },
+	{ .name = "mcast-timeouts", STAT(timeouts) },
+	{ .name = "mcast-rejoins", STAT(rejoins) },
+	{ .name = "mcast-errors", STAT(errors) },
+	{ .name = "mcast-traps", STAT(traps) },
+	{ .name = "mcast-lost", STAT(groups_lost) },
+	{ .name = "mcast-unjoined", COUNT(K_UNJOINED) },
+	{ .name = "mcast-max-in-flight", COUNT(K_MAX_IN_FLIGHT) },
+};
 
 static int bare_parse(struct imc_scn_parser *p, unsigned argc,
 		      const char *const *argv, void **data)
@@ -2029,13 +1942,8 @@ int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 		&verb_tracker, &verb_join, &verb_leave, &verb_send, &verb_show,
 	};
 	static const struct imc_scn_subject *const subjects[] = {
-		&subj_state, &subj_status, &subj_callbacks, &subj_groups,
-		&subj_members, &subj_held, &subj_joined, &subj_handles,
-		&subj_joins, &subj_leaves, &subj_local, &subj_mads,
-		&subj_retries, &subj_timeouts, &subj_rejoins, &subj_errors,
-		&subj_traps, &subj_lost,
-		&subj_unjoined, &subj_max_in_flight, &subj_consistent,
-		&subj_orphans,
+		&subj_state, &subj_status, &subj_callbacks, &subj_members,
+		&subj_held, &subj_consistent, &subj_orphans,
 	};
 	int rc = 0;
 
@@ -2043,6 +1951,8 @@ int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 		rc = imc_scn_lang_add_verb(l, verbs[i]);
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
 		rc = imc_scn_lang_add_subject(l, subjects[i]);
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(counters) && !rc; i++)
+		rc = imc_scn_lang_add_subject(l, &counters[i]);
 	if (!rc)
 		rc = imc_scn_lang_add_section(l, &section_mcast);
 	return rc;

@@ -58,17 +58,6 @@ int imc_scn_parse_error(struct imc_scn_parser *p, const char *fmt, ...)
 	return rc;
 }
 
-int scn_error(struct imc_scn_parser *p, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = verror(p, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
 const struct imc_topo *imc_scn_parser_topo(const struct imc_scn_parser *p)
 {
 	return p->s->topo;
@@ -363,6 +352,14 @@ const struct scn_group *scn_group_find(const struct imc_scenario *s,
 	return i ? &s->groups[i - 1] : NULL;
 }
 
+unsigned scn_setting_line(const struct imc_scenario *s, const char *verb)
+{
+	for (unsigned i = 0; i < s->nsettings; i++)
+		if (!strcmp(s->settings[i].verb->name, verb))
+			return s->settings[i].line;
+	return 0;
+}
+
 int scn_group_add(struct imc_scenario *s, const struct scn_group *g)
 {
 	if (g->mlid < SCN_MLID_MIN || g->mlid > SCN_MLID_MAX)
@@ -464,119 +461,99 @@ static int stop_words(struct imc_scn_parser *p, const struct scn_words *w)
 	return imc_scn_parse_time(p, "stop", w->argv[1], &p->s->stop);
 }
 
-/* A key of a fabric or links line set again on a later line. */
-static int setting_once(struct imc_scn_parser *p, unsigned *line,
-			const char *setting, const char *word)
+static const unsigned mtu_sizes[] = { 0, 256, 512, 1024, 2048, 4096 };
+
+/* IBA 7.7: MTU codes 1..5 stand for 256..4096 bytes; the line gives
+ * bytes. */
+static int mtu_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+		     const char *v, void *field)
 {
-	if (*line)
-		return scn_error(p, "%s %.*s= already given on line %u", setting,
-				 (int)strcspn(word, "="), word, *line);
-	*line = p->line;
-	return 0;
+	uint64_t x;
+	int rc = imc_scn_parse_uint(p, o->key, v, 4096, &x);
+
+	for (unsigned m = 1; !rc && m < IMC_ARRAY_SIZE(mtu_sizes); m++)
+		if (mtu_sizes[m] == x) {
+			*(unsigned *)field = m;
+			return 0;
+		}
+	return rc ? rc : scn_error(p,
+		"mtu: expected 256, 512, 1024, 2048 or 4096, got '%s'", v);
 }
 
-static const unsigned mtu_sizes[] = { 0, 256, 512, 1024, 2048, 4096 };
+static void mtu_print(FILE *f, const struct scn_opt *o, const void *field)
+{
+	unsigned m = *(const unsigned *)field;
+
+	(void)o;
+	fprintf(f, "%u", m < IMC_ARRAY_SIZE(mtu_sizes) ? mtu_sizes[m] : 0);
+}
+
+/* By fabric_line index. SA rate codes are 6 bits (IBA 15.2.5.17). */
+static const struct scn_opt fabric_opts[] = {
+	{ .key = "mtu", .type = SCN_OPT_CUSTOM,
+	  .offset = offsetof(struct imc_fabric_config, mtu),
+	  .parse = mtu_parse, .print = mtu_print },
+	{ .key = "rate", .type = SCN_OPT_UINT, .size = sizeof(unsigned),
+	  .offset = offsetof(struct imc_fabric_config, rate), .min = 2,
+	  .max = 63, .help = "expected an SA rate code 2..63",
+	  .flags = SCN_OPT_GOT },
+	{ .key = "rq", .type = SCN_OPT_UINT, .size = sizeof(unsigned),
+	  .offset = offsetof(struct imc_fabric_config, rq_depth), .min = 1,
+	  .max = 1u << 20, .help = "expected a depth of at least 1" },
+	SCN_O_TIME("sweep", struct imc_fabric_config, sm_sweep_delay),
+	SCN_O_HEX("prefix", struct imc_fabric_config, subnet_prefix, 0),
+};
+static const struct scn_optset fabric_optset = SCN_OPTSET(fabric_opts);
+
+/* A setting's keys given again on a later line: the error names the
+ * first. line[] has an entry per option of set. */
+static int settings_words(struct imc_scn_parser *p, const struct scn_words *w,
+			  const char *setting, const struct scn_optset *set,
+			  unsigned *line, void *base)
+{
+	uint64_t given = 0;
+	int rc;
+
+	rc = scn_opts_parse(p, set, w->argc - 1,
+			    (const char *const *)w->argv + 1, base, &given);
+	for (unsigned k = 0; !rc && k < set->n; k++) {
+		if (!(given & (1ull << k)))
+			continue;
+		if (line[k])
+			return scn_error(p, "%s %s= already given on line %u",
+					 setting, set->opt[k].key, line[k]);
+	}
+	for (unsigned k = 0; !rc && k < set->n; k++)
+		if (given & (1ull << k))
+			line[k] = p->line;
+	return rc;
+}
 
 static int fabric_words(struct imc_scn_parser *p, const struct scn_words *w)
 {
-	struct imc_fabric_config *c = &p->s->cfg;
-
-	static const char *const keys[] = { "mtu", "rate", "rq", "sweep",
-					    "prefix" };
+	struct imc_fabric_config c = p->s->cfg;
 	int rc;
 
 	if (w->argc < 2)
 		return scn_error(p,
 			"expected fabric mtu=BYTES rate=CODE rq=DEPTH sweep=TIME prefix=HEX");
-	rc = scn_words_unique(p, w->argc - 1, (const char *const *)w->argv + 1);
-	for (unsigned i = 1; !rc && i < w->argc; i++) {
-		const char *v;
-
-		for (unsigned k = 0; k < IMC_ARRAY_SIZE(keys); k++)
-			if (imc_scn_kv(w->argv[i], keys[k], &v))
-				rc = setting_once(p, &p->fabric_line[k],
-						  "fabric", w->argv[i]);
-	}
-	if (rc)
-		return rc;
-	for (unsigned i = 1; i < w->argc; i++) {
-		const char *a = w->argv[i], *v;
-		uint64_t x;
-
-		if (imc_scn_kv(a, "mtu", &v)) {
-			rc = imc_scn_parse_uint(p, "mtu", v, 4096, &x);
-			if (rc)
-				return rc;
-			c->mtu = 0;
-			for (unsigned m = 1; m < IMC_ARRAY_SIZE(mtu_sizes); m++)
-				if (mtu_sizes[m] == x)
-					c->mtu = m;
-			if (!c->mtu)
-				return scn_error(p,
-					"mtu: expected 256, 512, 1024, 2048 or 4096, got '%s'",
-					v);
-		} else if (imc_scn_kv(a, "rate", &v)) {
-			/* SA rate codes are 6 bits (IBA 15.2.5.17). */
-			rc = imc_scn_parse_uint(p, "rate", v, 63, &x);
-			if (rc)
-				return rc;
-			if (x < 2)
-				return scn_error(p,
-					"rate: expected an SA rate code 2..63, got '%s'",
-					v);
-			c->rate = (unsigned)x;
-		} else if (imc_scn_kv(a, "rq", &v)) {
-			rc = imc_scn_parse_uint(p, "rq", v, 1u << 20, &x);
-			if (rc)
-				return rc;
-			if (!x)
-				return scn_error(p, "rq: expected a depth of at least 1");
-			c->rq_depth = (unsigned)x;
-		} else if (imc_scn_kv(a, "sweep", &v)) {
-			rc = imc_scn_parse_time(p, "sweep", v,
-						&c->sm_sweep_delay);
-			if (rc)
-				return rc;
-		} else if (imc_scn_kv(a, "prefix", &v)) {
-			rc = imc_scn_parse_uint(p, "prefix", v, UINT64_MAX,
-						&c->subnet_prefix);
-			if (rc)
-				return rc;
-		} else {
-			return scn_error(p,
-				"expected mtu=, rate=, rq=, sweep= or prefix=, got '%s'",
-				a);
-		}
-	}
-	return 0;
+	rc = settings_words(p, w, "fabric", &fabric_optset, p->fabric_line,
+			    &c);
+	if (!rc)
+		p->s->cfg = c;
+	return rc;
 }
-
-/* The keys of a links line, by SCN_LP_* bit. */
-static const char *const link_keys[] = { "latency", "bandwidth", "loss",
-					  "dup", "reorder", "reorder-delay" };
 
 static int links_words(struct imc_scn_parser *p, const struct scn_words *w)
 {
 	struct imc_link_params lp = p->s->cfg.link;
-	unsigned mask;
 	int rc;
 
 	if (w->argc < 2)
 		return scn_error(p,
 			"expected links latency=TIME bandwidth=RATE loss=P dup=P reorder=P reorder-delay=TIME");
-	rc = scn_words_unique(p, w->argc - 1, (const char *const *)w->argv + 1);
-	if (!rc)
-		rc = scn_link_params_parse(p, w->argc - 1,
-					   (const char *const *)w->argv + 1,
-					   &lp, &mask);
-	for (unsigned i = 1; !rc && i < w->argc; i++) {
-		const char *v;
-
-		for (unsigned b = 0; b < IMC_ARRAY_SIZE(link_keys); b++)
-			if (imc_scn_kv(w->argv[i], link_keys[b], &v))
-				rc = setting_once(p, &p->links_line[b],
-						  "links", w->argv[i]);
-	}
+	rc = settings_words(p, w, "links", &scn_link_optset, p->links_line,
+			    &lp);
 	if (!rc)
 		p->s->cfg.link = lp;
 	return rc;
@@ -989,6 +966,41 @@ static int split_lines(struct imc_scn_parser *p, const char *text, size_t len,
 	return rc;
 }
 
+/* The topology line is read before every other line: the others name
+ * its nodes. opts->topo, when given, is the topology instead. */
+static int topology_lines(struct imc_scn_parser *p,
+			  const struct imc_scenario_parse_opts *opts,
+			  const struct line *lines, unsigned nlines)
+{
+	struct imc_scenario *s = p->s;
+	int rc = 0;
+
+	for (unsigned i = 0; !rc && i < nlines; i++) {
+		if (strcmp(lines[i].w.argv[0], "topology"))
+			continue;
+		p->line = lines[i].no;
+		if (s->topo_arg)
+			rc = scn_error(p, "topology already given on line %u",
+				       s->topo_line);
+		else
+			rc = topology_words(p, &lines[i].w);
+		s->topo_line = lines[i].no;
+	}
+	if (rc)
+		return rc;
+	if (opts->topo) {
+		s->topo = opts->topo;
+		return 0;
+	}
+	if (!s->topo_arg) {
+		p->line = nlines ? lines[nlines - 1].no : 1;
+		return scn_error(p,
+			"expected a topology line (topology GENERATOR or topology file PATH)");
+	}
+	p->line = s->topo_line;
+	return topology_load(p);
+}
+
 int imc_scenario_parse(const char *text, size_t len, const char *name,
 		       const struct imc_scenario_parse_opts *opts,
 		       struct imc_scenario **out, char *err, size_t errlen)
@@ -1034,29 +1046,8 @@ int imc_scenario_parse(const char *text, size_t len, const char *name,
 	s->stop = IMC_SCN_STOP_DEFAULT;
 
 	rc = split_lines(&p, text, len, &lines, &nlines);
-	for (unsigned i = 0; !rc && i < nlines; i++) {
-		if (strcmp(lines[i].w.argv[0], "topology"))
-			continue;
-		p.line = lines[i].no;
-		if (s->topo_arg)
-			rc = scn_error(&p, "topology already given on line %u",
-				       s->topo_line);
-		else
-			rc = topology_words(&p, &lines[i].w);
-		s->topo_line = lines[i].no;
-	}
-	if (!rc) {
-		if (opts->topo) {
-			s->topo = opts->topo;
-		} else if (!s->topo_arg) {
-			p.line = nlines ? lines[nlines - 1].no : 1;
-			rc = scn_error(&p,
-				"expected a topology line (topology GENERATOR or topology file PATH)");
-		} else {
-			p.line = s->topo_line;
-			rc = topology_load(&p);
-		}
-	}
+	if (!rc)
+		rc = topology_lines(&p, opts, lines, nlines);
 	for (unsigned i = 0; !rc && i < nlines; i++) {
 		p.line = lines[i].no;
 		rc = parse_line(&p, &lines[i], &now, &now_line);
@@ -1252,11 +1243,9 @@ void imc_scenario_print(const struct imc_scenario *s, FILE *f)
 	}
 	fprintf(f, "seed %" PRIu64 "\nstop ", s->seed);
 	imc_scn_print_time(f, s->stop);
-	fprintf(f, "\nfabric mtu=%u rate=%u rq=%u sweep=",
-		c->mtu < IMC_ARRAY_SIZE(mtu_sizes) ? mtu_sizes[c->mtu] : 0,
-		c->rate, c->rq_depth);
-	imc_scn_print_time(f, c->sm_sweep_delay);
-	fprintf(f, " prefix=0x%016" PRIx64 "\nlinks", c->subnet_prefix);
+	fputs("\nfabric", f);
+	scn_opts_print(f, &fabric_optset, c, ~0ull);
+	fputs("\nlinks", f);
 	scn_link_params_print(f, &c->link, SCN_LP_ALL);
 	fputc('\n', f);
 	for (unsigned i = 0; i < s->nsettings; i++) {

@@ -92,6 +92,7 @@ struct imc_scn_ctx {
 	int err;
 	bool msg_set;
 	char msg[256];
+	bool started;             /* plugin start hooks ran: teardown runs */
 };
 
 static uint64_t mix(uint64_t z)
@@ -669,6 +670,8 @@ static size_t ctx_free(struct imc_scn_ctx *c)
 	 * Last set, first freed: state made later may use state made
 	 * before it (IPoIB interfaces leave through trackers, trackers
 	 * send through the SA verbs' GSIs). */
+	if (c->started)
+		scn_plugins_teardown(c);
 	for (size_t i = c->ndata; i-- > 0;)
 		if (c->data[i].free)
 			c->data[i].free(c->data[i].data);
@@ -857,6 +860,12 @@ int imc_scenario_run(const struct imc_scenario *s,
 		}
 	}
 	c.cur = NULL;
+	c.started = true;
+	rc = scn_plugins_start(&c);
+	if (rc) {
+		error_out(&c, NULL, 0, "plugin start", rc, err, errlen);
+		goto fail;
+	}
 	rc = imc_fabric_bring_up(c.fab);
 	if (rc) {
 		error_out(&c, NULL, s->topo_line, "bring-up", rc, err, errlen);

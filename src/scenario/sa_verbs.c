@@ -491,85 +491,90 @@ static int partitions_parse(struct imc_scn_parser *p, const char *v,
 		"partitions: expected P_Keys separated by ','");
 }
 
+/* rate=: "1000" or "1000/s" requests per second. */
+static int rate_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			  const char *v, void *field)
+{
+	char num[32];
+	size_t n = strcspn(v, "/");
+	uint64_t x;
+	int rc;
+
+	if (n >= sizeof(num) || (v[n] && strcmp(v + n, "/s")))
+		return imc_scn_parse_error(p,
+			"rate: expected requests per second (1000 or 1000/s), got '%s'",
+			v);
+	memcpy(num, v, n);
+	num[n] = '\0';
+	rc = imc_scn_parse_uint(p, o->key, num, UINT32_MAX, &x);
+	if (!rc)
+		*(uint32_t *)field = (uint32_t)x;
+	return rc;
+}
+
+static void rate_opt_print(FILE *f, const struct scn_opt *o,
+			   const void *field)
+{
+	(void)o;
+	fprintf(f, "%" PRIu32 "/s", *(const uint32_t *)field);
+}
+
+/* partitions= fills part[] and npart: its field is the whole sa_cfg. */
+static int part_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			  const char *v, void *field)
+{
+	(void)o;
+	return partitions_parse(p, v, field);
+}
+
+static void part_opt_print(FILE *f, const struct scn_opt *o,
+			   const void *field)
+{
+	const struct sa_cfg *a = field;
+
+	(void)o;
+	for (unsigned i = 0; i < a->npart; i++)
+		fprintf(f, "%s0x%04x", i ? "," : "", a->part[i]);
+}
+
+static const char *const order_names[] = { "program-first", "answer-first",
+					   NULL };
+
+/* By SA_* bit; order names by enum imc_sa_mft_order. */
+static const struct scn_opt sa_opts[] = {
+	{ .key = "rate", .type = SCN_OPT_CUSTOM,
+	  .offset = offsetof(struct sa_cfg, rate),
+	  .parse = rate_opt_parse, .print = rate_opt_print },
+	SCN_O_UINT_H("queue", struct sa_cfg, queue, 1, 0, "at least 1"),
+	SCN_O_ENUM("order", struct sa_cfg, order, order_names),
+	SCN_O_TIME("mft-delay", struct sa_cfg, mft_delay),
+	SCN_O_UINT_H("mlids", struct sa_cfg, mlids, 1,
+		     IMC_SA_MLID_LAST - IMC_SA_MLID_FIRST + 1, "at least 1"),
+	{ .key = "partitions", .type = SCN_OPT_CUSTOM, .offset = 0,
+	  .parse = part_opt_parse, .print = part_opt_print },
+	SCN_O_HEX("bcast-qkey", struct sa_cfg, bcast_qkey, 0),
+};
+static const struct scn_optset sa_set = SCN_OPTSET(sa_opts);
+
 static int sa_parse(struct imc_scn_parser *p, unsigned argc,
 		    const char *const *argv, void **data)
 {
-	const struct imc_scenario *s = p->s;
+	unsigned line = scn_setting_line(p->s, "sa");
 	struct sa_cfg *a;
+	uint64_t given = 0;
+	int rc;
 
-	for (unsigned i = 0; i < s->nsettings; i++)
-		if (!strcmp(s->settings[i].verb->name, "sa"))
-			return imc_scn_parse_error(p,
-				"the SA is set already on line %u",
-				s->settings[i].line);
+	if (line)
+		return imc_scn_parse_error(p, "the SA is set already on line %u",
+					   line);
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
 	*data = a;
-	for (unsigned i = 0; i < argc; i++) {
-		const char *v;
-		uint64_t x = 0;
-		int rc;
-
-		if (imc_scn_kv(argv[i], "rate", &v)) {
-			char num[32];
-			size_t n = strcspn(v, "/");
-
-			/* "1000" or "1000/s" */
-			if (n >= sizeof(num) || (v[n] && strcmp(v + n, "/s")))
-				return imc_scn_parse_error(p,
-					"rate: expected requests per second (1000 or 1000/s), got '%s'",
-					v);
-			memcpy(num, v, n);
-			num[n] = '\0';
-			rc = imc_scn_parse_uint(p, "rate", num, UINT32_MAX, &x);
-			a->rate = (uint32_t)x;
-			a->mask |= SA_RATE;
-		} else if (imc_scn_kv(argv[i], "queue", &v)) {
-			rc = imc_scn_parse_uint(p, "queue", v, UINT32_MAX, &x);
-			if (!rc && !x)
-				rc = imc_scn_parse_error(p,
-					"queue: at least 1");
-			a->queue = (uint32_t)x;
-			a->mask |= SA_QUEUE;
-		} else if (imc_scn_kv(argv[i], "order", &v)) {
-			rc = 0;
-			if (!strcmp(v, "program-first"))
-				a->order = IMC_SA_MFT_PROGRAM_FIRST;
-			else if (!strcmp(v, "answer-first"))
-				a->order = IMC_SA_MFT_ANSWER_FIRST;
-			else
-				rc = imc_scn_parse_error(p,
-					"order: expected program-first or answer-first, got '%s'",
-					v);
-			a->mask |= SA_ORDER;
-		} else if (imc_scn_kv(argv[i], "mft-delay", &v)) {
-			rc = imc_scn_parse_time(p, "mft-delay", v,
-						&a->mft_delay);
-			a->mask |= SA_DELAY;
-		} else if (imc_scn_kv(argv[i], "mlids", &v)) {
-			rc = imc_scn_parse_uint(p, "mlids", v,
-				IMC_SA_MLID_LAST - IMC_SA_MLID_FIRST + 1, &x);
-			if (!rc && !x)
-				rc = imc_scn_parse_error(p, "mlids: at least 1");
-			a->mlids = (uint32_t)x;
-			a->mask |= SA_MLIDS;
-		} else if (imc_scn_kv(argv[i], "partitions", &v)) {
-			rc = partitions_parse(p, v, a);
-			a->mask |= SA_PARTITIONS;
-		} else if (imc_scn_kv(argv[i], "bcast-qkey", &v)) {
-			rc = imc_scn_parse_uint(p, "bcast-qkey", v, UINT32_MAX,
-						&x);
-			a->bcast_qkey = (uint32_t)x;
-			a->mask |= SA_BCAST_QKEY;
-		} else {
-			rc = imc_scn_parse_error(p,
-				"expected rate=, queue=, order=, mft-delay=, mlids=, partitions= or bcast-qkey=, got '%s'",
-				argv[i]);
-		}
-		if (rc)
-			return rc;
-	}
+	rc = scn_opts_parse(p, &sa_set, argc, argv, a, &given);
+	a->mask = (unsigned)given;
+	if (rc)
+		return rc;
 	if ((a->mask & SA_DELAY) && a->order != IMC_SA_MFT_ANSWER_FIRST)
 		return imc_scn_parse_error(p,
 			"mft-delay= is the delay of order=answer-first");
@@ -581,23 +586,7 @@ static void sa_print(FILE *f, const struct imc_topo *t, const void *data)
 	const struct sa_cfg *a = data;
 
 	(void)t;
-	if (a->mask & SA_RATE)
-		fprintf(f, " rate=%" PRIu32 "/s", a->rate);
-	if (a->mask & SA_QUEUE)
-		fprintf(f, " queue=%" PRIu32, a->queue);
-	if (a->mask & SA_ORDER)
-		fprintf(f, " order=%s", a->order == IMC_SA_MFT_ANSWER_FIRST ?
-			"answer-first" : "program-first");
-	if (a->mask & SA_DELAY) {
-		fputs(" mft-delay=", f);
-		imc_scn_print_time(f, a->mft_delay);
-	}
-	if (a->mask & SA_MLIDS)
-		fprintf(f, " mlids=%" PRIu32, a->mlids);
-	for (unsigned i = 0; i < a->npart; i++)
-		fprintf(f, "%s0x%04x", i ? "," : " partitions=", a->part[i]);
-	if (a->mask & SA_BCAST_QKEY)
-		fprintf(f, " bcast-qkey=0x%08" PRIx32, a->bcast_qkey);
+	scn_opts_print(f, &sa_set, a, a->mask);
 }
 
 static void sa_free(void *data)
@@ -1667,19 +1656,31 @@ void scn_sa_comp_print(FILE *f, const struct imc_mcmr *r, uint64_t mask)
 }
 
 /* The options only sa-join takes. Returns 1 when word is none of them. */
+static const struct scn_opt join_opts[] = {
+	SCN_O_FLAG("create", struct req_arg, create),
+	SCN_O_UINT("send", struct req_arg, send_count, 0, 0),
+	SCN_O_UINT("size", struct req_arg, send_size, 0, SCN_FLOW_SIZE_MAX),
+	SCN_O_TIME("interval", struct req_arg, send_interval),
+};
+static const struct scn_optset join_set = SCN_OPTSET(join_opts);
+
+/* Every request's retries= and timeout=. */
+static const struct scn_opt req_opts[] = {
+	SCN_O_UINT("retries", struct req_arg, retries, 0, RETRIES_MAX),
+	SCN_O_TIME_H("timeout", struct req_arg, timeout, 1, "longer than 0"),
+};
+static const struct scn_optset req_set = SCN_OPTSET(req_opts);
+
 static int join_opt(struct imc_scn_parser *p, struct req_arg *a,
-		    const char *word)
+		    const char *word, uint64_t *given)
 {
 	const char *v;
-	uint64_t x = 0;
 	int rc = scn_sa_comp_opt(p, word, &a->rec, &a->mask);
 
 	if (rc != 1)
 		return rc;
 	rc = 0;
-	if (!strcmp(word, "create")) {
-		a->create = true;
-	} else if (imc_scn_kv(word, "as", &v)) {
+	if (imc_scn_kv(word, "as", &v)) {
 		if (!label_ok(v))
 			return imc_scn_parse_error(p,
 				"as: expected a name of letters, digits, '_', '-' or '.' (at most %d), got '%s'",
@@ -1688,16 +1689,11 @@ static int join_opt(struct imc_scn_parser *p, struct req_arg *a,
 		a->label = strdup(v);
 		if (!a->label)
 			return -ENOMEM;
-	} else if (imc_scn_kv(word, "send", &v)) {
-		rc = imc_scn_parse_uint(p, "send", v, UINT32_MAX, &x);
-		a->send_count = (uint32_t)x;
-	} else if (imc_scn_kv(word, "size", &v)) {
-		rc = imc_scn_parse_uint(p, "size", v, SCN_FLOW_SIZE_MAX, &x);
-		a->send_size = (uint32_t)x;
-	} else if (imc_scn_kv(word, "interval", &v)) {
-		rc = imc_scn_parse_time(p, "interval", v, &a->send_interval);
 	} else {
-		return 1;
+		bool m;
+
+		rc = scn_opt_word(p, &join_set, word, a, given, &m);
+		return rc || m ? rc : 1;
 	}
 	return rc;
 }
@@ -1733,6 +1729,7 @@ static int req_parse(struct imc_scn_parser *p, unsigned argc,
 		[REQ_GET] = "expected 'sa-get HOST MGID|@NAME [retries= timeout=]'",
 	};
 	struct req_arg *a;
+	uint64_t rgiven = 0, jgiven = 0;
 	int rc;
 
 	if (argc < 2)
@@ -1754,7 +1751,7 @@ static int req_parse(struct imc_scn_parser *p, unsigned argc,
 		return rc;
 	for (unsigned i = 2; i < argc; i++) {
 		const char *v;
-		uint64_t x = 0;
+		bool m = false;
 
 		if (kind != REQ_GET && imc_scn_kv(argv[i], "state", &v)) {
 			rc = scn_sa_state_parse(p, v, &a->state);
@@ -1763,18 +1760,11 @@ static int req_parse(struct imc_scn_parser *p, unsigned argc,
 			rc = imc_scn_parse_host(p, v, &a->member.node,
 						&a->member.port);
 			a->proxy = true;
-		} else if (imc_scn_kv(argv[i], "retries", &v)) {
-			rc = imc_scn_parse_uint(p, "retries", v, RETRIES_MAX,
-						&x);
-			a->retries = (uint32_t)x;
-		} else if (imc_scn_kv(argv[i], "timeout", &v)) {
-			rc = imc_scn_parse_time(p, "timeout", v, &a->timeout);
-			if (!rc && !a->timeout)
-				rc = imc_scn_parse_error(p,
-					"timeout: longer than 0");
-			a->timeout_set = true;
+		} else if ((rc = scn_opt_word(p, &req_set, argv[i], a, &rgiven,
+					      &m)) || m) {
+			a->timeout_set = rgiven & 2;
 		} else if (kind == REQ_JOIN &&
-			   (rc = join_opt(p, a, argv[i])) != 1) {
+			   (rc = join_opt(p, a, argv[i], &jgiven)) != 1) {
 			/* taken */
 		} else {
 			rc = imc_scn_parse_error(p, "unknown option '%s'; %s",
@@ -1831,21 +1821,12 @@ static void req_print(FILE *f, const struct imc_topo *t, const void *data)
 		imc_scn_print_port(f, t, a->member.node, a->member.port);
 	}
 	scn_sa_comp_print(f, r, a->mask);
-	if (a->create)
-		fputs(" create", f);
+	scn_opts_print(f, &join_set, a, 1);
 	if (a->label)
 		fprintf(f, " as=%s", a->label);
-	if (a->send_count) {
-		fprintf(f, " send=%" PRIu32 " size=%" PRIu32 " interval=",
-			a->send_count, a->send_size);
-		imc_scn_print_time(f, a->send_interval);
-	}
-	if (a->retries)
-		fprintf(f, " retries=%" PRIu32, a->retries);
-	if (a->timeout_set) {
-		fputs(" timeout=", f);
-		imc_scn_print_time(f, a->timeout);
-	}
+	scn_opts_print(f, &join_set, a, a->send_count ? 0xe : 0);
+	scn_opts_print(f, &req_set, a, (a->retries ? 1 : 0) |
+				       (a->timeout_set ? 2 : 0));
 }
 
 static int req_run(struct imc_scn_ctx *c, void *data)
@@ -2701,6 +2682,10 @@ int imc_scn_sa_show_print_last(const struct imc_scn_sa_show *sh, FILE *f,
 
 /* ------------------------------------------------------------------ */
 
+static const struct imc_scn_plugin plugin_sa = {
+	.name = "sa", .order = 100, .links_changed = scn_sa_links_changed,
+};
+
 int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
@@ -2721,5 +2706,7 @@ int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 		rc = imc_scn_lang_add_subject(l, subjects[i]);
 	if (!rc)
 		rc = imc_scn_lang_add_section(l, &scn_section_sa);
+	if (!rc)
+		rc = imc_scn_lang_add_plugin(l, &plugin_sa);
 	return rc;
 }

@@ -155,6 +155,98 @@ struct imc_scn_parser {
 int scn_words_unique(struct imc_scn_parser *p, unsigned argc,
 		     const char *const *argv);
 
+/* Option tables: each key=value (or bare flag) word of a verb, setting or
+ * subject is described once, and one parser and one printer serve all
+ * (opt.c). A table holds at most 64 options: the given mask has a bit per
+ * option index. */
+enum scn_opt_type {
+	SCN_OPT_UINT,    /* unsigned field of size bytes, min..max (0: the type's) */
+	SCN_OPT_HEX,     /* the same, printed 0x and 2*size digits */
+	SCN_OPT_BPS,     /* bits per second, or auto (0) */
+	SCN_OPT_ENUM,    /* index into names (NULL-terminated), field of size bytes */
+	SCN_OPT_TIME,    /* imc_time_t */
+	SCN_OPT_PROB,    /* double */
+	SCN_OPT_FLAG,    /* a bare word: bool true */
+	SCN_OPT_BOOL,    /* yes or no: bool */
+	SCN_OPT_CUSTOM,  /* parse and print below */
+};
+
+enum {
+	SCN_OPT_REQUIRED = 1u << 0,
+	SCN_OPT_NOPRINT = 1u << 1,   /* printed by the verb itself */
+	SCN_OPT_GOT = 1u << 2,       /* the min error quotes the word */
+};
+
+struct scn_opt {
+	const char *key;
+	uint8_t type;        /* enum scn_opt_type */
+	uint8_t size;        /* bytes of an integer field */
+	uint16_t flags;
+	size_t offset;
+	uint64_t min, max;
+	/* below min: "KEY: HELP", with SCN_OPT_GOT ", got 'V'" after */
+	const char *help;
+	const char *const *names;
+	int (*parse)(struct imc_scn_parser *p, const struct scn_opt *o,
+		     const char *value, void *field);
+	void (*print)(FILE *f, const struct scn_opt *o, const void *field);
+};
+
+struct scn_optset {
+	const struct scn_opt *opt;
+	unsigned n;
+	/* the unknown-word error; NULL lists the keys */
+	const char *usage;
+};
+
+#define SCN_OPTSET(tab) { (tab), sizeof(tab) / sizeof((tab)[0]), NULL }
+#define SCN_O_UINT(k, T, f, lo, hi) \
+	{ .key = (k), .type = SCN_OPT_UINT, .size = sizeof(((T *)0)->f), \
+	  .offset = offsetof(T, f), .min = (lo), .max = (hi) }
+#define SCN_O_HEX(k, T, f, hi) \
+	{ .key = (k), .type = SCN_OPT_HEX, .size = sizeof(((T *)0)->f), \
+	  .offset = offsetof(T, f), .max = (hi) }
+#define SCN_O_TIME(k, T, f) \
+	{ .key = (k), .type = SCN_OPT_TIME, .offset = offsetof(T, f) }
+/* An integer or time with a minimum and its own message below it. */
+#define SCN_O_UINT_H(k, T, f, lo, hi, h) \
+	{ .key = (k), .type = SCN_OPT_UINT, .size = sizeof(((T *)0)->f), \
+	  .offset = offsetof(T, f), .min = (lo), .max = (hi), .help = (h) }
+#define SCN_O_TIME_H(k, T, f, lo, h) \
+	{ .key = (k), .type = SCN_OPT_TIME, .offset = offsetof(T, f), \
+	  .min = (lo), .help = (h) }
+#define SCN_O_PROB(k, T, f) \
+	{ .key = (k), .type = SCN_OPT_PROB, .offset = offsetof(T, f) }
+#define SCN_O_BPS(k, T, f) \
+	{ .key = (k), .type = SCN_OPT_BPS, .size = sizeof(((T *)0)->f), \
+	  .offset = offsetof(T, f) }
+#define SCN_O_BOOL(k, T, f) \
+	{ .key = (k), .type = SCN_OPT_BOOL, .offset = offsetof(T, f) }
+#define SCN_O_FLAG(k, T, f) \
+	{ .key = (k), .type = SCN_OPT_FLAG, .offset = offsetof(T, f) }
+#define SCN_O_ENUM(k, T, f, nm) \
+	{ .key = (k), .type = SCN_OPT_ENUM, .size = sizeof(((T *)0)->f), \
+	  .offset = offsetof(T, f), .names = (nm) }
+
+/* Parses every word of argv[0..argc) as an option of set into base: an
+ * unknown word, a repeated key, a bad value or a missing required key is
+ * a parse error. *given (may be NULL) gets a bit per option index. */
+int scn_opts_parse(struct imc_scn_parser *p, const struct scn_optset *set,
+		   unsigned argc, const char *const *argv, void *base,
+		   uint64_t *given);
+/* One word among others a verb reads itself: *matched says whether it is
+ * an option of set; given accumulates as above. */
+int scn_opt_word(struct imc_scn_parser *p, const struct scn_optset *set,
+		 const char *word, void *base, uint64_t *given, bool *matched);
+/* The error for a word no option of set takes. */
+int scn_opt_unknown(struct imc_scn_parser *p, const struct scn_optset *set,
+		    const char *word);
+/* " key=value" for each option in given, in table order. */
+void scn_opts_print(FILE *f, const struct scn_optset *set, const void *base,
+		    uint64_t given);
+bool scn_opt_given(const struct scn_optset *set, uint64_t given,
+		   const char *key);
+
 /* Built-in verbs and subjects (verbs.c, subjects.c). */
 extern const struct imc_scn_verb *const scn_builtin_verbs[];
 extern const unsigned scn_builtin_nverbs;
@@ -170,6 +262,11 @@ extern const struct imc_scn_section scn_section_joins;
 
 extern const struct imc_scn_section *const scn_builtin_sections[];
 extern const unsigned scn_builtin_nsections;
+
+/* The plugins' start hooks in order (0 or the first error), and their
+ * teardown hooks in reverse order (lang.c). */
+int scn_plugins_start(struct imc_scn_ctx *c);
+void scn_plugins_teardown(struct imc_scn_ctx *c);
 
 /* Report sections of a language in report order (rank, then name). */
 unsigned scn_lang_nsections(const struct imc_scn_lang *l);
@@ -198,6 +295,7 @@ enum {
 	SCN_LP_REORDER_DELAY = 1u << 5,
 	SCN_LP_ALL = (1u << 6) - 1,
 };
+extern const struct scn_optset scn_link_optset;
 int scn_link_params_parse(struct imc_scn_parser *p, unsigned argc,
 			  const char *const *argv, struct imc_link_params *lp,
 			  unsigned *mask);
@@ -239,8 +337,7 @@ void scn_mcast_flow_print(FILE *f, uint32_t count, uint32_t size,
 			  imc_time_t interval, uint8_t sl);
 
 /* Records a parse error with the line number; returns -EINVAL. */
-int scn_error(struct imc_scn_parser *p, const char *fmt, ...)
-	IMC_SCN_PRINTF(2, 3);
+#define scn_error imc_scn_parse_error
 
 /* The unsigned field of size bytes (1, 2, 4 or 8) at off in base: how
  * counter subjects read the struct they name by offset. */
@@ -300,6 +397,9 @@ void scn_ipoib_foreach(struct imc_scn_ctx *c,
 		       void (*fn)(void *arg, const struct scn_ipoib_if *i),
 		       void *arg);
 extern const struct imc_scn_section scn_section_ipoib;
+
+/* The line of the earlier setting line of verb, or 0 (settings are few). */
+unsigned scn_setting_line(const struct imc_scenario *s, const char *verb);
 
 /* The group a mcast line names (parse time), in O(1). */
 const struct scn_group *scn_group_find(const struct imc_scenario *s,

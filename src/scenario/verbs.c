@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "scenario/scn.h"
-#include "scenario/scn_sa.h"
 #include "wire/bytes.h"
 
 #define MCAST_QPN 0xFFFFFFu   /* multicast DestQP, IBA 10.5.2.5 */
@@ -20,150 +19,100 @@ static void *alloc_data(size_t n)
 
 /* ---- link params, shared with the links setting ---- */
 
+/* By SCN_LP_* bit (IBA-independent link model of the fabric). */
+static const struct scn_opt link_opts[] = {
+	SCN_O_TIME("latency", struct imc_link_params, latency),
+	SCN_O_BPS("bandwidth", struct imc_link_params, bits_per_sec),
+	SCN_O_PROB("loss", struct imc_link_params, loss),
+	SCN_O_PROB("dup", struct imc_link_params, dup),
+	SCN_O_PROB("reorder", struct imc_link_params, reorder),
+	SCN_O_TIME("reorder-delay", struct imc_link_params, reorder_delay),
+};
+const struct scn_optset scn_link_optset = SCN_OPTSET(link_opts);
+
 int scn_link_params_parse(struct imc_scn_parser *p, unsigned argc,
 			  const char *const *argv, struct imc_link_params *lp,
 			  unsigned *mask)
 {
-	*mask = 0;
-	for (unsigned i = 0; i < argc; i++) {
-		const char *a = argv[i], *v;
-		int rc;
+	uint64_t given = 0;
+	int rc = scn_opts_parse(p, &scn_link_optset, argc, argv, lp, &given);
 
-		if (imc_scn_kv(a, "latency", &v)) {
-			rc = imc_scn_parse_time(p, "latency", v, &lp->latency);
-			*mask |= SCN_LP_LATENCY;
-		} else if (imc_scn_kv(a, "bandwidth", &v)) {
-			if (!strcmp(v, "auto")) {
-				lp->bits_per_sec = 0;
-				rc = 0;
-			} else {
-				rc = imc_scn_parse_bps(p, "bandwidth", v,
-						       &lp->bits_per_sec);
-			}
-			*mask |= SCN_LP_BANDWIDTH;
-		} else if (imc_scn_kv(a, "loss", &v)) {
-			rc = imc_scn_parse_prob(p, "loss", v, &lp->loss);
-			*mask |= SCN_LP_LOSS;
-		} else if (imc_scn_kv(a, "dup", &v)) {
-			rc = imc_scn_parse_prob(p, "dup", v, &lp->dup);
-			*mask |= SCN_LP_DUP;
-		} else if (imc_scn_kv(a, "reorder", &v)) {
-			rc = imc_scn_parse_prob(p, "reorder", v, &lp->reorder);
-			*mask |= SCN_LP_REORDER;
-		} else if (imc_scn_kv(a, "reorder-delay", &v)) {
-			rc = imc_scn_parse_time(p, "reorder-delay", v,
-						&lp->reorder_delay);
-			*mask |= SCN_LP_REORDER_DELAY;
-		} else {
-			rc = imc_scn_parse_error(p,
-				"expected latency=, bandwidth=, loss=, dup=, reorder= or reorder-delay=, got '%s'",
-				a);
-		}
-		if (rc)
-			return rc;
-	}
-	return 0;
+	*mask = (unsigned)given;
+	return rc;
 }
 
-/* ---- a flow's count=, size= and interval=, shared by the senders ---- */
+/* ---- a flow's count=, size=, interval= and sl=, shared by the senders ---- */
+
+struct flow_opts {
+	uint32_t count, size;
+	imc_time_t interval;
+	uint8_t sl;
+};
+
+#define FLOW_OPTS(T) \
+	SCN_O_UINT("count", T, count, 1, 0), \
+	SCN_O_UINT("size", T, size, 0, SCN_FLOW_SIZE_MAX), \
+	SCN_O_TIME("interval", T, interval)
+
+/* IBA 7.6.5: service levels are 4 bits. */
+static const struct scn_opt flow_opts[] = {
+	FLOW_OPTS(struct flow_opts),
+	SCN_O_UINT("sl", struct flow_opts, sl, 0, 15),
+};
+static const struct scn_optset mcast_flow_set = SCN_OPTSET(flow_opts);
+/* count= through interval=, and size= and interval= alone */
+static const struct scn_optset flow_set = { flow_opts, 3, NULL };
+static const struct scn_optset flow_nocount_set = { flow_opts + 1, 2, NULL };
 
 int scn_flow_kv(struct imc_scn_parser *p, const char *word, uint32_t *count,
 		uint32_t *size, imc_time_t *interval, bool *matched)
 {
-	const char *v;
-	uint64_t x = 0;
-	int rc;
+	struct flow_opts fo = { count ? *count : 1, *size, *interval, 0 };
+	uint64_t given = 0;
+	int rc = scn_opt_word(p, count ? &flow_set : &flow_nocount_set, word,
+			      &fo, &given, matched);
 
-	*matched = true;
-	if (count && imc_scn_kv(word, "count", &v)) {
-		rc = imc_scn_parse_uint(p, "count", v, UINT32_MAX, &x);
-		*count = (uint32_t)x;
-		if (!rc && !x)
-			rc = imc_scn_parse_error(p,
-				"count: expected at least 1");
-		return rc;
-	}
-	if (imc_scn_kv(word, "size", &v)) {
-		rc = imc_scn_parse_uint(p, "size", v, SCN_FLOW_SIZE_MAX, &x);
-		*size = (uint32_t)x;
-		return rc;
-	}
-	if (imc_scn_kv(word, "interval", &v))
-		return imc_scn_parse_time(p, "interval", v, interval);
-	*matched = false;
-	return 0;
+	if (count)
+		*count = fo.count;
+	*size = fo.size;
+	*interval = fo.interval;
+	return rc;
 }
 
 void scn_flow_print(FILE *f, uint32_t count, uint32_t size,
 		    imc_time_t interval)
 {
-	fprintf(f, " count=%" PRIu32 " size=%" PRIu32 " interval=", count,
-		size);
-	imc_scn_print_time(f, interval);
+	struct flow_opts fo = { count, size, interval, 0 };
+
+	scn_opts_print(f, &flow_set, &fo, ~0ull);
 }
 
 int scn_mcast_flow_opts(struct imc_scn_parser *p, unsigned argc,
 			const char *const *argv, uint32_t *count, uint32_t *size,
 			imc_time_t *interval, uint8_t *sl)
 {
-	int rc = 0;
+	struct flow_opts fo = { *count, *size, *interval, *sl };
+	int rc = scn_opts_parse(p, &mcast_flow_set, argc, argv, &fo, NULL);
 
-	for (unsigned i = 0; !rc && i < argc; i++) {
-		const char *v;
-		uint64_t x = 0;
-		bool m;
-
-		rc = scn_flow_kv(p, argv[i], count, size, interval, &m);
-		if (rc || m)
-			continue;
-		if (imc_scn_kv(argv[i], "sl", &v)) {
-			rc = imc_scn_parse_uint(p, "sl", v, 15, &x);
-			*sl = (uint8_t)x;
-		} else {
-			rc = imc_scn_parse_error(p,
-				"expected count=, size=, interval= or sl=, got '%s'",
-				argv[i]);
-		}
-	}
+	*count = fo.count;
+	*size = fo.size;
+	*interval = fo.interval;
+	*sl = fo.sl;
 	return rc;
 }
 
 void scn_mcast_flow_print(FILE *f, uint32_t count, uint32_t size,
 			  imc_time_t interval, uint8_t sl)
 {
-	scn_flow_print(f, count, size, interval);
-	fprintf(f, " sl=%u", sl);
+	struct flow_opts fo = { count, size, interval, sl };
+
+	scn_opts_print(f, &mcast_flow_set, &fo, ~0ull);
 }
 
 void scn_link_params_print(FILE *f, const struct imc_link_params *lp,
 			   unsigned mask)
 {
-	if (mask & SCN_LP_LATENCY) {
-		fputs(" latency=", f);
-		imc_scn_print_time(f, lp->latency);
-	}
-	if (mask & SCN_LP_BANDWIDTH) {
-		if (lp->bits_per_sec)
-			fprintf(f, " bandwidth=%" PRIu64 "bps", lp->bits_per_sec);
-		else
-			fputs(" bandwidth=auto", f);
-	}
-	if (mask & SCN_LP_LOSS) {
-		fputs(" loss=", f);
-		imc_scn_print_prob(f, lp->loss);
-	}
-	if (mask & SCN_LP_DUP) {
-		fputs(" dup=", f);
-		imc_scn_print_prob(f, lp->dup);
-	}
-	if (mask & SCN_LP_REORDER) {
-		fputs(" reorder=", f);
-		imc_scn_print_prob(f, lp->reorder);
-	}
-	if (mask & SCN_LP_REORDER_DELAY) {
-		fputs(" reorder-delay=", f);
-		imc_scn_print_time(f, lp->reorder_delay);
-	}
+	scn_opts_print(f, &scn_link_optset, lp, mask);
 }
 
 /* ---- link down|up PORT ---- */
@@ -202,10 +151,10 @@ static int link_run(struct imc_scn_ctx *c, void *data)
 	int rc = imc_fabric_link_set(imc_scn_fabric(c), a->at.node,
 				     a->at.port, a->up);
 
-	/* The SA hears of HCA cables through port events, not of cables
+	/* An SA hears of HCA cables through port events, not of cables
 	 * between switches (sa_fabric.h): its trees must follow both. */
 	if (!rc)
-		scn_sa_links_changed(c);
+		imc_scn_links_changed(c);
 	return rc;
 }
 
@@ -516,12 +465,19 @@ static int add_member(struct imc_scn_parser *p, struct group_arg *a,
 	return 0;
 }
 
+static const struct scn_opt group_opts[] = {
+	SCN_O_HEX("pkey", struct scn_group, pkey, 0),
+	SCN_O_HEX("qkey", struct scn_group, qkey, 0),
+};
+static const struct scn_optset group_set = SCN_OPTSET(group_opts);
+
 static int group_parse(struct imc_scn_parser *p, unsigned argc,
 		       const char *const *argv, void **data)
 {
 	const struct imc_topo *t = imc_scn_parser_topo(p);
 	struct imc_scenario *s = p->s;
 	struct group_arg *a;
+	uint64_t given = 0;
 	size_t cap;
 	int rc;
 
@@ -552,15 +508,12 @@ static int group_parse(struct imc_scn_parser *p, unsigned argc,
 	if (!a->nodes || !a->ports)
 		return -ENOMEM;
 	for (unsigned i = 2; i < argc; i++) {
-		const char *v;
-		uint64_t x;
+		bool m;
 
-		if (imc_scn_kv(argv[i], "pkey", &v)) {
-			rc = imc_scn_parse_uint(p, "pkey", v, 0xFFFF, &x);
-			a->g.pkey = (uint16_t)x;
-		} else if (imc_scn_kv(argv[i], "qkey", &v)) {
-			rc = imc_scn_parse_uint(p, "qkey", v, UINT32_MAX, &x);
-			a->g.qkey = (uint32_t)x;
+		rc = scn_opt_word(p, &group_set, argv[i], &a->g, &given, &m);
+		if (rc || m) {
+			if (rc)
+				return rc;
 		} else if (!strcmp(argv[i], "all")) {
 			if (a->all || a->n)
 				return imc_scn_parse_error(p,
@@ -626,7 +579,7 @@ static void group_print(FILE *f, const struct imc_topo *t, const void *data)
 			imc_scn_print_port(f, t, a->nodes[i], a->ports[i]);
 		}
 	}
-	fprintf(f, " pkey=0x%04x qkey=0x%08" PRIx32, a->g.pkey, a->g.qkey);
+	scn_opts_print(f, &group_set, &a->g, ~0ull);
 }
 
 static int group_run(struct imc_scn_ctx *c, void *data)
@@ -681,49 +634,34 @@ struct traffic_arg {
 	bool qkey_set;
 };
 
+#define TRAFFIC_OPTS \
+	FLOW_OPTS(struct traffic_arg), \
+	SCN_O_UINT("sl", struct traffic_arg, sl, 0, 15)
+
+static const struct scn_opt send_opts[] = {
+	TRAFFIC_OPTS,
+	SCN_O_HEX("pkey", struct traffic_arg, pkey, 0),
+	SCN_O_HEX("qkey", struct traffic_arg, qkey, 0),
+	SCN_O_FLAG("grh", struct traffic_arg, grh),
+};
+static const struct scn_optset send_set = SCN_OPTSET(send_opts);
+
+/* mcast takes the P_Key of its group and always a GRH (IBA 8.4). */
+static const struct scn_opt mcast_opts[] = {
+	TRAFFIC_OPTS,
+	SCN_O_HEX("qkey", struct traffic_arg, qkey, 0),
+};
+static const struct scn_optset mcast_set = SCN_OPTSET(mcast_opts);
+
 static int traffic_opts(struct imc_scn_parser *p, unsigned argc,
 			const char *const *argv, struct traffic_arg *a)
 {
-	for (unsigned i = 0; i < argc; i++) {
-		const char *v;
-		uint64_t x = 0;
-		int rc;
+	const struct scn_optset *set = a->mcast ? &mcast_set : &send_set;
+	uint64_t given = 0;
+	int rc = scn_opts_parse(p, set, argc, argv, a, &given);
 
-		if (imc_scn_kv(argv[i], "count", &v)) {
-			rc = imc_scn_parse_uint(p, "count", v, UINT32_MAX, &x);
-			a->count = (uint32_t)x;
-		} else if (imc_scn_kv(argv[i], "size", &v)) {
-			rc = imc_scn_parse_uint(p, "size", v, SCN_FLOW_SIZE_MAX,
-						&x);
-			a->size = (uint32_t)x;
-		} else if (imc_scn_kv(argv[i], "interval", &v)) {
-			rc = imc_scn_parse_time(p, "interval", v, &a->interval);
-		} else if (imc_scn_kv(argv[i], "sl", &v)) {
-			rc = imc_scn_parse_uint(p, "sl", v, 15, &x);
-			a->sl = (uint8_t)x;
-		} else if (!a->mcast && imc_scn_kv(argv[i], "pkey", &v)) {
-			rc = imc_scn_parse_uint(p, "pkey", v, 0xFFFF, &x);
-			a->pkey = (uint16_t)x;
-		} else if (imc_scn_kv(argv[i], "qkey", &v)) {
-			rc = imc_scn_parse_uint(p, "qkey", v, UINT32_MAX, &x);
-			a->qkey = (uint32_t)x;
-			a->qkey_set = true;
-		} else if (!a->mcast && !strcmp(argv[i], "grh")) {
-			a->grh = true;
-			rc = 0;
-		} else {
-			rc = imc_scn_parse_error(p,
-				a->mcast ?
-				"expected count=, size=, interval=, sl= or qkey=, got '%s'" :
-				"expected count=, size=, interval=, sl=, pkey=, qkey= or grh, got '%s'",
-				argv[i]);
-		}
-		if (rc)
-			return rc;
-	}
-	if (a->count == 0)
-		return imc_scn_parse_error(p, "count: expected at least 1");
-	return 0;
+	a->qkey_set = scn_opt_given(set, given, "qkey");
+	return rc;
 }
 
 static struct traffic_arg *traffic_new(void)
@@ -802,16 +740,10 @@ static void traffic_print(FILE *f, const struct imc_topo *t, const void *data)
 		fprintf(f, " 0x%04x", a->g.mlid);
 	else
 		scn_print_port_arg(f, t, &a->dst);
-	fprintf(f, " count=%" PRIu32 " size=%" PRIu32 " interval=", a->count,
-		a->size);
-	imc_scn_print_time(f, a->interval);
-	fprintf(f, " sl=%u", a->sl);
-	if (!a->mcast)
-		fprintf(f, " pkey=0x%04x", a->pkey);
-	if (!a->mcast || a->qkey_set)
-		fprintf(f, " qkey=0x%08" PRIx32, a->qkey);
-	if (!a->mcast && a->grh)
-		fputs(" grh", f);
+	if (a->mcast)
+		scn_opts_print(f, &mcast_set, a, a->qkey_set ? 0x1f : 0xf);
+	else
+		scn_opts_print(f, &send_set, a, ~0ull);
 }
 
 /* One flow per send or mcast line, for the length of a run. */

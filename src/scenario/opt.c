@@ -1,0 +1,301 @@
+/* Option tables: the key=value words of verbs, settings and subjects,
+ * each described once (struct scn_opt) and parsed, checked and printed
+ * back by the functions here, so that print(parse(x)) parses to the same
+ * values and every option reports errors in one form. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenario/scn.h"
+
+static void *field(void *base, const struct scn_opt *o)
+{
+	return (uint8_t *)base + o->offset;
+}
+
+static const void *cfield(const void *base, const struct scn_opt *o)
+{
+	return (const uint8_t *)base + o->offset;
+}
+
+static void put_uint(void *dst, unsigned size, uint64_t v)
+{
+	uint8_t u8 = (uint8_t)v;
+	uint16_t u16 = (uint16_t)v;
+	uint32_t u32 = (uint32_t)v;
+
+	switch (size) {
+	case 1: memcpy(dst, &u8, 1); break;
+	case 2: memcpy(dst, &u16, 2); break;
+	case 4: memcpy(dst, &u32, 4); break;
+	default: memcpy(dst, &v, 8); break;
+	}
+}
+
+/* The valid words of a table, "a=, b= or c", for unknown-key errors. */
+static void keys_list(const struct scn_optset *set, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < set->n && at < len; i++) {
+		const struct scn_opt *o = &set->opt[i];
+		const char *sep = !i ? "" : i + 1 == set->n ? " or " : ", ";
+		int n = snprintf(buf + at, len - at, "%s%s%s", sep, o->key,
+				 o->type == SCN_OPT_FLAG ? "" : "=");
+
+		if (n < 0)
+			break;
+		at += (size_t)n;
+	}
+}
+
+static int enum_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+		      const char *v, uint64_t *x)
+{
+	char list[256];
+	size_t at = 0;
+	unsigned n = 0;
+
+	for (; o->names[n]; n++)
+		if (!strcmp(o->names[n], v)) {
+			*x = n;
+			return 0;
+		}
+	list[0] = '\0';
+	for (unsigned i = 0; i < n && at < sizeof(list); i++) {
+		int w = snprintf(list + at, sizeof(list) - at, "%s%s",
+				 !i ? "" : i + 1 == n ? " or " : ", ",
+				 o->names[i]);
+
+		if (w < 0)
+			break;
+		at += (size_t)w;
+	}
+	return imc_scn_parse_error(p, "%s: expected %s, got '%s'", o->key,
+				   list, v);
+}
+
+/* A value under the option's minimum: its help text, or the bound. */
+static int below_min(struct imc_scn_parser *p, const struct scn_opt *o,
+		     const char *v, uint64_t x)
+{
+	if (x >= o->min)
+		return 0;
+	if (o->help && (o->flags & SCN_OPT_GOT))
+		return imc_scn_parse_error(p, "%s: %s, got '%s'", o->key,
+					   o->help, v);
+	if (o->help)
+		return imc_scn_parse_error(p, "%s: %s", o->key, o->help);
+	return imc_scn_parse_error(p, "%s: expected at least %" PRIu64,
+				   o->key, o->min);
+}
+
+static int uint_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+		      const char *v, uint64_t *x)
+{
+	uint64_t max = o->max ? o->max :
+		       o->size >= 8 ? UINT64_MAX : (1ull << (8 * o->size)) - 1;
+	int rc;
+
+	if (o->type == SCN_OPT_BPS && !strcmp(v, "auto")) {
+		*x = 0;
+		return 0;
+	}
+	if (o->type == SCN_OPT_BPS)
+		rc = imc_scn_parse_bps(p, o->key, v, x);
+	else
+		rc = imc_scn_parse_uint(p, o->key, v, max, x);
+	return rc ? rc : below_min(p, o, v, *x);
+}
+
+/* One value into its field. */
+static int value_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+		       const char *v, void *base)
+{
+	void *dst = field(base, o);
+	uint64_t x = 0;
+	int rc;
+
+	switch (o->type) {
+	case SCN_OPT_UINT:
+	case SCN_OPT_HEX:
+	case SCN_OPT_BPS:
+		rc = uint_parse(p, o, v, &x);
+		break;
+	case SCN_OPT_ENUM:
+		rc = enum_parse(p, o, v, &x);
+		break;
+	case SCN_OPT_TIME:
+		rc = imc_scn_parse_time(p, o->key, v, dst);
+		return rc ? rc : below_min(p, o, v, *(imc_time_t *)dst);
+	case SCN_OPT_PROB:
+		return imc_scn_parse_prob(p, o->key, v, dst);
+	case SCN_OPT_FLAG:
+		*(bool *)dst = true;
+		return 0;
+	case SCN_OPT_BOOL:
+		if (strcmp(v, "yes") && strcmp(v, "no"))
+			return imc_scn_parse_error(p,
+				"%s: expected yes or no, got '%s'", o->key, v);
+		*(bool *)dst = !strcmp(v, "yes");
+		return 0;
+	default:
+		return o->parse(p, o, v, dst);
+	}
+	if (!rc)
+		put_uint(dst, o->size, x);
+	return rc;
+}
+
+/* The option word names, or NULL; *v gets the value of a key=value. */
+static const struct scn_opt *opt_find(const struct scn_optset *set,
+				      const char *word, const char **v,
+				      unsigned *idx)
+{
+	for (unsigned i = 0; i < set->n; i++) {
+		const struct scn_opt *o = &set->opt[i];
+		bool hit = o->type == SCN_OPT_FLAG ? !strcmp(word, o->key) :
+			   imc_scn_kv(word, o->key, v);
+
+		if (hit) {
+			*idx = i;
+			return o;
+		}
+	}
+	return NULL;
+}
+
+int scn_opt_word(struct imc_scn_parser *p, const struct scn_optset *set,
+		 const char *word, void *base, uint64_t *given, bool *matched)
+{
+	const struct scn_opt *o;
+	const char *v = NULL;
+	unsigned i;
+
+	o = opt_find(set, word, &v, &i);
+	*matched = o != NULL;
+	if (!o)
+		return 0;
+	if (*given & (1ull << i))
+		return imc_scn_parse_error(p, "%s%s given twice on this line",
+					   o->key,
+					   o->type == SCN_OPT_FLAG ? "" : "=");
+	*given |= 1ull << i;
+	return value_parse(p, o, v, base);
+}
+
+int scn_opt_unknown(struct imc_scn_parser *p, const struct scn_optset *set,
+		    const char *word)
+{
+	char list[512];
+
+	if (set->usage)
+		return imc_scn_parse_error(p, "%s", set->usage);
+	keys_list(set, list, sizeof(list));
+	return imc_scn_parse_error(p, "expected %s, got '%s'", list, word);
+}
+
+int scn_opts_parse(struct imc_scn_parser *p, const struct scn_optset *set,
+		   unsigned argc, const char *const *argv, void *base,
+		   uint64_t *given)
+{
+	const char *first[64] = { NULL };
+	uint64_t mask = 0;
+
+	if (set->n > 64)
+		return -EINVAL;   /* the given mask has 64 bits */
+	for (unsigned i = 0; i < argc; i++) {
+		const struct scn_opt *o;
+		const char *v = NULL;
+		unsigned k;
+		int rc;
+
+		o = opt_find(set, argv[i], &v, &k);
+		if (!o)
+			return scn_opt_unknown(p, set, argv[i]);
+		if (mask & (1ull << k))
+			return imc_scn_parse_error(p,
+				"%s%s given twice on this line: '%s' and '%s'",
+				o->key, o->type == SCN_OPT_FLAG ? "" : "=",
+				first[k], argv[i]);
+		mask |= 1ull << k;
+		first[k] = argv[i];
+		rc = value_parse(p, o, v, base);
+		if (rc)
+			return rc;
+	}
+	for (unsigned k = 0; k < set->n; k++)
+		if ((set->opt[k].flags & SCN_OPT_REQUIRED) &&
+		    !(mask & (1ull << k)))
+			return imc_scn_parse_error(p, "%s= is required",
+						   set->opt[k].key);
+	if (given)
+		*given = mask;
+	return 0;
+}
+
+static uint64_t get_uint(const void *src, unsigned size)
+{
+	return scn_field_at(src, 0, size);
+}
+
+void scn_opts_print(FILE *f, const struct scn_optset *set, const void *base,
+		    uint64_t given)
+{
+	for (unsigned k = 0; k < set->n; k++) {
+		const struct scn_opt *o = &set->opt[k];
+		const void *src = cfield(base, o);
+		uint64_t x;
+
+		if (!(given & (1ull << k)) || (o->flags & SCN_OPT_NOPRINT))
+			continue;
+		if (o->type == SCN_OPT_FLAG) {
+			if (*(const bool *)src)
+				fprintf(f, " %s", o->key);
+			continue;
+		}
+		fprintf(f, " %s=", o->key);
+		switch (o->type) {
+		case SCN_OPT_UINT:
+			fprintf(f, "%" PRIu64, get_uint(src, o->size));
+			break;
+		case SCN_OPT_HEX:
+			fprintf(f, "0x%0*" PRIx64, 2 * o->size,
+				get_uint(src, o->size));
+			break;
+		case SCN_OPT_BPS:
+			x = get_uint(src, o->size);
+			if (x)
+				fprintf(f, "%" PRIu64 "bps", x);
+			else
+				fputs("auto", f);
+			break;
+		case SCN_OPT_ENUM:
+			fputs(o->names[get_uint(src, o->size)], f);
+			break;
+		case SCN_OPT_TIME:
+			imc_scn_print_time(f, *(const imc_time_t *)src);
+			break;
+		case SCN_OPT_PROB:
+			imc_scn_print_prob(f, *(const double *)src);
+			break;
+		case SCN_OPT_BOOL:
+			fputs(*(const bool *)src ? "yes" : "no", f);
+			break;
+		default:
+			o->print(f, o, src);
+			break;
+		}
+	}
+}
+
+bool scn_opt_given(const struct scn_optset *set, uint64_t given,
+		   const char *key)
+{
+	for (unsigned k = 0; k < set->n; k++)
+		if (!strcmp(set->opt[k].key, key))
+			return given & (1ull << k);
+	return false;
+}
