@@ -8,10 +8,10 @@
  *
  * Build: cc mcast_fabric.c $(pkg-config --cflags --libs ibmcast-sim)
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <infiniband/umad_sa_mcm.h>
 
 #include <ibmcast/sim.h>
 
@@ -62,20 +62,15 @@ static void on_recv(struct imc_qp *qp, const struct imc_ud_recv *r,
 static int join(struct host *h)
 {
 	struct imc_mcast_join_req req;
+	/* The components an SA needs to create the group (IBA 15.2.5.17:
+	 * Q_Key, P_Key, TClass, SL, FlowLabel); zero fields take their
+	 * defaults, PortGID is filled by the tracker. */
+	struct imc_mcmr_create c = { .qkey = QKEY };
 
 	memset(&req, 0, sizeof(req));
-	imc_gid_parse(GROUP, &req.rec.mgid);
-	/* The components an SA needs to create the group (IBA 15.2.5.17:
-	 * Q_Key, P_Key, TClass, SL, FlowLabel); PortGID is filled by the
-	 * tracker. */
-	req.rec.qkey = QKEY;
-	req.rec.pkey = 0xffff;
-	req.comp_mask = UMAD_SA_MCM_COMP_MASK_MGID |
-			UMAD_SA_MCM_COMP_MASK_PORT_GID |
-			UMAD_SA_MCM_COMP_MASK_QKEY | UMAD_SA_MCM_COMP_MASK_PKEY |
-			UMAD_SA_MCM_COMP_MASK_TCLASS | UMAD_SA_MCM_COMP_MASK_SL |
-			UMAD_SA_MCM_COMP_MASK_FLOW_LABEL |
-			UMAD_SA_MCM_COMP_MASK_JOIN_STATE;
+	imc_gid_parse(GROUP, &c.mgid);
+	if (imc_mcmr_fill_create(&req.rec, &req.comp_mask, &c))
+		return -EINVAL;
 	req.join_state = IMC_JOIN_FULL;
 	req.qp = h->qp;      /* attached before on_join runs */
 	return imc_mcast_join(imc_mcast_fabric_tracker(h->mf), &req, on_join,

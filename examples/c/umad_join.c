@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <infiniband/umad_sa_mcm.h>
 
 #include <ibmcast/ibmcast.h>
 
@@ -51,14 +50,14 @@ int main(int argc, char **argv)
 {
 	struct state s = { .status = 1 };
 	struct imc_mcast_join_req req;
+	struct imc_mcmr_create c = { 0 };
 	struct imc_mcast_member *m;
 	struct imc_mcast_umad *mu;
 	char gid[IMC_GID_STRLEN];
 	int rc;
 
 	memset(&req, 0, sizeof(req));
-	if (imc_gid_parse(argc > 1 ? argv[1] : "ff12:1234::8",
-			  &req.rec.mgid)) {
+	if (imc_gid_parse(argc > 1 ? argv[1] : "ff12:1234::8", &c.mgid)) {
 		fprintf(stderr, "umad_join: bad MGID\n");
 		return 2;
 	}
@@ -74,14 +73,9 @@ int main(int argc, char **argv)
 	printf("port %s lid %u\n", gid, imc_mcast_umad_port(mu)->lid);
 	/* [/port] */
 
-	req.rec.qkey = 0x1234;
-	req.rec.pkey = 0xffff;
-	req.comp_mask = UMAD_SA_MCM_COMP_MASK_MGID |
-			UMAD_SA_MCM_COMP_MASK_PORT_GID |
-			UMAD_SA_MCM_COMP_MASK_QKEY | UMAD_SA_MCM_COMP_MASK_PKEY |
-			UMAD_SA_MCM_COMP_MASK_TCLASS | UMAD_SA_MCM_COMP_MASK_SL |
-			UMAD_SA_MCM_COMP_MASK_FLOW_LABEL |
-			UMAD_SA_MCM_COMP_MASK_JOIN_STATE;
+	c.qkey = 0x1234;
+	if (imc_mcmr_fill_create(&req.rec, &req.comp_mask, &c))
+		return 1;
 	req.join_state = IMC_JOIN_FULL;
 	if (imc_mcast_join(imc_mcast_umad_tracker(mu), &req, on_join, &s, &m))
 		return 1;
