@@ -1,4 +1,5 @@
-/* Names of ibsim's sockets (ibsim/sim.h's client protocol), shared by the
+/* ibsim's client protocol: the names of its sockets and the sizes of its
+ * messages (ibsim/sim.h), shared by the
  * umad transport's IMC_UMAD_IBSIM backend, which connects to them as a
  * client, and the fabric's ibsim protocol server (simserve.h), which
  * listens on them. ibsim names each socket in the abstract namespace
@@ -12,6 +13,29 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The layouts of ibsim 0.10's messages (ibsim/sim.h): struct sim_request
+ * (a packet) and struct sim_ctl (a control message). */
+enum {
+	IMC_IBSIM_REQ_SIZE = 288,    /* sizeof(struct sim_request) */
+	IMC_IBSIM_MAD_OFFSET = 32,
+	IMC_IBSIM_CTL_SIZE = 80,     /* sizeof(struct sim_ctl) */
+	IMC_IBSIM_CTL_DATA = 64,
+	IMC_IBSIM_NODEID_LEN = 32,
+	IMC_IBSIM_STATUS_NO_ROUTE = 110,
+};
+
+/* Control message types of ibsim 0.10 (enum SIM_CTL_TYPES). */
+enum imc_ibsim_ctl_type {
+	IMC_IBSIM_CTL_ERROR = 0,
+	IMC_IBSIM_CTL_CONNECT = 1,
+	IMC_IBSIM_CTL_DISCONNECT = 2,
+	IMC_IBSIM_CTL_GET_NODEINFO = 7,
+	IMC_IBSIM_CTL_GET_PORTINFO = 8,
+	IMC_IBSIM_CTL_SET_ISSM = 9,
+};
+
+#define IMC_IBSIM_MAGIC 0xdeadbeefu
 
 struct sockaddr_un;
 

@@ -12,7 +12,7 @@
 #include <sys/un.h>
 
 #include "ibmcast/simserve.h"
-#include "umad/ibsim_int.h"
+#include "ibmcast/ibsim.h"
 
 /* Client states; set only through client_set_state() (simserve.c):
  *

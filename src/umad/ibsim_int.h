@@ -37,26 +37,7 @@
 #include "ibmcast/ibsim.h"
 #include "ibmcast/umad.h"
 
-enum {
-	IMC_IBSIM_REQ_SIZE = 288,    /* sizeof(struct sim_request) */
-	IMC_IBSIM_MAD_OFFSET = 32,
-	IMC_IBSIM_CTL_SIZE = 80,     /* sizeof(struct sim_ctl) */
-	IMC_IBSIM_CTL_DATA = 64,
-	IMC_IBSIM_NODEID_LEN = 32,
-	IMC_IBSIM_STATUS_NO_ROUTE = 110,
-};
-
-/* Control message types of ibsim 0.10 (enum SIM_CTL_TYPES). */
-enum imc_ibsim_ctl_type {
-	IMC_IBSIM_CTL_ERROR = 0,
-	IMC_IBSIM_CTL_CONNECT = 1,
-	IMC_IBSIM_CTL_DISCONNECT = 2,
-	IMC_IBSIM_CTL_GET_NODEINFO = 7,
-	IMC_IBSIM_CTL_GET_PORTINFO = 8,
-	IMC_IBSIM_CTL_SET_ISSM = 9,
-};
-
-#define IMC_IBSIM_MAGIC 0xdeadbeefu
+/* Sizes, control message types and the magic: ibmcast/ibsim.h. */
 
 /* One packet as its fields mean it (host order). */
 struct imc_ibsim_pkt {
