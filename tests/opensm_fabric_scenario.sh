@@ -5,7 +5,8 @@
 # served fabric, can read OpenSM's SA: the groups the scenario joined
 # must be there with the members it joined. Then the run's JSON report:
 # every expectation held, and the values that show OpenSM's answers and
-# tables were used. Real time: no timing is asserted. Arguments: build
+# tables were used; then OpenSM and its directory cleaned up when the run
+# gets SIGTERM or SIGINT. Real time: no timing is asserted. Arguments: build
 # dir, source dir.
 # check() evals its condition later; cleanup runs from the trap.
 # shellcheck disable=SC2016,SC2317,SC2094
@@ -151,4 +152,38 @@ check "opensm-restart: the report counts one restart" \
 check "opensm-restart: all 7 trackers joined, then re-joined through the new SA" \
 	'grep -q "\"first\": {\"joined\": 7, \"failed\": 0," restart.json &&
 	 grep -q "\"rejoin\": {\"joined\": 7, \"failed\": 0," restart.json'
+# SIGTERM or SIGINT to `ibmcast run` during the run: the run ends there,
+# OpenSM is stopped and its temporary directory removed before the
+# process exits by the signal (128 + its number).
+printf '%s\n' "topology fat-tree:leaves=4,hosts=4,spines=2" "stop 300s" \
+	"opensm wait=120s" sa > sig.scn
+for sig in TERM INT; do
+	mkdir -p "sig$sig"
+	TMPDIR="$dir/sig$sig" "$IMC" run sig.scn > "sig$sig.out" 2> "sig$sig.err" &
+	pid=$!
+	for _ in $(seq 1200); do
+		grep -q '^opensm: SUBNET UP' "sig$sig.err" && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.1
+	done
+	osm=$(pgrep -f "$dir/sig$sig/ibmcast-opensm" | head -n 1)
+	check "SIG$sig: OpenSM runs in a temporary directory before the signal" \
+		'[ -n "$osm" ] && ls -d "$dir/sig$sig"/ibmcast-opensm.* >/dev/null 2>&1'
+	kill -$sig $pid
+	for _ in $(seq 300); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+	if kill -0 $pid 2>/dev/null; then
+		kill -KILL $pid
+		check "SIG$sig: ibmcast run exits within 30 s" false
+	fi
+	wait $pid
+	rc=$?
+	pid=
+	want=$((128 + $(kill -l $sig)))
+	check "SIG$sig: ibmcast run exits by the signal (status $want, got $rc)" \
+		'[ $rc -eq $want ]'
+	check "SIG$sig: OpenSM is gone" \
+		'[ -n "$osm" ] && ! kill -0 "$osm" 2>/dev/null'
+	check "SIG$sig: its temporary directory is removed" \
+		'! ls -d "$dir/sig$sig"/ibmcast-opensm.* >/dev/null 2>&1'
+done
 exit $fail

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -431,6 +432,47 @@ static void print_result(const struct run_args *a, const struct run_state *st,
 	}
 }
 
+/* SIGINT and SIGTERM end the run at the end of the slice running
+ * (interrupted()), so that the run frees what it holds, an opensm line's
+ * OpenSM process and temporary directory too; the signal is raised again
+ * once it has, for the exit status a signal gives. */
+static volatile sig_atomic_t sig_got;
+
+static void on_signal(int sig)
+{
+	sig_got = sig;
+}
+
+static int signals_catch(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+		return -errno;
+	return 0;
+}
+
+/* The default action of a signal caught during the run, now that the
+ * run has freed everything. */
+static void signals_reraise(void)
+{
+	int sig = sig_got;
+
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	if (sig)
+		raise(sig);
+}
+
+static bool on_interrupted(void *ctx)
+{
+	(void)ctx;
+	return sig_got != 0;
+}
+
 static int run(int argc, char **argv)
 {
 	struct run_args a;
@@ -457,6 +499,12 @@ static int run(int argc, char **argv)
 		a.ro.progress = on_progress;
 	}
 	a.ro.ctx = &pr;
+	a.ro.interrupted = on_interrupted;
+	if (signals_catch()) {
+		fprintf(stderr, "ibmcast run: sigaction: %s\n", strerror(errno));
+		run_free(&st);
+		return IMC_EXIT_FAIL;
+	}
 	rc = imc_scenario_run(st.s, &a.ro, &r, err, sizeof(err));
 	if (pr.shown)
 		fprintf(stderr, "\r%60s\r", "");
@@ -477,6 +525,7 @@ static int run(int argc, char **argv)
 	code = r.nfailed ? IMC_EXIT_FAIL : IMC_EXIT_OK;
 	imc_scenario_result_free(&r);
 	run_free(&st);
+	signals_reraise();
 	return code;
 }
 

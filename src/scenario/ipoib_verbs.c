@@ -49,146 +49,10 @@
 #include "scenario/scn.h"
 #include "scenario/scn_mcast.h"
 #include "wire/bytes.h"
-
-#define ADDRS_MAX 16
-
-static const char run_key;   /* imc_scn_data key of struct ipr */
-static const char cfg_key;   /* of the ipoib setting */
-
-/* ------------------------------------------------------------------ */
-/* Parse data */
-
-enum {
-	C_QUEUE = 1u << 0,
-	C_QUEUE_GROUP = 1u << 1,
-	C_QUEUE_TOTAL = 1u << 2,
-	C_RESOLVE_TIMEOUT = 1u << 3,
-	C_RESOLVE_RETRIES = 1u << 4,
-	C_EXPIRY = 1u << 5,
-	C_IDLE = 1u << 6,
-	C_SENDONLY_FULL = 1u << 7,
-};
-
-struct ipoib_cfg {
-	unsigned mask;
-	struct imc_ipoib_config c;   /* the fields mask names */
-};
-
-struct if_arg {
-	uint32_t node;
-	unsigned port;
-	uint16_t pkey;
-};
-
-/* HOSTS: one, or a set whose k-th host (from 0) gets each address plus
- * k. */
-struct up_arg {
-	struct imc_scn_hosts hosts;
-	uint16_t pkey;
-	unsigned naddrs;
-	struct imc_ip_addr addr[ADDRS_MAX];
-	unsigned plen[ADDRS_MAX];
-};
-
-struct addr_arg {
-	struct if_arg at;
-	bool del;
-	struct imc_ip_addr addr;
-	unsigned plen;
-};
-
-struct listen_arg {
-	struct if_arg at;
-	struct imc_ip_addr group;
-};
-
-struct flow_arg {
-	struct if_arg at;
-	bool ping;
-	struct imc_ip_addr dst;
-	uint32_t count;
-	uint32_t size;
-	imc_time_t interval;
-};
-
-/* ------------------------------------------------------------------ */
-/* Run state */
-
-struct ipr;
-
-struct iface {
-	struct iface *next;          /* of its port */
-	struct pstate *ps;
-	uint16_t pkey;
-	/* the interface, its host model, a caller's tap (ipoib_fabric.h) */
-	struct imc_ipoib_fabric_host *fh;
-	uint64_t cross;              /* from an interface of another
-				      * partition */
-};
-
-struct pstate {
-	struct ipr *r;
-	uint32_t node;
-	unsigned port;
-	struct imc_mcast *mc;        /* the port's (scn_mcast.h) */
-	struct iface *ifs;
-};
-
-/* One echo request of a ping-all line: from an interface's address to
- * an address of another interface it can reach. */
-struct pair {
-	struct iface *src;
-	struct imc_ip_addr from, to;
-	bool answered;
-};
-
-/* A ping-all line that ran: its pairs are sent one every interval;
- * requests carry the line's flow number as ICMP identifier and the
- * pair's number + 1 as sequence number, which find the pair again. */
-struct round {
-	struct round *next;
-	uint16_t id;
-	uint32_t size;
-	imc_time_t interval;
-	struct pair *p;
-	size_t n, sent;
-	struct imc_timer t;
-};
-
-struct flow {
-	struct flow *next;
-	struct iface *i;
-	const struct flow_arg *a;
-	struct imc_ip_addr src;
-	uint16_t id;
-	uint32_t sent;
-	struct imc_timer t;
-};
-
-struct ipr {
-	struct imc_scn_ctx *c;
-	struct imc_fabric *f;
-	struct imc_loop *loop;
-	const struct imc_topo *t;
-	uint32_t *pbase;             /* first port slot of each node */
-	struct pstate **ports;       /* by slot, NULL until used */
-	struct flow *flows;
-	struct round *rounds;        /* of ping-all lines, newest first */
-};
+#include "scenario/ipoib_run.h"
 
 /* ------------------------------------------------------------------ */
 /* Helpers */
-
-/* The host model (NULL once stopped) and the interface of i. */
-static struct imc_ip_host *host_of(const struct iface *i)
-{
-	return imc_ipoib_fabric_host_ip(i->fh);
-}
-
-static struct imc_ipoib *ifc_of(const struct iface *i)
-{
-	return imc_ipoib_fabric_host_ipoib(i->fh);
-}
 
 static int pkey_kv(struct imc_scn_parser *p, const char *word, uint16_t *pkey,
 		   bool *matched)
@@ -290,324 +154,13 @@ static void cfg_print(FILE *f, const struct imc_topo *t, const void *data)
 
 static int cfg_run(struct imc_scn_ctx *c, void *data)
 {
-	return imc_scn_data_set(c, &cfg_key, data, NULL);
+	return imc_scn_data_set(c, &scn_ipoib_cfg_key, data, NULL);
 }
 
 static const struct imc_scn_verb verb_ipoib = {
 	.name = "ipoib", .kind = IMC_SCN_SETTING, .parse = cfg_parse,
 	.print = cfg_print, .run = cfg_run, .free = free,
 };
-
-/* ------------------------------------------------------------------ */
-/* Host model */
-
-/* The interface that sent from address a on the port of GID gid (the
- * packet's GRH), or NULL. */
-static const struct iface *sender_of(const struct ipr *r,
-				     const struct imc_gid *gid,
-				     const struct imc_ip_addr *a)
-{
-	const struct pstate *ps;
-	uint32_t node;
-	unsigned port;
-
-	if (imc_fabric_port_by_gid(r->f, gid, &node, &port))
-		return NULL;
-	ps = r->ports[r->pbase[node] + port];
-	for (const struct iface *s = ps ? ps->ifs : NULL; s; s = s->next)
-		if (imc_ip_host_owns(host_of(s), a))
-			return s;
-	return NULL;
-}
-
-/* An echo reply: the pair of a ping-all round it answers, if any. */
-static void host_echo_reply(void *ctx, const struct imc_ip_view *v,
-			    uint16_t id, uint16_t seq)
-{
-	struct iface *i = ctx;
-
-	(void)v;
-	for (struct round *rd = i->ps->r->rounds; rd; rd = rd->next)
-		if (rd->id == id) {
-			if (seq >= 1 && seq <= rd->n && rd->p[seq - 1].src == i)
-				rd->p[seq - 1].answered = true;
-			return;
-		}
-}
-
-/* IBA 10.9: a partition's members talk only among themselves; an IP
- * packet from an interface of another partition got through. */
-static void host_packet(void *ctx, const struct imc_ipoib_packet *p,
-			const struct imc_ip_view *v)
-{
-	struct iface *i = ctx;
-	const struct iface *from;
-	struct imc_ip_addr src;
-
-	if (v->version == 4)
-		imc_ip_addr_v4(imc_get32(v->src), &src);
-	else
-		imc_ip_addr_v6(v->src, &src);
-	from = sender_of(i->ps->r, &p->src_gid, &src);
-	if (from && ((from->pkey ^ i->pkey) & 0x7FFF))
-		i->cross++;
-}
-
-/* ------------------------------------------------------------------ */
-/* Ports: the port's join tracker (scn_mcast.h) */
-
-/* Interfaces stop (leaving their groups through the port's tracker,
- * which lives on), the tracker lets go of their QPs at once, then the QPs
- * go: the trackers' state is freed after this (scn_mcast.h). */
-static void port_free(struct pstate *ps)
-{
-	if (!ps)
-		return;
-	while (ps->ifs) {
-		struct iface *i = ps->ifs;
-
-		ps->ifs = i->next;
-		imc_ipoib_fabric_host_destroy(i->fh);
-		free(i);
-	}
-	free(ps);
-}
-
-static int port_get(struct ipr *r, uint32_t node, unsigned port,
-		    struct pstate **out)
-{
-	uint32_t slot = r->pbase[node] + port;
-	struct pstate *ps = r->ports[slot];
-	int rc;
-
-	if (ps) {
-		*out = ps;
-		return 0;
-	}
-	ps = calloc(1, sizeof(*ps));
-	if (!ps)
-		return -ENOMEM;
-	ps->r = r;
-	ps->node = node;
-	ps->port = port;
-	/* The port's one tracker: the interfaces' groups and the mcast-*
-	 * members' are one membership per group at the SA. */
-	rc = scn_mcast_tracker(r->c, node, port, &ps->mc);
-	if (rc) {
-		free(ps);
-		return rc;
-	}
-	r->ports[slot] = ps;
-	*out = ps;
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Interfaces */
-
-static struct iface *iface_find(const struct ipr *r, const struct if_arg *a)
-{
-	const struct pstate *ps = r->ports[r->pbase[a->node] + a->port];
-
-	if (!ps)
-		return NULL;
-	for (struct iface *i = ps->ifs; i; i = i->next)
-		if (!((i->pkey ^ a->pkey) & 0x7FFF))
-			return i;
-	return NULL;
-}
-
-/* The interface goes; its QP stays until the tracker let go of it. */
-/* The counts of the host model, with what went to a tap. */
-static void iface_stats(const struct iface *i, struct imc_ip_host_stats *st)
-{
-	const struct imc_ip_host *h = host_of(i);
-
-	if (h)
-		imc_ip_host_stats(h, st);
-	else
-		memset(st, 0, sizeof(*st));
-	st->received += imc_ipoib_fabric_host_tapped(i->fh);
-}
-
-static int iface_get(struct ipr *r, const struct if_arg *a,
-		     struct iface **out)
-{
-	const struct ipoib_cfg *k0 = imc_scn_data(r->c, &cfg_key);
-	struct iface *i = iface_find(r, a);
-	struct imc_ipoib_config cfg;
-	struct imc_ip_host_ops host = {
-		.packet = host_packet, .echo_reply = host_echo_reply,
-	};
-	struct pstate *ps = NULL;
-	int rc;
-
-	if (i) {
-		*out = i;
-		return 0;
-	}
-	rc = port_get(r, a->node, a->port, &ps);
-	if (rc)
-		return rc;
-	i = calloc(1, sizeof(*i));
-	if (!i)
-		return -ENOMEM;
-	i->ps = ps;
-	i->pkey = a->pkey;
-	imc_ipoib_config_init(&cfg);
-	if (k0) {
-		const struct imc_ipoib_config *k = &k0->c;
-
-		cfg.queue_endpoint = k->queue_endpoint;
-		cfg.queue_group = k->queue_group;
-		cfg.queue_total = k->queue_total;
-		cfg.resolve_timeout = k->resolve_timeout;
-		cfg.resolve_retries = k->resolve_retries;
-		cfg.neigh_expiry = k->neigh_expiry;
-		cfg.sendonly_idle = k->sendonly_idle;
-		cfg.sa_sendonly_full = k->sa_sendonly_full;
-	}
-	cfg.pkey = a->pkey;
-	cfg.hash_seed = imc_scn_config(r->c)->seed;
-	host.ctx = i;
-	rc = imc_ipoib_fabric_host_create(r->f, a->node, a->port, ps->mc,
-					  NULL, &cfg, &host, &i->fh);
-	if (rc) {
-		free(i);
-		if (rc == -EINVAL)
-			return imc_scn_fail(r->c, rc,
-				"%s:%u has no P_Key 0x%04x in its table",
-				r->t->node[a->node].name, a->port, a->pkey);
-		return rc;
-	}
-	i->next = ps->ifs;
-	ps->ifs = i;
-	*out = i;
-	return 0;
-}
-
-static void flow_free_all(struct ipr *r)
-{
-	struct flow *fl;
-
-	while ((fl = r->flows)) {
-		r->flows = fl->next;
-		imc_timer_cancel(r->loop, &fl->t);
-		free(fl);
-	}
-}
-
-static void run_free(void *data)
-{
-	struct ipr *r = data;
-	uint32_t n = r->pbase[r->t->nnodes];
-
-	scn_mcast_end(r->c);
-	flow_free_all(r);
-	while (r->rounds) {
-		struct round *rd = r->rounds;
-
-		r->rounds = rd->next;
-		imc_timer_cancel(r->loop, &rd->t);
-		free(rd->p);
-		free(rd);
-	}
-	for (uint32_t s = 0; s < n; s++) {
-		struct pstate *ps = r->ports[s];
-
-		if (ps)
-			port_free(ps);
-	}
-	free(r->ports);
-	free(r->pbase);
-	free(r);
-}
-
-static int run_get(struct imc_scn_ctx *c, struct ipr **out)
-{
-	struct ipr *r = imc_scn_data(c, &run_key);
-	const struct imc_topo *t = imc_scn_topo(c);
-	uint32_t n = 0;
-	int rc;
-
-	if (r) {
-		*out = r;
-		return 0;
-	}
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	r->c = c;
-	r->f = imc_scn_fabric(c);
-	r->loop = imc_scn_loop(c);
-	r->t = t;
-	r->pbase = calloc((size_t)t->nnodes + 1, sizeof(*r->pbase));
-	if (!r->pbase) {
-		free(r);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < t->nnodes; i++) {
-		r->pbase[i] = n;
-		n += t->node[i].nports + 1u;
-	}
-	r->pbase[t->nnodes] = n;
-	r->ports = calloc(n ? n : 1, sizeof(*r->ports));
-	/* The trackers' state first: ours is freed before it. */
-	rc = r->ports ? scn_mcast_prepare(c) : -ENOMEM;
-	if (rc) {
-		free(r->ports);
-		free(r->pbase);
-		free(r);
-		return rc;
-	}
-	rc = imc_scn_data_set(c, &run_key, r, run_free);
-	if (rc) {
-		free(r->ports);
-		free(r->pbase);
-		free(r);
-		return rc;
-	}
-	*out = r;
-	return 0;
-}
-
-void scn_ipoib_foreach(struct imc_scn_ctx *c,
-		       void (*fn)(void *arg, const struct scn_ipoib_if *i),
-		       void *arg)
-{
-	struct ipr *r = imc_scn_data(c, &run_key);
-	uint32_t n = r ? r->pbase[r->t->nnodes] : 0;
-
-	for (uint32_t s = 0; s < n; s++) {
-		const struct pstate *ps = r->ports[s];
-		const struct iface *prev = NULL, *next;
-
-		/* A port's interfaces (a few) by P_Key: each time the
-		 * smallest above the one before. */
-		for (; ps; prev = next) {
-			struct scn_ipoib_if x;
-			struct imc_ip_host_stats st;
-
-			next = NULL;
-			for (const struct iface *i = ps->ifs; i; i = i->next)
-				if ((!prev || i->pkey > prev->pkey) &&
-				    (!next || i->pkey < next->pkey))
-					next = i;
-			if (!next)
-				break;
-			x.node = ps->node;
-			x.port = ps->port;
-			x.pkey = next->pkey;
-			x.ifc = ifc_of(next);
-			iface_stats(next, &st);
-			x.received = st.received;
-			x.received_mcast = st.received_mcast;
-			x.ping_replies = st.ping_replies;
-			x.ping_answered = st.ping_answered;
-			fn(arg, &x);
-		}
-	}
-}
 
 /* ------------------------------------------------------------------ */
 /* ipoib-up, ipoib-down, ipoib-addr */
@@ -747,14 +300,14 @@ static int up_run(struct imc_scn_ctx *c, void *data)
 {
 	const struct up_arg *a = data;
 	struct ipr *r;
-	int rc = run_get(c, &r);
+	int rc = scn_ipoib_run_get(c, &r);
 
 	for (uint32_t h = 0; !rc && h < a->hosts.n; h++) {
 		struct if_arg at = { a->hosts.h[h].node, a->hosts.h[h].port,
 				     a->pkey };
 		struct iface *i;
 
-		rc = iface_get(r, &at, &i);
+		rc = scn_ipoib_iface_get(r, &at, &i);
 		for (unsigned k = 0; !rc && k < a->naddrs; k++) {
 			struct imc_ip_addr x;
 
@@ -804,27 +357,10 @@ static void if_print(FILE *f, const struct imc_topo *t, const void *data)
 	print_pkey(f, data);
 }
 
-static int iface_need(struct imc_scn_ctx *c, const struct if_arg *a,
-		      struct iface **out)
-{
-	struct ipr *r;
-	int rc = run_get(c, &r);
-
-	if (rc)
-		return rc;
-	*out = iface_find(r, a);
-	if (!*out)
-		return imc_scn_fail(c, -ENOENT,
-			"%s:%u has no IPoIB interface for P_Key 0x%04x (ipoib-up)",
-			imc_scn_topo(c)->node[a->node].name, a->port,
-			a->pkey);
-	return 0;
-}
-
 static int down_run(struct imc_scn_ctx *c, void *data)
 {
 	struct iface *i;
-	int rc = iface_need(c, data, &i);
+	int rc = scn_ipoib_iface_need(c, data, &i);
 
 	if (!rc)
 		imc_ipoib_down(ifc_of(i));
@@ -887,10 +423,10 @@ static int addr_run(struct imc_scn_ctx *c, void *data)
 	const struct addr_arg *a = data;
 	struct ipr *r;
 	struct iface *i;
-	int rc = run_get(c, &r);
+	int rc = scn_ipoib_run_get(c, &r);
 
 	if (!rc)
-		rc = iface_get(r, &a->at, &i);
+		rc = scn_ipoib_iface_get(r, &a->at, &i);
 	if (rc)
 		return rc;
 	if (!a->del)
@@ -952,10 +488,10 @@ static int listen_run(struct imc_scn_ctx *c, void *data)
 	const struct listen_arg *a = data;
 	struct ipr *r;
 	struct iface *i;
-	int rc = run_get(c, &r);
+	int rc = scn_ipoib_run_get(c, &r);
 
 	if (!rc)
-		rc = iface_get(r, &a->at, &i);
+		rc = scn_ipoib_iface_get(r, &a->at, &i);
 	if (!rc)
 		rc = imc_ipoib_mcast_listen(ifc_of(i),
 					    &a->group);
@@ -966,7 +502,7 @@ static int unlisten_run(struct imc_scn_ctx *c, void *data)
 {
 	const struct listen_arg *a = data;
 	struct iface *i;
-	int rc = iface_need(c, &a->at, &i);
+	int rc = scn_ipoib_iface_need(c, &a->at, &i);
 
 	if (!rc)
 		rc = imc_ipoib_mcast_unlisten(ifc_of(i),
@@ -1051,76 +587,18 @@ static void flow_print(FILE *f, const struct imc_topo *t, const void *data)
 	print_pkey(f, &a->at);
 }
 
-/* The flow's next packet: an ICMP(v6) echo request with `size` bytes of
- * data (RFC 792, RFC 4443 4.1), or a UDP datagram to the discard port
- * (RFC 863) with `size` bytes of payload. */
-static void flow_fire(struct imc_timer *t)
-{
-	struct flow *fl = imc_container_of(t, struct flow, t);
-	struct ipr *r = fl->i->ps->r;
-	const struct flow_arg *a = fl->a;
-
-	if (a->ping)
-		(void)imc_ip_host_ping(host_of(fl->i), &fl->src, &a->dst, fl->id,
-				       (uint16_t)(fl->sent + 1), a->size);
-	else
-		(void)imc_ip_host_udp(host_of(fl->i), &fl->src, &a->dst,
-				      (uint16_t)(33000 + fl->id), 9, NULL,
-				      a->size);
-	if (++fl->sent < a->count)
-		imc_timer_arm(r->loop, &fl->t,
-			      imc_loop_now(r->loop) + a->interval);
-}
-
-static int flow_run(struct imc_scn_ctx *c, void *data)
-{
-	const struct flow_arg *a = data;
-	const struct imc_ip_addr *src;
-	struct ipr *r;
-	struct iface *i;
-	struct flow *fl;
-	int rc = iface_need(c, &a->at, &i);
-
-	if (rc)
-		return rc;
-	r = i->ps->r;
-	src = imc_ip_host_src_for(host_of(i), &a->dst);
-	if (!src)
-		return imc_scn_fail(c, -EADDRNOTAVAIL,
-			"the interface has no IPv%u address to send from",
-			a->dst.family);
-	fl = calloc(1, sizeof(*fl));
-	if (!fl)
-		return -ENOMEM;
-	fl->i = i;
-	fl->a = a;
-	fl->src = *src;
-	fl->id = (uint16_t)scn_flow_id(c);
-	imc_timer_init(&fl->t, flow_fire);
-	fl->next = r->flows;
-	r->flows = fl;
-	return imc_timer_arm(r->loop, &fl->t, imc_loop_now(r->loop));
-}
-
 static const struct imc_scn_verb verb_ping = {
 	.name = "ping", .kind = IMC_SCN_ACTION, .parse = ping_parse,
-	.print = flow_print, .run = flow_run, .free = free,
+	.print = flow_print, .run = scn_ipoib_flow_run, .free = free,
 };
 
 static const struct imc_scn_verb verb_send = {
 	.name = "ipoib-send", .kind = IMC_SCN_ACTION, .parse = send_parse,
-	.print = flow_print, .run = flow_run, .free = free,
+	.print = flow_print, .run = scn_ipoib_flow_run, .free = free,
 };
 
 /* ------------------------------------------------------------------ */
 /* ping-all */
-
-#define PAIRS_MAX 0xFFFFu   /* sequence numbers 1..65535 */
-
-struct pa_arg {
-	imc_time_t interval;
-	uint32_t size;
-};
 
 static int pa_parse(struct imc_scn_parser *p, unsigned argc,
 		    const char *const *argv, void **data)
@@ -1155,116 +633,9 @@ static void pa_print(FILE *f, const struct imc_topo *t, const void *data)
 	fprintf(f, " size=%" PRIu32, a->size);
 }
 
-static int pa_add(struct round *rd, size_t *cap, struct iface *src,
-		  const struct imc_ip_addr *from, const struct imc_ip_addr *to)
-{
-	if (rd->n == PAIRS_MAX)
-		return -E2BIG;
-	if (rd->n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 64;
-		struct pair *np = realloc(rd->p, nc * sizeof(*np));
-
-		if (!np)
-			return -ENOMEM;
-		rd->p = np;
-		*cap = nc;
-	}
-	rd->p[rd->n++] = (struct pair){ src, *from, *to, false };
-	return 0;
-}
-
-/* Every address of b on a prefix of a's, from the first such of a's. */
-static int pa_pair(struct round *rd, size_t *cap, struct iface *a,
-		   const struct iface *b)
-{
-	const struct imc_ip_addr *aa, *ba;
-	const unsigned *ap;
-	unsigned na = imc_ip_host_addrs(host_of(a), &aa, &ap);
-	unsigned nb = imc_ip_host_addrs(host_of(b), &ba, NULL);
-	int rc = 0;
-
-	for (unsigned k = 0; k < nb && !rc; k++)
-		for (unsigned j = 0; j < na; j++)
-			if (imc_ip_addr_on_prefix(&aa[j], ap[j], &ba[k])) {
-				rc = pa_add(rd, cap, a, &aa[j], &ba[k]);
-				break;
-			}
-	return rc;
-}
-
-/* Every ordered pair of interfaces that can reach each other, and every
- * address of the second on a prefix of the first's, in port order. */
-static int pa_pairs(struct ipr *r, struct round *rd)
-{
-	uint32_t nslots = r->pbase[r->t->nnodes];
-	size_t cap = 0;
-	int rc = 0;
-
-	for (uint32_t s = 0; s < nslots && !rc; s++) {
-		struct pstate *ps = r->ports[s];
-
-		for (struct iface *a = ps ? ps->ifs : NULL; a && !rc;
-		     a = a->next)
-			for (uint32_t t = 0; t < nslots && !rc; t++) {
-				struct pstate *pt = r->ports[t];
-
-				for (struct iface *b = pt ? pt->ifs : NULL;
-				     b && !rc; b = b->next) {
-					if (!imc_ipoib_fabric_host_reaches(a->fh,
-									   b->fh))
-						continue;
-					rc = pa_pair(rd, &cap, a, b);
-				}
-			}
-	}
-	return rc;
-}
-
-static void pa_fire(struct imc_timer *t)
-{
-	struct round *rd = imc_container_of(t, struct round, t);
-	const struct pair *pr = &rd->p[rd->sent];
-	struct ipr *r = pr->src->ps->r;
-
-	(void)imc_ip_host_ping(host_of(pr->src), &pr->from, &pr->to, rd->id,
-			       (uint16_t)(rd->sent + 1), rd->size);
-	if (++rd->sent < rd->n)
-		imc_timer_arm(r->loop, &rd->t,
-			      imc_loop_now(r->loop) + rd->interval);
-}
-
-static int pa_run(struct imc_scn_ctx *c, void *data)
-{
-	const struct pa_arg *a = data;
-	struct round *rd;
-	struct ipr *r;
-	int rc = run_get(c, &r);
-
-	if (rc)
-		return rc;
-	rd = calloc(1, sizeof(*rd));
-	if (!rd)
-		return -ENOMEM;
-	rd->id = (uint16_t)scn_flow_id(c);
-	rd->size = a->size;
-	rd->interval = a->interval;
-	imc_timer_init(&rd->t, pa_fire);
-	rc = pa_pairs(r, rd);
-	if (rc) {
-		free(rd->p);
-		free(rd);
-		return rc == -E2BIG ? imc_scn_fail(c, rc,
-			"more than %u pairs to ping", PAIRS_MAX) : rc;
-	}
-	rd->next = r->rounds;
-	r->rounds = rd;
-	return rd->n ? imc_timer_arm(r->loop, &rd->t, imc_loop_now(r->loop)) :
-		       0;
-}
-
 static const struct imc_scn_verb verb_ping_all = {
 	.name = "ping-all", .kind = IMC_SCN_ACTION, .parse = pa_parse,
-	.print = pa_print, .run = pa_run, .free = free,
+	.print = pa_print, .run = scn_ipoib_pa_run, .free = free,
 };
 
 /* ------------------------------------------------------------------ */
@@ -1502,7 +873,7 @@ static uint64_t observe_one(const struct subj_arg *a, struct iface *i)
 		return 0;
 	}
 	ifc = ifc_of(i);
-	iface_stats(i, &hs);
+	scn_ipoib_iface_stats(i, &hs);
 	switch (a->kind) {
 	case S_CARRIER:
 		return imc_ipoib_carrier(ifc);
@@ -1530,7 +901,7 @@ static int subj_observe(struct imc_scn_ctx *c, const void *data,
 			uint64_t *value)
 {
 	const struct subj_arg *a = data;
-	struct ipr *r = imc_scn_data(c, &run_key);
+	struct ipr *r = imc_scn_data(c, &scn_ipoib_run_key);
 
 	*value = a->kind == S_CARRIER ? 1 : 0;
 	if (a->every) {
@@ -1545,7 +916,7 @@ static int subj_observe(struct imc_scn_ctx *c, const void *data,
 	for (uint32_t k = 0; k < a->hosts.n; k++) {
 		struct if_arg at = { a->hosts.h[k].node, a->hosts.h[k].port,
 				     a->at.pkey };
-		uint64_t v = observe_one(a, r ? iface_find(r, &at) : NULL);
+		uint64_t v = observe_one(a, r ? scn_ipoib_iface_find(r, &at) : NULL);
 
 		if (a->kind == S_CARRIER)
 			*value &= v;
@@ -1592,7 +963,7 @@ static int mq_observe(struct imc_scn_ctx *c, const void *data,
 	static const unsigned counter[] = {
 		K_QUEUED_MAX_ENDPOINT, K_QUEUED_MAX_GROUP, K_QUEUED_MAX,
 	};
-	const struct ipr *r = imc_scn_data(c, &run_key);
+	const struct ipr *r = imc_scn_data(c, &scn_ipoib_run_key);
 	uint32_t n = r ? r->pbase[r->t->nnodes] : 0;
 	unsigned k = counter[*(const unsigned *)data];
 
@@ -1631,7 +1002,7 @@ static void pa_subj_print(FILE *f, const struct imc_topo *t,
 
 static uint64_t pa_count(struct imc_scn_ctx *c, bool unanswered)
 {
-	const struct ipr *r = imc_scn_data(c, &run_key);
+	const struct ipr *r = imc_scn_data(c, &scn_ipoib_run_key);
 	uint64_t n = 0;
 
 	for (const struct round *rd = r ? r->rounds : NULL; rd; rd = rd->next)
@@ -1738,31 +1109,6 @@ static const struct imc_scn_subject subj_pa_unanswered = {
 	.name = "ping-all-unanswered", .parse = pa_subj_parse,
 	.print = pa_subj_print, .observe = pa_unanswered_observe,
 };
-
-/* ------------------------------------------------------------------ */
-
-int imc_scn_ipoib_tap(struct imc_scn_ctx *c, uint32_t node, unsigned port,
-		      uint16_t pkey, const struct imc_ipoib_host_ops *tap,
-		      struct imc_scn_ipoib_iface *out)
-{
-	struct if_arg a = { .node = node, .port = port, .pkey = pkey };
-	struct ipr *r = imc_scn_data(c, &run_key);
-	struct iface *i;
-
-	if (tap && !tap->deliver)
-		return -EINVAL;
-	i = r && node < r->t->nnodes &&
-		    port <= r->t->node[node].nports ? iface_find(r, &a) : NULL;
-	if (!i)
-		return -ENOENT;
-	(void)imc_ipoib_fabric_host_tap(i->fh, tap);
-	if (out) {
-		out->ifc = ifc_of(i);
-		out->naddrs = imc_ip_host_addrs(host_of(i), &out->addr,
-						&out->plen);
-	}
-	return 0;
-}
 
 int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
 {

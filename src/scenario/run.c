@@ -771,6 +771,232 @@ static int served_start(struct imc_scn_ctx *c,
 	return 0;
 }
 
+/* The result's checks, one per expect line, skipped until checked. */
+static int checks_init(const struct imc_scenario *s,
+		       struct imc_scenario_result *r, imc_time_t end)
+{
+	r->checks = calloc(s->nexpects ? s->nexpects : 1, sizeof(*r->checks));
+	if (!r->checks)
+		return -ENOMEM;
+	r->nchecks = s->nexpects;
+	for (unsigned i = 0; i < s->nexpects; i++) {
+		r->checks[i].line = s->expects[i].line;
+		r->checks[i].text = s->expects[i].text;
+		r->checks[i].at_end = s->expects[i].at_end;
+		r->checks[i].at = s->expects[i].at_end ? end : s->expects[i].at;
+		r->checks[i].state = IMC_SCN_CHECK_SKIPPED;
+	}
+	return 0;
+}
+
+/* The run's loop: OpenSM's real-time one, the caller's, or a virtual
+ * one of its own; then the fabric on it, captured when asked. */
+static int fabric_setup(struct imc_scn_ctx *c,
+			const struct imc_scenario_run_opts *opts, char *err,
+			size_t errlen)
+{
+	const struct imc_scenario *s = c->s;
+	int rc = served_loop(c, opts);
+
+	if (rc)
+		return error_out(c, NULL, 0, "opensm", rc, err, errlen);
+	if (c->loop) {
+		/* served_loop() made it */
+	} else if (opts->loop) {
+		c->loop = opts->loop;
+		c->t0 = imc_loop_now(c->loop);
+	} else {
+		rc = imc_loop_create_virtual(0, &c->loop);
+		if (rc)
+			return error_out(c, NULL, 0, "loop", rc, err, errlen);
+		c->own_loop = true;
+	}
+	rc = imc_fabric_create(s->topo, c->loop, &c->cfg, &c->fab);
+	if (rc) {
+		c->fab = NULL;
+		return error_out(c, NULL, s->topo_line, "fabric", rc, err,
+				 errlen);
+	}
+	if (opts->pcap) {
+		rc = imc_fabric_capture(c->fab, opts->pcap, IMC_TOPO_NONE, 0);
+		if (rc)
+			return error_out(c, NULL, 0, "capture", rc, err,
+					 errlen);
+	}
+	return 0;
+}
+
+/* Settings run before the fabric comes up, in file order; then the
+ * plugins start, the fabric comes up and OpenSM, if any, starts. */
+static int settings_run(struct imc_scn_ctx *c,
+			const struct imc_scenario_run_opts *opts, char *err,
+			size_t errlen)
+{
+	const struct imc_scenario *s = c->s;
+	int rc;
+
+	for (unsigned i = 0; i < s->nsettings; i++) {
+		const struct scn_action *a = &s->settings[i];
+
+		if (!a->verb->run)
+			continue;
+		c->cur = a;
+		c->msg_set = false;
+		rc = a->verb->run(c, a->data);
+		if (rc < 0) {
+			set_error(c, rc);
+			return error_out(c, a, 0, NULL, rc, err, errlen);
+		}
+	}
+	c->cur = NULL;
+	c->started = true;
+	rc = scn_plugins_start(c);
+	if (rc)
+		return error_out(c, NULL, 0, "plugin start", rc, err, errlen);
+	rc = imc_fabric_bring_up(c->fab);
+	if (rc)
+		return error_out(c, NULL, s->topo_line, "bring-up", rc, err,
+				 errlen);
+	return served_start(c, opts, err, errlen);
+}
+
+/* A timer per action line, armed at its time; lines after end are not
+ * armed. */
+static int actions_arm(struct imc_scn_ctx *c, imc_time_t end)
+{
+	const struct imc_scenario *s = c->s;
+	int rc;
+
+	c->acts = calloc(s->nactions ? s->nactions : 1, sizeof(*c->acts));
+	if (!c->acts)
+		return -ENOMEM;
+	for (unsigned i = 0; i < s->nactions; i++) {
+		c->acts[i].c = c;
+		c->acts[i].a = &s->actions[i];
+		imc_timer_init(&c->acts[i].timer, act_fire);
+		if (s->actions[i].at > end)
+			continue;
+		rc = imc_timer_arm(c->loop, &c->acts[i].timer,
+				   at_loop(c, s->actions[i].at));
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* The error of a run that advance() failed: of the action line running,
+ * else of the run. */
+static int advance_error(struct imc_scn_ctx *c, int rc, char *err,
+			 size_t errlen)
+{
+	if (c->cur)
+		return error_out(c, c->cur, 0, NULL, rc, err, errlen);
+	return error_out(c, NULL, 0, "run", rc, err, errlen);
+}
+
+/* The caller's started() hook, once time 0's actions have run. Returns
+ * what the rest of the run goes on from (0 to go on, 1 interrupted, or
+ * what started() returned), or a negative errno. */
+static int run_started(struct imc_scn_ctx *c, struct slicer *sl,
+		       bool *started, char *err, size_t errlen)
+{
+	const struct imc_scenario_run_opts *opts = sl->o;
+	int rc = advance(c, sl, 0);
+
+	if (rc < 0)
+		return advance_error(c, rc, err, errlen);
+	if (rc == 0) {
+		c->msg_set = false;
+		rc = opts->started(opts->ctx, c);
+		if (rc < 0)
+			return error_out(c, NULL, 0, "start", rc, err, errlen);
+		*started = true;
+	}
+	return rc;
+}
+
+/* Timed expectations, at their times (the parser put them in time
+ * order), then the run to its end. rc: what the run goes on from. */
+static int timed_run(struct imc_scn_ctx *c, struct slicer *sl,
+		     struct imc_scenario_result *r, imc_time_t end, int rc,
+		     char *err, size_t errlen)
+{
+	const struct imc_scenario *s = c->s;
+	unsigned ie = 0;
+
+	while (!rc) {
+		imc_time_t t;
+
+		while (ie < s->nexpects && s->expects[ie].at_end)
+			ie++;
+		if (ie == s->nexpects || s->expects[ie].at > end)
+			break;
+		t = s->expects[ie].at;
+		rc = advance(c, sl, t);
+		if (rc)
+			break;
+		for (; ie < s->nexpects; ie++) {
+			const struct scn_expect *e = &s->expects[ie];
+
+			if (e->at_end)
+				continue;
+			if (e->at != t)
+				break;
+			rc = check(c, e, &r->checks[ie]);
+			if (rc)
+				return error_out(c, NULL, e->line, "expect",
+						 rc, err, errlen);
+		}
+	}
+	if (!rc)
+		rc = advance(c, sl, end);
+	if (rc == 1)
+		rc = 0;     /* interrupted: the run ends here */
+	if (rc)
+		return advance_error(c, rc, err, errlen);
+	return 0;
+}
+
+/* The expectations checked at the end, then the result's counts, the
+ * fabric's figures, the hosts and the report. */
+static int result_fill(struct imc_scn_ctx *c, struct imc_scenario_result *r,
+		       char *err, size_t errlen)
+{
+	const struct imc_scenario *s = c->s;
+	struct imc_loop_stats st;
+	int rc;
+
+	for (unsigned i = 0; i < s->nexpects; i++) {
+		if (!s->expects[i].at_end)
+			continue;
+		rc = check(c, &s->expects[i], &r->checks[i]);
+		if (rc)
+			return error_out(c, NULL, s->expects[i].line, "expect",
+					 rc, err, errlen);
+	}
+	scn_served_hold(c->served);
+	for (unsigned i = 0; i < r->nchecks; i++) {
+		if (r->checks[i].state == IMC_SCN_CHECK_PASS)
+			r->npassed++;
+		else if (r->checks[i].state == IMC_SCN_CHECK_FAIL)
+			r->nfailed++;
+		else
+			r->nskipped++;
+	}
+	r->seed = c->cfg.seed;
+	r->end = imc_scn_now(c);
+	imc_loop_get_stats(c->loop, &st);
+	r->events = st.timers_fired + st.fd_events;
+	r->trace_hash = imc_fabric_trace_hash(c->fab);
+	imc_fabric_totals(c->fab, &r->totals);
+	rc = fill_hosts(c, r);
+	if (!rc)
+		rc = make_report(c, r);
+	if (rc)
+		return error_out(c, NULL, 0, "report", rc, err, errlen);
+	return 0;
+}
+
 int imc_scenario_run(const struct imc_scenario *s,
 		     const struct imc_scenario_run_opts *opts,
 		     struct imc_scenario_result *r, char *err, size_t errlen)
@@ -778,10 +1004,8 @@ int imc_scenario_run(const struct imc_scenario *s,
 	static const struct imc_scenario_run_opts none;
 	struct imc_scn_ctx c;
 	struct slicer sl;
-	struct imc_loop_stats st;
 	uint64_t wall0 = 0;
 	imc_time_t end;
-	unsigned ie = 0;
 	bool started = false;
 	int rc;
 
@@ -802,185 +1026,28 @@ int imc_scenario_run(const struct imc_scenario *s,
 	sl.slice = SLICE_MIN;
 	sl.o = opts;
 
-	r->checks = calloc(s->nexpects ? s->nexpects : 1, sizeof(*r->checks));
-	if (!r->checks)
-		return -ENOMEM;
-	r->nchecks = s->nexpects;
-	for (unsigned i = 0; i < s->nexpects; i++) {
-		r->checks[i].line = s->expects[i].line;
-		r->checks[i].text = s->expects[i].text;
-		r->checks[i].at_end = s->expects[i].at_end;
-		r->checks[i].at = s->expects[i].at_end ? end : s->expects[i].at;
-		r->checks[i].state = IMC_SCN_CHECK_SKIPPED;
-	}
-
-	rc = served_loop(&c, opts);
-	if (rc) {
-		error_out(&c, NULL, 0, "opensm", rc, err, errlen);
-		goto fail;
-	}
-	if (c.loop) {
-		/* served_loop() made it */
-	} else if (opts->loop) {
-		c.loop = opts->loop;
-		c.t0 = imc_loop_now(c.loop);
-	} else {
-		rc = imc_loop_create_virtual(0, &c.loop);
-		if (rc) {
-			error_out(&c, NULL, 0, "loop", rc, err, errlen);
-			goto fail;
-		}
-		c.own_loop = true;
-	}
-	rc = imc_fabric_create(s->topo, c.loop, &c.cfg, &c.fab);
-	if (rc) {
-		c.fab = NULL;
-		error_out(&c, NULL, s->topo_line, "fabric", rc, err, errlen);
-		goto fail;
-	}
-	if (opts->pcap) {
-		rc = imc_fabric_capture(c.fab, opts->pcap, IMC_TOPO_NONE, 0);
-		if (rc) {
-			error_out(&c, NULL, 0, "capture", rc, err, errlen);
-			goto fail;
-		}
-	}
-	for (unsigned i = 0; i < s->nsettings; i++) {
-		const struct scn_action *a = &s->settings[i];
-
-		if (!a->verb->run)
-			continue;
-		c.cur = a;
-		c.msg_set = false;
-		rc = a->verb->run(&c, a->data);
-		if (rc < 0) {
-			set_error(&c, rc);
-			error_out(&c, a, 0, NULL, rc, err, errlen);
-			goto fail;
-		}
-	}
-	c.cur = NULL;
-	c.started = true;
-	rc = scn_plugins_start(&c);
-	if (rc) {
-		error_out(&c, NULL, 0, "plugin start", rc, err, errlen);
-		goto fail;
-	}
-	rc = imc_fabric_bring_up(c.fab);
-	if (rc) {
-		error_out(&c, NULL, s->topo_line, "bring-up", rc, err, errlen);
-		goto fail;
-	}
-	rc = served_start(&c, opts, err, errlen);
+	rc = checks_init(s, r, end);
+	if (rc)
+		return rc;
+	rc = fabric_setup(&c, opts, err, errlen);
 	if (rc)
 		goto fail;
-	c.acts = calloc(s->nactions ? s->nactions : 1, sizeof(*c.acts));
-	if (!c.acts) {
-		rc = -ENOMEM;
+	rc = settings_run(&c, opts, err, errlen);
+	if (rc)
 		goto fail;
-	}
-	for (unsigned i = 0; i < s->nactions; i++) {
-		c.acts[i].c = &c;
-		c.acts[i].a = &s->actions[i];
-		imc_timer_init(&c.acts[i].timer, act_fire);
-		if (s->actions[i].at > end)
-			continue;
-		rc = imc_timer_arm(c.loop, &c.acts[i].timer,
-				   at_loop(&c, s->actions[i].at));
-		if (rc)
-			goto fail;
-	}
+	rc = actions_arm(&c, end);
+	if (rc)
+		goto fail;
 	if (opts->started) {
-		rc = advance(&c, &sl, 0);
-		if (rc < 0) {
-			if (c.cur)
-				error_out(&c, c.cur, 0, NULL, rc, err, errlen);
-			else
-				error_out(&c, NULL, 0, "run", rc, err, errlen);
+		rc = run_started(&c, &sl, &started, err, errlen);
+		if (rc < 0)
 			goto fail;
-		}
-		if (rc == 0) {
-			c.msg_set = false;
-			rc = opts->started(opts->ctx, &c);
-			if (rc < 0) {
-				error_out(&c, NULL, 0, "start", rc, err,
-					  errlen);
-				goto fail;
-			}
-			started = true;
-		}
 	}
-
-	/* Timed expectations are in time order (the parser saw to it). */
-	while (!rc) {
-		imc_time_t t;
-
-		while (ie < s->nexpects && s->expects[ie].at_end)
-			ie++;
-		if (ie == s->nexpects || s->expects[ie].at > end)
-			break;
-		t = s->expects[ie].at;
-		rc = advance(&c, &sl, t);
-		if (rc)
-			break;
-		for (; ie < s->nexpects; ie++) {
-			const struct scn_expect *e = &s->expects[ie];
-
-			if (e->at_end)
-				continue;
-			if (e->at != t)
-				break;
-			rc = check(&c, e, &r->checks[ie]);
-			if (rc) {
-				error_out(&c, NULL, e->line, "expect", rc,
-					  err, errlen);
-				goto fail;
-			}
-		}
-	}
+	rc = timed_run(&c, &sl, r, end, rc, err, errlen);
 	if (!rc)
-		rc = advance(&c, &sl, end);
-	if (rc == 1)
-		rc = 0;     /* interrupted: the run ends here */
-	if (rc) {
-		if (c.cur)
-			error_out(&c, c.cur, 0, NULL, rc, err, errlen);
-		else
-			error_out(&c, NULL, 0, "run", rc, err, errlen);
+		rc = result_fill(&c, r, err, errlen);
+	if (rc)
 		goto fail;
-	}
-	for (unsigned i = 0; i < s->nexpects; i++) {
-		if (!s->expects[i].at_end)
-			continue;
-		rc = check(&c, &s->expects[i], &r->checks[i]);
-		if (rc) {
-			error_out(&c, NULL, s->expects[i].line, "expect", rc,
-				  err, errlen);
-			goto fail;
-		}
-	}
-	scn_served_hold(c.served);
-	for (unsigned i = 0; i < r->nchecks; i++) {
-		if (r->checks[i].state == IMC_SCN_CHECK_PASS)
-			r->npassed++;
-		else if (r->checks[i].state == IMC_SCN_CHECK_FAIL)
-			r->nfailed++;
-		else
-			r->nskipped++;
-	}
-	r->seed = c.cfg.seed;
-	r->end = imc_scn_now(&c);
-	imc_loop_get_stats(c.loop, &st);
-	r->events = st.timers_fired + st.fd_events;
-	r->trace_hash = imc_fabric_trace_hash(c.fab);
-	imc_fabric_totals(c.fab, &r->totals);
-	rc = fill_hosts(&c, r);
-	if (!rc)
-		rc = make_report(&c, r);
-	if (rc) {
-		error_out(&c, NULL, 0, "report", rc, err, errlen);
-		goto fail;
-	}
 	if (started)
 		opts->ending(opts->ctx, &c);
 	r->leftover = ctx_free(&c);
@@ -997,6 +1064,7 @@ fail:
 	imc_scenario_result_free(r);
 	return rc < 0 ? rc : -EIO;
 }
+
 
 void imc_scenario_result_free(struct imc_scenario_result *r)
 {

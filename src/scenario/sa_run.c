@@ -1,0 +1,1298 @@
+/* The run half of the SA verbs (sa_verbs.c): one run's hosts and
+ * entries, snapshots, the GSI plumbing, requests, multicast flows, the
+ * answers and the sa-show recorder. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ibmcast/gid.h"
+#include "ibmcast/gsi.h"
+#include "ibmcast/json.h"
+#include "ibmcast/mad.h"
+#include "ibmcast/mcmr.h"
+#include "ibmcast/packet.h"
+#include "ibmcast/sa.h"
+#include "ibmcast/sa_attr.h"
+#include "ibmcast/sa_fabric.h"
+#include "ibmcast/scenario_sa.h"
+#include "scenario/scn.h"
+#include "scenario/scn_sa.h"
+#include "wire/bytes.h"
+#include "util/text.h"
+#include "scenario/sa_run.h"
+
+static const char run_key;   /* imc_scn_data key of struct sa_run */
+
+/* ------------------------------------------------------------------ */
+/* Hosts and entries */
+
+static struct sa_host *host_get(struct sa_run *r, uint32_t node,
+				unsigned port)
+{
+	uint32_t idx = r->pbase[node] + port;
+	struct sa_host *h = r->host[idx];
+
+	if (h)
+		return h;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->r = r;
+	h->idx = idx;
+	h->node = node;
+	h->port = port;
+	r->host[idx] = h;
+	return h;
+}
+
+struct sa_host *scn_sa_host_find(struct sa_run *r, uint32_t node,
+				 unsigned port)
+{
+	return r->host[r->pbase[node] + port];
+}
+
+/* A P_Key of the port's table in the partition of pkey (IBA 10.9.1.2:
+ * the low 15 bits), full membership first; pkey itself when none. */
+static uint16_t local_pkey(struct sa_run *r, uint32_t node, unsigned port,
+			   uint16_t pkey)
+{
+	struct imc_port_attr pa;
+	uint16_t best = pkey;
+	bool found = false;
+
+	if (imc_fabric_port_attr(r->f, node, port, &pa))
+		return pkey;
+	for (unsigned i = 0; i < pa.npkeys; i++) {
+		if ((pa.pkeys[i] & 0x7fff) != (pkey & 0x7fff))
+			continue;
+		if (!found || (pa.pkeys[i] & 0x8000))
+			best = pa.pkeys[i];
+		found = true;
+	}
+	return best;
+}
+
+static size_t ent_slot(const struct sa_run *r, uint32_t host,
+		       const struct imc_gid *mgid)
+{
+	size_t mask = r->entcap - 1;
+	size_t i = (size_t)imc_gid_hash(mgid, host) & mask;
+
+	while (r->ent[i].used && (r->ent[i].host != host ||
+				  !imc_gid_equal(&r->ent[i].mgid, mgid)))
+		i = (i + 1) & mask;
+	return i;
+}
+
+struct sa_ent *scn_sa_ent_find(struct sa_run *r, uint32_t host,
+			       const struct imc_gid *mgid)
+{
+	size_t i;
+
+	if (!r->entcap)
+		return NULL;
+	i = ent_slot(r, host, mgid);
+	return r->ent[i].used ? &r->ent[i] : NULL;
+}
+
+/* The entry of (host, mgid), created when absent. The table grows at half
+ * full, so a pointer is good until the next ent_get(). */
+static struct sa_ent *ent_get(struct sa_run *r, uint32_t host,
+			      const struct imc_gid *mgid)
+{
+	struct sa_ent *e = scn_sa_ent_find(r, host, mgid);
+	size_t i;
+
+	if (e)
+		return e;
+	if ((r->nent + 1) * 2 > r->entcap) {
+		size_t n = r->entcap ? r->entcap * 2 : 64;
+		struct sa_ent *old = r->ent;
+		size_t oldn = r->entcap;
+
+		r->ent = calloc(n, sizeof(*r->ent));
+		if (!r->ent) {
+			r->ent = old;
+			return NULL;
+		}
+		r->entcap = n;
+		for (size_t k = 0; k < oldn; k++)
+			if (old[k].used)
+				r->ent[ent_slot(r, old[k].host,
+						&old[k].mgid)] = old[k];
+		free(old);
+	}
+	i = ent_slot(r, host, mgid);
+	memset(&r->ent[i], 0, sizeof(r->ent[i]));
+	r->ent[i].used = true;
+	r->ent[i].host = host;
+	r->ent[i].mgid = *mgid;
+	r->ent[i].status = ST_NONE;
+	r->nent++;
+	return &r->ent[i];
+}
+
+static void set_status(struct sa_run *r, uint32_t host,
+		       const struct imc_gid *mgid, uint32_t status)
+{
+	struct sa_ent *e = ent_get(r, host, mgid);
+
+	if (e)
+		e->status = status;
+}
+
+bool scn_sa_mgid_resolve(struct sa_run *r, const struct mgid_arg *m,
+			 struct imc_gid *out)
+{
+	const struct label_slot *ls;
+
+	if (!m->label) {
+		*out = m->gid;
+		return true;
+	}
+	ls = imc_scn_data(r->c, &m->label->label);
+	if (!ls)
+		return false;
+	*out = ls->mgid;
+	return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Snapshots */
+
+struct collect {
+	struct snap *s;
+	struct snap_group *cur;
+};
+
+static int group_cb(void *arg, const struct imc_sa_group_info *g)
+{
+	struct collect *co = arg;
+	struct snap *s = co->s;
+
+	if (s->ng == s->cap) {
+		size_t n = s->cap ? s->cap * 2 : 16;
+		struct snap_group *ng = realloc(s->g, n * sizeof(*ng));
+
+		if (!ng)
+			return -ENOMEM;
+		s->g = ng;
+		s->cap = n;
+	}
+	memset(&s->g[s->ng], 0, sizeof(s->g[s->ng]));
+	s->g[s->ng++].g = *g;
+	return 0;
+}
+
+static int member_cb(void *arg, const struct imc_sa_member_info *m)
+{
+	struct collect *co = arg;
+	struct snap_group *g = co->cur;
+
+	if (g->nm == g->cap) {
+		size_t n = g->cap ? g->cap * 2 : 8;
+		struct snap_member *nm = realloc(g->m, n * sizeof(*nm));
+
+		if (!nm)
+			return -ENOMEM;
+		g->m = nm;
+		g->cap = n;
+	}
+	g->m[g->nm].m = *m;
+	g->m[g->nm++].name = NULL;
+	return 0;
+}
+
+static void snap_fini(struct snap *s)
+{
+	for (size_t i = 0; i < s->ng; i++) {
+		for (size_t k = 0; k < s->g[i].nm; k++)
+			free(s->g[i].m[k].name);
+		free(s->g[i].m);
+	}
+	free(s->g);
+	free(s->dot);
+	memset(s, 0, sizeof(*s));
+}
+
+static void show_clear(struct imc_scn_sa_show *sh)
+{
+	for (unsigned i = 0; i < sh->n; i++)
+		snap_fini(&sh->s[i]);
+	sh->n = 0;
+}
+
+/* The asked-for group's forwarding as the switches hold it now. */
+static int snap_tree(struct sa_run *r, const struct imc_scn_sa_show *sh,
+		     struct snap *s)
+{
+	char title[IMC_GID_STRLEN];
+	size_t len = 0;
+	FILE *f;
+	int rc;
+
+	for (size_t i = 0; i < s->ng; i++) {
+		const struct imc_mcmr *g = &s->g[i].g.rec;
+
+		if (!imc_gid_equal(&g->mgid, &sh->tree_mgid))
+			continue;
+		imc_gid_format(&g->mgid, title);
+		f = open_memstream(&s->dot, &len);
+		if (!f)
+			return -ENOMEM;
+		rc = imc_fabric_mft_dot(r->f, g->mlid, title, f);
+		if (fclose(f) && !rc)
+			rc = -ENOMEM;
+		return rc;
+	}
+	return 0;
+}
+
+int scn_sa_snapshot(struct sa_run *r, unsigned line)
+{
+	struct imc_scn_sa_show *sh = r->cfg->show;
+	const struct imc_sa *sa = imc_sa_fabric_sa(r->sf);
+	struct collect co;
+	struct snap s;
+	int rc;
+
+	if (!sh)
+		return 0;
+	memset(&s, 0, sizeof(s));
+	s.at = imc_scn_now(r->c);
+	s.line = line;
+	imc_sa_get_stats(sa, &s.st);
+	co.s = &s;
+	co.cur = NULL;
+	rc = imc_sa_foreach_group(sa, group_cb, &co);
+	for (size_t i = 0; !rc && i < s.ng; i++) {
+		co.cur = &s.g[i];
+		rc = imc_sa_foreach_member(sa, &s.g[i].g.rec.mgid, member_cb,
+					   &co);
+		for (size_t k = 0; !rc && k < s.g[i].nm; k++) {
+			struct snap_member *m = &s.g[i].m[k];
+			char name[IMC_TOPO_MAX_NAME + 8];
+			uint32_t node;
+			unsigned port;
+
+			if (imc_fabric_port_by_gid(r->f, &m->m.port_gid, &node,
+						   &port))
+				continue;
+			snprintf(name, sizeof(name), "%s:%u",
+				 r->t->node[node].name, port);
+			m->name = strdup(name);
+			if (!m->name)
+				rc = -ENOMEM;
+		}
+	}
+	if (!rc && sh->want_tree)
+		rc = snap_tree(r, sh, &s);
+	if (!rc && sh->n == sh->cap) {
+		unsigned n = sh->cap ? sh->cap * 2 : 4;
+		struct snap *ns = realloc(sh->s, n * sizeof(*ns));
+
+		if (!ns)
+			rc = -ENOMEM;
+		else {
+			sh->s = ns;
+			sh->cap = n;
+		}
+	}
+	if (rc) {
+		snap_fini(&s);
+		return rc;
+	}
+	sh->s[sh->n++] = s;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The run: start, clients, answers */
+
+static bool answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
+		   size_t len);
+
+/* The GSI's agent of these requests: takes the answers whose TID is
+ * ours, passes on the rest (a tracker's client takes those). */
+static int host_agent_recv(struct imc_gsi_agent *a,
+			   const struct imc_ud_recv *rv)
+{
+	struct sa_host *h = imc_container_of(a, struct sa_host, agent);
+
+	return answer(h->r, h, rv->data, rv->len) ? 0 : -ENOMSG;
+}
+
+static void qp1_recv(struct imc_qp *qp, const struct imc_ud_recv *rv,
+		     void *ctx)
+{
+	struct sa_host *h = ctx;
+
+	(void)qp;
+	imc_gsi_input(h->gsi, rv);
+}
+
+static bool pkey_in(const struct imc_port_attr *pa, uint16_t pkey)
+{
+	for (unsigned i = 0; i < pa->npkeys; i++)
+		if (pa->pkeys[i] == pkey)
+			return true;
+	return false;
+}
+
+/* A QP1 of the run's for the GSI of h. The GSI sends with a P_Key of the
+ * port's table (IBA 13.5.3): the default partition's, full membership
+ * first, else the table's first. */
+static int own_qp1(struct sa_run *r, struct sa_host *h)
+{
+	struct imc_port_attr pa;
+	uint16_t pkey = IMC_PKEY_DEFAULT;
+	int rc;
+
+	if (!imc_fabric_port_attr(r->f, h->node, h->port, &pa) && pa.npkeys) {
+		pkey = local_pkey(r, h->node, h->port, IMC_PKEY_DEFAULT);
+		if ((pkey & 0x7fff) != 0x7fff || !pkey_in(&pa, pkey))
+			pkey = pa.pkeys[0];
+	}
+	rc = imc_qp_create(r->f, h->node, h->port, IMC_QP1, IMC_QP1_QKEY,
+			   pkey, qp1_recv, h, &h->qp1);
+	if (!rc)
+		imc_gsi_set_qp(h->gsi, h->qp1);
+	return rc;
+}
+
+static void drop_qp1(struct sa_host *h)
+{
+	imc_gsi_set_qp(h->gsi, NULL);
+	imc_qp_destroy(h->qp1);
+	h->qp1 = NULL;
+}
+
+/* h's GSI, with no QP yet; its agent takes our answers. */
+static int gsi_get(struct sa_host *h)
+{
+	int rc;
+
+	if (h->gsi)
+		return 0;
+	rc = imc_gsi_create_shared(NULL, &h->gsi);
+	if (rc)
+		return rc;
+	h->agent.recv = host_agent_recv;
+	imc_gsi_add(h->gsi, &h->agent);
+	return 0;
+}
+
+int scn_sa_start(struct sa_run *r)
+{
+	struct imc_sa_fabric_config fc;
+	const struct sa_cfg *a = r->cfg;
+	struct sa_host *h;
+	uint32_t node;
+	unsigned port;
+	struct imc_sa_bcast bc[PARTITIONS_MAX + 1];
+
+	imc_sa_fabric_config_init(&fc);
+	if (a->npart || (a->mask & SA_BCAST_QKEY)) {
+		/* The default group as configured, then one per partition
+		 * with its parameters; the Q_Key of every one as
+		 * partitions.conf's qkey= gives it. */
+		bc[0] = fc.sa.bcast[0];
+		if (a->mask & SA_BCAST_QKEY)
+			bc[0].qkey = a->bcast_qkey;
+		for (unsigned i = 0; i < a->npart; i++) {
+			bc[i + 1] = bc[0];
+			bc[i + 1].pkey = a->part[i];
+			bc[i + 1].mlid = 0;
+		}
+		fc.sa.bcast = bc;
+		fc.sa.n_bcast = a->npart + 1u;
+	}
+	if (a->mask & SA_RATE)
+		fc.sa.service_rate = a->rate;
+	if (a->mask & SA_QUEUE)
+		fc.sa.queue_max = a->queue;
+	if (a->mask & SA_ORDER)
+		fc.sa.mft_order = a->order;
+	if (a->mask & SA_DELAY)
+		fc.sa.mft_delay = a->mft_delay;
+	if (a->mask & SA_MLIDS)
+		fc.sa.mlid_last = (uint16_t)(fc.sa.mlid_first + a->mlids - 1);
+	if (r->external) {
+		/* Every port's GSI gets a QP1 of the run's. */
+		r->sa_node = UINT32_MAX;
+		return 0;
+	}
+	r->start_err = imc_fabric_sm_port(r->f, &node, &port);
+	h = r->start_err ? NULL : host_get(r, node, port);
+	if (!r->start_err && (!h || gsi_get(h)))
+		r->start_err = -ENOMEM;
+	if (r->start_err)
+		return r->start_err;
+	/* The SA takes the port's QP1 and hands the GSI the rest. */
+	if (h->qp1)
+		drop_qp1(h);
+	fc.other_mad = imc_gsi_input;
+	fc.other_ctx = h->gsi;
+	r->start_err = imc_sa_fabric_create(r->f, &fc, &r->sf);
+	if (r->start_err)
+		return r->start_err;
+	imc_gsi_set_qp(h->gsi, imc_sa_fabric_qp(r->sf));
+	r->sa_node = node;
+	r->sa_port = port;
+	return 0;
+}
+
+/* Stops the SA; its port's GSI gets a QP1 of the run's unless the SA
+ * comes back there (keep). */
+int scn_sa_stop(struct sa_run *r, bool keep)
+{
+	struct sa_host *h = scn_sa_host_find(r, r->sa_node, r->sa_port);
+
+	struct imc_sa_stats st;
+
+	imc_sa_get_stats(imc_sa_fabric_sa(r->sf), &st);
+	if (st.queue_max_seen > r->queue_max)
+		r->queue_max = st.queue_max_seen;
+	imc_gsi_set_qp(h->gsi, NULL);
+	imc_sa_fabric_destroy(r->sf);
+	r->sf = NULL;
+	return keep ? 0 : own_qp1(r, h);
+}
+
+static void start_fire(struct imc_timer *t)
+{
+	scn_sa_start(imc_container_of(t, struct sa_run, start));
+}
+
+/* The run's SA state with the SA running, or a failure naming why. */
+int scn_sa_run_get(struct imc_scn_ctx *c, struct sa_run **out)
+{
+	struct sa_run *r = imc_scn_data(c, &run_key);
+
+	/* Callers test rc; set *out anyway, as the compiler cannot see that
+	 * imc_scn_fail() never returns 0. */
+	*out = NULL;
+	if (!r)
+		return imc_scn_fail(c, -ENOENT,
+				    "no SA runs: the scenario has no 'sa' line");
+	if (!r->sf && !r->start_err && !r->external) {
+		imc_timer_cancel(r->loop, &r->start);
+		scn_sa_start(r);
+	}
+	if (!r->sf && !r->external)
+		return imc_scn_fail(c, r->start_err,
+				    "the SA cannot start on the SM's port: %s",
+				    strerror(-r->start_err));
+	*out = r;
+	return 0;
+}
+
+/* scn_sa_run_get() for what reads or drives the built-in engine itself. */
+int scn_sa_engine_get(struct imc_scn_ctx *c, struct sa_run **out)
+{
+	int rc = scn_sa_run_get(c, out);
+
+	if (!rc && (*out)->external) {
+		*out = NULL;
+		return imc_scn_fail(c, -EOPNOTSUPP,
+			"the SA is the external SM's (opensm line): its "
+			"groups are not read here; use sa-get or saquery");
+	}
+	return rc;
+}
+
+const struct imc_sa *scn_sa_engine(struct imc_scn_ctx *c)
+{
+	struct sa_run *r = imc_scn_data(c, &run_key);
+
+	return r && r->sf ? imc_sa_fabric_sa(r->sf) : NULL;
+}
+
+/* h's GSI with a QP1: the run's, or the SA's on its port. */
+static int qp1_get(struct sa_run *r, struct sa_host *h)
+{
+	int rc;
+
+	if (h->gsi && (h->qp1 || (h->node == r->sa_node &&
+				  h->port == r->sa_port)))
+		return 0;
+	rc = gsi_get(h);
+	if (rc)
+		return rc;
+	if (h->node == r->sa_node && h->port == r->sa_port)
+		return 0;
+	return own_qp1(r, h);
+}
+
+void scn_sa_links_changed(struct imc_scn_ctx *c)
+{
+	struct sa_run *r = imc_scn_data(c, &run_key);
+
+	if (r && r->sf)
+		imc_sa_fabric_links_changed(r->sf);
+}
+
+int scn_sa_gsi_find(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		    struct imc_gsi **out)
+{
+	if (!imc_scn_data(c, &run_key))
+		return -ENOENT;
+	return scn_sa_gsi(c, node, port, out);
+}
+
+int scn_sa_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+	       struct imc_gsi **out)
+{
+	struct sa_run *r;
+	struct sa_host *h;
+	int rc = scn_sa_run_get(c, &r);
+
+	if (rc)
+		return rc;
+	h = host_get(r, node, port);
+	if (!h)
+		return -ENOMEM;
+	rc = qp1_get(r, h);
+	if (rc)
+		return imc_scn_fail(c, rc, "%s has no QP1 for SA MADs: %s",
+				    r->t->node[node].name, strerror(-rc));
+	*out = h->gsi;
+	return 0;
+}
+
+static void req_free(struct req *q)
+{
+	imc_timer_cancel(q->r->loop, &q->timer);
+	q->r->req[q->num] = NULL;
+	free(q);
+}
+
+static void req_send(struct req *q)
+{
+	struct sa_run *r = q->r;
+	struct sa_host *h = r->host[q->sender];
+	struct imc_port_attr pa;
+	struct imc_ah ah;
+	int rc;
+
+	memset(&ah, 0, sizeof(ah));
+	/* To the SA's port as it is now: a LID change is followed. An
+	 * external SM's SA is at the SM LID the sender's PortInfo names
+	 * (IBA 15.4.1: the SA is found through the SM LID). */
+	if (r->external) {
+		if (!imc_fabric_port_attr(r->f, h->node, h->port, &pa) &&
+		    pa.state == IMC_PORT_ACTIVE)
+			ah.dlid = pa.sm_lid;
+	} else if (!imc_fabric_port_attr(r->f, r->sa_node, r->sa_port, &pa)) {
+		ah.dlid = pa.lid;
+	}
+	rc = ah.dlid ? imc_gsi_send(h->gsi, ah.dlid, q->mad, IMC_MAD_SIZE) :
+		       -ENETDOWN;
+	if (rc) {
+		r->errors++;
+	} else {
+		r->requests++;
+		h->requests++;
+	}
+	q->tries++;
+	imc_timer_arm_in(r->loop, &q->timer, q->a->timeout);
+}
+
+static void req_timeout(struct imc_timer *t)
+{
+	struct req *q = imc_container_of(t, struct req, timer);
+	struct sa_run *r = q->r;
+
+	if (q->tries <= q->a->retries) {
+		req_send(q);
+		return;
+	}
+	r->timeouts++;
+	set_status(r, q->sender, &q->mgid, ST_TIMEOUT);
+	req_free(q);
+}
+
+static int req_build(struct sa_run *r, struct req *q, uint8_t state)
+{
+	const struct req_arg *a = q->a;
+	struct imc_sa_mad m;
+	struct imc_mcmr rec = a->rec;
+	struct imc_port_attr pa;
+	uint64_t mask = a->mask | CM(MGID);
+
+	memset(&m, 0, sizeof(m));
+	m.mad.base_version = IMC_MAD_BASE_VERSION;
+	m.mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
+	m.mad.class_version = UMAD_SA_CLASS_VERSION;
+	m.mad.method = a->kind == REQ_JOIN ? UMAD_METHOD_SET :
+		       a->kind == REQ_LEAVE ? UMAD_SA_METHOD_DELETE :
+					      UMAD_METHOD_GET;
+	m.mad.tid = (uint64_t)IMC_SCN_MAGIC << 32 | (q->num + 1);
+	m.mad.attr_id = UMAD_SA_ATTR_MCMEMBER_REC;
+	rec.mgid = q->mgid;
+	if (a->kind != REQ_GET) {
+		/* o15-0.2.3, o15-0.1.14: MGID, PortGID, JoinState. */
+		if (imc_fabric_port_attr(r->f, a->member.node, a->member.port,
+					 &pa))
+			return -EINVAL;
+		rec.port_gid = pa.gid;
+		rec.join_state = state;
+		mask |= CM(PORT_GID) | CM(JOIN_STATE);
+	}
+	if (a->create) {
+		if (!(a->mask & CM(QKEY)))
+			rec.qkey = IMC_SCN_QKEY;
+		if (!(a->mask & CM(PKEY)))
+			rec.pkey = IMC_PKEY_DEFAULT;
+		mask |= CREATE_COMPS;
+	}
+	m.sa.comp_mask = mask;
+	if (imc_mcmr_pack(&rec, m.data, sizeof(m.data)) < 0 ||
+	    imc_sa_mad_pack(&m, q->mad, sizeof(q->mad)) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+int scn_sa_req_start(struct imc_scn_ctx *c, const struct req_arg *a)
+{
+	const struct imc_topo *t = imc_scn_topo(c);
+	struct sa_run *r;
+	struct sa_host *h, *mh;
+	struct sa_ent *e;
+	struct req *q;
+	struct imc_gid mgid;
+	uint8_t state;
+	int rc = scn_sa_run_get(c, &r);
+
+	if (rc)
+		return rc;
+	if (!scn_sa_mgid_resolve(r, &a->mgid, &mgid))
+		return imc_scn_fail(c, -ENOENT,
+			"@%s has no MGID yet: its sa-join has not succeeded",
+			a->mgid.label->label);
+	h = host_get(r, a->host.node, a->host.port);
+	mh = host_get(r, a->member.node, a->member.port);
+	if (!h || !mh)
+		return -ENOMEM;
+	rc = qp1_get(r, h);
+	if (rc)
+		return imc_scn_fail(c, rc, "%s has no QP1 for SA requests: %s",
+				    t->node[h->node].name, strerror(-rc));
+	state = a->state_set ? a->state : JS_FULL;
+	if (a->kind == REQ_LEAVE && !a->state_set) {
+		/* Leave with every bit the member holds. */
+		e = scn_sa_ent_find(r, mh->idx, &mgid);
+		if (e && e->join_state)
+			state = e->join_state;
+	}
+	if (r->nreq == r->reqcap) {
+		size_t n = r->reqcap ? r->reqcap * 2 : 64;
+		struct req **nr = realloc(r->req, n * sizeof(*nr));
+
+		if (!nr)
+			return -ENOMEM;
+		r->req = nr;
+		r->reqcap = n;
+	}
+	if (r->nreq >= UINT32_MAX - 1)
+		return imc_scn_fail(c, -EOVERFLOW, "out of TIDs");
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->r = r;
+	q->a = a;
+	q->num = (uint32_t)r->nreq;
+	q->sender = h->idx;
+	q->member = mh->idx;
+	q->mgid = mgid;
+	q->flow = scn_flow_id(c);
+	imc_timer_init(&q->timer, req_timeout);
+	rc = req_build(r, q, state);
+	if (rc) {
+		free(q);
+		return imc_scn_fail(c, rc, "cannot build the request");
+	}
+	r->req[r->nreq++] = q;
+	set_status(r, h->idx, &mgid, ST_PENDING);
+	req_send(q);
+	return 0;
+}
+
+/* ---- multicast flows ---- */
+
+static void flow_fire(struct imc_timer *t)
+{
+	struct sflow *fl = imc_container_of(t, struct sflow, timer);
+	int rc;
+
+	if (fl->size >= IMC_SCN_HDR_SIZE)
+		imc_put32(fl->buf + 8, fl->seq);
+	/* IBA 10.5.2.5: multicast goes to QP 0xFFFFFF with a GRH. */
+	rc = imc_qp_send(fl->qp, &fl->ah, IMC_MCAST_QPN, fl->qkey, fl->buf,
+			 fl->size);
+	imc_scn_count_send(fl->r->c, fl->node, fl->port, rc);
+	if (++fl->seq < fl->count)
+		imc_timer_arm_in(fl->r->loop, &fl->timer, fl->interval);
+}
+
+int scn_sa_flow_start(struct sa_run *r, uint32_t node, unsigned port,
+		      const struct imc_mcmr *g, uint32_t count, uint32_t size,
+		      imc_time_t interval, uint8_t sl, uint32_t flow)
+{
+	struct sflow *fl;
+	int rc;
+
+	fl = calloc(1, sizeof(*fl));
+	if (!fl)
+		return -ENOMEM;
+	fl->buf = calloc(1, size ? size : 1);
+	if (!fl->buf) {
+		free(fl);
+		return -ENOMEM;
+	}
+	rc = imc_scn_qp(r->c, node, port,
+			local_pkey(r, node, port, g->pkey), g->qkey, &fl->qp);
+	if (rc) {
+		free(fl->buf);
+		free(fl);
+		return rc;
+	}
+	fl->r = r;
+	fl->node = node;
+	fl->port = port;
+	fl->qkey = g->qkey;
+	fl->count = count;
+	fl->size = size;
+	fl->interval = interval;
+	fl->ah.dlid = g->mlid;
+	fl->ah.sl = sl;
+	fl->ah.has_grh = true;
+	fl->ah.dgid = g->mgid;
+	fl->ah.hop_limit = 0xff;
+	for (uint32_t i = 0; i < size; i++)
+		fl->buf[i] = (uint8_t)i;
+	if (size >= IMC_SCN_HDR_SIZE) {
+		imc_put32(fl->buf, IMC_SCN_MAGIC);
+		imc_put32(fl->buf + 4, flow);
+	}
+	imc_timer_init(&fl->timer, flow_fire);
+	fl->next = r->flows;
+	r->flows = fl;
+	return imc_timer_arm_in(r->loop, &fl->timer, 0);
+}
+
+/* ---- answers ---- */
+
+static void member_joined(struct sa_run *r, uint32_t member,
+			  const struct imc_mcmr *rec)
+{
+	const struct sa_host *mh = r->host[member];
+	struct sa_ent *e = ent_get(r, member, &rec->mgid);
+	struct imc_qp *qp;
+	int rc;
+
+	if (!e)
+		return;
+	e->join_state = rec->join_state;
+	if (e->qp && (e->mlid != rec->mlid ||
+		      !(rec->join_state & JS_RECEIVES))) {
+		imc_qp_detach(e->qp, &rec->mgid, e->mlid);
+		e->qp = NULL;
+	}
+	if (e->qp || !(rec->join_state & JS_RECEIVES))
+		return;
+	/* The member's QP for the group's P_Key and Q_Key gets its
+	 * datagrams (IBA 10.5.2.5: attach to MGID and MLID). */
+	rc = imc_scn_qp(r->c, mh->node, mh->port,
+			local_pkey(r, mh->node, mh->port, rec->pkey),
+			rec->qkey, &qp);
+	if (!rc) {
+		rc = imc_qp_attach(qp, &rec->mgid, rec->mlid);
+		if (rc == -EEXIST)
+			rc = 0;
+	}
+	if (rc) {
+		r->errors++;
+		return;
+	}
+	e->qp = qp;
+	e->mlid = rec->mlid;
+}
+
+static void member_left(struct sa_run *r, uint32_t member,
+			const struct imc_gid *mgid, uint8_t remaining)
+{
+	struct sa_ent *e = scn_sa_ent_find(r, member, mgid);
+
+	if (!e)
+		return;
+	e->join_state = remaining;
+	if (e->qp && !(remaining & JS_RECEIVES)) {
+		imc_qp_detach(e->qp, mgid, e->mlid);
+		e->qp = NULL;
+	}
+}
+
+static void done(struct sa_run *r, struct req *q, uint16_t status,
+		 const struct imc_mcmr *rec)
+{
+	const struct req_arg *a = q->a;
+
+	set_status(r, q->sender, &q->mgid, status);
+	if (status != 0)
+		return;
+	if (a->kind == REQ_JOIN) {
+		if (!imc_gid_equal(&rec->mgid, &q->mgid))
+			set_status(r, q->sender, &rec->mgid, status);
+		if (a->label) {
+			struct label_slot *ls = imc_scn_data(r->c, &a->label);
+
+			if (!ls) {
+				ls = calloc(1, sizeof(*ls));
+				if (ls && imc_scn_data_set(r->c, &a->label, ls,
+							   free)) {
+					free(ls);
+					ls = NULL;
+				}
+			}
+			if (ls)
+				ls->mgid = rec->mgid;
+		}
+		member_joined(r, q->member, rec);
+		if (a->send_count &&
+		    scn_sa_flow_start(r, a->member.node, a->member.port, rec,
+			       a->send_count, a->send_size, a->send_interval,
+			       rec->sl, q->flow))
+			r->errors++;
+	} else if (a->kind == REQ_LEAVE) {
+		member_left(r, q->member, &q->mgid, rec->join_state);
+	}
+}
+
+/* True when the MAD is an answer to one of our requests (taken). */
+static bool answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
+		   size_t len)
+{
+	struct imc_sa_mad m;
+	struct imc_mcmr rec;
+	struct req *q;
+	uint8_t full[IMC_MAD_SIZE];
+	uint32_t low;
+
+	/* A MAD is 256 bytes (IBA 13.4.2); OpenSM through umad2sim sends
+	 * only the bytes it filled, the rest being zero. */
+	if (len < IMC_MAD_SIZE) {
+		memset(full, 0, sizeof(full));
+		memcpy(full, buf, len);
+		buf = full;
+		len = sizeof(full);
+	}
+	/* Responses only (IBA 13.4.5: the R bit); TIDs are ours. */
+	if (imc_sa_mad_unpack(&m, buf, len) < 0 ||
+	    m.mad.mgmt_class != UMAD_CLASS_SUBN_ADM ||
+	    !(m.mad.method & UMAD_METHOD_RESP_MASK) ||
+	    m.mad.tid >> 32 != IMC_SCN_MAGIC)
+		return false;
+	low = (uint32_t)m.mad.tid;
+	if (low == 0 || low > r->nreq)
+		return true;
+	r->answers++;
+	h->answers++;
+	/* Done already: the answer to a retry of an answered request. */
+	q = r->req[low - 1];
+	if (!q || q->sender != h->idx)
+		return true;
+	if (imc_mcmr_unpack(&rec, m.data, sizeof(m.data)) < 0)
+		memset(&rec, 0, sizeof(rec));
+	done(r, q, m.mad.status, &rec);
+	req_free(q);
+	return true;
+}
+
+static void run_free(void *data)
+{
+	struct sa_run *r = data;
+	size_t nslots;
+
+	if (r->sf)
+		scn_sa_snapshot(r, 0);
+	imc_timer_cancel(r->loop, &r->start);
+	for (size_t i = 0; i < r->nreq; i++)
+		if (r->req[i])
+			req_free(r->req[i]);
+	free(r->req);
+	while (r->flows) {
+		struct sflow *fl = r->flows;
+
+		r->flows = fl->next;
+		imc_timer_cancel(r->loop, &fl->timer);
+		free(fl->buf);
+		free(fl);
+	}
+	nslots = r->pbase[r->t->nnodes];
+	for (size_t i = 0; i < nslots; i++) {
+		struct sa_host *h = r->host[i];
+
+		if (!h)
+			continue;
+		if (h->qp1)
+			imc_qp_destroy(h->qp1);
+		imc_gsi_destroy(h->gsi);
+		free(h);
+	}
+	imc_sa_fabric_destroy(r->sf);
+	free(r->host);
+	free(r->pbase);
+	free(r->ent);
+	free(r);
+}
+
+int scn_sa_run(struct imc_scn_ctx *c, void *data)
+{
+	struct sa_cfg *a = data;
+	const struct imc_topo *t = imc_scn_topo(c);
+	struct sa_run *r = calloc(1, sizeof(*r));
+	uint32_t n = 0;
+	int rc;
+
+	if (!r)
+		return -ENOMEM;
+	if (imc_scn_config(c)->external_sm && a->mask) {
+		free(r);
+		return imc_scn_fail(c, -EINVAL, "the options configure the "
+				    "built-in SA; with an opensm line the SA "
+				    "is OpenSM's: 'sa' alone");
+	}
+	r->c = c;
+	r->cfg = a;
+	r->f = imc_scn_fabric(c);
+	r->loop = imc_scn_loop(c);
+	r->t = t;
+	r->external = imc_scn_config(c)->external_sm;
+	r->sa_node = r->external ? UINT32_MAX : 0;
+	imc_timer_init(&r->start, start_fire);
+	r->pbase = calloc((size_t)t->nnodes + 1, sizeof(*r->pbase));
+	if (!r->pbase) {
+		free(r);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		r->pbase[i] = n;
+		n += t->node[i].nports + 1u;
+	}
+	r->pbase[t->nnodes] = n;
+	r->host = calloc(n ? n : 1, sizeof(*r->host));
+	if (!r->host) {
+		free(r->pbase);
+		free(r);
+		return -ENOMEM;
+	}
+	rc = imc_scn_data_set(c, &run_key, r, run_free);
+	if (rc) {
+		free(r->host);
+		free(r->pbase);
+		free(r);
+		return rc;
+	}
+	if (a->show)
+		show_clear(a->show);
+	/* Settings run before the SM's first sweep; the SA needs its port's
+	 * LID, so it starts from the loop at time 0, before any action. */
+	return imc_timer_arm_in(r->loop, &r->start, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* The recorder */
+
+int imc_scn_sa_show_create(struct imc_scenario *s,
+			   struct imc_scn_sa_show **out)
+{
+	struct imc_scn_sa_show *sh;
+	struct sa_cfg *cfg = NULL;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!s)
+		return -EINVAL;
+	for (unsigned i = 0; i < s->nsettings && !cfg; i++)
+		if (s->settings[i].verb == &scn_sa_verb)
+			cfg = s->settings[i].data;
+	if (!cfg)
+		return -ENOENT;
+	if (cfg->show)
+		return -EBUSY;
+	sh = calloc(1, sizeof(*sh));
+	if (!sh)
+		return -ENOMEM;
+	sh->cfg = cfg;
+	cfg->show = sh;
+	*out = sh;
+	return 0;
+}
+
+int imc_scn_sa_show_tree(struct imc_scn_sa_show *sh,
+			 const struct imc_gid *mgid)
+{
+	if (!sh || !mgid)
+		return -EINVAL;
+	sh->want_tree = true;
+	sh->tree_mgid = *mgid;
+	return 0;
+}
+
+int imc_scn_sa_show_dot(const struct imc_scn_sa_show *sh, FILE *f)
+{
+	if (!sh || !f)
+		return -EINVAL;
+	if (!sh->n || !sh->s[sh->n - 1].dot)
+		return -ENOENT;
+	fputs(sh->s[sh->n - 1].dot, f);
+	return ferror(f) ? -EIO : 0;
+}
+
+void imc_scn_sa_show_destroy(struct imc_scn_sa_show *sh)
+{
+	if (!sh)
+		return;
+	if (sh->cfg)
+		sh->cfg->show = NULL;
+	show_clear(sh);
+	free(sh->s);
+	free(sh);
+}
+
+unsigned imc_scn_sa_show_count(const struct imc_scn_sa_show *sh)
+{
+	return sh ? sh->n : 0;
+}
+
+static void field(FILE *f, const char *name)
+{
+	size_t n = strlen(name);
+
+	fprintf(f, "\t\t%s", name);
+	for (; n < DOTS; n++)
+		fputc('.', f);
+}
+
+static void js_text(FILE *f, uint8_t js)
+{
+	static const char *const names[] = {
+		"Full", "NonMember", "SendOnlyNonMember",
+		"SendOnlyFullMember",
+	};
+	bool first = true;
+
+	fprintf(f, "0x%X", js);
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(names); i++) {
+		if (!(js >> i & 1))
+			continue;
+		fprintf(f, "%s%s", first ? " (" : "+", names[i]);
+		first = false;
+	}
+	if (!first)
+		fputc(')', f);
+}
+
+static void snap_header(FILE *f, const struct snap *s)
+{
+	char t[32];
+
+	imc_scn_format_time(s->at, t, sizeof(t));
+	if (s->line)
+		fprintf(f, "SA at %s (sa-show, line %u):", t, s->line);
+	else
+		fprintf(f, "SA at the end of the run (%s):", t);
+	fprintf(f, " %" PRIu32 " groups, %" PRIu64 " members, %" PRIu32
+		" of %" PRIu32 " MLIDs in use, %" PRIu64
+		" MADs received, %" PRIu64 " dropped (queue full)\n",
+		s->st.groups, s->st.members, s->st.mlids_in_use,
+		s->st.mlids_total, s->st.received, s->st.drop_queue_full);
+}
+
+static void print_text(FILE *f, const struct snap *s)
+{
+	char gid[IMC_GID_STRLEN];
+
+	snap_header(f, s);
+	/* As saquery -g: one dump per group. */
+	for (size_t i = 0; i < s->ng; i++) {
+		const struct imc_sa_group_info *g = &s->g[i].g;
+		const struct imc_mcmr *r = &g->rec;
+
+		imc_gid_format(&r->mgid, gid);
+		fprintf(f, "MCMemberRecord group dump:\n");
+		field(f, "MGID");
+		fprintf(f, "%s\n", gid);
+		field(f, "Mlid");
+		fprintf(f, "0x%X\n", r->mlid);
+		field(f, "Qkey");
+		fprintf(f, "0x%08" PRIX32 "\n", r->qkey);
+		field(f, "Mtu");
+		fprintf(f, "0x%X\n", r->mtu);
+		field(f, "Rate");
+		fprintf(f, "0x%X\n", r->rate);
+		field(f, "pkey");
+		fprintf(f, "0x%X\n", r->pkey);
+		field(f, "SL");
+		fprintf(f, "0x%X\n", r->sl);
+		field(f, "TClass");
+		fprintf(f, "0x%X\n", r->tclass);
+		field(f, "FlowLabel");
+		fprintf(f, "0x%" PRIX32 "\n", r->flow_label);
+		field(f, "Scope");
+		fprintf(f, "0x%X\n", r->scope);
+		field(f, "Members");
+		fprintf(f, "%" PRIu32 " (%" PRIu32 " full)%s\n", g->members,
+			g->full_members, g->persistent ? ", persistent" : "");
+	}
+	/* As saquery -m: one dump per member, groups in MGID order. */
+	for (size_t i = 0; i < s->ng; i++) {
+		const struct snap_group *sg = &s->g[i];
+
+		imc_gid_format(&sg->g.rec.mgid, gid);
+		for (size_t k = 0; k < sg->nm; k++) {
+			const struct snap_member *m = &sg->m[k];
+			char pg[IMC_GID_STRLEN];
+
+			imc_gid_format(&m->m.port_gid, pg);
+			fprintf(f, "MCMemberRecord member dump:\n");
+			field(f, "MGID");
+			fprintf(f, "%s\n", gid);
+			field(f, "Mlid");
+			fprintf(f, "0x%X\n", sg->g.rec.mlid);
+			field(f, "PortGid");
+			fprintf(f, "%s\n", pg);
+			field(f, "JoinState");
+			js_text(f, m->m.join_state);
+			fputc('\n', f);
+			field(f, "ProxyJoin");
+			fprintf(f, "0x%X\n", m->m.proxy);
+			field(f, "NodeDescription");
+			fprintf(f, "%s\n", m->name ? m->name : "<unknown>");
+		}
+	}
+}
+
+static void stats_json(struct imc_json *j, const struct imc_sa_stats *st)
+{
+	imc_json_key(j, "stats");
+	imc_json_object_begin_line(j);
+	imc_json_kv_u64(j, "groups", st->groups);
+	imc_json_kv_u64(j, "members", st->members);
+	imc_json_kv_u64(j, "mlids_in_use", st->mlids_in_use);
+	imc_json_kv_u64(j, "mlids_total", st->mlids_total);
+	imc_json_kv_u64(j, "received", st->received);
+	imc_json_kv_u64(j, "drop_queue_full", st->drop_queue_full);
+	imc_json_kv_u64(j, "groups_created", st->groups_created);
+	imc_json_kv_u64(j, "groups_deleted", st->groups_deleted);
+	imc_json_kv_u64(j, "mft_adds", st->mft_adds);
+	imc_json_kv_u64(j, "mft_removes", st->mft_removes);
+	imc_json_object_end(j);
+}
+
+static void group_json(struct imc_json *j, const struct snap_group *sg)
+{
+	const struct imc_mcmr *r = &sg->g.rec;
+
+	imc_json_object_begin_line(j);
+	imc_json_kv_gid(j, "mgid", &r->mgid);
+	imc_json_kv_u64(j, "mlid", r->mlid);
+	imc_json_kv_u64(j, "qkey", r->qkey);
+	imc_json_kv_u64(j, "mtu", r->mtu);
+	imc_json_kv_u64(j, "rate", r->rate);
+	imc_json_kv_u64(j, "pkey", r->pkey);
+	imc_json_kv_u64(j, "sl", r->sl);
+	imc_json_kv_u64(j, "tclass", r->tclass);
+	imc_json_kv_u64(j, "flow_label", r->flow_label);
+	imc_json_kv_u64(j, "scope", r->scope);
+	imc_json_kv_bool(j, "persistent", sg->g.persistent);
+	imc_json_kv_u64(j, "full_members", sg->g.full_members);
+	imc_json_key(j, "members");
+	imc_json_array_begin_lines(j);
+	for (size_t k = 0; k < sg->nm; k++) {
+		const struct snap_member *m = &sg->m[k];
+
+		imc_json_object_begin_line(j);
+		imc_json_kv_gid(j, "port_gid", &m->m.port_gid);
+		imc_json_kv_u64(j, "lid", m->m.lid);
+		imc_json_kv_u64(j, "join_state", m->m.join_state);
+		imc_json_kv_bool(j, "proxy_join", m->m.proxy);
+		imc_json_key(j, "node");
+		if (m->name)
+			imc_json_string(j, m->name);
+		else
+			imc_json_null(j);
+		imc_json_object_end(j);
+	}
+	imc_json_array_end(j);
+	imc_json_object_end(j);
+}
+
+/* One snapshot: its time and statistics on the first line, a group a
+ * line, a member a line. */
+static void snap_json(struct imc_json *j, const struct snap *s)
+{
+	char t[32];
+
+	imc_scn_format_time(s->at, t, sizeof(t));
+	imc_json_object_begin_line(j);
+	imc_json_kv_u64(j, "at_ns", s->at);
+	imc_json_kv_string(j, "at", t);
+	if (s->line)
+		imc_json_kv_u64(j, "line", s->line);
+	else
+		imc_json_kv_bool(j, "end", true);
+	stats_json(j, &s->st);
+	imc_json_key(j, "groups");
+	imc_json_array_begin_lines(j);
+	for (size_t i = 0; i < s->ng; i++)
+		group_json(j, &s->g[i]);
+	imc_json_array_end(j);
+	imc_json_object_end(j);
+}
+
+int imc_scn_sa_show_print(const struct imc_scn_sa_show *sh, FILE *f,
+			  bool json)
+{
+	struct imc_json j;
+
+	if (!sh || !f)
+		return -EINVAL;
+	if (!json) {
+		for (unsigned i = 0; i < sh->n; i++)
+			print_text(f, &sh->s[i]);
+		return ferror(f) ? -EIO : 0;
+	}
+	/* Laid out as the value of a key of a top-level object. */
+	imc_json_init_at(&j, f, 2, 0, 2);
+	imc_json_array_begin(&j);
+	for (unsigned i = 0; i < sh->n; i++)
+		snap_json(&j, &sh->s[i]);
+	imc_json_array_end(&j);
+	return imc_json_finish(&j);
+}
+
+int imc_scn_sa_show_print_last(const struct imc_scn_sa_show *sh, FILE *f,
+			       bool json)
+{
+	struct imc_json j;
+	int rc;
+
+	if (!sh || !f)
+		return -EINVAL;
+	if (!sh->n)
+		return -ENOENT;
+	if (!json) {
+		print_text(f, &sh->s[sh->n - 1]);
+		return ferror(f) ? -EIO : 0;
+	}
+	imc_json_init(&j, f, 2, 0);
+	snap_json(&j, &sh->s[sh->n - 1]);
+	rc = imc_json_finish(&j);
+	fputc('\n', f);
+	return rc ? rc : (ferror(f) ? -EIO : 0);
+}
+

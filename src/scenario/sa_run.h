@@ -1,0 +1,264 @@
+/* The state the SA verbs share between their language half (sa_verbs.c:
+ * settings, verbs, subjects) and their run half (sa_run.c: hosts,
+ * requests, flows, snapshots, the recorder). Private to the library. */
+#ifndef IMC_SCENARIO_SA_RUN_H
+#define IMC_SCENARIO_SA_RUN_H
+
+#include "ibmcast/gsi.h"
+#include "ibmcast/mcmr.h"
+#include "ibmcast/sa.h"
+#include "ibmcast/sa_fabric.h"
+#include "ibmcast/scenario_sa.h"
+#include "scenario/scn.h"
+#include "scenario/scn_sa.h"
+
+#define CM(x) UMAD_SA_MCM_COMP_MASK_##x
+/* o15-0.2.3: the components a create must give. */
+#define CREATE_COMPS (CM(QKEY) | CM(TCLASS) | CM(PKEY) | CM(FLOW_LABEL) | \
+		      CM(SL))
+#define JS_FULL UMAD_SA_MCM_JOIN_STATE_FULL_MEMBER
+#define JS_NON UMAD_SA_MCM_JOIN_STATE_NON_MEMBER
+/* Member states that receive: FullMember and NonMember (IBA 15.2.5.17);
+ * send-only members never attach their QP. */
+#define JS_RECEIVES (JS_FULL | JS_NON)
+
+#define DEFAULT_TIMEOUT (100 * IMC_NSEC_PER_MSEC)
+#define LABEL_MAX 32
+#define RETRIES_MAX 1000
+#define DOTS 24   /* saquery pads field names with dots to 24 columns */
+
+/* sa-status values past the 16-bit MAD status. */
+#define ST_NONE 0x10000u
+#define ST_PENDING 0x10001u
+#define ST_TIMEOUT 0x10002u
+
+/* ------------------------------------------------------------------ */
+/* Parse data */
+
+enum {
+	SA_RATE = 1u << 0,
+	SA_QUEUE = 1u << 1,
+	SA_ORDER = 1u << 2,
+	SA_DELAY = 1u << 3,
+	SA_MLIDS = 1u << 4,
+	SA_PARTITIONS = 1u << 5,
+	SA_BCAST_QKEY = 1u << 6,
+};
+
+/* IPoIB partitions of the SA beyond the default one (partitions.conf
+ * "ipoib" lines): each gets a broadcast group. */
+#define PARTITIONS_MAX 16
+
+struct sa_cfg {
+	unsigned mask;
+	uint32_t rate;
+	uint32_t queue;
+	enum imc_sa_mft_order order;
+	imc_time_t mft_delay;
+	uint32_t mlids;
+	unsigned npart;
+	uint16_t part[PARTITIONS_MAX];
+	uint32_t bcast_qkey;
+	struct imc_scn_sa_show *show;
+};
+
+enum req_kind { REQ_JOIN, REQ_LEAVE, REQ_GET };
+
+struct req_arg;
+
+/* An MGID word: a GID, 0, or @NAME (the MGID the answer to the sa-join
+ * line with as=NAME carried). */
+struct mgid_arg {
+	const struct req_arg *label;
+	struct imc_gid gid;
+};
+
+struct req_arg {
+	enum req_kind kind;
+	struct scn_port_arg host;       /* sends the request */
+	struct scn_port_arg member;     /* its PortGID: host, or proxy= */
+	bool proxy;
+	struct mgid_arg mgid;
+	bool state_set;
+	uint8_t state;
+	uint64_t mask;              /* components the options give */
+	struct imc_mcmr rec;        /* their values */
+	bool create;
+	char *label;                /* as=NAME; &label keys its run slot */
+	uint32_t send_count;
+	uint32_t send_size;
+	imc_time_t send_interval;
+	uint32_t retries;
+	bool timeout_set;
+	imc_time_t timeout;
+};
+
+struct mcast_arg {
+	struct scn_port_arg src;
+	struct mgid_arg mgid;
+	uint32_t count;
+	uint32_t size;
+	imc_time_t interval;
+	uint8_t sl;
+};
+
+struct show_arg {
+	unsigned line;
+};
+
+/* ------------------------------------------------------------------ */
+/* Snapshots for --sa-show */
+
+struct snap_member {
+	struct imc_sa_member_info m;
+	char *name;                 /* "H-000002:1"; NULL: no such port */
+};
+
+struct snap_group {
+	struct imc_sa_group_info g;
+	struct snap_member *m;
+	size_t nm, cap;
+};
+
+struct snap {
+	imc_time_t at;
+	unsigned line;              /* the sa-show line; 0: end of run */
+	struct imc_sa_stats st;
+	struct snap_group *g;
+	size_t ng, cap;
+	char *dot;                  /* the tree asked for, as DOT; or NULL */
+};
+
+struct imc_scn_sa_show {
+	struct sa_cfg *cfg;         /* NULL once the scenario is gone */
+	bool want_tree;             /* record tree_mgid's MFTs as DOT */
+	struct imc_gid tree_mgid;
+	struct snap *s;
+	unsigned n, cap;
+};
+
+/* ------------------------------------------------------------------ */
+/* Run state */
+
+struct sa_run;
+
+struct sa_host {
+	struct sa_run *r;
+	uint32_t idx;               /* slot: pbase[node] + port */
+	uint32_t node;
+	unsigned port;
+	struct imc_gsi *gsi;        /* QP1, shared by the port's MAD users */
+	struct imc_qp *qp1;         /* the run's QP1; NULL on the SA's port */
+	struct imc_gsi_agent agent; /* takes the answers to these requests */
+	uint64_t requests, answers;
+};
+
+struct sa_ent {
+	bool used;
+	uint32_t host;
+	struct imc_gid mgid;
+	uint32_t status;            /* last answer to host as sender */
+	uint8_t join_state;         /* as member, from the last answer */
+	uint16_t mlid;              /* of the attachment */
+	struct imc_qp *qp;          /* attached scenario QP, or NULL */
+};
+
+struct req {
+	struct imc_timer timer;
+	struct sa_run *r;
+	const struct req_arg *a;
+	uint32_t num;               /* TID low word - 1 */
+	uint32_t sender, member;    /* host slots */
+	struct imc_gid mgid;        /* as sent */
+	unsigned tries;
+	uint32_t flow;              /* scenario flow number of the line */
+	uint8_t mad[IMC_MAD_SIZE];
+};
+
+struct sflow {
+	struct imc_timer timer;
+	struct sa_run *r;
+	struct sflow *next;
+	struct imc_qp *qp;
+	struct imc_ah ah;
+	uint32_t qkey;
+	uint32_t node;
+	unsigned port;
+	uint32_t count, seq, size;
+	imc_time_t interval;
+	uint8_t *buf;
+};
+
+struct label_slot {
+	struct imc_gid mgid;
+};
+
+struct sa_run {
+	struct imc_scn_ctx *c;
+	struct sa_cfg *cfg;
+	struct imc_fabric *f;
+	struct imc_loop *loop;
+	const struct imc_topo *t;
+	struct imc_sa_fabric *sf;
+	/* The fabric's SM is external (an `opensm` line): the SA is the
+	 * external SM's, reached at each sender port's PortInfo:MasterSMLID
+	 * (IBA 14.2.5.6), and there is no engine here to start or read. */
+	bool external;
+	int start_err;
+	struct imc_timer start;
+	uint32_t sa_node;
+	unsigned sa_port;
+
+	uint32_t *pbase;            /* first host slot of each node */
+	struct sa_host **host;      /* by slot, NULL until used */
+
+	struct sa_ent *ent;         /* open addressing, power of two */
+	size_t nent, entcap;
+
+	struct req **req;           /* by number, NULL once done */
+	size_t nreq, reqcap;
+
+	struct sflow *flows;
+
+	uint64_t requests, answers, timeouts;
+	uint64_t errors;            /* sends refused, attaches failed */
+	uint32_t queue_max;         /* most queued, of the SAs stopped */
+};
+
+/* ------------------------------------------------------------------ */
+/* The setting verb "sa" (sa_verbs.c): its data is the run's struct sa_cfg. */
+extern const struct imc_scn_verb scn_sa_verb;
+
+/* The run's SA state, created by the sa setting; -ENOENT (run failed)
+ * without one. scn_sa_engine_get() also wants the SA started. */
+int scn_sa_run_get(struct imc_scn_ctx *c, struct sa_run **out);
+int scn_sa_engine_get(struct imc_scn_ctx *c, struct sa_run **out);
+
+/* The run of the sa setting: creates struct sa_run, starts the SA at 0. */
+int scn_sa_run(struct imc_scn_ctx *c, void *data);
+
+/* Start the SA on the SM's port; stop it (keep: its QP1 stays, for a
+ * restart). */
+int scn_sa_start(struct sa_run *r);
+int scn_sa_stop(struct sa_run *r, bool keep);
+
+/* The client host node:port, or NULL before its first request. */
+struct sa_host *scn_sa_host_find(struct sa_run *r, uint32_t node,
+				 unsigned port);
+/* The entry of (host, MGID), or NULL. */
+struct sa_ent *scn_sa_ent_find(struct sa_run *r, uint32_t host,
+			       const struct imc_gid *mgid);
+/* The MGID of m (literal or the group a label named); false when the
+ * labelled join has had no answer yet. */
+bool scn_sa_mgid_resolve(struct sa_run *r, const struct mgid_arg *m,
+			 struct imc_gid *out);
+/* A snapshot of the SA's groups for sa-show at scenario line line. */
+int scn_sa_snapshot(struct sa_run *r, unsigned line);
+/* Send the request of an sa-join/sa-leave/sa-get line. */
+int scn_sa_req_start(struct imc_scn_ctx *c, const struct req_arg *a);
+/* A multicast flow to group g (count datagrams, interval apart). */
+int scn_sa_flow_start(struct sa_run *r, uint32_t node, unsigned port,
+		      const struct imc_mcmr *g, uint32_t count, uint32_t size,
+		      imc_time_t interval, uint8_t sl, uint32_t flow);
+
+#endif
