@@ -35,7 +35,7 @@
 #include "ibmcast/rng.h"
 #include "ibmcast/sa_attr.h"
 #include "ibmcast/sa_client.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 #define BATCH 4096
 

@@ -46,7 +46,7 @@
 #include "ibmcast/rng.h"
 #include "ibmcast/sa_attr.h"
 #include "ibmcast/sa_client.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 #define GROUPS 100
 #define WINDOW 32

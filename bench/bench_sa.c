@@ -36,7 +36,7 @@
 #include "ibmcast/rng.h"
 #include "ibmcast/sa.h"
 #include "ibmcast/sa_attr.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 #define NPORTS 1024
 #define BATCH 4096

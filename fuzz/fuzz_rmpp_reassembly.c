@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "ibmcast/rmpp.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 #define LIMIT 1000
 #define WINDOW 3

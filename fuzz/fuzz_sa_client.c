@@ -21,7 +21,7 @@
 
 #include "ibmcast/loop.h"
 #include "ibmcast/sa_client.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 #define MAXQ 64
 #define MS IMC_NSEC_PER_MSEC

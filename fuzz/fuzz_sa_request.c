@@ -30,7 +30,7 @@
 #include "ibmcast/mad.h"
 #include "ibmcast/sa.h"
 #include "ibmcast/sa_attr.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -22,7 +22,7 @@
 #include "ibmcast/sa_attr.h"
 #include "ibmcast/sa_client.h"
 #include "ipoib/ipoib_int.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 #define MS IMC_NSEC_PER_MSEC
 #define SEC IMC_NSEC_PER_SEC

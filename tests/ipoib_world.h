@@ -26,7 +26,7 @@
 #include "ibmcast/sa_fabric.h"
 #include "ibmcast/topo.h"
 #include "ipoib/ipoib_int.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 #define IW_MAX_IFS 4
 

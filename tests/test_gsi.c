@@ -13,7 +13,7 @@
 #include "ibmcast/gsi.h"
 #include "ibmcast/mad.h"
 #include "ibmcast/packet.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 #include "fabric_world.h"
 

@@ -27,7 +27,7 @@
 #include "ibmcast/sa.h"
 #include "ibmcast/sa_client.h"
 #include "test_sa_fixture.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 #define MS IMC_NSEC_PER_MSEC
 #define US IMC_NSEC_PER_USEC

@@ -21,7 +21,7 @@
 #include "ibmcast/sa_attr.h"
 #include "ibmcast/sa_client.h"
 #include "wire/vectors.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 #define MS IMC_NSEC_PER_MSEC
 #define T0 (1000 * MS)

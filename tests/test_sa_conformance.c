@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "test_sa_fixture.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 /* The answer to one MAD of method and attribute from lid: its status and
  * method, or -1 when nothing was sent. */

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "test_sa_fixture.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 static uint16_t status_of(const struct fx_sent *s)
 {

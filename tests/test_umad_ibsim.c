@@ -32,7 +32,7 @@
 #include "ibmcast/sa_records.h"
 #include "ibmcast/umad.h"
 #include "umad/ibsim_int.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 enum {
 	NODE_GUID = 0x100004,

@@ -23,7 +23,7 @@
 #include "sa_tool.h"
 #include "sigwatch.h"
 #include "tools.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 static void help(FILE *f)
 {

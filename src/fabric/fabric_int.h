@@ -22,7 +22,7 @@
 #include "util/hash.h"
 #include "util/list.h"
 #include "util/mix.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 struct fab_mad;
 

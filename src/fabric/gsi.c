@@ -5,7 +5,7 @@
 
 #include "ibmcast/gsi.h"
 #include "ibmcast/packet.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 struct imc_gsi {
 	struct imc_qp *qp;

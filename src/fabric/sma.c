@@ -30,7 +30,7 @@
 #include "fabric_int.h"
 #include "ibmcast/packet.h"
 #include "ibmcast/subnet.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 enum {
 	MFT_CAP = 4096,           /* MulticastFDBCap: MLIDs 0xC000..0xCFFF */

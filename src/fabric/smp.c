@@ -24,7 +24,7 @@
 #include "fabric_int.h"
 #include "ibmcast/packet.h"
 #include "ibmcast/subnet.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 enum fly_mode {
 	FLY_DR,

@@ -5,7 +5,7 @@
 
 #include "ibmcast/ip_host.h"
 #include "ipoib/ipoib_core.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 struct answer {
 	struct answer *next;

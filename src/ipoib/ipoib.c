@@ -66,7 +66,7 @@
 #include "ibmcast/gid.h"
 #include "ipoib/ipoib_core.h"
 #include "util/vec.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 
 static const char *const state_names[] = {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "ipoib/ipoib_int.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 /* ---- IP addresses ---- */
 

@@ -8,7 +8,7 @@
 
 #include "ibmcast/gid.h"
 #include "ipoib/ipoib_core.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 /* ---- neighbours ---- */
 

@@ -6,7 +6,7 @@
 
 #include "ibmcast/gid.h"
 #include "mcastd/proto.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 /* Body sizes of the fixed-size types (index: type). */
 static const size_t body_size[MCD_TYPE_MAX + 1] = {

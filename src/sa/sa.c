@@ -31,7 +31,7 @@
 #include "ibmcast/gid.h"
 #include "ibmcast/ipoib_wire.h"
 #include "sa/sa_int.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 enum {
 	OFF_METHOD = 3,

@@ -12,7 +12,7 @@
 #include "ibmcast/mad.h"
 #include "ibmcast/packet.h"
 #include "ibmcast/sa_fabric.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 struct pwatch {
 	struct imc_port_watch w;

@@ -17,7 +17,7 @@
 
 #include "ibmcast/gid.h"
 #include "sa/sa_int.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 enum {
 	ALL16 = 0xffff,

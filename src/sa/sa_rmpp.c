@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "sa/sa_int.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 static uint64_t xfer_hash(const struct imc_sa *sa, uint16_t slid,
 			  uint64_t tid)

@@ -32,7 +32,7 @@
 #include "util/hash.h"
 #include "util/list.h"
 #include "util/mix.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 enum qstate {
 	Q_QUEUED,

@@ -28,7 +28,7 @@
 #include "ibmcast/mad.h"
 #include "ibmcast/sa_attr.h"
 #include "sa_client/storm.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 /* Pacing lets requests catch up with a pump timer that fired late by up
  * to this much (a burst of at most slack * rate), and starts afresh after

@@ -17,7 +17,7 @@
 #include "ibmcast/scenario_ipoib.h"
 #include "scenario/scn.h"
 #include "scenario/scn_mcast.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 #include "scenario/ipoib_run.h"
 
 const char scn_ipoib_run_key;   /* imc_scn_data key of struct ipr */

@@ -48,7 +48,7 @@
 #include "ibmcast/scenario_ipoib.h"
 #include "scenario/scn.h"
 #include "scenario/scn_mcast.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 #include "scenario/ipoib_run.h"
 
 /* ------------------------------------------------------------------ */

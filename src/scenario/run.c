@@ -31,7 +31,7 @@
 
 #include "scenario/scn.h"
 #include "scenario/scn_served.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 #define SLICE_MIN 1000ull                 /* 1 us */
 #define SLICE_MAX (10 * IMC_NSEC_PER_SEC)

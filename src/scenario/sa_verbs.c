@@ -57,7 +57,7 @@
 #include "ibmcast/scenario_sa.h"
 #include "scenario/scn.h"
 #include "scenario/scn_sa.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 #include "util/text.h"
 #include "scenario/sa_run.h"
 

@@ -405,7 +405,8 @@ static bool all_active(const struct scn_served *sv)
 	return true;
 }
 
-/* The child's state: 0 running, else -ECHILD with the reason in msg. */
+/* The child's state: 0 running, else -ECHILD with the reason in msg
+ * (when msg is not NULL). */
 static int osm_check(struct scn_served *sv, char *msg, size_t msglen)
 {
 	int st;
@@ -413,9 +414,11 @@ static int osm_check(struct scn_served *sv, char *msg, size_t msglen)
 	if (sv->pid <= 0 || waitpid(sv->pid, &st, WNOHANG) != sv->pid)
 		return 0;
 	sv->pid = 0;
-	snprintf(msg, msglen, "opensm exited (%s %d; see %s/osm.out)",
-		 WIFEXITED(st) ? "status" : "signal",
-		 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), sv->dir);
+	if (msg)
+		snprintf(msg, msglen, "opensm exited (%s %d; see %s/osm.out)",
+			 WIFEXITED(st) ? "status" : "signal",
+			 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
+			 sv->dir);
 	return -ECHILD;
 }
 
@@ -561,7 +564,6 @@ static int rm_one(const char *path, const struct stat *st, int flag,
  * loop keeps serving meanwhile, as OpenSM may still send. */
 static void osm_stop(struct scn_served *sv)
 {
-	char msg[8];
 	imc_time_t t0;
 
 	if (sv->pid <= 0)
@@ -572,7 +574,7 @@ static void osm_stop(struct scn_served *sv)
 		if (imc_loop_run_until(sv->loop, imc_loop_now(sv->loop) +
 				       POLL / 5) < 0)
 			break;
-		osm_check(sv, msg, sizeof(msg));
+		osm_check(sv, NULL, 0);
 	}
 	if (sv->pid > 0) {
 		kill(sv->pid, SIGKILL);

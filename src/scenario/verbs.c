@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "scenario/scn.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 #define MCAST_QPN 0xFFFFFFu   /* multicast DestQP, IBA 10.5.2.5 */
 #define DEFAULT_PKEY 0xFFFF   /* default partition, full member (IBA 10.9) */

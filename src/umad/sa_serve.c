@@ -18,7 +18,7 @@
 #include "util/list.h"
 #include "util/mix.h"
 #include "util/vec.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 enum {
 	LID_SPACE = 0xC000,         /* unicast LIDs (IBA 4.1.3) */

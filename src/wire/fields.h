@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 struct imc_field {
 	uint16_t mem;   /* offsetof() the member */

@@ -6,7 +6,7 @@
 
 #include "ibmcast/gid.h"
 #include "util/mix.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 int imc_gid_parse(const char *s, struct imc_gid *out)
 {

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "ibmcast/ip.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 
 enum { ICMP_ECHO_REPLY = 0, ICMP_ECHO = 8, ICMP6_ECHO = 128,
        ICMP6_ECHO_REPLY = 129 };

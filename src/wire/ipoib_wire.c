@@ -5,7 +5,7 @@
 #include "ibmcast/gid.h"
 #include "ibmcast/ipoib_wire.h"
 #include "util/text.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 #include "wire/fields.h"
 
 /* ff1S:ssss:PPPP with the rest zero: the part every IPoIB MGID shares. */

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "ibmcast/mad.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 #include "wire/fields.h"
 
 _Static_assert(sizeof(struct umad_hdr) == IMC_MAD_HDR_SIZE, "MAD header");

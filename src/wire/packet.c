@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "ibmcast/packet.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 #include "wire/fields.h"
 
 enum {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ibmcast/sa_records.h"
-#include "wire/bytes.h"
+#include "util/bytes.h"
 #include "wire/fields.h"
 
 /* ---- PortInfo ---- */

@@ -1,6 +1,6 @@
 /* Big-endian field access for wire formats; no alignment assumptions. */
-#ifndef IMC_WIRE_BYTES_H
-#define IMC_WIRE_BYTES_H
+#ifndef IMC_UTIL_BYTES_H
+#define IMC_UTIL_BYTES_H
 
 #include <stdint.h>
 
