@@ -518,8 +518,9 @@ static void snap_counts(const struct snap *s, size_t *groups,
 	}
 }
 
-static void print_text(FILE *f, const struct snap *s)
+static void print_text(FILE *f, const void *snap)
 {
+	const struct snap *s = snap;
 	char t[32], gid[IMC_GID_STRLEN];
 	uint64_t members;
 	size_t groups;
@@ -581,8 +582,9 @@ static void port_stats_json(struct imc_json *j,
 
 /* One snapshot: its time on the first line, a port a line (its groups
  * one a line below it). */
-static void snap_json(struct imc_json *j, const struct snap *s)
+static void snap_json(struct imc_json *j, const void *snap)
 {
+	const struct snap *s = snap;
 	char t[32];
 
 	imc_scn_format_time(s->at, t, sizeof(t));
@@ -620,22 +622,10 @@ static void snap_json(struct imc_json *j, const struct snap *s)
 int imc_scn_mcast_show_print(const struct imc_scn_mcast_show *sh, FILE *f,
 			     bool json)
 {
-	struct imc_json j;
-
 	if (!sh || !f)
 		return -EINVAL;
-	if (!json) {
-		for (unsigned i = 0; i < sh->n; i++)
-			print_text(f, &sh->s[i]);
-		return ferror(f) ? -EIO : 0;
-	}
-	/* Laid out as the value of a key of a top-level object. */
-	imc_json_init_at(&j, f, 2, 0, 2);
-	imc_json_array_begin(&j);
-	for (unsigned i = 0; i < sh->n; i++)
-		snap_json(&j, &sh->s[i]);
-	imc_json_array_end(&j);
-	return imc_json_finish(&j);
+	return scn_snaps_print(f, json, sh->s, sh->n, sizeof(sh->s[0]),
+			       print_text, snap_json);
 }
 
 /* ------------------------------------------------------------------ */

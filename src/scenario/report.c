@@ -470,3 +470,23 @@ int imc_scenario_report_print(const struct imc_scenario_result *r, FILE *f,
 	}
 	return ferror(f) ? -EIO : 0;
 }
+
+int scn_snaps_print(FILE *f, bool json, const void *first, size_t n,
+		    size_t stride, void (*text)(FILE *, const void *),
+		    void (*to_json)(struct imc_json *, const void *))
+{
+	const char *p = first;
+	struct imc_json j;
+
+	if (!json) {
+		for (size_t i = 0; i < n; i++)
+			text(f, p + i * stride);
+		return ferror(f) ? -EIO : 0;
+	}
+	imc_json_init_at(&j, f, 2, 0, 2);
+	imc_json_array_begin(&j);
+	for (size_t i = 0; i < n; i++)
+		to_json(&j, p + i * stride);
+	imc_json_array_end(&j);
+	return imc_json_finish(&j);
+}

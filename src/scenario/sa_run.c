@@ -1112,8 +1112,9 @@ static void snap_header(FILE *f, const struct snap *s)
 		s->st.mlids_total, s->st.received, s->st.drop_queue_full);
 }
 
-static void print_text(FILE *f, const struct snap *s)
+static void print_text(FILE *f, const void *snap)
 {
+	const struct snap *s = snap;
 	char gid[IMC_GID_STRLEN];
 
 	snap_header(f, s);
@@ -1233,8 +1234,9 @@ static void group_json(struct imc_json *j, const struct snap_group *sg)
 
 /* One snapshot: its time and statistics on the first line, a group a
  * line, a member a line. */
-static void snap_json(struct imc_json *j, const struct snap *s)
+static void snap_json(struct imc_json *j, const void *snap)
 {
+	const struct snap *s = snap;
 	char t[32];
 
 	imc_scn_format_time(s->at, t, sizeof(t));
@@ -1257,22 +1259,10 @@ static void snap_json(struct imc_json *j, const struct snap *s)
 int imc_scn_sa_show_print(const struct imc_scn_sa_show *sh, FILE *f,
 			  bool json)
 {
-	struct imc_json j;
-
 	if (!sh || !f)
 		return -EINVAL;
-	if (!json) {
-		for (unsigned i = 0; i < sh->n; i++)
-			print_text(f, &sh->s[i]);
-		return ferror(f) ? -EIO : 0;
-	}
-	/* Laid out as the value of a key of a top-level object. */
-	imc_json_init_at(&j, f, 2, 0, 2);
-	imc_json_array_begin(&j);
-	for (unsigned i = 0; i < sh->n; i++)
-		snap_json(&j, &sh->s[i]);
-	imc_json_array_end(&j);
-	return imc_json_finish(&j);
+	return scn_snaps_print(f, json, sh->s, sh->n, sizeof(sh->s[0]),
+			       print_text, snap_json);
 }
 
 int imc_scn_sa_show_print_last(const struct imc_scn_sa_show *sh, FILE *f,
