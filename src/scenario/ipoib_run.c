@@ -254,7 +254,7 @@ int scn_ipoib_run_get(struct imc_scn_ctx *c, struct ipr **out)
 {
 	struct ipr *r = imc_scn_data(c, &scn_ipoib_run_key);
 	const struct imc_topo *t = imc_scn_topo(c);
-	uint32_t n = 0;
+	uint32_t n;
 	int rc;
 
 	if (r) {
@@ -268,16 +268,11 @@ int scn_ipoib_run_get(struct imc_scn_ctx *c, struct ipr **out)
 	r->f = imc_scn_fabric(c);
 	r->loop = imc_scn_loop(c);
 	r->t = t;
-	r->pbase = calloc((size_t)t->nnodes + 1, sizeof(*r->pbase));
-	if (!r->pbase) {
+	if (scn_port_slots(t, &r->pbase)) {
 		free(r);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < t->nnodes; i++) {
-		r->pbase[i] = n;
-		n += t->node[i].nports + 1u;
-	}
-	r->pbase[t->nnodes] = n;
+	n = r->pbase[t->nnodes];
 	r->ports = calloc(n ? n : 1, sizeof(*r->ports));
 	/* The trackers' state first: ours is freed before it. */
 	rc = r->ports ? scn_mcast_prepare(c) : -ENOMEM;

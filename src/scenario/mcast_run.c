@@ -79,7 +79,7 @@ int scn_mcast_run_get(struct imc_scn_ctx *c, bool make, struct mc_run **out)
 	struct mc_run *r = imc_scn_data(c, &run_key);
 	const struct imc_topo *t = imc_scn_topo(c);
 	const struct mc_join *head;
-	uint32_t n = 0;
+	uint32_t n;
 	int rc;
 
 	*out = r;
@@ -93,16 +93,11 @@ int scn_mcast_run_get(struct imc_scn_ctx *c, bool make, struct mc_run **out)
 	r->f = imc_scn_fabric(c);
 	r->t = t;
 	r->tail = &r->members;
-	r->pbase = calloc((size_t)t->nnodes + 1, sizeof(*r->pbase));
-	if (!r->pbase) {
+	if (scn_port_slots(t, &r->pbase)) {
 		free(r);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < t->nnodes; i++) {
-		r->pbase[i] = n;
-		n += t->node[i].nports + 1u;
-	}
-	r->pbase[t->nnodes] = n;
+	n = r->pbase[t->nnodes];
 	r->port = calloc(n ? n : 1, sizeof(*r->port));
 	if (!r->port || imc_mcast_fabric_set_create(r->f, &r->set)) {
 		free(r->port);

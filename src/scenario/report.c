@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "ibmcast/json.h"
+#include "ibmcast/topo.h"
 #include "scenario/scn.h"
 
 #define DEPTH_MAX 16
@@ -489,4 +490,19 @@ int scn_snaps_print(FILE *f, bool json, const void *first, size_t n,
 		to_json(&j, p + i * stride);
 	imc_json_array_end(&j);
 	return imc_json_finish(&j);
+}
+
+int scn_port_slots(const struct imc_topo *t, uint32_t **pbase)
+{
+	uint32_t n = 0, *b = calloc((size_t)t->nnodes + 1, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < t->nnodes; i++) {
+		b[i] = n;
+		n += t->node[i].nports + 1u;
+	}
+	b[t->nnodes] = n;
+	*pbase = b;
+	return 0;
 }

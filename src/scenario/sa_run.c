@@ -953,7 +953,7 @@ int scn_sa_run(struct imc_scn_ctx *c, void *data)
 	struct sa_cfg *a = data;
 	const struct imc_topo *t = imc_scn_topo(c);
 	struct sa_run *r = calloc(1, sizeof(*r));
-	uint32_t n = 0;
+	uint32_t n;
 	int rc;
 
 	if (!r)
@@ -972,16 +972,11 @@ int scn_sa_run(struct imc_scn_ctx *c, void *data)
 	r->external = imc_scn_config(c)->external_sm;
 	r->sa_node = r->external ? UINT32_MAX : 0;
 	imc_timer_init(&r->start, start_fire);
-	r->pbase = calloc((size_t)t->nnodes + 1, sizeof(*r->pbase));
-	if (!r->pbase) {
+	if (scn_port_slots(t, &r->pbase)) {
 		free(r);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < t->nnodes; i++) {
-		r->pbase[i] = n;
-		n += t->node[i].nports + 1u;
-	}
-	r->pbase[t->nnodes] = n;
+	n = r->pbase[t->nnodes];
 	r->host = calloc(n ? n : 1, sizeof(*r->host));
 	if (!r->host) {
 		free(r->pbase);

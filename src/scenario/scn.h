@@ -406,6 +406,11 @@ const struct scn_group *scn_group_find(const struct imc_scenario *s,
 				       uint16_t mlid);
 int scn_group_add(struct imc_scenario *s, const struct scn_group *g);
 
+/* A slot per (node, port) of t, ports 0..nports: *pbase (t->nnodes + 1
+ * entries, the caller frees it) gives node i's first slot, and
+ * (*pbase)[t->nnodes] the number of slots. Returns 0 or -ENOMEM. */
+int scn_port_slots(const struct imc_topo *t, uint32_t **pbase);
+
 struct imc_json;
 
 /* Prints n snapshots (stride bytes apart from first) as text, or as one
