@@ -16,7 +16,6 @@
 #include "ibmcast/packet.h"
 #include "ibmcast/scenario_ipoib.h"
 #include "scenario/scn.h"
-#include "scenario/scn_mcast.h"
 #include "util/bytes.h"
 #include "scenario/ipoib_run.h"
 
@@ -79,11 +78,11 @@ static void host_packet(void *ctx, const struct imc_ipoib_packet *p,
 }
 
 /* ------------------------------------------------------------------ */
-/* Ports: the port's join tracker (scn_mcast.h) */
+/* Ports: the port's join tracker (the port tracker service, scn.h) */
 
 /* Interfaces stop (leaving their groups through the port's tracker,
  * which lives on), the tracker lets go of their QPs at once, then the QPs
- * go: the trackers' state is freed after this (scn_mcast.h). */
+ * go: the trackers' state is freed after this (scn_svc_tracker_prepare()). */
 static void port_free(struct pstate *ps)
 {
 	if (!ps)
@@ -117,7 +116,7 @@ static int port_get(struct ipr *r, uint32_t node, unsigned port,
 	ps->port = port;
 	/* The port's one tracker: the interfaces' groups and the mcast-*
 	 * members' are one membership per group at the SA. */
-	rc = scn_mcast_tracker(r->c, node, port, &ps->mc);
+	rc = scn_svc_tracker(r->c, node, port, &ps->mc);
 	if (rc) {
 		free(ps);
 		return rc;
@@ -229,7 +228,6 @@ static void run_free(void *data)
 	struct ipr *r = data;
 	uint32_t n = r->pbase[r->t->nnodes];
 
-	scn_mcast_end(r->c);
 	flow_free_all(r);
 	while (r->rounds) {
 		struct round *rd = r->rounds;
@@ -275,7 +273,7 @@ int scn_ipoib_run_get(struct imc_scn_ctx *c, struct ipr **out)
 	n = r->pbase[t->nnodes];
 	r->ports = calloc(n ? n : 1, sizeof(*r->ports));
 	/* The trackers' state first: ours is freed before it. */
-	rc = r->ports ? scn_mcast_prepare(c) : -ENOMEM;
+	rc = r->ports ? scn_svc_tracker_prepare(c) : -ENOMEM;
 	if (rc) {
 		free(r->ports);
 		free(r->pbase);

@@ -92,7 +92,7 @@ struct pstate {
 	struct ipr *r;
 	uint32_t node;
 	unsigned port;
-	struct imc_mcast *mc;        /* the port's (scn_mcast.h) */
+	struct imc_mcast *mc;        /* the port's (scn_svc_tracker()) */
 	struct iface *ifs;
 };
 

@@ -19,8 +19,9 @@
  *
  * One run's state (struct ipr, found by run_key):
  *  - per HCA port used, the port's one join tracker, which mcast-*
- *    members share (scn_mcast.h): its SA client sends through the
- *    port's QP1 to the SM's LID (the SA of the `sa` line answers);
+ *    members share (the port tracker service, scn.h): its SA client
+ *    sends through the port's QP1 to the SM's LID (the SA of the `sa`
+ *    line answers);
  *  - per (port, P_Key), an IP host on the port (ipoib_fabric.h,
  *    imc_ipoib_fabric_host) on the port's tracker: the interface and the
  *    host model of ip_host.h, which answers ICMP and ICMPv6 echo
@@ -47,7 +48,6 @@
 #include "ibmcast/packet.h"
 #include "ibmcast/scenario_ipoib.h"
 #include "scenario/scn.h"
-#include "scenario/scn_mcast.h"
 #include "util/bytes.h"
 #include "scenario/ipoib_run.h"
 

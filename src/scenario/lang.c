@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ibmcast/topo.h"
 #include "ibmcast/scenario_ipoib.h"
 #include "ibmcast/scenario_mcast.h"
 #include "ibmcast/scenario_sa.h"
@@ -26,6 +27,7 @@ struct imc_scn_lang {
 	/* Plugins by order (a handful), kept in order by insertion. */
 	const struct imc_scn_plugin **plug;
 	unsigned nplugs, plug_cap;
+	const struct scn_svc_ops *svc[SCN_SVC_N];   /* by kind, NULL: none */
 };
 
 static const char *const reserved[] = {
@@ -214,6 +216,92 @@ void imc_scn_links_changed(struct imc_scn_ctx *c)
 	for (unsigned i = 0; i < l->nplugs; i++)
 		if (l->plug[i]->links_changed)
 			l->plug[i]->links_changed(c);
+}
+
+int scn_lang_add_service(struct imc_scn_lang *l, enum scn_svc kind,
+			 const struct scn_svc_ops *o)
+{
+	bool ok;
+
+	if (!l || !o || (unsigned)kind >= SCN_SVC_N)
+		return -EINVAL;
+	switch (kind) {
+	case SCN_SVC_PORT_GSI: ok = o->gsi; break;
+	case SCN_SVC_PORT_TRACKER: ok = o->prepare && o->tracker; break;
+	case SCN_SVC_SA_ENGINE: ok = o->engine && o->send; break;
+	default: ok = o->parse && o->print && o->resolve; break;
+	}
+	if (!ok)
+		return -EINVAL;
+	if (l->svc[kind])
+		return -EEXIST;
+	l->svc[kind] = o;
+	return 0;
+}
+
+const struct scn_svc_ops *scn_service(const struct imc_scn_lang *l,
+				      enum scn_svc kind)
+{
+	return (unsigned)kind < SCN_SVC_N ? l->svc[kind] : NULL;
+}
+
+static const struct scn_svc_ops *svc(struct imc_scn_ctx *c, enum scn_svc k)
+{
+	return scn_scenario(c)->lang->svc[k];
+}
+
+/* Without a provider, the errors the SA's and the trackers' plugins give
+ * when they are not in use. */
+static int no_sa(struct imc_scn_ctx *c)
+{
+	return imc_scn_fail(c, -ENOENT,
+			    "no SA runs: the scenario has no 'sa' line");
+}
+
+int scn_svc_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		bool optional, struct imc_gsi **out)
+{
+	const struct scn_svc_ops *o = svc(c, SCN_SVC_PORT_GSI);
+
+	if (o)
+		return o->gsi(c, node, port, optional, out);
+	return optional ? -ENOENT : no_sa(c);
+}
+
+int scn_svc_tracker_prepare(struct imc_scn_ctx *c)
+{
+	const struct scn_svc_ops *o = svc(c, SCN_SVC_PORT_TRACKER);
+
+	return o ? o->prepare(c) : 0;
+}
+
+int scn_svc_tracker(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		    struct imc_mcast **out)
+{
+	const struct scn_svc_ops *o = svc(c, SCN_SVC_PORT_TRACKER);
+
+	if (o)
+		return o->tracker(c, node, port, out);
+	return imc_scn_fail(c, -ENOENT, "no join tracker on %s:%u: %s",
+			    imc_scn_topo(c)->node[node].name, port,
+			    strerror(ENOENT));
+}
+
+const struct imc_sa *scn_svc_sa_engine(struct imc_scn_ctx *c)
+{
+	const struct scn_svc_ops *o = svc(c, SCN_SVC_SA_ENGINE);
+
+	return o ? o->engine(c) : NULL;
+}
+
+int scn_svc_group_send(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		       const struct imc_gid *mgid, uint32_t count,
+		       uint32_t size, imc_time_t interval, uint8_t sl)
+{
+	const struct scn_svc_ops *o = svc(c, SCN_SVC_SA_ENGINE);
+
+	return o ? o->send(c, node, port, mgid, count, size, interval, sl) :
+		   no_sa(c);
 }
 
 unsigned scn_lang_nsections(const struct imc_scn_lang *l)

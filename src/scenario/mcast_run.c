@@ -15,8 +15,6 @@
 #include "ibmcast/sa.h"
 #include "ibmcast/scenario_mcast.h"
 #include "scenario/scn.h"
-#include "scenario/scn_mcast.h"
-#include "scenario/scn_sa.h"
 #include "util/text.h"
 #include "scenario/mcast_run.h"
 
@@ -143,8 +141,7 @@ static int port_get(struct mc_run *r, uint32_t node, unsigned port,
 	*out = p;
 	if (p)
 		return 0;
-	rc = sa_optional ? scn_sa_gsi_find(r->c, node, port, &gsi) :
-			   scn_sa_gsi(r->c, node, port, &gsi);
+	rc = scn_svc_gsi(r->c, node, port, sa_optional, &gsi);
 	if (rc == -ENOENT && sa_optional) {
 		gsi = NULL;
 		rc = 0;
@@ -193,7 +190,10 @@ static int port_get(struct mc_run *r, uint32_t node, unsigned port,
 	return 0;
 }
 
-void scn_mcast_end(struct imc_scn_ctx *c)
+/* The run ends: the trackers' end-of-run snapshot (--mcast-show) is
+ * recorded now, before users of the trackers (of higher order) let go of
+ * their members. */
+static void mcast_teardown(struct imc_scn_ctx *c)
 {
 	struct mc_run *r;
 
@@ -205,15 +205,22 @@ void scn_mcast_end(struct imc_scn_ctx *c)
 	}
 }
 
-int scn_mcast_prepare(struct imc_scn_ctx *c)
+static int trackers_prepare(struct imc_scn_ctx *c)
 {
 	struct mc_run *r;
 
 	return scn_mcast_run_get(c, true, &r);
 }
 
-int scn_mcast_tracker(struct imc_scn_ctx *c, uint32_t node, unsigned port,
-		      struct imc_mcast **out)
+/* The port tracker service: ONE tracker per port, which mcast-* members
+ * and every other user of the port (IPoIB interfaces) share, so the port
+ * holds one membership per group at the SA, the union of all their
+ * members' bits. Without an sa line it has a QP1 of its own and its
+ * joins go unanswered. Users make their run state after
+ * trackers_prepare(), leave their members and release their QPs
+ * (imc_mcast_release_qp()) when it is freed. */
+static int port_tracker(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+			struct imc_mcast **out)
 {
 	struct mc_port *p;
 	struct mc_run *r;
@@ -225,6 +232,14 @@ int scn_mcast_tracker(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 		*out = imc_mcast_fabric_tracker(p->mf);
 	return rc;
 }
+
+const struct scn_svc_ops scn_mcast_trackers = {
+	.prepare = trackers_prepare, .tracker = port_tracker,
+};
+
+const struct imc_scn_plugin scn_mcast_plugin = {
+	.name = "mcast", .order = 200, .teardown = mcast_teardown,
+};
 
 struct mc_member *scn_mcast_member_of(struct imc_scn_ctx *c,
 				      const struct mc_join *line)

@@ -80,15 +80,6 @@ struct mc_leave {
 	const struct mc_join *label;
 };
 
-struct mc_send {
-	struct scn_port_arg src;
-	struct mgid_arg mgid;
-	uint32_t count;
-	uint32_t size;
-	imc_time_t interval;
-	uint8_t sl;
-};
-
 struct mc_show_arg {
 	unsigned line;
 	struct mc_join *head;
@@ -178,6 +169,11 @@ int scn_mcast_mgid_resolve(struct imc_scn_ctx *c, const struct mgid_arg *m,
 			   struct imc_gid *out);
 int scn_mcast_mgid_resolve_or_fail(struct imc_scn_ctx *c,
 				   const struct mgid_arg *m, struct imc_gid *out);
+
+/* The port tracker service (scn.h) and the plugin whose teardown takes
+ * the trackers' end-of-run snapshot. */
+extern const struct scn_svc_ops scn_mcast_trackers;
+extern const struct imc_scn_plugin scn_mcast_plugin;
 
 /* The run of an mcast-join line. */
 int scn_mcast_join_run(struct imc_scn_ctx *c, void *data);

@@ -21,10 +21,10 @@
  * One run's state (struct mc_run, found by run_key) is made by the first
  * mcast-* line that runs, or by another verb that needs a tracker:
  *  - a tracker per host port used (struct mc_port, by slot), made on
- *    first use through mcast_fabric.h on the port's GSI, which the SA
- *    verbs own and share (scn_sa.h): the scenario's sa line is needed.
- *    It is the port's one tracker: IPoIB interfaces join through it too
- *    (scn_mcast.h);
+ *    first use through mcast_fabric.h on the port's GSI (the port GSI
+ *    service, scn.h): the scenario's sa line is needed. It is the
+ *    port's one tracker: IPoIB interfaces join through it too (the port
+ *    tracker service);
  *  - a member per mcast-join line that ran (struct mc_member), found by
  *    the line's parse data (imc_scn_data), in join order on a list: its
  *    handle, what its callbacks said, its group's MGID once joined.
@@ -48,8 +48,6 @@
 #include "ibmcast/sa.h"
 #include "ibmcast/scenario_mcast.h"
 #include "scenario/scn.h"
-#include "scenario/scn_mcast.h"
-#include "scenario/scn_sa.h"
 #include "util/text.h"
 #include "scenario/mcast_run.h"
 
@@ -238,12 +236,12 @@ static int join_parse(struct imc_scn_parser *p, unsigned argc,
 		bool m = false;
 
 		if (imc_scn_kv(argv[i], "state", &v)) {
-			rc = scn_sa_state_parse(p, v, &a->state);
+			rc = scn_join_state_parse(p, v, &a->state);
 			if (!rc && (!a->state || a->state > 0xf))
 				rc = imc_scn_parse_error(p,
 					"state: at least one JoinState bit");
 			a->state_set = true;
-		} else if ((rc = scn_sa_comp_opt(p, argv[i], &a->rec,
+		} else if ((rc = scn_mcmr_comp_opt(p, argv[i], &a->rec,
 						 &a->mask)) != 1) {
 			/* a component, or its error */
 		} else if ((rc = scn_opt_word(p, &join_set, argv[i], a,
@@ -282,9 +280,9 @@ static void join_print(FILE *f, const struct imc_topo *t, const void *data)
 	mgid_print(f, &a->mgid);
 	if (a->state_set) {
 		fputs(" state=", f);
-		scn_sa_state_print(f, a->state);
+		scn_join_state_print(f, a->state);
 	}
-	scn_sa_comp_print(f, &a->rec, a->mask);
+	scn_mcmr_comp_print(f, &a->rec, a->mask);
 	scn_opts_print(f, &join_set, a, a->retry ? 7 : 3);
 	if (a->name)
 		fprintf(f, " as=%s", a->name);
@@ -346,58 +344,33 @@ static const struct imc_scn_verb verb_leave = {
 };
 
 /* ------------------------------------------------------------------ */
-/* mcast-send FROM MGID|@NAME [count=N] [size=BYTES] [interval=T] [sl=N] */
+/* @NAME of mcast-send: the name service (scn.h) */
 
-static int send_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
+static int mgid_name_parse(struct imc_scn_parser *p, const char *word,
+			    struct scn_mgid *m)
 {
-	struct mc_send *a;
-	int rc;
+	struct mgid_arg a;
+	int rc = mgid_parse(p, word, false, &a);
 
-	if (argc < 2)
-		return imc_scn_parse_error(p,
-			"expected 'mcast-send FROM MGID|@NAME [count=N] [size=BYTES] [interval=TIME] [sl=N]'");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	a->count = 1;
-	a->size = 64;
-	a->interval = IMC_NSEC_PER_USEC;
-	rc = imc_scn_parse_host(p, argv[0], &a->src.node, &a->src.port);
-	if (!rc)
-		rc = mgid_parse(p, argv[1], false, &a->mgid);
-	if (!rc)
-		rc = scn_mcast_flow_opts(p, argc - 2, argv + 2, &a->count,
-					 &a->size, &a->interval, &a->sl);
+	m->name = a.label;
+	m->gid = a.gid;
 	return rc;
 }
 
-static void send_print(FILE *f, const struct imc_topo *t, const void *data)
+static void mgid_name_print(FILE *f, const struct scn_mgid *m)
 {
-	const struct mc_send *a = data;
+	const struct mgid_arg a = { m->name, m->gid };
 
-	scn_print_port_arg(f, t, &a->src);
-	mgid_print(f, &a->mgid);
-	scn_mcast_flow_print(f, a->count, a->size, a->interval, a->sl);
+	mgid_print(f, &a);
 }
 
-static int send_run(struct imc_scn_ctx *c, void *data)
+static int mgid_name_resolve(struct imc_scn_ctx *c,
+			     const struct scn_mgid *m, struct imc_gid *out)
 {
-	const struct mc_send *a = data;
-	struct imc_gid mgid;
-	int rc = scn_mcast_mgid_resolve_or_fail(c, &a->mgid, &mgid);
+	const struct mgid_arg a = { m->name, m->gid };
 
-	if (rc)
-		return rc;
-	return scn_sa_send(c, a->src.node, a->src.port, &mgid, a->count,
-			   a->size, a->interval, a->sl);
+	return scn_mcast_mgid_resolve_or_fail(c, &a, out);
 }
-
-static const struct imc_scn_verb verb_send = {
-	.name = "mcast-send", .kind = IMC_SCN_ACTION, .parse = send_parse,
-	.print = send_print, .run = send_run, .free = free,
-};
 
 /* ------------------------------------------------------------------ */
 /* mcast-show */
@@ -658,7 +631,7 @@ static int status_value_parse(const char *word, uint64_t *v)
 			return 0;
 		}
 	}
-	return scn_sa_status_parse(word, v);
+	return scn_mad_status_parse(word, v);
 }
 
 static void status_value_format(uint64_t v, char *buf, size_t len)
@@ -675,7 +648,7 @@ static void status_value_format(uint64_t v, char *buf, size_t len)
 		snprintf(buf, len, "errno %" PRIu64, v - ERRNO_BASE);
 		return;
 	}
-	name = scn_sa_status_name(v);
+	name = scn_mad_status_name(v);
 	if (name)
 		snprintf(buf, len, "%s", name);
 	else
@@ -867,7 +840,7 @@ static int cons_run(struct imc_scn_ctx *c, struct cons *k)
 
 	memset(k, 0, sizeof(*k));
 	scn_mcast_run_get(c, false, &k->r);
-	k->sa = scn_sa_engine(c);
+	k->sa = scn_svc_sa_engine(c);
 	if (!k->r)   /* no tracker: every membership is a discrepancy */
 		return k->sa ? imc_sa_foreach_group(k->sa, cons_group, k) : 0;
 	nslots = k->r->pbase[k->r->t->nnodes];
@@ -1084,11 +1057,16 @@ static const struct imc_scn_section section_mcast = {
 int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
-		&verb_tracker, &verb_join, &verb_leave, &verb_send, &verb_show,
+		&verb_tracker, &verb_join, &verb_leave, &scn_verb_mcast_send,
+		&verb_show,
 	};
 	static const struct imc_scn_subject *const subjects[] = {
 		&subj_state, &subj_status, &subj_callbacks, &subj_members,
 		&subj_held, &subj_consistent, &subj_orphans,
+	};
+	static const struct scn_svc_ops names = {
+		.parse = mgid_name_parse, .print = mgid_name_print,
+		.resolve = mgid_name_resolve,
 	};
 	int rc = 0;
 
@@ -1098,6 +1076,13 @@ int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 		rc = imc_scn_lang_add_subject(l, subjects[i]);
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(counters) && !rc; i++)
 		rc = imc_scn_lang_add_subject(l, &counters[i]);
+	if (!rc)
+		rc = scn_lang_add_service(l, SCN_SVC_NAME_MCAST, &names);
+	if (!rc)
+		rc = scn_lang_add_service(l, SCN_SVC_PORT_TRACKER,
+					  &scn_mcast_trackers);
+	if (!rc)
+		rc = imc_scn_lang_add_plugin(l, &scn_mcast_plugin);
 	if (!rc)
 		rc = imc_scn_lang_add_section(l, &section_mcast);
 	return rc;

@@ -193,7 +193,7 @@ static void groups_text(struct imc_scn_report *rep, struct rgroups *gs)
 
 static int sa_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 {
-	const struct imc_sa *sa = scn_sa_engine(c);
+	const struct imc_sa *sa = scn_svc_sa_engine(c);
 	struct imc_fabric_totals tot;
 	struct imc_sa_stats st;
 	struct rgroups gs = { 0 };

@@ -17,7 +17,6 @@
 #include "ibmcast/sa_fabric.h"
 #include "ibmcast/scenario_sa.h"
 #include "scenario/scn.h"
-#include "scenario/scn_sa.h"
 #include "util/bytes.h"
 #include "util/text.h"
 #include "scenario/sa_run.h"
@@ -533,21 +532,16 @@ void scn_sa_links_changed(struct imc_scn_ctx *c)
 		imc_sa_fabric_links_changed(r->sf);
 }
 
-int scn_sa_gsi_find(struct imc_scn_ctx *c, uint32_t node, unsigned port,
-		    struct imc_gsi **out)
-{
-	if (!imc_scn_data(c, &run_key))
-		return -ENOENT;
-	return scn_sa_gsi(c, node, port, out);
-}
-
 int scn_sa_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
-	       struct imc_gsi **out)
+	       bool optional, struct imc_gsi **out)
 {
 	struct sa_run *r;
 	struct sa_host *h;
-	int rc = scn_sa_run_get(c, &r);
+	int rc;
 
+	if (optional && !imc_scn_data(c, &run_key))
+		return -ENOENT;
+	rc = scn_sa_run_get(c, &r);
 	if (rc)
 		return rc;
 	h = host_get(r, node, port);

@@ -10,7 +10,6 @@
 #include "ibmcast/sa_fabric.h"
 #include "ibmcast/scenario_sa.h"
 #include "scenario/scn.h"
-#include "scenario/scn_sa.h"
 
 #define CM(x) UMAD_SA_MCM_COMP_MASK_##x
 /* o15-0.2.3: the components a create must give. */
@@ -91,15 +90,6 @@ struct req_arg {
 	uint32_t retries;
 	bool timeout_set;
 	imc_time_t timeout;
-};
-
-struct mcast_arg {
-	struct scn_port_arg src;
-	struct mgid_arg mgid;
-	uint32_t count;
-	uint32_t size;
-	imc_time_t interval;
-	uint8_t sl;
 };
 
 struct show_arg {
@@ -233,6 +223,24 @@ extern const struct imc_scn_verb scn_sa_verb;
  * without one. scn_sa_engine_get() also wants the SA started. */
 int scn_sa_run_get(struct imc_scn_ctx *c, struct sa_run **out);
 int scn_sa_engine_get(struct imc_scn_ctx *c, struct sa_run **out);
+
+/* The port GSI service (scn.h): QP1 of the HCA port node:port as a GSI
+ * (gsi.h) that every MAD user of the port shares for the rest of the run
+ * (sa-* requests, join trackers): a QP1 of the run's, or on the SA's
+ * port the SA's own; when the SA moves (sa-restart after sm move) the
+ * GSI stays and its QP changes. Created on first use. Fails the run
+ * (imc_scn_fail()) when the scenario has no sa line (with optional:
+ * -ENOENT, the run going on) or the SA cannot start. Freed when the run
+ * ends, before the fabric (agents still added are forgotten). */
+int scn_sa_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+	       bool optional, struct imc_gsi **out);
+/* The SA engine service: the engine running now, or NULL (no sa line,
+ * it did not start, or the SA is an external SM's). */
+const struct imc_sa *scn_sa_engine(struct imc_scn_ctx *c);
+/* A cable went down or up: the SA running now, if any, sweeps
+ * (imc_sa_fabric_links_changed()), so its multicast trees follow cables
+ * between switches too. */
+void scn_sa_links_changed(struct imc_scn_ctx *c);
 
 /* The run of the sa setting: creates struct sa_run, starts the SA at 0. */
 int scn_sa_run(struct imc_scn_ctx *c, void *data);

@@ -56,7 +56,6 @@
 #include "ibmcast/sa_fabric.h"
 #include "ibmcast/scenario_sa.h"
 #include "scenario/scn.h"
-#include "scenario/scn_sa.h"
 #include "util/bytes.h"
 #include "util/text.h"
 #include "scenario/sa_run.h"
@@ -139,7 +138,7 @@ static const struct {
 };
 
 /* NAME[+NAME...] or a number 0..15 (JoinState is 4 bits, IBA 15.2.5.17). */
-int scn_sa_state_parse(struct imc_scn_parser *p, const char *v, uint8_t *out)
+int scn_join_state_parse(struct imc_scn_parser *p, const char *v, uint8_t *out)
 {
 	uint64_t x;
 	int rc;
@@ -172,7 +171,7 @@ int scn_sa_state_parse(struct imc_scn_parser *p, const char *v, uint8_t *out)
 	return 0;
 }
 
-void scn_sa_state_print(FILE *f, uint8_t st)
+void scn_join_state_print(FILE *f, uint8_t st)
 {
 	bool first = true;
 
@@ -415,7 +414,7 @@ static const char *const comp_keys[] = {
 /* A component of an MCMemberRecord template, from comp_keys, into rec,
  * with its ComponentMask bits into *mask. Returns 1 when word is none of
  * them. */
-int scn_sa_comp_opt(struct imc_scn_parser *p, const char *word,
+int scn_mcmr_comp_opt(struct imc_scn_parser *p, const char *word,
 		    struct imc_mcmr *rec, uint64_t *mask)
 {
 	uint8_t *base = (uint8_t *)rec;
@@ -442,7 +441,7 @@ int scn_sa_comp_opt(struct imc_scn_parser *p, const char *word,
 	return 1;
 }
 
-void scn_sa_comp_print(FILE *f, const struct imc_mcmr *r, uint64_t mask)
+void scn_mcmr_comp_print(FILE *f, const struct imc_mcmr *r, uint64_t mask)
 {
 	for (size_t i = 0; i < IMC_ARRAY_SIZE(comp_keys); i++) {
 		const struct imc_mcmr_field *d =
@@ -482,7 +481,7 @@ static int join_opt(struct imc_scn_parser *p, struct req_arg *a,
 		    const char *word, uint64_t *given)
 {
 	const char *v;
-	int rc = scn_sa_comp_opt(p, word, &a->rec, &a->mask);
+	int rc = scn_mcmr_comp_opt(p, word, &a->rec, &a->mask);
 
 	if (rc != 1)
 		return rc;
@@ -561,7 +560,7 @@ static int req_parse(struct imc_scn_parser *p, unsigned argc,
 		bool m = false;
 
 		if (kind != REQ_GET && imc_scn_kv(argv[i], "state", &v)) {
-			rc = scn_sa_state_parse(p, v, &a->state);
+			rc = scn_join_state_parse(p, v, &a->state);
 			a->state_set = true;
 		} else if (kind != REQ_GET && imc_scn_kv(argv[i], "proxy", &v)) {
 			rc = imc_scn_parse_host(p, v, &a->member.node,
@@ -621,13 +620,13 @@ static void req_print(FILE *f, const struct imc_topo *t, const void *data)
 	mgid_print(f, &a->mgid);
 	if (a->state_set) {
 		fputs(" state=", f);
-		scn_sa_state_print(f, a->state);
+		scn_join_state_print(f, a->state);
 	}
 	if (a->proxy) {
 		fputs(" proxy=", f);
 		imc_scn_print_port(f, t, a->member.node, a->member.port);
 	}
-	scn_sa_comp_print(f, r, a->mask);
+	scn_mcmr_comp_print(f, r, a->mask);
 	scn_opts_print(f, &join_set, a, 1);
 	if (a->label)
 		fprintf(f, " as=%s", a->label);
@@ -657,51 +656,53 @@ static const struct imc_scn_verb verb_get = {
 };
 
 /* ------------------------------------------------------------------ */
-/* sa-mcast FROM MGID [count=N] [size=BYTES] [interval=TIME] [sl=N] */
+/* Services (scn.h): @NAME of sa-mcast, GSIs, the engine, sends */
 
-static int mcast_parse(struct imc_scn_parser *p, unsigned argc,
-		       const char *const *argv, void **data)
+static int name_parse(struct imc_scn_parser *p, const char *word,
+		      struct scn_mgid *m)
 {
-	struct mcast_arg *a;
-	int rc;
+	struct mgid_arg a;
+	int rc = mgid_parse(p, word, &a);
 
-	if (argc < 2)
-		return imc_scn_parse_error(p,
-			"expected 'sa-mcast FROM MGID|@NAME [count=N] [size=BYTES] [interval=TIME] [sl=N]'");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	a->count = 1;
-	a->size = 64;
-	a->interval = IMC_NSEC_PER_USEC;
-	rc = imc_scn_parse_host(p, argv[0], &a->src.node, &a->src.port);
-	if (!rc)
-		rc = mgid_parse(p, argv[1], &a->mgid);
-	if (!rc)
-		rc = scn_mcast_flow_opts(p, argc - 2, argv + 2, &a->count,
-					 &a->size, &a->interval, &a->sl);
+	m->name = a.label;
+	m->gid = a.gid;
 	return rc;
 }
 
-static void mcast_print(FILE *f, const struct imc_topo *t, const void *data)
+static void name_print(FILE *f, const struct scn_mgid *m)
 {
-	const struct mcast_arg *a = data;
+	const struct mgid_arg a = { m->name, m->gid };
 
-	scn_print_port_arg(f, t, &a->src);
-	mgid_print(f, &a->mgid);
-	scn_mcast_flow_print(f, a->count, a->size, a->interval, a->sl);
+	mgid_print(f, &a);
 }
 
-static int send_to_group(struct imc_scn_ctx *c, struct sa_run *r,
-			 uint32_t node, unsigned port,
-			 const struct imc_gid *mgid, uint32_t count,
-			 uint32_t size, imc_time_t interval, uint8_t sl)
+static int name_resolve(struct imc_scn_ctx *c, const struct scn_mgid *m,
+			struct imc_gid *out)
+{
+	const struct mgid_arg a = { m->name, m->gid };
+	struct sa_run *r;
+	int rc = scn_sa_run_get(c, &r);
+
+	if (rc)
+		return rc;
+	if (!scn_sa_mgid_resolve(r, &a, out))
+		return imc_scn_fail(c, -ENOENT,
+			"@%s has no MGID yet: its sa-join has not succeeded",
+			a.label->label);
+	return 0;
+}
+
+static int group_send(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		      const struct imc_gid *mgid, uint32_t count, uint32_t size,
+		      imc_time_t interval, uint8_t sl)
 {
 	struct imc_sa_group_info gi;
 	char buf[IMC_GID_STRLEN];
-	int rc;
+	struct sa_run *r;
+	int rc = scn_sa_engine_get(c, &r);
 
+	if (rc)
+		return rc;
 	/* The sender learns MLID, Q_Key and P_Key from the SA's record. */
 	if (imc_sa_group_get(imc_sa_fabric_sa(r->sf), mgid, &gi)) {
 		imc_gid_format(mgid, buf);
@@ -716,37 +717,10 @@ static int send_to_group(struct imc_scn_ctx *c, struct sa_run *r,
 	return rc;
 }
 
-int scn_sa_send(struct imc_scn_ctx *c, uint32_t node, unsigned port,
-		const struct imc_gid *mgid, uint32_t count, uint32_t size,
-		imc_time_t interval, uint8_t sl)
-{
-	struct sa_run *r;
-	int rc = scn_sa_engine_get(c, &r);
-
-	return rc ? rc : send_to_group(c, r, node, port, mgid, count, size,
-				       interval, sl);
-}
-
-static int mcast_run(struct imc_scn_ctx *c, void *data)
-{
-	const struct mcast_arg *a = data;
-	struct sa_run *r;
-	struct imc_gid mgid;
-	int rc = scn_sa_run_get(c, &r);
-
-	if (rc)
-		return rc;
-	if (!scn_sa_mgid_resolve(r, &a->mgid, &mgid))
-		return imc_scn_fail(c, -ENOENT,
-			"@%s has no MGID yet: its sa-join has not succeeded",
-			a->mgid.label->label);
-	return send_to_group(c, r, a->src.node, a->src.port, &mgid, a->count,
-			     a->size, a->interval, a->sl);
-}
-
-static const struct imc_scn_verb verb_mcast = {
-	.name = "sa-mcast", .kind = IMC_SCN_ACTION, .parse = mcast_parse,
-	.print = mcast_print, .run = mcast_run, .free = free,
+/* One set of functions for the kinds the sa plugin provides. */
+static const struct scn_svc_ops sa_services = {
+	.gsi = scn_sa_gsi, .engine = scn_sa_engine, .send = group_send,
+	.parse = name_parse, .print = name_print, .resolve = name_resolve,
 };
 
 /* ------------------------------------------------------------------ */
@@ -962,7 +936,7 @@ static const struct {
 	{ "timeout", ST_TIMEOUT },
 };
 
-int scn_sa_status_parse(const char *word, uint64_t *status)
+int scn_mad_status_parse(const char *word, uint64_t *status)
 {
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(status_names); i++) {
 		if (status_names[i].value <= 0xFFFF &&
@@ -974,7 +948,7 @@ int scn_sa_status_parse(const char *word, uint64_t *status)
 	return -EINVAL;
 }
 
-const char *scn_sa_status_name(uint64_t status)
+const char *scn_mad_status_name(uint64_t status)
 {
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(status_names); i++)
 		if (status_names[i].value <= 0xFFFF &&
@@ -1202,7 +1176,7 @@ static const struct imc_scn_plugin plugin_sa = {
 int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
-		&scn_sa_verb, &verb_join, &verb_leave, &verb_get, &verb_mcast,
+		&scn_sa_verb, &verb_join, &verb_leave, &verb_get, &scn_verb_sa_mcast,
 		&verb_show, &verb_restart,
 	};
 	static const struct imc_scn_subject *const subjects[] = {
@@ -1211,12 +1185,17 @@ int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 		&sa_counters[4], &sa_counters[5],
 		&subj_queue_max,
 	};
+	static const enum scn_svc kinds[] = {
+		SCN_SVC_PORT_GSI, SCN_SVC_SA_ENGINE, SCN_SVC_NAME_SA,
+	};
 	int rc = 0;
 
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(verbs) && !rc; i++)
 		rc = imc_scn_lang_add_verb(l, verbs[i]);
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
 		rc = imc_scn_lang_add_subject(l, subjects[i]);
+	for (unsigned i = 0; i < IMC_ARRAY_SIZE(kinds) && !rc; i++)
+		rc = scn_lang_add_service(l, kinds[i], &sa_services);
 	if (!rc)
 		rc = imc_scn_lang_add_section(l, &scn_section_sa);
 	if (!rc)

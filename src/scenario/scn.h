@@ -263,6 +263,116 @@ extern const struct imc_scn_section scn_section_joins;
 extern const struct imc_scn_section *const scn_builtin_sections[];
 extern const unsigned scn_builtin_nsections;
 
+/* ---- services ----
+ *
+ * How plugins find each other: a plugin never calls another by name. At
+ * registration it adds the services it provides to the language
+ * (scn_lang_add_service()); a consumer asks the runner for a kind
+ * through the scn_svc_*() functions below, which give the same error as
+ * the provider would when no plugin provides it.
+ *
+ * Teardown order is the plugins' order (struct imc_scn_plugin): a
+ * consumer has a higher order than its providers (sa 100 gives GSIs and
+ * the SA engine; mcast 200 gives join trackers, on those GSIs; ipoib 300
+ * uses the trackers), so its teardown hook runs first, while what it
+ * uses still works; run data is freed after every teardown hook, last
+ * set first, and a consumer makes its provider's state before its own
+ * (scn_svc_tracker_prepare()). */
+enum scn_svc {
+	SCN_SVC_PORT_GSI,      /* a port's GSI (QP1), shared by MAD users */
+	SCN_SVC_PORT_TRACKER,  /* a port's join tracker */
+	SCN_SVC_SA_ENGINE,     /* the built-in SA: its state, sends to groups */
+	SCN_SVC_NAME_MCAST,    /* @NAME: an mcast-join's as= */
+	SCN_SVC_NAME_SA,       /* @NAME: an sa-join's as= */
+	SCN_SVC_N,
+};
+
+/* An MGID word: a GID, or @NAME whose group a name service gives at run
+ * time (name: the provider's, NULL for a GID). */
+struct scn_mgid {
+	const void *name;
+	struct imc_gid gid;
+};
+
+struct imc_gsi;
+struct imc_mcast;
+struct imc_sa;
+
+/* What a service kind does; a provider sets the functions of its kind. */
+struct scn_svc_ops {
+	/* PORT_GSI: node:port's GSI, made on first use; with optional,
+	 * -ENOENT and the run going on when the provider is not in use. */
+	int (*gsi)(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		   bool optional, struct imc_gsi **out);
+	/* PORT_TRACKER: makes the provider's run state (prepare), and
+	 * node:port's tracker, made on first use. */
+	int (*prepare)(struct imc_scn_ctx *c);
+	int (*tracker)(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		       struct imc_mcast **out);
+	/* SA_ENGINE: the engine running now or NULL; count datagrams of
+	 * size bytes from node:port to the SA's group mgid, interval
+	 * apart. */
+	const struct imc_sa *(*engine)(struct imc_scn_ctx *c);
+	int (*send)(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		    const struct imc_gid *mgid, uint32_t count, uint32_t size,
+		    imc_time_t interval, uint8_t sl);
+	/* NAME_*: an MGID word (parse time) back to text, and the group it
+	 * names now (fails the run when none yet). */
+	int (*parse)(struct imc_scn_parser *p, const char *word,
+		     struct scn_mgid *m);
+	void (*print)(FILE *f, const struct scn_mgid *m);
+	int (*resolve)(struct imc_scn_ctx *c, const struct scn_mgid *m,
+		       struct imc_gid *out);
+};
+
+/* 0, -EEXIST when a plugin provides kind already, -EINVAL when ops
+ * lacks a function of its kind. Referenced, not copied. */
+int scn_lang_add_service(struct imc_scn_lang *l, enum scn_svc kind,
+			 const struct scn_svc_ops *ops);
+/* The provider of kind, or NULL. */
+const struct scn_svc_ops *scn_service(const struct imc_scn_lang *l,
+				      enum scn_svc kind);
+
+/* The consumers' side: each calls the provider of its kind. */
+int scn_svc_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		bool optional, struct imc_gsi **out);
+int scn_svc_tracker_prepare(struct imc_scn_ctx *c);
+int scn_svc_tracker(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		    struct imc_mcast **out);
+const struct imc_sa *scn_svc_sa_engine(struct imc_scn_ctx *c);
+int scn_svc_group_send(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		       const struct imc_gid *mgid, uint32_t count,
+		       uint32_t size, imc_time_t interval, uint8_t sl);
+
+/* mcast-send and sa-mcast (group_send.c): one verb under two names, whose
+ * @NAME the mcast plugin's and the sa plugin's name services resolve.
+ * Each plugin adds the one of its names. */
+extern const struct imc_scn_verb scn_verb_mcast_send;
+extern const struct imc_scn_verb scn_verb_sa_mcast;
+
+/* A component of an MCMemberRecord template (qkey=, pkey=, tclass=,
+ * sl=, flow=, hop=, scope=, mtu=SEL:CODE, rate=SEL:CODE, life=SEL:CODE,
+ * mlid=), as sa-join and mcast-join take it: its value into rec, its
+ * ComponentMask bits (IBA 15.2.5.17) into *mask. Returns 0, 1 when word
+ * is none of them, or the parse error. scn_mcmr_comp_print() writes back
+ * those of mask (sa_verbs.c). */
+struct imc_mcmr;
+int scn_mcmr_comp_opt(struct imc_scn_parser *p, const char *word,
+		      struct imc_mcmr *rec, uint64_t *mask);
+void scn_mcmr_comp_print(FILE *f, const struct imc_mcmr *rec, uint64_t mask);
+
+/* JoinState as state= takes it (full, nonmember, sendonly,
+ * sendonly-full joined by +, or 0..15), and back. */
+int scn_join_state_parse(struct imc_scn_parser *p, const char *word,
+			 uint8_t *out);
+void scn_join_state_print(FILE *f, uint8_t state);
+
+/* The names sa-status and mcast-status give MAD statuses ("success",
+ * "req-invalid", ...): scn_mad_status_parse() returns 0 and the status,
+ * or -EINVAL; scn_mad_status_name() the name, or NULL. */
+int scn_mad_status_parse(const char *word, uint64_t *status);
+const char *scn_mad_status_name(uint64_t status);
+
 /* The plugins' start hooks in order (0 or the first error), and their
  * teardown hooks in reverse order (lang.c). */
 int scn_plugins_start(struct imc_scn_ctx *c);
@@ -373,11 +483,6 @@ uint32_t scn_flow_id(struct imc_scn_ctx *c);
 /* The scenario being run. */
 const struct imc_scenario *scn_scenario(struct imc_scn_ctx *c);
 
-/* The SA engine the run serves (sa_verbs.c), or NULL when it serves
- * none (no sa line, or it did not start). The report's sa section
- * (sa_report.c) reads it. */
-struct imc_sa;
-const struct imc_sa *scn_sa_engine(struct imc_scn_ctx *c);
 extern const struct imc_scn_section scn_section_sa;
 
 /* Each IPoIB interface of the run (ipoib_verbs.c) with its host model's

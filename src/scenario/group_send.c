@@ -1,0 +1,96 @@
+/* Sending to a multicast group: one verb under two names.
+ *
+ *   mcast-send FROM MGID|@NAME [count=N] [size=BYTES] [interval=T] [sl=N]
+ *   sa-mcast   FROM MGID|@NAME [count=N] [size=BYTES] [interval=T] [sl=N]
+ *
+ * count datagrams from the port FROM to the group, interval apart, with
+ * the MLID, Q_Key and P_Key the SA has for the group when the line runs
+ * (the SA engine service). The names differ only in what @NAME names:
+ * an mcast-join's as= (the mcast plugin's name service) or an sa-join's
+ * (the sa plugin's); each plugin adds the verb of its names. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "scenario/scn.h"
+
+struct group_send {
+	struct scn_port_arg src;
+	const struct scn_svc_ops *names;
+	struct scn_mgid mgid;
+	uint32_t count;
+	uint32_t size;
+	imc_time_t interval;
+	uint8_t sl;
+};
+
+static int send_parse(struct imc_scn_parser *p, enum scn_svc names,
+		      unsigned argc, const char *const *argv, void **data)
+{
+	struct group_send *a;
+	int rc;
+
+	if (argc < 2)
+		return imc_scn_parse_error(p,
+			"expected '%s FROM MGID|@NAME [count=N] [size=BYTES] [interval=TIME] [sl=N]'",
+			names == SCN_SVC_NAME_SA ? "sa-mcast" : "mcast-send");
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	*data = a;
+	a->names = scn_service(p->s->lang, names);
+	if (!a->names)
+		return imc_scn_parse_error(p, "@NAME: no plugin names groups");
+	a->count = 1;
+	a->size = 64;
+	a->interval = IMC_NSEC_PER_USEC;
+	rc = imc_scn_parse_host(p, argv[0], &a->src.node, &a->src.port);
+	if (!rc)
+		rc = a->names->parse(p, argv[1], &a->mgid);
+	if (!rc)
+		rc = scn_mcast_flow_opts(p, argc - 2, argv + 2, &a->count,
+					 &a->size, &a->interval, &a->sl);
+	return rc;
+}
+
+static int mcast_send_parse(struct imc_scn_parser *p, unsigned argc,
+			    const char *const *argv, void **data)
+{
+	return send_parse(p, SCN_SVC_NAME_MCAST, argc, argv, data);
+}
+
+static int sa_mcast_parse(struct imc_scn_parser *p, unsigned argc,
+			  const char *const *argv, void **data)
+{
+	return send_parse(p, SCN_SVC_NAME_SA, argc, argv, data);
+}
+
+static void send_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	const struct group_send *a = data;
+
+	scn_print_port_arg(f, t, &a->src);
+	a->names->print(f, &a->mgid);
+	scn_mcast_flow_print(f, a->count, a->size, a->interval, a->sl);
+}
+
+static int send_run(struct imc_scn_ctx *c, void *data)
+{
+	const struct group_send *a = data;
+	struct imc_gid mgid;
+	int rc = a->names->resolve(c, &a->mgid, &mgid);
+
+	return rc ? rc : scn_svc_group_send(c, a->src.node, a->src.port,
+					    &mgid, a->count, a->size,
+					    a->interval, a->sl);
+}
+
+const struct imc_scn_verb scn_verb_mcast_send = {
+	.name = "mcast-send", .kind = IMC_SCN_ACTION,
+	.parse = mcast_send_parse, .print = send_print, .run = send_run,
+	.free = free,
+};
+
+const struct imc_scn_verb scn_verb_sa_mcast = {
+	.name = "sa-mcast", .kind = IMC_SCN_ACTION, .parse = sa_mcast_parse,
+	.print = send_print, .run = send_run, .free = free,
+};
