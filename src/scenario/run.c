@@ -19,8 +19,8 @@
  * from the moment OpenSM has brought the subnet up.
  *
  * Hosts (HCA ports) get state when first used: their QPs (one per P_Key,
- * numbered in order of first use) and counters, found by a hash of
- * node:port. Receivers recognise scenario datagrams by their header and
+ * numbered in order of first use) and counters, in a slot per node:port
+ * (scn_port_slots()). Receivers recognise scenario datagrams by their header and
  * keep a bitmap of sequence numbers per flow to count duplicates.
  */
 #include <errno.h>
@@ -32,6 +32,8 @@
 #include "scenario/scn.h"
 #include "scenario/scn_served.h"
 #include "util/bytes.h"
+#include "util/hash.h"
+#include "util/mix.h"
 
 #define SLICE_MIN 1000ull                 /* 1 us */
 #define SLICE_MAX (10 * IMC_NSEC_PER_SEC)
@@ -56,6 +58,8 @@ struct host {
 };
 
 struct data_ent {
+	struct imc_hnode hn;
+	struct data_ent *older;
 	const void *key;
 	void *data;
 	void (*free)(void *data);
@@ -76,15 +80,12 @@ struct imc_scn_ctx {
 	struct imc_fabric_config cfg;
 	struct scn_served *served;  /* an opensm line: OpenSM's fabric */
 
-	struct host **hslot;      /* open addressing by node:port */
-	size_t nhslots;
-	struct host **hosts;      /* in order of first use */
-	size_t nhosts, hcap;
+	uint32_t *pbase;          /* node's first slot (scn_port_slots()) */
+	struct host **hslot;      /* by slot, NULL until first used */
+	size_t nhosts;
 
-	struct data_ent *data;    /* in order of setting */
-	size_t ndata, dcap;
-	size_t *dslot;            /* index + 1, open addressing by key */
-	size_t ndslots;
+	struct imc_htab data;     /* struct data_ent by key */
+	struct data_ent *newest;  /* then older ones: freed in this order */
 
 	struct act *acts;
 	const struct scn_action *cur;
@@ -94,14 +95,6 @@ struct imc_scn_ctx {
 	char msg[256];
 	bool started;             /* plugin start hooks ran: teardown runs */
 };
-
-static uint64_t mix(uint64_t z)
-{
-	/* splitmix64 finalizer */
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 /* ---- context accessors ---- */
 
@@ -158,73 +151,32 @@ int imc_scn_fail(struct imc_scn_ctx *c, int err, const char *fmt, ...)
 
 /* ---- hosts ---- */
 
-static uint64_t host_key(uint32_t node, unsigned port)
-{
-	return (uint64_t)node << 8 | (port & 0xff);
-}
-
-static struct host **host_slot(struct imc_scn_ctx *c, uint32_t node,
-			       unsigned port)
-{
-	size_t mask = c->nhslots - 1;
-	size_t i = (size_t)mix(host_key(node, port)) & mask;
-
-	while (c->hslot[i] && (c->hslot[i]->node != node ||
-			       c->hslot[i]->port != port))
-		i = (i + 1) & mask;
-	return &c->hslot[i];
-}
-
 static struct host *host_find(struct imc_scn_ctx *c, uint32_t node,
 			      unsigned port)
 {
-	return c->nhslots ? *host_slot(c, node, port) : NULL;
-}
-
-static int host_grow(struct imc_scn_ctx *c)
-{
-	size_t n = c->nhslots ? c->nhslots * 2 : 64;
-	struct host **old = c->hslot;
-	size_t oldn = c->nhslots;
-
-	c->hslot = calloc(n, sizeof(*c->hslot));
-	if (!c->hslot) {
-		c->hslot = old;
-		return -ENOMEM;
-	}
-	c->nhslots = n;
-	for (size_t i = 0; i < oldn; i++)
-		if (old[i])
-			*host_slot(c, old[i]->node, old[i]->port) = old[i];
-	free(old);
-	return 0;
+	return c->hslot ? c->hslot[c->pbase[node] + port] : NULL;
 }
 
 static int host_get(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 		    struct host **out)
 {
 	const struct imc_topo *t = c->s->topo;
-	struct host *h = host_find(c, node, port);
-	int rc;
+	struct host *h;
 
-	if (h) {
-		*out = h;
-		return 0;
-	}
 	if (node >= t->nnodes || t->node[node].type != IMC_NODE_HCA ||
 	    port < 1 || port > t->node[node].nports)
 		return -EINVAL;
-	/* At most half full. */
-	if ((c->nhosts + 1) * 2 > c->nhslots && (rc = host_grow(c)))
-		return rc;
-	if (c->nhosts == c->hcap) {
-		size_t nc = c->hcap ? c->hcap * 2 : 16;
-		struct host **nh = realloc(c->hosts, nc * sizeof(*nh));
-
-		if (!nh)
+	if (!c->hslot) {
+		if (scn_port_slots(t, &c->pbase))
 			return -ENOMEM;
-		c->hosts = nh;
-		c->hcap = nc;
+		c->hslot = calloc(c->pbase[t->nnodes], sizeof(*c->hslot));
+		if (!c->hslot)
+			return -ENOMEM;
+	}
+	h = host_find(c, node, port);
+	if (h) {
+		*out = h;
+		return 0;
 	}
 	h = calloc(1, sizeof(*h));
 	if (!h)
@@ -232,8 +184,8 @@ static int host_get(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 	h->c = c;
 	h->node = node;
 	h->port = port;
-	*host_slot(c, node, port) = h;
-	c->hosts[c->nhosts++] = h;
+	c->hslot[c->pbase[node] + port] = h;
+	c->nhosts++;
 	*out = h;
 	return 0;
 }
@@ -343,64 +295,58 @@ void scn_host_stats(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 			*out = h->st;
 		return;
 	}
-	for (size_t i = 0; i < c->nhosts; i++) {
-		out->sent += c->hosts[i]->st.sent;
-		out->send_errors += c->hosts[i]->st.send_errors;
-		out->delivered += c->hosts[i]->st.delivered;
-		out->dups += c->hosts[i]->st.dups;
+	for (size_t i = 0; c->hslot && i < c->pbase[c->s->topo->nnodes]; i++) {
+		const struct host *h = c->hslot[i];
+
+		if (h) {
+			out->sent += h->st.sent;
+			out->send_errors += h->st.send_errors;
+			out->delivered += h->st.delivered;
+			out->dups += h->st.dups;
+		}
 	}
 }
 
 /* ---- run data ---- */
 
-static size_t *data_slot(struct imc_scn_ctx *c, const void *key)
+static bool data_eq(const struct imc_hnode *n, const void *key)
 {
-	size_t mask = c->ndslots - 1;
-	size_t i = (size_t)mix((uint64_t)(uintptr_t)key) & mask;
+	return imc_container_of(n, struct data_ent, hn)->key == key;
+}
 
-	while (c->dslot[i] && c->data[c->dslot[i] - 1].key != key)
-		i = (i + 1) & mask;
-	return &c->dslot[i];
+static struct data_ent *data_find(struct imc_scn_ctx *c, const void *key)
+{
+	struct imc_hnode *n = NULL;
+
+	if (c->data.b)
+		n = imc_htab_find(&c->data, imc_mix64((uintptr_t)key), data_eq,
+				  key);
+	return n ? imc_container_of(n, struct data_ent, hn) : NULL;
 }
 
 void *imc_scn_data(struct imc_scn_ctx *c, const void *key)
 {
-	size_t *sl;
+	struct data_ent *e = data_find(c, key);
 
-	if (!c->ndslots)
-		return NULL;
-	sl = data_slot(c, key);
-	return *sl ? c->data[*sl - 1].data : NULL;
+	return e ? e->data : NULL;
 }
 
 int imc_scn_data_set(struct imc_scn_ctx *c, const void *key, void *data,
 		     void (*free_fn)(void *data))
 {
-	if (c->ndslots && *data_slot(c, key))
+	struct data_ent *e;
+
+	if (data_find(c, key))
 		return -EEXIST;
-	if ((c->ndata + 1) * 2 > c->ndslots) {
-		size_t n = c->ndslots ? c->ndslots * 2 : 64;
-		size_t *ns = calloc(n, sizeof(*ns));
-
-		if (!ns)
-			return -ENOMEM;
-		free(c->dslot);
-		c->dslot = ns;
-		c->ndslots = n;
-		for (size_t i = 0; i < c->ndata; i++)
-			*data_slot(c, c->data[i].key) = i + 1;
-	}
-	if (c->ndata == c->dcap) {
-		size_t nc = c->dcap ? c->dcap * 2 : 16;
-		struct data_ent *nd = realloc(c->data, nc * sizeof(*nd));
-
-		if (!nd)
-			return -ENOMEM;
-		c->data = nd;
-		c->dcap = nc;
-	}
-	c->data[c->ndata] = (struct data_ent){ key, data, free_fn };
-	*data_slot(c, key) = ++c->ndata;
+	if (!c->data.b && imc_htab_init(&c->data, 64))
+		return -ENOMEM;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	*e = (struct data_ent){ .older = c->newest, .key = key, .data = data,
+				.free = free_fn };
+	c->newest = e;
+	imc_htab_insert(&c->data, &e->hn, imc_mix64((uintptr_t)key));
 	return 0;
 }
 
@@ -570,26 +516,21 @@ static int advance(struct imc_scn_ctx *c, struct slicer *sl, imc_time_t to)
 	return 0;
 }
 
-static int host_cmp(const void *a, const void *b)
-{
-	const struct imc_scenario_host *x = a, *y = b;
-
-	if (x->node != y->node)
-		return x->node < y->node ? -1 : 1;
-	return (x->port > y->port) - (x->port < y->port);
-}
-
+/* The hosts in node:port order: the order of their slots. */
 static int fill_hosts(struct imc_scn_ctx *c, struct imc_scenario_result *r)
 {
 	const struct imc_topo *t = c->s->topo;
+	unsigned n = 0;
 
 	r->hosts = calloc(c->nhosts ? c->nhosts : 1, sizeof(*r->hosts));
 	if (!r->hosts)
 		return -ENOMEM;
-	for (size_t i = 0; i < c->nhosts; i++) {
-		const struct host *h = c->hosts[i];
-		struct imc_scenario_host *o = &r->hosts[i];
+	for (size_t i = 0; c->hslot && i < c->pbase[t->nnodes]; i++) {
+		const struct host *h = c->hslot[i];
+		struct imc_scenario_host *o = &r->hosts[n];
 
+		if (!h)
+			continue;
 		o->node = h->node;
 		o->port = h->port;
 		o->name = t->node[h->node].name;
@@ -597,9 +538,9 @@ static int fill_hosts(struct imc_scn_ctx *c, struct imc_scenario_result *r)
 		o->send_errors = h->st.send_errors;
 		o->delivered = h->st.delivered;
 		o->dups = h->st.dups;
+		n++;
 	}
-	r->nhosts = (unsigned)c->nhosts;
-	qsort(r->hosts, r->nhosts, sizeof(*r->hosts), host_cmp);
+	r->nhosts = n;
 	return 0;
 }
 
@@ -672,20 +613,26 @@ static size_t ctx_free(struct imc_scn_ctx *c)
 	 * send through the SA verbs' GSIs). */
 	if (c->started)
 		scn_plugins_teardown(c);
-	for (size_t i = c->ndata; i-- > 0;)
-		if (c->data[i].free)
-			c->data[i].free(c->data[i].data);
-	free(c->data);
-	free(c->dslot);
+	while (c->newest) {
+		struct data_ent *e = c->newest;
+
+		c->newest = e->older;
+		imc_htab_remove(&c->data, &e->hn);
+		if (e->free)
+			e->free(e->data);
+		free(e);
+	}
+	imc_htab_fini(&c->data);
 	if (c->acts) {
 		for (unsigned i = 0; i < c->s->nactions; i++)
 			imc_timer_cancel(c->loop, &c->acts[i].timer);
 		free(c->acts);
 	}
-	for (size_t i = 0; i < c->nhosts; i++)
-		host_free(c->hosts[i]);
-	free(c->hosts);
+	for (size_t i = 0; c->hslot && i < c->pbase[c->s->topo->nnodes]; i++)
+		if (c->hslot[i])
+			host_free(c->hslot[i]);
 	free(c->hslot);
+	free(c->pbase);
 	/* OpenSM goes and the server with it, before the fabric it serves. */
 	scn_served_stop(c->served);
 	if (c->fab)
