@@ -15,6 +15,7 @@
 
 #include "ibmcast/mcast.h"
 #include "scenario/scn.h"
+#include "util/vec.h"
 
 static const char run_key;   /* imc_scn_data key of struct joins */
 
@@ -32,18 +33,10 @@ struct joins {
 
 static void add(struct joins *j, struct samples *s, imc_time_t v)
 {
-	if (s->n == s->cap) {
-		size_t nc = s->cap ? s->cap * 2 : 256;
-		imc_time_t *nv = realloc(s->v, nc * sizeof(*nv));
-
-		if (!nv) {
-			j->nomem = true;
-			return;
-		}
-		s->v = nv;
-		s->cap = nc;
-	}
-	s->v[s->n++] = v;
+	if (IMC_VEC_RESERVE(&s->v, &s->cap, s->n + 1))
+		j->nomem = true;
+	else
+		s->v[s->n++] = v;
 }
 
 static void on_done(void *ctx, const struct imc_mcast_member *m,

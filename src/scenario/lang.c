@@ -12,21 +12,22 @@
 #include "ibmcast/scenario_sa.h"
 #include "scenario/scn.h"
 #include "scenario/scn_served.h"
+#include "util/vec.h"
 
 #define NAME_MAX_LEN 32
 
 struct imc_scn_lang {
 	const void **verb;     /* const struct imc_scn_verb * */
-	unsigned nverbs, verb_cap;
+	size_t nverbs, verb_cap;
 	const void **subj;     /* const struct imc_scn_subject * */
-	unsigned nsubjs, subj_cap;
+	size_t nsubjs, subj_cap;
 	/* Report sections by rank, then name: a handful, kept in order by
 	 * insertion. */
 	const struct imc_scn_section **sec;
-	unsigned nsecs, sec_cap;
+	size_t nsecs, sec_cap;
 	/* Plugins by order (a handful), kept in order by insertion. */
 	const struct imc_scn_plugin **plug;
-	unsigned nplugs, plug_cap;
+	size_t nplugs, plug_cap;
 	const struct scn_svc_ops *svc[SCN_SVC_N];   /* by kind, NULL: none */
 };
 
@@ -60,14 +61,14 @@ static bool name_ok(const char *name)
 
 /* Index of name in a sorted array of entries whose first member is the
  * name, or where it would go (with *found false). */
-static unsigned search(const void *const *arr, unsigned n, const char *name,
-		       bool *found)
+static size_t search(const void *const *arr, size_t n, const char *name,
+		     bool *found)
 {
-	unsigned lo = 0, hi = n;
+	size_t lo = 0, hi = n;
 
 	*found = false;
 	while (lo < hi) {
-		unsigned mid = lo + (hi - lo) / 2;
+		size_t mid = lo + (hi - lo) / 2;
 		/* Verbs and subjects both start with their name. */
 		const char *const *entry = arr[mid];
 		int c = strcmp(name, *entry);
@@ -84,23 +85,16 @@ static unsigned search(const void *const *arr, unsigned n, const char *name,
 	return lo;
 }
 
-static int insert(const void ***arr, unsigned *n, unsigned *cap,
+static int insert(const void ***arr, size_t *n, size_t *cap,
 		  const void *item, const char *name)
 {
 	bool found;
-	unsigned at = search(*arr, *n, name, &found);
+	size_t at = search(*arr, *n, name, &found);
 
 	if (found)
 		return -EEXIST;
-	if (*n == *cap) {
-		unsigned nc = *cap ? *cap * 2 : 32;
-		const void **na = realloc(*arr, nc * sizeof(*na));
-
-		if (!na)
-			return -ENOMEM;
-		*arr = na;
-		*cap = nc;
-	}
+	if (IMC_VEC_RESERVE(arr, cap, *n + 1))
+		return -ENOMEM;
 	memmove(*arr + at + 1, *arr + at, (*n - at) * sizeof(**arr));
 	(*arr)[at] = item;
 	(*n)++;
@@ -131,23 +125,15 @@ int imc_scn_lang_add_subject(struct imc_scn_lang *l,
 int imc_scn_lang_add_section(struct imc_scn_lang *l,
 			     const struct imc_scn_section *s)
 {
-	unsigned at;
+	size_t at;
 
 	if (!l || !s || !name_ok(s->name) || !s->report)
 		return -EINVAL;
-	for (unsigned i = 0; i < l->nsecs; i++)
+	for (size_t i = 0; i < l->nsecs; i++)
 		if (!strcmp(l->sec[i]->name, s->name))
 			return -EEXIST;
-	if (l->nsecs == l->sec_cap) {
-		unsigned nc = l->sec_cap ? l->sec_cap * 2 : 8;
-		const struct imc_scn_section **ns =
-			realloc(l->sec, nc * sizeof(*ns));
-
-		if (!ns)
-			return -ENOMEM;
-		l->sec = ns;
-		l->sec_cap = nc;
-	}
+	if (IMC_VEC_RESERVE(&l->sec, &l->sec_cap, l->nsecs + 1))
+		return -ENOMEM;
 	for (at = l->nsecs; at > 0; at--) {
 		const struct imc_scn_section *p = l->sec[at - 1];
 
@@ -164,23 +150,15 @@ int imc_scn_lang_add_section(struct imc_scn_lang *l,
 int imc_scn_lang_add_plugin(struct imc_scn_lang *l,
 			    const struct imc_scn_plugin *p)
 {
-	unsigned at;
+	size_t at;
 
 	if (!l || !p || !name_ok(p->name))
 		return -EINVAL;
-	for (unsigned i = 0; i < l->nplugs; i++)
+	for (size_t i = 0; i < l->nplugs; i++)
 		if (!strcmp(l->plug[i]->name, p->name))
 			return -EEXIST;
-	if (l->nplugs == l->plug_cap) {
-		unsigned nc = l->plug_cap ? l->plug_cap * 2 : 4;
-		const struct imc_scn_plugin **np =
-			realloc(l->plug, nc * sizeof(*np));
-
-		if (!np)
-			return -ENOMEM;
-		l->plug = np;
-		l->plug_cap = nc;
-	}
+	if (IMC_VEC_RESERVE(&l->plug, &l->plug_cap, l->nplugs + 1))
+		return -ENOMEM;
 	/* Stable: equal orders keep the order they were added in. */
 	for (at = l->nplugs; at > 0 && l->plug[at - 1]->order > p->order; at--)
 		l->plug[at] = l->plug[at - 1];
@@ -194,7 +172,7 @@ int scn_plugins_start(struct imc_scn_ctx *c)
 	const struct imc_scn_lang *l = scn_scenario(c)->lang;
 	int rc = 0;
 
-	for (unsigned i = 0; i < l->nplugs && !rc; i++)
+	for (size_t i = 0; i < l->nplugs && !rc; i++)
 		if (l->plug[i]->start)
 			rc = l->plug[i]->start(c);
 	return rc;
@@ -204,7 +182,7 @@ void scn_plugins_teardown(struct imc_scn_ctx *c)
 {
 	const struct imc_scn_lang *l = scn_scenario(c)->lang;
 
-	for (unsigned i = l->nplugs; i-- > 0;)
+	for (size_t i = l->nplugs; i-- > 0;)
 		if (l->plug[i]->teardown)
 			l->plug[i]->teardown(c);
 }
@@ -213,7 +191,7 @@ void imc_scn_links_changed(struct imc_scn_ctx *c)
 {
 	const struct imc_scn_lang *l = scn_scenario(c)->lang;
 
-	for (unsigned i = 0; i < l->nplugs; i++)
+	for (size_t i = 0; i < l->nplugs; i++)
 		if (l->plug[i]->links_changed)
 			l->plug[i]->links_changed(c);
 }
@@ -306,7 +284,7 @@ int scn_svc_group_send(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 
 unsigned scn_lang_nsections(const struct imc_scn_lang *l)
 {
-	return l->nsecs;
+	return (unsigned)l->nsecs;
 }
 
 const struct imc_scn_section *scn_lang_section(const struct imc_scn_lang *l,
@@ -319,8 +297,7 @@ const struct imc_scn_verb *imc_scn_lang_verb(const struct imc_scn_lang *l,
 					     const char *name)
 {
 	bool found;
-	unsigned i = search(l->verb, l->nverbs, name,
-			    &found);
+	size_t i = search(l->verb, l->nverbs, name, &found);
 
 	return found ? (const struct imc_scn_verb *)l->verb[i] : NULL;
 }
@@ -329,8 +306,7 @@ const struct imc_scn_subject *
 imc_scn_lang_subject(const struct imc_scn_lang *l, const char *name)
 {
 	bool found;
-	unsigned i = search(l->subj, l->nsubjs, name,
-			    &found);
+	size_t i = search(l->subj, l->nsubjs, name, &found);
 
 	return found ? (const struct imc_scn_subject *)l->subj[i] : NULL;
 }

@@ -265,30 +265,28 @@ extern const unsigned scn_builtin_nsections;
 
 /* ---- services ----
  *
- * How plugins find each other: a plugin never calls another by name. At
- * registration it adds the services it provides to the language
- * (scn_lang_add_service()); a consumer asks the runner for a kind
- * through the scn_svc_*() functions below, which give the same error as
- * the provider would when no plugin provides it.
+ * How plugins find each other: a plugin never calls another by name; at
+ * registration it adds the services it provides to the language, and a
+ * consumer asks for a kind through scn_svc_*(), which without a provider
+ * gives the error the provider gives when it is not in use.
  *
- * Teardown order is the plugins' order (struct imc_scn_plugin): a
- * consumer has a higher order than its providers (sa 100 gives GSIs and
- * the SA engine; mcast 200 gives join trackers, on those GSIs; ipoib 300
- * uses the trackers), so its teardown hook runs first, while what it
- * uses still works; run data is freed after every teardown hook, last
- * set first, and a consumer makes its provider's state before its own
- * (scn_svc_tracker_prepare()). */
+ * Teardown order is the plugins' order (struct imc_scn_plugin): sa (100)
+ * provides GSIs and the SA engine, mcast (200) trackers on those GSIs,
+ * ipoib (300) uses the trackers. Teardown hooks run from the highest
+ * order down while everything still works; run data is freed after them,
+ * last set first, so a consumer makes its provider's state before its
+ * own (scn_svc_tracker_prepare()). */
 enum scn_svc {
-	SCN_SVC_PORT_GSI,      /* a port's GSI (QP1), shared by MAD users */
-	SCN_SVC_PORT_TRACKER,  /* a port's join tracker */
-	SCN_SVC_SA_ENGINE,     /* the built-in SA: its state, sends to groups */
-	SCN_SVC_NAME_MCAST,    /* @NAME: an mcast-join's as= */
-	SCN_SVC_NAME_SA,       /* @NAME: an sa-join's as= */
+	SCN_SVC_PORT_GSI,      /* gsi: a port's GSI (QP1), one per port */
+	SCN_SVC_PORT_TRACKER,  /* prepare, tracker: a port's join tracker */
+	SCN_SVC_SA_ENGINE,     /* engine, send: the built-in SA */
+	SCN_SVC_NAME_MCAST,    /* parse, print, resolve: mcast-join as= */
+	SCN_SVC_NAME_SA,       /* parse, print, resolve: sa-join as= */
 	SCN_SVC_N,
 };
 
-/* An MGID word: a GID, or @NAME whose group a name service gives at run
- * time (name: the provider's, NULL for a GID). */
+/* An MGID word: a GID, or @NAME (name: its name service's; NULL for a
+ * GID) whose group that service gives at run time. */
 struct scn_mgid {
 	const void *name;
 	struct imc_gid gid;
@@ -298,26 +296,18 @@ struct imc_gsi;
 struct imc_mcast;
 struct imc_sa;
 
-/* What a service kind does; a provider sets the functions of its kind. */
+/* A provider sets the functions of its kinds (the comments of enum
+ * scn_svc), each as its scn_svc_*() caller below describes. */
 struct scn_svc_ops {
-	/* PORT_GSI: node:port's GSI, made on first use; with optional,
-	 * -ENOENT and the run going on when the provider is not in use. */
 	int (*gsi)(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 		   bool optional, struct imc_gsi **out);
-	/* PORT_TRACKER: makes the provider's run state (prepare), and
-	 * node:port's tracker, made on first use. */
 	int (*prepare)(struct imc_scn_ctx *c);
 	int (*tracker)(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 		       struct imc_mcast **out);
-	/* SA_ENGINE: the engine running now or NULL; count datagrams of
-	 * size bytes from node:port to the SA's group mgid, interval
-	 * apart. */
 	const struct imc_sa *(*engine)(struct imc_scn_ctx *c);
 	int (*send)(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 		    const struct imc_gid *mgid, uint32_t count, uint32_t size,
 		    imc_time_t interval, uint8_t sl);
-	/* NAME_*: an MGID word (parse time) back to text, and the group it
-	 * names now (fails the run when none yet). */
 	int (*parse)(struct imc_scn_parser *p, const char *word,
 		     struct scn_mgid *m);
 	void (*print)(FILE *f, const struct scn_mgid *m);
@@ -325,20 +315,26 @@ struct scn_svc_ops {
 		       struct imc_gid *out);
 };
 
-/* 0, -EEXIST when a plugin provides kind already, -EINVAL when ops
- * lacks a function of its kind. Referenced, not copied. */
+/* 0, -EEXIST when kind has a provider, -EINVAL when ops lacks a function
+ * of kind. Referenced, not copied. scn_service(): the provider or NULL. */
 int scn_lang_add_service(struct imc_scn_lang *l, enum scn_svc kind,
 			 const struct scn_svc_ops *ops);
-/* The provider of kind, or NULL. */
 const struct scn_svc_ops *scn_service(const struct imc_scn_lang *l,
 				      enum scn_svc kind);
 
-/* The consumers' side: each calls the provider of its kind. */
+/* node:port's GSI, made on first use and shared by every MAD user of the
+ * port; fails the run without a provider in use, or with optional
+ * returns -ENOENT and the run goes on. */
 int scn_svc_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 		bool optional, struct imc_gsi **out);
+/* Makes the trackers' run state now, so that state set after it is
+ * freed before the trackers; node:port's tracker, made on first use. */
 int scn_svc_tracker_prepare(struct imc_scn_ctx *c);
 int scn_svc_tracker(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 		    struct imc_mcast **out);
+/* The SA engine running now, or NULL; count datagrams of size bytes
+ * from node:port to the SA's group mgid, interval apart, with the
+ * group's MLID, Q_Key and P_Key. */
 const struct imc_sa *scn_svc_sa_engine(struct imc_scn_ctx *c);
 int scn_svc_group_send(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 		       const struct imc_gid *mgid, uint32_t count,

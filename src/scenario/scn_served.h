@@ -35,9 +35,6 @@ void scn_served_hold(struct scn_served *sv);
 /* The run's served fabric, or NULL (run.c). */
 struct scn_served *scn_ctx_served(struct imc_scn_ctx *c);
 
-/* Time from OpenSM's start to SUBNET UP with every port ACTIVE. */
-imc_time_t scn_served_up_time(const struct scn_served *sv);
-
 /* Stops OpenSM (SIGTERM, SIGKILL after 2 s), stops serving and removes
  * the private directory. NULL is a no-op. Before f is destroyed. */
 void scn_served_stop(struct scn_served *sv);

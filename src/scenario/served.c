@@ -525,11 +525,6 @@ fail:
 	return rc;
 }
 
-imc_time_t scn_served_up_time(const struct scn_served *sv)
-{
-	return sv ? sv->up_time : 0;
-}
-
 void scn_served_hold(struct scn_served *sv)
 {
 	char release[300];
