@@ -322,7 +322,7 @@ void imc_scn_lang_destroy(struct imc_scn_lang *l)
 	free(l);
 }
 
-int imc_scn_lang_create(struct imc_scn_lang **out)
+int scn_lang_create_core(struct imc_scn_lang **out)
 {
 	struct imc_scn_lang *l = calloc(1, sizeof(*l));
 	int rc = 0;
@@ -335,6 +335,18 @@ int imc_scn_lang_create(struct imc_scn_lang **out)
 		rc = imc_scn_lang_add_subject(l, scn_builtin_subjects[i]);
 	for (unsigned i = 0; i < scn_builtin_nsections && !rc; i++)
 		rc = imc_scn_lang_add_section(l, scn_builtin_sections[i]);
+	if (rc)
+		imc_scn_lang_destroy(l);
+	else
+		*out = l;
+	return rc;
+}
+
+int imc_scn_lang_create(struct imc_scn_lang **out)
+{
+	struct imc_scn_lang *l;
+	int rc = scn_lang_create_core(&l);
+
 	if (!rc)
 		rc = imc_scn_lang_add_sa(l);
 	if (!rc)

@@ -369,6 +369,10 @@ void scn_join_state_print(FILE *f, uint8_t state);
 int scn_mad_status_parse(const char *word, uint64_t *status);
 const char *scn_mad_status_name(uint64_t status);
 
+/* A language of the built-in verbs, subjects and sections alone, with no
+ * plugin (imc_scn_lang_create() adds the library's). 0 or -ENOMEM. */
+int scn_lang_create_core(struct imc_scn_lang **out);
+
 /* The plugins' start hooks in order (0 or the first error), and their
  * teardown hooks in reverse order (lang.c). */
 int scn_plugins_start(struct imc_scn_ctx *c);
