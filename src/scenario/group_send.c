@@ -1,4 +1,5 @@
-/* Sending to a multicast group: one verb under two names.
+/* MGID words, and sending to a multicast group: one verb under two
+ * names.
  *
  *   mcast-send FROM MGID|@NAME [count=N] [size=BYTES] [interval=T] [sl=N]
  *   sa-mcast   FROM MGID|@NAME [count=N] [size=BYTES] [interval=T] [sl=N]
@@ -10,8 +11,71 @@
  * (the sa plugin's); each plugin adds the verb of its names. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "scenario/scn.h"
+
+bool scn_label_ok(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++) {
+		char ch = s[n];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' ||
+		      ch == '.'))
+			return false;
+	}
+	return n > 0 && n <= SCN_LABEL_MAX;
+}
+
+const void *scn_label_find(struct imc_scn_parser *p, const void *space,
+			   const char *what, const char *name)
+{
+	const void *line = scn_name_find(p->s, space, name);
+
+	if (!line)
+		imc_scn_parse_error(p, "@%s: no %s ... as=%s on an earlier line",
+				    name, what, name);
+	return line;
+}
+
+int scn_mgid_parse(struct imc_scn_parser *p, const char *word,
+		   const void *space, const char *what, unsigned flags,
+		   struct scn_mgid *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (word[0] == '@') {
+		m->line = scn_label_find(p, space, what, word + 1);
+		/* as= names are at most SCN_LABEL_MAX long: a found one fits */
+		snprintf(m->label, sizeof(m->label), "%s", word + 1);
+		return m->line ? 0 : -EINVAL;
+	}
+	if ((flags & SCN_MGID_ZERO) && !strcmp(word, "0"))
+		return 0;
+	if (imc_gid_parse(word, &m->gid) ||
+	    ((flags & SCN_MGID_MCAST) && !imc_gid_is_multicast(&m->gid)))
+		return imc_scn_parse_error(p,
+			"MGID: expected a %sGID (ff12:...)%s or @NAME, got '%s'",
+			flags & SCN_MGID_MCAST ? "multicast " : "",
+			flags & SCN_MGID_ZERO ? ", 0" : "", word);
+	return 0;
+}
+
+void scn_mgid_print(FILE *f, const struct scn_mgid *m)
+{
+	char buf[IMC_GID_STRLEN];
+
+	if (m->line) {
+		fprintf(f, " @%s", m->label);
+	} else if (imc_gid_is_zero(&m->gid)) {
+		fputs(" 0", f);
+	} else {
+		imc_gid_format(&m->gid, buf);
+		fprintf(f, " %s", buf);
+	}
+}
 
 struct group_send {
 	struct scn_port_arg src;
@@ -45,7 +109,9 @@ static int send_parse(struct imc_scn_parser *p, enum scn_svc names,
 	a->interval = IMC_NSEC_PER_USEC;
 	rc = imc_scn_parse_host(p, argv[0], &a->src.node, &a->src.port);
 	if (!rc)
-		rc = a->names->parse(p, argv[1], &a->mgid);
+		rc = scn_mgid_parse(p, argv[1], a->names->space,
+				    a->names->what, a->names->mgid_flags,
+				    &a->mgid);
 	if (!rc)
 		rc = scn_mcast_flow_opts(p, argc - 2, argv + 2, &a->count,
 					 &a->size, &a->interval, &a->sl);
@@ -69,7 +135,7 @@ static void send_print(FILE *f, const struct imc_topo *t, const void *data)
 	const struct group_send *a = data;
 
 	scn_print_port_arg(f, t, &a->src);
-	a->names->print(f, &a->mgid);
+	scn_mgid_print(f, &a->mgid);
 	scn_mcast_flow_print(f, a->count, a->size, a->interval, a->sl);
 }
 

@@ -207,7 +207,7 @@ int scn_lang_add_service(struct imc_scn_lang *l, enum scn_svc kind,
 	case SCN_SVC_PORT_GSI: ok = o->gsi; break;
 	case SCN_SVC_PORT_TRACKER: ok = o->prepare && o->tracker; break;
 	case SCN_SVC_SA_ENGINE: ok = o->engine && o->send; break;
-	default: ok = o->parse && o->print && o->resolve; break;
+	default: ok = o->space && o->what && o->resolve; break;
 	}
 	if (!ok)
 		return -EINVAL;

@@ -248,16 +248,16 @@ struct mc_member *scn_mcast_member_of(struct imc_scn_ctx *c,
 }
 
 /* The MGID m names now: a GID, or the group of a member that joined. */
-int scn_mcast_mgid_resolve(struct imc_scn_ctx *c, const struct mgid_arg *m,
+int scn_mcast_mgid_resolve(struct imc_scn_ctx *c, const struct scn_mgid *m,
 			   struct imc_gid *out)
 {
 	const struct mc_member *x;
 
-	if (!m->label) {
+	if (!m->line) {
 		*out = m->gid;
 		return 0;
 	}
-	x = scn_mcast_member_of(c, m->label);
+	x = scn_mcast_member_of(c, m->line);
 	if (!x || !x->has_mgid)
 		return -ENOENT;
 	*out = x->mgid;
@@ -265,13 +265,13 @@ int scn_mcast_mgid_resolve(struct imc_scn_ctx *c, const struct mgid_arg *m,
 }
 
 int scn_mcast_mgid_resolve_or_fail(struct imc_scn_ctx *c,
-				   const struct mgid_arg *m, struct imc_gid *out)
+				   const struct scn_mgid *m, struct imc_gid *out)
 {
 	if (!scn_mcast_mgid_resolve(c, m, out))
 		return 0;
 	return imc_scn_fail(c, -ENOENT,
 			    "@%s has no MGID yet: its mcast-join has not joined",
-			    m->label->name);
+			    m->label);
 }
 
 static void on_member(void *arg, struct imc_mcast_member *m,

@@ -16,7 +16,6 @@
 #define CREATE_COMPS (CM(QKEY) | CM(TCLASS) | CM(PKEY) | CM(FLOW_LABEL) | \
 		      CM(SL))
 #define RECV_BITS (IMC_JOIN_FULL | IMC_JOIN_NON)
-#define NAME_MAX_LEN 32
 #define RETRIES_MAX 1000
 #define WINDOW_MAX 4096
 
@@ -53,16 +52,10 @@ struct mc_cfg {
 
 struct mc_join;
 
-/* An MGID word: a GID, 0 (mcast-join only), or @NAME, the MGID of the
- * group the member of mcast-join ... as=NAME joined. */
-struct mgid_arg {
-	const struct mc_join *label;
-	struct imc_gid gid;
-};
 
 struct mc_join {
 	struct scn_port_arg host;
-	struct mgid_arg mgid;
+	struct scn_mgid mgid;
 	bool state_set;
 	uint8_t state;
 	uint64_t mask;              /* components the options give */
@@ -165,10 +158,10 @@ struct mc_member *scn_mcast_member_of(struct imc_scn_ctx *c,
 				      const struct mc_join *line);
 /* The MGID m names now: a GID, or the group of a member that joined;
  * the _or_fail form fails the run when there is none. */
-int scn_mcast_mgid_resolve(struct imc_scn_ctx *c, const struct mgid_arg *m,
+int scn_mcast_mgid_resolve(struct imc_scn_ctx *c, const struct scn_mgid *m,
 			   struct imc_gid *out);
 int scn_mcast_mgid_resolve_or_fail(struct imc_scn_ctx *c,
-				   const struct mgid_arg *m, struct imc_gid *out);
+				   const struct scn_mgid *m, struct imc_gid *out);
 
 /* The port tracker service (scn.h) and the plugin whose teardown takes
  * the trackers' end-of-run snapshot. */

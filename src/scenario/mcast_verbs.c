@@ -57,33 +57,11 @@ const char scn_mcast_cfg_key;
 /* ------------------------------------------------------------------ */
 /* Small helpers */
 
-static bool name_ok(const char *s)
-{
-	size_t n = 0;
-
-	for (; s[n]; n++) {
-		char ch = s[n];
-
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' ||
-		      ch == '.'))
-			return false;
-	}
-	return n > 0 && n <= NAME_MAX_LEN;
-}
-
 static const struct imc_scn_verb verb_join;
 
 /* The namespace of mcast-join's as= names in the scenario's name index;
  * the empty name (never an as= name) keys the file's first mcast-join. */
 static const char label_space;
-
-/* The mcast-join line before this one named name, or NULL. */
-static const struct mc_join *label_lookup(const struct imc_scenario *s,
-					  const char *name)
-{
-	return scn_name_find(s, &label_space, name);
-}
 
 /* The file's first mcast-join line, or NULL. */
 struct mc_join *scn_mcast_head_lookup(const struct imc_scenario *s)
@@ -91,44 +69,20 @@ struct mc_join *scn_mcast_head_lookup(const struct imc_scenario *s)
 	return (struct mc_join *)scn_name_find(s, &label_space, "");
 }
 
+/* The mcast-join line before this one whose as= is name. */
 static int label_find(struct imc_scn_parser *p, const char *name,
 		      const struct mc_join **out)
 {
-	*out = label_lookup(p->s, name);
-	if (!*out)
-		return imc_scn_parse_error(p,
-			"@%s: no mcast-join ... as=%s on an earlier line",
-			name, name);
-	return 0;
+	*out = scn_label_find(p, &label_space, "mcast-join", name);
+	return *out ? 0 : -EINVAL;
 }
 
 static int mgid_parse(struct imc_scn_parser *p, const char *word,
-		      bool zero_ok, struct mgid_arg *m)
+		      bool zero_ok, struct scn_mgid *m)
 {
-	memset(m, 0, sizeof(*m));
-	if (word[0] == '@')
-		return label_find(p, word + 1, &m->label);
-	if (zero_ok && !strcmp(word, "0"))
-		return 0;
-	if (imc_gid_parse(word, &m->gid) || !imc_gid_is_multicast(&m->gid))
-		return imc_scn_parse_error(p,
-			"MGID: expected a multicast GID (ff12:...)%s or @NAME, got '%s'",
-			zero_ok ? ", 0" : "", word);
-	return 0;
-}
-
-static void mgid_print(FILE *f, const struct mgid_arg *m)
-{
-	char buf[IMC_GID_STRLEN];
-
-	if (m->label) {
-		fprintf(f, " @%s", m->label->name);
-	} else if (imc_gid_is_zero(&m->gid)) {
-		fputs(" 0", f);
-	} else {
-		imc_gid_format(&m->gid, buf);
-		fprintf(f, " %s", buf);
-	}
+	return scn_mgid_parse(p, word, &label_space, "mcast-join",
+			      SCN_MGID_MCAST | (zero_ok ? SCN_MGID_ZERO : 0),
+			      m);
 }
 
 /* ------------------------------------------------------------------ */
@@ -249,10 +203,10 @@ static int join_parse(struct imc_scn_parser *p, unsigned argc,
 			/* create, noqp or retry=, or its error */
 		} else if (imc_scn_kv(argv[i], "as", &v)) {
 			rc = 0;
-			if (!name_ok(v))
+			if (!scn_label_ok(v))
 				return imc_scn_parse_error(p,
 					"as: expected a name of letters, digits, '_', '-' or '.' (at most %d), got '%s'",
-					NAME_MAX_LEN, v);
+					SCN_LABEL_MAX, v);
 			free(a->name);
 			a->name = strdup(v);
 			if (!a->name)
@@ -277,7 +231,7 @@ static void join_print(FILE *f, const struct imc_topo *t, const void *data)
 	const struct mc_join *a = data;
 
 	scn_print_port_arg(f, t, &a->host);
-	mgid_print(f, &a->mgid);
+	scn_mgid_print(f, &a->mgid);
 	if (a->state_set) {
 		fputs(" state=", f);
 		scn_join_state_print(f, a->state);
@@ -343,34 +297,6 @@ static const struct imc_scn_verb verb_leave = {
 	.print = leave_print, .run = leave_run, .free = free,
 };
 
-/* ------------------------------------------------------------------ */
-/* @NAME of mcast-send: the name service (scn.h) */
-
-static int mgid_name_parse(struct imc_scn_parser *p, const char *word,
-			    struct scn_mgid *m)
-{
-	struct mgid_arg a;
-	int rc = mgid_parse(p, word, false, &a);
-
-	m->name = a.label;
-	m->gid = a.gid;
-	return rc;
-}
-
-static void mgid_name_print(FILE *f, const struct scn_mgid *m)
-{
-	const struct mgid_arg a = { m->name, m->gid };
-
-	mgid_print(f, &a);
-}
-
-static int mgid_name_resolve(struct imc_scn_ctx *c,
-			     const struct scn_mgid *m, struct imc_gid *out)
-{
-	const struct mgid_arg a = { m->name, m->gid };
-
-	return scn_mcast_mgid_resolve_or_fail(c, &a, out);
-}
 
 /* ------------------------------------------------------------------ */
 /* mcast-show */
@@ -436,7 +362,7 @@ struct subj_arg {
 	int event;                    /* mcast-callbacks: -1 all */
 	bool has_host;
 	struct scn_port_arg host;
-	struct mgid_arg mgid;
+	struct scn_mgid mgid;
 	const struct counter *k;
 };
 
@@ -556,7 +482,7 @@ static void host_mgid_print(FILE *f, const struct imc_topo *t,
 	const struct subj_arg *a = data;
 
 	host_print(f, t, data);
-	mgid_print(f, &a->mgid);
+	scn_mgid_print(f, &a->mgid);
 }
 
 /* ---- mcast-state NAME ---- */
@@ -1065,8 +991,9 @@ int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 		&subj_held, &subj_consistent, &subj_orphans,
 	};
 	static const struct scn_svc_ops names = {
-		.parse = mgid_name_parse, .print = mgid_name_print,
-		.resolve = mgid_name_resolve,
+		.space = &label_space, .what = "mcast-join",
+		.mgid_flags = SCN_MGID_MCAST,
+		.resolve = scn_mcast_mgid_resolve_or_fail,
 	};
 	int rc = 0;
 

@@ -141,16 +141,16 @@ static void set_status(struct sa_run *r, uint32_t host,
 		e->status = status;
 }
 
-bool scn_sa_mgid_resolve(struct sa_run *r, const struct mgid_arg *m,
+bool scn_sa_mgid_resolve(struct sa_run *r, const struct scn_mgid *m,
 			 struct imc_gid *out)
 {
 	const struct label_slot *ls;
 
-	if (!m->label) {
+	if (!m->line) {
 		*out = m->gid;
 		return true;
 	}
-	ls = imc_scn_data(r->c, &m->label->label);
+	ls = imc_scn_data(r->c, &((const struct req_arg *)m->line)->label);
 	if (!ls)
 		return false;
 	*out = ls->mgid;
@@ -664,7 +664,7 @@ int scn_sa_req_start(struct imc_scn_ctx *c, const struct req_arg *a)
 	if (!scn_sa_mgid_resolve(r, &a->mgid, &mgid))
 		return imc_scn_fail(c, -ENOENT,
 			"@%s has no MGID yet: its sa-join has not succeeded",
-			a->mgid.label->label);
+			a->mgid.label);
 	h = host_get(r, a->host.node, a->host.port);
 	mh = host_get(r, a->member.node, a->member.port);
 	if (!h || !mh)

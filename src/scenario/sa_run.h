@@ -22,7 +22,6 @@
 #define JS_RECEIVES (JS_FULL | JS_NON)
 
 #define DEFAULT_TIMEOUT (100 * IMC_NSEC_PER_MSEC)
-#define LABEL_MAX 32
 #define RETRIES_MAX 1000
 #define DOTS 24   /* saquery pads field names with dots to 24 columns */
 
@@ -63,21 +62,12 @@ struct sa_cfg {
 
 enum req_kind { REQ_JOIN, REQ_LEAVE, REQ_GET };
 
-struct req_arg;
-
-/* An MGID word: a GID, 0, or @NAME (the MGID the answer to the sa-join
- * line with as=NAME carried). */
-struct mgid_arg {
-	const struct req_arg *label;
-	struct imc_gid gid;
-};
-
 struct req_arg {
 	enum req_kind kind;
 	struct scn_port_arg host;       /* sends the request */
 	struct scn_port_arg member;     /* its PortGID: host, or proxy= */
 	bool proxy;
-	struct mgid_arg mgid;
+	struct scn_mgid mgid;
 	bool state_set;
 	uint8_t state;
 	uint64_t mask;              /* components the options give */
@@ -258,7 +248,7 @@ struct sa_ent *scn_sa_ent_find(struct sa_run *r, uint32_t host,
 			       const struct imc_gid *mgid);
 /* The MGID of m (literal or the group a label named); false when the
  * labelled join has had no answer yet. */
-bool scn_sa_mgid_resolve(struct sa_run *r, const struct mgid_arg *m,
+bool scn_sa_mgid_resolve(struct sa_run *r, const struct scn_mgid *m,
 			 struct imc_gid *out);
 /* A snapshot of the SA's groups for sa-show at scenario line line. */
 int scn_sa_snapshot(struct sa_run *r, unsigned line);

@@ -62,69 +62,16 @@
 
 /* Small helpers */
 
-static bool label_ok(const char *s)
-{
-	size_t n = 0;
-
-	for (; s[n]; n++) {
-		char ch = s[n];
-
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' ||
-		      ch == '.'))
-			return false;
-	}
-	return n > 0 && n <= LABEL_MAX;
-}
-
 /* The namespace of sa-join's as= names in the scenario's name index. */
 static const char label_space;
 
-/* The sa-join of an earlier line that names its MGID NAME, or NULL. */
-static const struct req_arg *label_lookup(const struct imc_scenario *s,
-					  const char *name)
-{
-	return scn_name_find(s, &label_space, name);
-}
-
-static int label_find(struct imc_scn_parser *p, const char *name,
-		      const struct req_arg **out)
-{
-	*out = label_lookup(p->s, name);
-	if (!*out)
-		return imc_scn_parse_error(p,
-			"@%s: no sa-join ... as=%s on an earlier line",
-			name, name);
-	return 0;
-}
-
+/* An MGID word: a GID, 0, or @NAME (the MGID the answer to the sa-join
+ * line with as=NAME carried). */
 static int mgid_parse(struct imc_scn_parser *p, const char *word,
-		      struct mgid_arg *m)
+		      struct scn_mgid *m)
 {
-	memset(m, 0, sizeof(*m));
-	if (word[0] == '@')
-		return label_find(p, word + 1, &m->label);
-	if (!strcmp(word, "0"))
-		return 0;
-	if (imc_gid_parse(word, &m->gid))
-		return imc_scn_parse_error(p,
-			"MGID: expected a GID (ff12:...), 0 or @NAME, got '%s'",
-			word);
-	return 0;
-}
-
-static void mgid_print(FILE *f, const struct mgid_arg *m)
-{
-	char buf[IMC_GID_STRLEN];
-
-	if (m->label) {
-		fprintf(f, " @%s", m->label->label);
-	} else if (imc_gid_is_zero(&m->gid)) {
-		fputs(" 0", f);
-	} else {
-		imc_gid_format(&m->gid, buf);
-		fprintf(f, " %s", buf);
-	}
+	return scn_mgid_parse(p, word, &label_space, "sa-join", SCN_MGID_ZERO,
+			      m);
 }
 
 static const struct {
@@ -487,10 +434,10 @@ static int join_opt(struct imc_scn_parser *p, struct req_arg *a,
 		return rc;
 	rc = 0;
 	if (imc_scn_kv(word, "as", &v)) {
-		if (!label_ok(v))
+		if (!scn_label_ok(v))
 			return imc_scn_parse_error(p,
 				"as: expected a name of letters, digits, '_', '-' or '.' (at most %d), got '%s'",
-				LABEL_MAX, v);
+				SCN_LABEL_MAX, v);
 		free(a->label);
 		a->label = strdup(v);
 		if (!a->label)
@@ -511,7 +458,7 @@ static int join_define_group(struct imc_scn_parser *p, const struct req_arg *a)
 {
 	struct scn_group g;
 
-	if (a->mgid.label || imc_gid_is_zero(&a->mgid.gid) ||
+	if (a->mgid.line || imc_gid_is_zero(&a->mgid.gid) ||
 	    !(a->mask & CM(MLID)) || !(a->mask & CM(QKEY)) ||
 	    !imc_lid_is_mcast(a->rec.mlid) ||
 	    !imc_gid_is_multicast(&a->mgid.gid) ||
@@ -617,7 +564,7 @@ static void req_print(FILE *f, const struct imc_topo *t, const void *data)
 	const struct imc_mcmr *r = &a->rec;
 
 	scn_print_port_arg(f, t, &a->host);
-	mgid_print(f, &a->mgid);
+	scn_mgid_print(f, &a->mgid);
 	if (a->state_set) {
 		fputs(" state=", f);
 		scn_join_state_print(f, a->state);
@@ -658,37 +605,18 @@ static const struct imc_scn_verb verb_get = {
 /* ------------------------------------------------------------------ */
 /* Services (scn.h): @NAME of sa-mcast, GSIs, the engine, sends */
 
-static int name_parse(struct imc_scn_parser *p, const char *word,
-		      struct scn_mgid *m)
-{
-	struct mgid_arg a;
-	int rc = mgid_parse(p, word, &a);
-
-	m->name = a.label;
-	m->gid = a.gid;
-	return rc;
-}
-
-static void name_print(FILE *f, const struct scn_mgid *m)
-{
-	const struct mgid_arg a = { m->name, m->gid };
-
-	mgid_print(f, &a);
-}
-
 static int name_resolve(struct imc_scn_ctx *c, const struct scn_mgid *m,
 			struct imc_gid *out)
 {
-	const struct mgid_arg a = { m->name, m->gid };
 	struct sa_run *r;
 	int rc = scn_sa_run_get(c, &r);
 
 	if (rc)
 		return rc;
-	if (!scn_sa_mgid_resolve(r, &a, out))
+	if (!scn_sa_mgid_resolve(r, m, out))
 		return imc_scn_fail(c, -ENOENT,
 			"@%s has no MGID yet: its sa-join has not succeeded",
-			a.label->label);
+			m->label);
 	return 0;
 }
 
@@ -720,7 +648,8 @@ static int group_send(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 /* One set of functions for the kinds the sa plugin provides. */
 static const struct scn_svc_ops sa_services = {
 	.gsi = scn_sa_gsi, .engine = scn_sa_engine, .send = group_send,
-	.parse = name_parse, .print = name_print, .resolve = name_resolve,
+	.space = &label_space, .what = "sa-join", .mgid_flags = SCN_MGID_ZERO,
+	.resolve = name_resolve,
 };
 
 /* ------------------------------------------------------------------ */
@@ -814,7 +743,7 @@ struct sa_counter;
 struct subj_arg {
 	bool has_host;
 	struct scn_port_arg host;
-	struct mgid_arg mgid;
+	struct scn_mgid mgid;
 	const struct sa_counter *k;
 };
 
@@ -885,7 +814,7 @@ static void status_print(FILE *f, const struct imc_topo *t,
 	const struct subj_arg *a = data;
 
 	scn_print_port_arg(f, t, &a->host);
-	mgid_print(f, &a->mgid);
+	scn_mgid_print(f, &a->mgid);
 }
 
 static void host_print(FILE *f, const struct imc_topo *t, const void *data)
@@ -902,7 +831,7 @@ static void mgid_subj_print(FILE *f, const struct imc_topo *t,
 	const struct subj_arg *a = data;
 
 	(void)t;
-	mgid_print(f, &a->mgid);
+	scn_mgid_print(f, &a->mgid);
 }
 
 static void none_print(FILE *f, const struct imc_topo *t, const void *data)

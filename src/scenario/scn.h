@@ -280,17 +280,37 @@ enum scn_svc {
 	SCN_SVC_PORT_GSI,      /* gsi: a port's GSI (QP1), one per port */
 	SCN_SVC_PORT_TRACKER,  /* prepare, tracker: a port's join tracker */
 	SCN_SVC_SA_ENGINE,     /* engine, send: the built-in SA */
-	SCN_SVC_NAME_MCAST,    /* parse, print, resolve: mcast-join as= */
-	SCN_SVC_NAME_SA,       /* parse, print, resolve: sa-join as= */
+	SCN_SVC_NAME_MCAST,    /* space, what, resolve: mcast-join as= */
+	SCN_SVC_NAME_SA,       /* space, what, resolve: sa-join as= */
 	SCN_SVC_N,
 };
 
-/* An MGID word: a GID, or @NAME (name: its name service's; NULL for a
- * GID) whose group that service gives at run time. */
+/* An MGID word: a GID, 0, or @NAME, the as= of an earlier line (line:
+ * that line's data in the name index, scn_name_add(); NULL for a GID). */
+#define SCN_LABEL_MAX 32
 struct scn_mgid {
-	const void *name;
+	const void *line;
+	char label[SCN_LABEL_MAX + 1];
 	struct imc_gid gid;
 };
+
+enum {
+	SCN_MGID_ZERO = 1u << 0,    /* 0 is taken (a group the SA names) */
+	SCN_MGID_MCAST = 1u << 1,   /* a GID must be multicast */
+};
+
+/* An as= name: 1 to SCN_LABEL_MAX letters, digits, '_', '-' or '.'. */
+bool scn_label_ok(const char *name);
+/* The line of verb what whose as= put name in space, or NULL after a
+ * parse error saying there is none. */
+const void *scn_label_find(struct imc_scn_parser *p, const void *space,
+			   const char *what, const char *name);
+/* Parses word into m, @NAME as scn_label_find() finds it. 0 or the
+ * parse error. scn_mgid_print(): " @NAME", " 0" or " GID". */
+int scn_mgid_parse(struct imc_scn_parser *p, const char *word,
+		   const void *space, const char *what, unsigned flags,
+		   struct scn_mgid *m);
+void scn_mgid_print(FILE *f, const struct scn_mgid *m);
 
 struct imc_gsi;
 struct imc_mcast;
@@ -308,9 +328,11 @@ struct scn_svc_ops {
 	int (*send)(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 		    const struct imc_gid *mgid, uint32_t count, uint32_t size,
 		    imc_time_t interval, uint8_t sl);
-	int (*parse)(struct imc_scn_parser *p, const char *word,
-		     struct scn_mgid *m);
-	void (*print)(FILE *f, const struct scn_mgid *m);
+	/* NAME_*: the arguments of scn_mgid_parse(); the group m names
+	 * now, failing the run when it has none yet. */
+	const void *space;
+	const char *what;
+	unsigned mgid_flags;
 	int (*resolve)(struct imc_scn_ctx *c, const struct scn_mgid *m,
 		       struct imc_gid *out);
 };
