@@ -223,10 +223,7 @@ const struct scn_svc_ops *scn_service(const struct imc_scn_lang *l,
 	return (unsigned)kind < SCN_SVC_N ? l->svc[kind] : NULL;
 }
 
-static const struct scn_svc_ops *svc(struct imc_scn_ctx *c, enum scn_svc k)
-{
-	return scn_scenario(c)->lang->svc[k];
-}
+#define svc(c, k) (scn_scenario(c)->lang->svc[k])
 
 /* Without a provider, the errors the SA's and the trackers' plugins give
  * when they are not in use. */

@@ -50,9 +50,6 @@ struct mc_cfg {
 	uint32_t retries;
 };
 
-struct mc_join;
-
-
 struct mc_join {
 	struct scn_port_arg host;
 	struct scn_mgid mgid;

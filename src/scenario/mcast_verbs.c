@@ -69,11 +69,12 @@ struct mc_join *scn_mcast_head_lookup(const struct imc_scenario *s)
 	return (struct mc_join *)scn_name_find(s, &label_space, "");
 }
 
-/* The mcast-join line before this one whose as= is name. */
-static int label_find(struct imc_scn_parser *p, const char *name,
+/* The mcast-join line before this one whose as= is word (NAME or @NAME). */
+static int label_find(struct imc_scn_parser *p, const char *word,
 		      const struct mc_join **out)
 {
-	*out = scn_label_find(p, &label_space, "mcast-join", name);
+	*out = scn_label_find(p, &label_space, "mcast-join",
+			      word + (word[0] == '@'));
 	return *out ? 0 : -EINVAL;
 }
 
@@ -262,8 +263,7 @@ static int leave_parse(struct imc_scn_parser *p, unsigned argc,
 	if (!a)
 		return -ENOMEM;
 	*data = a;
-	return label_find(p, argv[0][0] == '@' ? argv[0] + 1 : argv[0],
-			  &a->label);
+	return label_find(p, argv[0], &a->label);
 }
 
 static void leave_print(FILE *f, const struct imc_topo *t, const void *data)
@@ -386,8 +386,7 @@ static int name_subj_parse(struct imc_scn_parser *p, unsigned argc,
 		return imc_scn_parse_error(p,
 			"expected NAME (an mcast-join's as=NAME)");
 	rc = subj_new(data, &a);
-	return rc ? rc : label_find(p, argv[0][0] == '@' ? argv[0] + 1 :
-					     argv[0], &a->label);
+	return rc ? rc : label_find(p, argv[0], &a->label);
 }
 
 static const char *const event_words[] = {
@@ -408,8 +407,7 @@ static int callbacks_parse(struct imc_scn_parser *p, unsigned argc,
 			"expected NAME [joined|error|rejoining|waiting]");
 	rc = subj_new(data, &a);
 	if (!rc)
-		rc = label_find(p, argv[0][0] == '@' ? argv[0] + 1 : argv[0],
-				&a->label);
+		rc = label_find(p, argv[0], &a->label);
 	if (rc || argc == 1)
 		return rc;
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(event_words); i++)

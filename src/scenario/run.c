@@ -34,6 +34,7 @@
 #include "util/bytes.h"
 #include "util/hash.h"
 #include "util/mix.h"
+#include "util/vec.h"
 
 #define SLICE_MIN 1000ull                 /* 1 us */
 #define SLICE_MAX (10 * IMC_NSEC_PER_SEC)
@@ -42,7 +43,7 @@
 
 struct seen {
 	uint64_t *bits;
-	uint32_t nwords;
+	size_t nwords;
 };
 
 struct host {
@@ -218,17 +219,11 @@ static void track(struct host *h, uint32_t flow, uint32_t seq)
 	}
 	sn = &h->seen[flow];
 	if (w >= sn->nwords) {
-		uint32_t n = sn->nwords ? sn->nwords : 16;
-		uint64_t *nb;
+		size_t old = sn->nwords;
 
-		while (n <= w)
-			n *= 2;
-		nb = realloc(sn->bits, (size_t)n * sizeof(*nb));
-		if (!nb)
+		if (IMC_VEC_RESERVE(&sn->bits, &sn->nwords, (size_t)w + 1))
 			return;
-		memset(nb + sn->nwords, 0, (size_t)(n - sn->nwords) * sizeof(*nb));
-		sn->bits = nb;
-		sn->nwords = n;
+		memset(sn->bits + old, 0, (sn->nwords - old) * sizeof(*sn->bits));
 	}
 	if (sn->bits[w] >> (seq % 64) & 1)
 		h->st.dups++;

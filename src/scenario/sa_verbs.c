@@ -60,8 +60,6 @@
 #include "util/text.h"
 #include "scenario/sa_run.h"
 
-/* Small helpers */
-
 /* The namespace of sa-join's as= names in the scenario's name index. */
 static const char label_space;
 
