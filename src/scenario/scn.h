@@ -271,11 +271,11 @@ extern const unsigned scn_builtin_nsections;
  * gives the error the provider gives when it is not in use.
  *
  * Teardown order is the plugins' order (struct imc_scn_plugin): sa (100)
- * provides GSIs and the SA engine, mcast (200) trackers on those GSIs,
- * ipoib (300) uses the trackers. Teardown hooks run from the highest
- * order down while everything still works; run data is freed after them,
- * last set first, so a consumer makes its provider's state before its
- * own (scn_svc_tracker_prepare()). */
+ * provides GSIs and the SA engine, mcast (200) trackers on those GSIs;
+ * ipoib, above them (300), uses the trackers and needs no hook. Teardown
+ * hooks run from the highest order down while everything still works;
+ * run data is freed after them, last set first, so a consumer makes its
+ * provider's state before its own (scn_svc_tracker_prepare()). */
 enum scn_svc {
 	SCN_SVC_PORT_GSI,      /* gsi: a port's GSI (QP1), one per port */
 	SCN_SVC_PORT_TRACKER,  /* prepare, tracker: a port's join tracker */
