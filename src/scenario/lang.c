@@ -322,10 +322,8 @@ void imc_scn_lang_destroy(struct imc_scn_lang *l)
 int scn_lang_create_core(struct imc_scn_lang **out)
 {
 	struct imc_scn_lang *l = calloc(1, sizeof(*l));
-	int rc = 0;
+	int rc = l ? 0 : -ENOMEM;
 
-	if (!l)
-		return -ENOMEM;
 	for (unsigned i = 0; i < scn_builtin_nverbs && !rc; i++)
 		rc = imc_scn_lang_add_verb(l, scn_builtin_verbs[i]);
 	for (unsigned i = 0; i < scn_builtin_nsubjects && !rc; i++)
@@ -344,18 +342,18 @@ int imc_scn_lang_create(struct imc_scn_lang **out)
 	struct imc_scn_lang *l;
 	int rc = scn_lang_create_core(&l);
 
-	if (!rc)
-		rc = imc_scn_lang_add_sa(l);
+	if (rc)
+		return rc;
+	rc = imc_scn_lang_add_sa(l);
 	if (!rc)
 		rc = imc_scn_lang_add_mcast(l);
 	if (!rc)
 		rc = imc_scn_lang_add_ipoib(l);
 	if (!rc)
 		rc = scn_lang_add_served(l);
-	if (rc) {
+	if (rc)
 		imc_scn_lang_destroy(l);
-		return rc;
-	}
-	*out = l;
-	return 0;
+	else
+		*out = l;
+	return rc;
 }

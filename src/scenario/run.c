@@ -20,8 +20,9 @@
  *
  * Hosts (HCA ports) get state when first used: their QPs (one per P_Key,
  * numbered in order of first use) and counters, in a slot per node:port
- * (scn_port_slots()). Receivers recognise scenario datagrams by their header and
- * keep a bitmap of sequence numbers per flow to count duplicates.
+ * (scn_port_slots()). Receivers recognise scenario datagrams by their
+ * header and keep a bitmap of sequence numbers per flow to count
+ * duplicates.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -223,7 +224,8 @@ static void track(struct host *h, uint32_t flow, uint32_t seq)
 
 		if (IMC_VEC_RESERVE(&sn->bits, &sn->nwords, (size_t)w + 1))
 			return;
-		memset(sn->bits + old, 0, (sn->nwords - old) * sizeof(*sn->bits));
+		memset(sn->bits + old, 0,
+		       (sn->nwords - old) * sizeof(*sn->bits));
 	}
 	if (sn->bits[w] >> (seq % 64) & 1)
 		h->st.dups++;

@@ -1103,8 +1103,8 @@ static const struct imc_scn_plugin plugin_sa = {
 int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
-		&scn_sa_verb, &verb_join, &verb_leave, &verb_get, &scn_verb_sa_mcast,
-		&verb_show, &verb_restart,
+		&scn_sa_verb, &verb_join, &verb_leave, &verb_get,
+		&scn_verb_sa_mcast, &verb_show, &verb_restart,
 	};
 	static const struct imc_scn_subject *const subjects[] = {
 		&subj_status, &sa_counters[0], &subj_members, &subj_mlid,
