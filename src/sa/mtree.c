@@ -279,11 +279,29 @@ static void mem_del(struct imc_htab *t, struct mem *m)
 
 /* ---- scratch ---- */
 
-/* Grows the per-node scratch to the topology's current size. */
+/* Grows one scratch array (parr: a T ** passed as void *) from old to
+ * cap elements of elem bytes; when zero, the new elements start at 0. */
+static int grow(void *parr, uint32_t old, uint32_t cap, size_t elem,
+		bool zero)
+{
+	void *p;
+
+	memcpy(&p, parr, sizeof(p));
+	p = realloc(p, (size_t)cap * elem);
+	if (!p)
+		return -ENOMEM;
+	if (zero)
+		memset((char *)p + (size_t)old * elem, 0,
+		       (size_t)(cap - old) * elem);
+	memcpy(parr, &p, sizeof(p));
+	return 0;
+}
+
+/* Grows the per-node scratch to the topology's current size. mark and
+ * done start at 0, an epoch never used. */
 static int fit(struct imc_mtree *mt)
 {
-	uint32_t n = mt->topo->nnodes, cap = mt->cap;
-	void *p;
+	uint32_t n = mt->topo->nnodes, old = mt->cap, cap = old;
 
 	if (n <= cap)
 		return 0;
@@ -291,34 +309,13 @@ static int fit(struct imc_mtree *mt)
 		cap = cap ? (cap > UINT32_MAX / 2 ? n : cap * 2) : 64;
 	if (cap < n)
 		cap = n;
-	p = realloc(mt->mark, (size_t)cap * sizeof(*mt->mark));
-	if (!p)
+	if (grow(&mt->mark, old, cap, sizeof(*mt->mark), true) ||
+	    grow(&mt->parent, old, cap, sizeof(*mt->parent), false) ||
+	    grow(&mt->pport, old, cap, sizeof(*mt->pport), false) ||
+	    grow(&mt->queue, old, cap, sizeof(*mt->queue), false) ||
+	    grow(&mt->frag, old, cap, sizeof(*mt->frag), false) ||
+	    grow(&mt->done, old, cap, sizeof(*mt->done), true))
 		return -ENOMEM;
-	mt->mark = p;
-	memset(mt->mark + mt->cap, 0,
-	       (size_t)(cap - mt->cap) * sizeof(*mt->mark));
-	p = realloc(mt->parent, (size_t)cap * sizeof(*mt->parent));
-	if (!p)
-		return -ENOMEM;
-	mt->parent = p;
-	p = realloc(mt->pport, (size_t)cap * sizeof(*mt->pport));
-	if (!p)
-		return -ENOMEM;
-	mt->pport = p;
-	p = realloc(mt->queue, (size_t)cap * sizeof(*mt->queue));
-	if (!p)
-		return -ENOMEM;
-	mt->queue = p;
-	p = realloc(mt->frag, (size_t)cap * sizeof(*mt->frag));
-	if (!p)
-		return -ENOMEM;
-	mt->frag = p;
-	p = realloc(mt->done, (size_t)cap * sizeof(*mt->done));
-	if (!p)
-		return -ENOMEM;
-	mt->done = p;
-	memset(mt->done + mt->cap, 0,
-	       (size_t)(cap - mt->cap) * sizeof(*mt->done));
 	mt->cap = cap;
 	return 0;
 }

@@ -110,6 +110,55 @@ static bool port_in_partition(const struct imc_sa_port *port, uint16_t pkey)
 	return false;
 }
 
+/* An ordered MCMemberRecord field: MTU codes rise with the MTU, rate
+ * codes do not (IBA 15.2.5.16; imc_rate_cmp compares bandwidths). */
+struct order {
+	int (*cmp)(unsigned a, unsigned b);
+	unsigned (*below)(unsigned v); /* next lower; out of range if none */
+};
+
+static int mtu_cmp(unsigned a, unsigned b)
+{
+	return (a > b) - (a < b);
+}
+
+static unsigned mtu_below(unsigned v)
+{
+	return v - 1; /* 0 wraps past MTU_MAX */
+}
+
+static unsigned rate_below(unsigned v)
+{
+	return imc_rate_step(v, -1); /* 0, not a rate, below the lowest */
+}
+
+static const struct order mtu_order = { mtu_cmp, mtu_below };
+static const struct order rate_order = { imc_rate_cmp, rate_below };
+
+/* The value a selector (IBA 15.2.5.16: MTUSelector and RateSelector,
+ * as MCMemberRecord carries them, 15.2.5.17) picks within cap, the
+ * port's capability: cap when the field is not given or "largest
+ * available"; "greater than": cap if above the given value, else none
+ * (false); "less than": cap if below it, else the next value below the
+ * given one; "exactly": the given value. */
+static bool pick(bool given, uint8_t sel, unsigned val, unsigned cap,
+		 const struct order *o, unsigned *out)
+{
+	if (!given || sel == SEL_BEST) {
+		*out = cap;
+		return true;
+	}
+	if (sel == SEL_GT) {
+		*out = cap;
+		return o->cmp(val, cap) < 0;
+	}
+	if (sel == SEL_LT)
+		*out = o->cmp(val, cap) > 0 ? cap : o->below(val);
+	else
+		*out = val;
+	return true;
+}
+
 /* o15-0.2.3: the SA picks what a creator leaves open. MTU and rate as
  * OpenSM's mgrp_request_is_realizable() does: the port's own when not
  * given or "largest available", else the selector applied to the given
@@ -118,42 +167,15 @@ static bool port_in_partition(const struct imc_sa_port *port, uint16_t pkey)
 static bool realize(uint64_t mask, struct imc_mcmr *rec,
 		    const struct imc_sa_port *port)
 {
-	unsigned mtu, life;
-	uint8_t rate;
+	unsigned mtu, rate, life;
 
-	if (!(mask & CM(MTU)) || !(mask & CM(MTU_SEL)) ||
-	    rec->mtu_sel == SEL_BEST) {
-		mtu = port->mtu;
-	} else {
-		mtu = rec->mtu;
-		if (rec->mtu_sel == SEL_GT) {
-			if (rec->mtu >= port->mtu)
-				return false;
-			mtu = port->mtu;
-		} else if (rec->mtu_sel == SEL_LT) {
-			mtu = rec->mtu > port->mtu ? port->mtu :
-						     (unsigned)rec->mtu - 1;
-		}
-	}
-	if (mtu < MTU_MIN || mtu > MTU_MAX)
+	if (!pick((mask & CM(MTU)) && (mask & CM(MTU_SEL)), rec->mtu_sel,
+		  rec->mtu, port->mtu, &mtu_order, &mtu) ||
+	    mtu < MTU_MIN || mtu > MTU_MAX)
 		return false;
-
-	if (!(mask & CM(RATE)) || !(mask & CM(RATE_SEL)) ||
-	    rec->rate_sel == SEL_BEST) {
-		rate = port->rate;
-	} else {
-		rate = rec->rate;
-		if (rec->rate_sel == SEL_GT) {
-			if (imc_rate_cmp(rec->rate, port->rate) >= 0)
-				return false;
-			rate = port->rate;
-		} else if (rec->rate_sel == SEL_LT) {
-			rate = imc_rate_cmp(rec->rate, port->rate) > 0 ?
-				       port->rate :
-				       (uint8_t)imc_rate_step(rec->rate, -1);
-		}
-	}
-	if (!imc_rate_valid(rate))
+	if (!pick((mask & CM(RATE)) && (mask & CM(RATE_SEL)), rec->rate_sel,
+		  rec->rate, port->rate, &rate_order, &rate) ||
+	    !imc_rate_valid(rate))
 		return false;
 
 	life = rec->life;
@@ -170,7 +192,7 @@ static bool realize(uint64_t mask, struct imc_mcmr *rec,
 
 	rec->mtu_sel = rec->rate_sel = rec->life_sel = SEL_EQ;
 	rec->mtu = (uint8_t)mtu;
-	rec->rate = rate;
+	rec->rate = (uint8_t)rate;
 	rec->life = (uint8_t)life;
 	return true;
 }
