@@ -1087,10 +1087,12 @@ static int repair(struct imc_mtree *mt, struct group *g, struct placed *pl)
 	return commit(mt, g, &nt, pl, nm);
 }
 
-/* Runs fn over every MLID in increasing order. */
+/* Runs fn over every MLID in increasing order; on success counts the
+ * run in *runs and the entries it wrote in rebuild_entries. */
 static int for_all(struct imc_mtree *mt,
 		   int (*fn)(struct imc_mtree *, struct group *,
-			     struct placed *))
+			     struct placed *),
+		   uint64_t *runs)
 {
 	struct placed *pl = NULL;
 	size_t plcap = 0;
@@ -1120,29 +1122,19 @@ static int for_all(struct imc_mtree *mt,
 		total += n;
 	}
 	free(pl);
+	(*runs)++;
+	mt->st.rebuild_entries += (uint64_t)total;
 	return total;
 }
 
 int imc_mtree_rebuild_all(struct imc_mtree *mt)
 {
-	int n = for_all(mt, rebuild);
-
-	if (n >= 0) {
-		mt->st.rebuilds++;
-		mt->st.rebuild_entries += (uint64_t)n;
-	}
-	return n;
+	return for_all(mt, rebuild, &mt->st.rebuilds);
 }
 
 int imc_mtree_repair_all(struct imc_mtree *mt)
 {
-	int n = for_all(mt, repair);
-
-	if (n >= 0) {
-		mt->st.repairs++;
-		mt->st.rebuild_entries += (uint64_t)n;
-	}
-	return n;
+	return for_all(mt, repair, &mt->st.repairs);
 }
 
 int imc_mtree_entry(const struct imc_mtree *mt, uint16_t mlid, uint32_t sw,

@@ -290,15 +290,28 @@ static bool modify_ok(const struct sae_member *m, uint16_t group_pkey,
 	return sae_pkey_has(requester, group_pkey);
 }
 
-/* The answer of a Set or Delete: the request with the group's
- * parameters, selectors "exactly" (as OpenSM's mcmr_rcv_respond()), the
- * port's JoinState, reserved bits clear. */
+/* Sends a as the answer of a Set or Delete: selectors "exactly" (as
+ * OpenSM's mcmr_rcv_respond()), the port's JoinState, reserved bits
+ * clear. */
+static void answer_send(struct sae_ctx *c, struct imc_mcmr *a,
+			uint8_t join_state)
+{
+	uint8_t buf[IMC_MCMR_SIZE];
+
+	a->mtu_sel = a->rate_sel = a->life_sel = SEL_EQ;
+	a->join_state = join_state;
+	a->resv49 = 0;
+	memset(a->resv, 0, sizeof(a->resv));
+	imc_mcmr_pack(a, buf, sizeof(buf));
+	sae_answer_one(c, buf, sizeof(buf));
+}
+
+/* The answer of a Set: the request with the group's parameters. */
 static void answer_rec(struct sae_ctx *c, const struct imc_mcmr *req,
 		       const struct imc_mcmr *g, uint8_t join_state,
 		       bool proxy)
 {
 	struct imc_mcmr a = *req;
-	uint8_t buf[IMC_MCMR_SIZE];
 
 	if (g) {
 		a.mgid = g->mgid;
@@ -315,12 +328,7 @@ static void answer_rec(struct sae_ctx *c, const struct imc_mcmr *req,
 		a.life = g->life;
 		a.proxy_join = proxy;
 	}
-	a.mtu_sel = a.rate_sel = a.life_sel = SEL_EQ;
-	a.join_state = join_state;
-	a.resv49 = 0;
-	memset(a.resv, 0, sizeof(a.resv));
-	imc_mcmr_pack(&a, buf, sizeof(buf));
-	sae_answer_one(c, buf, sizeof(buf));
+	answer_send(c, &a, join_state);
 }
 
 /* What a Set and a Delete check first, in OpenSM's order: the join
@@ -491,7 +499,6 @@ static void mcmr_delete(struct sae_ctx *c, const struct imc_mcmr *r)
 	struct sae_member *m;
 	struct imc_mcmr a;
 	uint8_t left;
-	uint8_t buf[IMC_MCMR_SIZE];
 	uint16_t st;
 
 	st = request_check(sa, mask, r);
@@ -513,12 +520,7 @@ static void mcmr_delete(struct sae_ctx *c, const struct imc_mcmr *r)
 	a = *r;
 	a.scope = g->rec.scope;
 	sae_leave(sa, m, r->join_state, true, &left);
-	a.mtu_sel = a.rate_sel = a.life_sel = SEL_EQ;
-	a.join_state = left;
-	a.resv49 = 0;
-	memset(a.resv, 0, sizeof(a.resv));
-	imc_mcmr_pack(&a, buf, sizeof(buf));
-	sae_answer_one(c, buf, sizeof(buf));
+	answer_send(c, &a, left);
 }
 
 /* ------------------------------------------------------------------ */
