@@ -5,13 +5,14 @@
  * (node -> member ports, tree-edge ports). Only switches on the tree have
  * a record, so 10,000 small groups on a large fabric cost little.
  *
- * Cost (docs/performance.md, "Multicast trees"): against the former
- * open-addressing tables, whose records sat in the slots, the SA engine's
- * requests cost the same or less (a group starts with 2 x 16 buckets,
- * not 8 slots of each record) and peak memory is lower; what costs more
- * is walking every member of a large group (a rebuild or repair of a
- * 100,000-member group, 2-2.5x) and a leave among 100,000 members
- * (about 2x), each probe reaching its record through the bucket.
+ * Cost (docs/performance.md, "One hash table, one list"): against the
+ * former open-addressing tables, whose records sat in the slots, the SA
+ * engine's benchmarks are within noise and peak memory is lower (a group
+ * starts with two 16-bucket arrays, not 8 slots of each record). What
+ * costs more is in the trees' own benchmark: a probe reaches its record
+ * through the bucket, a repair copies the tree record by record and a
+ * clear frees each record, so rebuilds and repairs of every tree cost
+ * 1.25-2x, leaves in large groups about 1.6x, a clear 2-4.6x.
  *
  * Invariants, kept by every call:
  *  - the tree switches and edges form a forest;
