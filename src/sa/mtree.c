@@ -954,8 +954,8 @@ static size_t fragment(struct imc_mtree *mt, const struct imc_htab *tab,
 }
 
 /* Members whose port moved come off the switch they were on. */
-static void unplace_moved(struct group *g, struct imc_htab *nt,
-			  const struct placed *pl, uint32_t nm)
+static void unplace_moved(struct imc_htab *nt, const struct placed *pl,
+			  uint32_t nm)
 {
 	for (uint32_t i = 0; i < nm; i++) {
 		const struct mem *m = pl[i].m;
@@ -1039,8 +1039,8 @@ static int join_fragments(struct imc_mtree *mt, struct imc_htab *nt, size_t nsw)
 }
 
 /* Members that moved and found a switch are grafted on there. */
-static int graft_moved(struct imc_mtree *mt, struct group *g,
-		       struct imc_htab *nt, const struct placed *pl, uint32_t nm)
+static int graft_moved(struct imc_mtree *mt, struct imc_htab *nt,
+		       const struct placed *pl, uint32_t nm)
 {
 	for (uint32_t i = 0; i < nm; i++) {
 		const struct mem *m = pl[i].m;
@@ -1069,7 +1069,7 @@ static int repair(struct imc_mtree *mt, struct group *g, struct placed *pl)
 	err = sw_copy(&nt, &g->sw);
 	if (err)
 		return err;
-	unplace_moved(g, &nt, pl, nm);
+	unplace_moved(&nt, pl, nm);
 	mt->ntouched = 0;
 	err = collect(mt, &nt);
 	if (!err) {
@@ -1080,7 +1080,7 @@ static int repair(struct imc_mtree *mt, struct group *g, struct placed *pl)
 		err = join_fragments(mt, &nt, nsw);
 	}
 	if (!err)
-		err = graft_moved(mt, g, &nt, pl, nm);
+		err = graft_moved(mt, &nt, pl, nm);
 	if (err) {
 		sw_free(&nt);
 		return err;
