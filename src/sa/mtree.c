@@ -151,16 +151,24 @@ static int tab_open(struct imc_htab *t)
 	return t->b ? 0 : imc_htab_init(t, 0);
 }
 
-static struct tsw *sw_find(const struct imc_htab *t, uint32_t node)
+/* The record of key in t, or NULL. */
+static struct imc_hnode *tab_find(const struct imc_htab *t, uint64_t key)
 {
-	uint64_t h = tab_hash(node);
+	uint64_t h = tab_hash(key);
 
 	if (!t->n)
 		return NULL;
 	for (struct imc_hnode *n = imc_htab_bucket(t, h); n; n = n->next)
 		if (n->hash == h)
-			return imc_container_of(n, struct tsw, hn);
+			return n;
 	return NULL;
+}
+
+static struct tsw *sw_find(const struct imc_htab *t, uint32_t node)
+{
+	struct imc_hnode *n = tab_find(t, node);
+
+	return n ? imc_container_of(n, struct tsw, hn) : NULL;
 }
 
 /* Room for extra more records: the buckets, and records set aside in
@@ -262,14 +270,9 @@ static uint64_t mem_key(uint32_t node, unsigned port)
 
 static struct mem *mem_find(const struct imc_htab *t, uint64_t key)
 {
-	uint64_t h = tab_hash(key);
+	struct imc_hnode *n = tab_find(t, key);
 
-	if (!t->n)
-		return NULL;
-	for (struct imc_hnode *n = imc_htab_bucket(t, h); n; n = n->next)
-		if (n->hash == h)
-			return imc_container_of(n, struct mem, hn);
-	return NULL;
+	return n ? imc_container_of(n, struct mem, hn) : NULL;
 }
 
 static void mem_del(struct imc_htab *t, struct mem *m)
@@ -578,6 +581,15 @@ static int check(const struct imc_mtree *mt, uint16_t mlid, uint32_t node,
 	return port >= 1 && port <= t->node[node].nports ? 0 : -EINVAL;
 }
 
+/* Counts an add or a remove that wrote n entries. */
+static void count_op(uint64_t *ops, uint64_t *entries, uint32_t *max, int n)
+{
+	(*ops)++;
+	*entries += (uint64_t)n;
+	if ((uint32_t)n > *max)
+		*max = (uint32_t)n;
+}
+
 /* ---- API ---- */
 
 int imc_mtree_create(const struct imc_topo *topo,
@@ -682,10 +694,8 @@ int imc_mtree_add(struct imc_mtree *mt, uint16_t mlid, uint32_t node,
 	mt->st.members++;
 	report(mt, g);
 
-	mt->st.adds++;
-	mt->st.add_entries += (uint64_t)n;
-	if ((uint32_t)n > mt->st.max_add_entries)
-		mt->st.max_add_entries = (uint32_t)n;
+	count_op(&mt->st.adds, &mt->st.add_entries, &mt->st.max_add_entries,
+		 n);
 	return n;
 fail:
 	free(m);
@@ -734,10 +744,8 @@ int imc_mtree_remove(struct imc_mtree *mt, uint16_t mlid, uint32_t node,
 	if (!imc_htab_count(&g->mem))
 		group_free(mt, g);
 
-	mt->st.removes++;
-	mt->st.remove_entries += (uint64_t)n;
-	if ((uint32_t)n > mt->st.max_remove_entries)
-		mt->st.max_remove_entries = (uint32_t)n;
+	count_op(&mt->st.removes, &mt->st.remove_entries,
+		 &mt->st.max_remove_entries, n);
 	return n;
 }
 
