@@ -1,0 +1,120 @@
+/* Verb descriptors: the words after a verb described as a table of
+ * positional arguments ({kind, offset, flags}) and an option set, so
+ * that one parser, one printer and one free (desc.c) serve every verb
+ * built on them, with one wording of each error. print(parse(x)) parses
+ * to the same data. */
+#ifndef IMC_SCENARIO_DESC_H
+#define IMC_SCENARIO_DESC_H
+
+#include <stdio.h>
+
+#include "scenario/scn.h"
+
+enum scn_arg_kind {
+	SCN_ARG_WORD,      /* one of names; its index into a field of size bytes */
+	SCN_ARG_PORT,      /* NODE:PORT into struct scn_port_arg */
+	SCN_ARG_HOST,      /* an HCA port into struct scn_port_arg */
+	SCN_ARG_HOST_ALL,  /* a host, or "all": node IMC_TOPO_NONE */
+	SCN_ARG_HOSTS,     /* a host set: struct imc_scn_hosts */
+	SCN_ARG_UINT,      /* unsigned field of size bytes, min..max */
+	SCN_ARG_MLID,      /* uint16_t multicast LID (IBA 4.1.3) */
+	SCN_ARG_MGID,      /* struct imc_gid, multicast */
+	SCN_ARG_CUSTOM,    /* parse, print and free below */
+};
+
+enum {
+	/* A WORD that may be absent: its field is 0 then, else index + 1. */
+	SCN_ARG_OPTIONAL = 1u << 0,
+	SCN_ARG_CABLED = 1u << 1,   /* PORT: a cable leaves it */
+	SCN_ARG_HEX = 1u << 2,      /* UINT: printed 0x and 2*size digits */
+	/* The last argument: every word no option takes. A UINT REST is an
+	 * array of max entries of size bytes with an unsigned count at
+	 * count_off; a CUSTOM REST parses one word a call and prints all. */
+	SCN_ARG_REST = 1u << 3,
+};
+
+struct scn_arg;
+typedef int scn_arg_parse_fn(struct imc_scn_parser *p, const struct scn_arg *a,
+			     const char *word, void *base);
+typedef void scn_arg_print_fn(FILE *f, const struct imc_topo *t,
+			      const struct scn_arg *a, const void *base);
+
+struct scn_arg {
+	uint8_t kind;        /* enum scn_arg_kind */
+	uint8_t size;        /* bytes of a WORD or UINT field (entry) */
+	uint16_t flags;
+	size_t offset;
+	/* UINT: the name in its errors; a missing argument: "expected WHAT" */
+	const char *what;
+	const char *const *names;   /* WORD, NULL-terminated */
+	uint64_t min, max;
+	/* UINT below min: "WHAT: HELP, got 'W'"; REST past max entries:
+	 * "at most MAX HELP" */
+	const char *help;
+	size_t count_off;
+	scn_arg_parse_fn *parse;
+	scn_arg_print_fn *print;
+	void (*free)(const struct scn_arg *a, void *base);
+};
+
+struct scn_desc {
+	/* The error when the number of words is outside min..max (max 0:
+	 * no bound) or a WORD argument is none of its names. */
+	const char *usage;
+	unsigned min, max;
+	const struct scn_arg *arg;
+	unsigned narg;
+	const struct scn_optset *opts;   /* NULL: none */
+	size_t opts_off;     /* where the options' struct is in the data */
+	bool opts_first;     /* options print before a REST argument */
+	uint64_t print_always;   /* options printed when not given */
+	long given_off;      /* where a uint64_t of given options goes, or -1 */
+	size_t size;         /* bytes of the data */
+	const void *defaults;    /* the data before parsing; NULL: zeros */
+	/* After every word: checks across arguments, completes the data. */
+	int (*done)(struct imc_scn_parser *p, void *data);
+};
+
+#define SCN_ARGS(tab) .arg = (tab), .narg = sizeof(tab) / sizeof((tab)[0])
+
+#define SCN_A_PORT(T, f, fl) \
+	{ .kind = SCN_ARG_PORT, .flags = (fl), .offset = offsetof(T, f), \
+	  .what = "a port" }
+#define SCN_A_HOST(T, f) \
+	{ .kind = SCN_ARG_HOST, .offset = offsetof(T, f), .what = "a host" }
+#define SCN_A_HOSTS(T, f) \
+	{ .kind = SCN_ARG_HOSTS, .offset = offsetof(T, f), .what = "hosts" }
+#define SCN_A_WORD(T, f, nm, fl) \
+	{ .kind = SCN_ARG_WORD, .size = sizeof(((T *)0)->f), .flags = (fl), \
+	  .offset = offsetof(T, f), .names = (nm) }
+#define SCN_A_CUSTOM(T, f, w, pa, pr, fl) \
+	{ .kind = SCN_ARG_CUSTOM, .flags = (fl), .offset = offsetof(T, f), \
+	  .what = (w), .parse = (pa), .print = (pr) }
+
+/* The generic parse, print and free of a verb described by d. */
+int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
+		   unsigned argc, const char *const *argv, void **data);
+void scn_desc_print(FILE *f, const struct imc_topo *t,
+		    const struct scn_desc *d, const void *data);
+void scn_desc_free(const struct scn_desc *d, void *data);
+
+/* A multicast LID word, 0xc000..0xfffe (IBA 4.1.3). */
+int scn_mlid_parse(struct imc_scn_parser *p, const char *word,
+		   uint16_t *mlid);
+
+/* A verb whose parse, print and free are the descriptor's: defines
+ * static functions pre_parse, pre_print, pre_free and the verb pre_verb. */
+#define SCN_DESC_VERB(pre, nm, k, d, runfn) \
+	static int pre##_parse(struct imc_scn_parser *p, unsigned argc, \
+			       const char *const *argv, void **data) \
+	{ return scn_desc_parse(p, &(d), argc, argv, data); } \
+	static void pre##_print(FILE *f, const struct imc_topo *t, \
+				const void *data) \
+	{ scn_desc_print(f, t, &(d), data); } \
+	static void pre##_free(void *data) { scn_desc_free(&(d), data); } \
+	static const struct imc_scn_verb pre##_verb = { \
+		.name = (nm), .kind = (k), .parse = pre##_parse, \
+		.print = pre##_print, .run = (runfn), .free = pre##_free, \
+	}
+
+#endif
