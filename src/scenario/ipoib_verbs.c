@@ -46,6 +46,7 @@
 #include "ibmcast/mcast.h"
 #include "ibmcast/packet.h"
 #include "ibmcast/scenario_ipoib.h"
+#include "scenario/desc.h"
 #include "scenario/scn.h"
 #include "scenario/scn_mcast.h"
 #include "util/bytes.h"
@@ -54,34 +55,36 @@
 /* ------------------------------------------------------------------ */
 /* Helpers */
 
-static int pkey_kv(struct imc_scn_parser *p, const char *word, uint16_t *pkey,
-		   bool *matched)
+/* IBA 10.9.1: a P_Key's low 15 bits 0 are no partition. */
+static int pkey_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			  const char *v, void *field)
 {
-	const char *v;
 	uint64_t x;
-	int rc;
+	int rc = imc_scn_parse_uint(p, o->key, v, 0xFFFF, &x);
 
-	*matched = imc_scn_kv(word, "pkey", &v);
-	if (!*matched)
-		return 0;
-	rc = imc_scn_parse_uint(p, "pkey", v, 0xFFFF, &x);
 	if (!rc && !(x & 0x7FFF))
 		rc = imc_scn_parse_error(p, "pkey: 0x%04" PRIx64 " is invalid",
 					 x);
-	*pkey = (uint16_t)x;
+	if (!rc)
+		memcpy(field, &(uint16_t){ (uint16_t)x }, sizeof(uint16_t));
 	return rc;
 }
 
-static void print_if(FILE *f, const struct imc_topo *t, const struct if_arg *a)
+static void pkey_opt_print(FILE *f, const struct scn_opt *o, const void *field)
 {
-	fputc(' ', f);
-	imc_scn_print_port(f, t, a->node, a->port);
+	uint16_t v;
+
+	(void)o;
+	memcpy(&v, field, sizeof(v));
+	fprintf(f, "0x%04x", v);
 }
 
-static void print_pkey(FILE *f, const struct if_arg *a)
-{
-	fprintf(f, " pkey=0x%04x", a->pkey);
-}
+#define PKEY_OPT(T, f) \
+	{ .key = "pkey", .type = SCN_OPT_CUSTOM, .offset = offsetof(T, f), \
+	  .parse = pkey_opt_parse, .print = pkey_opt_print }
+
+static const struct scn_opt if_opts[] = { PKEY_OPT(struct if_arg, pkey) };
+static const struct scn_optset if_set = SCN_OPTSET(if_opts);
 
 static void print_addr(FILE *f, const struct imc_ip_addr *a, int plen)
 {
@@ -93,11 +96,39 @@ static void print_addr(FILE *f, const struct imc_ip_addr *a, int plen)
 		fprintf(f, "/%d", plen);
 }
 
-static int host_arg(struct imc_scn_parser *p, const char *word,
-		    struct if_arg *a)
+/* Where a verb's address is, by the argument's offset. */
+static struct imc_ip_addr *addr_at(void *base, const struct scn_arg *arg)
 {
-	a->pkey = IMC_PKEY_DEFAULT;
-	return imc_scn_parse_host(p, word, &a->node, &a->port);
+	return (struct imc_ip_addr *)((uint8_t *)base + arg->offset);
+}
+
+/* An address without a prefix: a multicast group (listen) or a
+ * destination (ping, ipoib-send). */
+static int group_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+		       const char *w, void *base)
+{
+	struct imc_ip_addr *a = addr_at(base, arg);
+
+	if (imc_ip_addr_parse(w, a, NULL) < 0 || !imc_ip_addr_is_multicast(a))
+		return imc_scn_parse_error(p,
+			"expected an IPv4 or IPv6 multicast group, got '%s'", w);
+	return 0;
+}
+
+static int dest_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+		      const char *w, void *base)
+{
+	if (imc_ip_addr_parse(w, addr_at(base, arg), NULL) < 0)
+		return imc_scn_parse_error(p,
+			"expected an IPv4 or IPv6 destination, got '%s'", w);
+	return 0;
+}
+
+static void dest_print(FILE *f, const struct imc_topo *t,
+		       const struct scn_arg *arg, const void *base)
+{
+	(void)t;
+	print_addr(f, addr_at((void *)base, arg), -1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -220,61 +251,50 @@ static bool addr_room(const struct imc_ip_addr *base, unsigned plen,
 	return memcmp(last.v6, base->v6, 16) >= 0;
 }
 
-static int up_parse(struct imc_scn_parser *p, unsigned argc,
-		    const char *const *argv, void **data)
+/* One more ADDR/LEN of ipoib-up: the k-th host of the set gets it + k. */
+static int up_addr_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+			 const char *w, void *base)
 {
-	struct up_arg *a;
+	struct up_arg *a = base;
 	int rc;
 
-	if (argc < 1)
+	(void)arg;
+	if (a->naddrs == ADDRS_MAX)
+		return imc_scn_parse_error(p, "at most %d addresses", ADDRS_MAX);
+	rc = addr_word(p, w, &a->addr[a->naddrs], &a->plen[a->naddrs]);
+	if (!rc && a->hosts.n > 1 &&
+	    !addr_room(&a->addr[a->naddrs], a->plen[a->naddrs], a->hosts.n))
 		return imc_scn_parse_error(p,
-			"expected 'ipoib-up HOSTS [pkey=P] [ADDR/LEN]...'");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	a->pkey = IMC_PKEY_DEFAULT;
-	rc = imc_scn_parse_hosts(p, argv[0], &a->hosts);
-	for (unsigned i = 1; !rc && i < argc; i++) {
-		bool m;
-
-		rc = pkey_kv(p, argv[i], &a->pkey, &m);
-		if (rc || m)
-			continue;
-		if (a->naddrs == ADDRS_MAX)
-			return imc_scn_parse_error(p,
-				"at most %d addresses", ADDRS_MAX);
-		rc = addr_word(p, argv[i], &a->addr[a->naddrs],
-			       &a->plen[a->naddrs]);
-		if (!rc && a->hosts.n > 1 &&
-		    !addr_room(&a->addr[a->naddrs], a->plen[a->naddrs],
-			       a->hosts.n))
-			rc = imc_scn_parse_error(p,
-				"%s: %" PRIu32 " hosts from there leave the prefix or take its broadcast address",
-				argv[i], a->hosts.n);
-		a->naddrs++;
-	}
+			"%s: %" PRIu32 " hosts from there leave the prefix or take its broadcast address",
+			w, a->hosts.n);
+	a->naddrs += !rc;
 	return rc;
 }
 
-static void up_free(void *data)
+static void up_addrs_print(FILE *f, const struct imc_topo *t,
+			   const struct scn_arg *arg, const void *base)
 {
-	struct up_arg *a = data;
+	const struct up_arg *a = base;
 
-	if (a)
-		imc_scn_hosts_free(&a->hosts);
-	free(a);
-}
-
-static void up_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct up_arg *a = data;
-
-	imc_scn_print_hosts(f, t, &a->hosts);
-	fprintf(f, " pkey=0x%04x", a->pkey);
+	(void)t;
+	(void)arg;
 	for (unsigned i = 0; i < a->naddrs; i++)
 		print_addr(f, &a->addr[i], (int)a->plen[i]);
 }
+
+static const struct scn_opt up_opts[] = { PKEY_OPT(struct up_arg, pkey) };
+static const struct scn_optset up_set = SCN_OPTSET(up_opts);
+static const struct scn_arg up_args[] = {
+	SCN_A_HOSTS(struct up_arg, hosts),
+	{ .kind = SCN_ARG_CUSTOM, .flags = SCN_ARG_REST,
+	  .parse = up_addr_parse, .print = up_addrs_print },
+};
+static const struct scn_desc up_desc = {
+	.usage = "expected 'ipoib-up HOSTS [pkey=P] [ADDR/LEN]...'",
+	.min = 1, SCN_ARGS(up_args), .opts = &up_set, .opts_first = true,
+	.print_always = ~0ull, .given_off = -1, .size = sizeof(struct up_arg),
+	.defaults = &(const struct up_arg){ .pkey = IMC_PKEY_DEFAULT },
+};
 
 static int addr_add(struct ipr *r, struct iface *i,
 		    const struct imc_ip_addr *a, unsigned plen)
@@ -322,40 +342,15 @@ static int up_run(struct imc_scn_ctx *c, void *data)
 	return rc;
 }
 
-static const struct imc_scn_verb verb_up = {
-	.name = "ipoib-up", .kind = IMC_SCN_ACTION, .parse = up_parse,
-	.print = up_print, .run = up_run, .free = up_free,
+SCN_DESC_VERB(up, "ipoib-up", IMC_SCN_ACTION, up_desc, up_run);
+
+static const struct scn_arg if_args[] = { SCN_A_HOST(struct if_arg, node) };
+static const struct scn_desc if_desc = {
+	.usage = "expected HOST [pkey=P]", .min = 1, .max = 2,
+	SCN_ARGS(if_args), .opts = &if_set, .print_always = ~0ull,
+	.given_off = -1, .size = sizeof(struct if_arg),
+	.defaults = &(const struct if_arg){ .pkey = IMC_PKEY_DEFAULT },
 };
-
-static int if_parse(struct imc_scn_parser *p, unsigned argc,
-		    const char *const *argv, void **data)
-{
-	struct if_arg *a;
-	int rc;
-
-	if (argc < 1 || argc > 2)
-		return imc_scn_parse_error(p, "expected HOST [pkey=P]");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	rc = host_arg(p, argv[0], a);
-	if (!rc && argc == 2) {
-		bool m;
-
-		rc = pkey_kv(p, argv[1], &a->pkey, &m);
-		if (!rc && !m)
-			rc = imc_scn_parse_error(p, "expected pkey=, got '%s'",
-						 argv[1]);
-	}
-	return rc;
-}
-
-static void if_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	print_if(f, t, data);
-	print_pkey(f, data);
-}
 
 static int down_run(struct imc_scn_ctx *c, void *data)
 {
@@ -367,56 +362,41 @@ static int down_run(struct imc_scn_ctx *c, void *data)
 	return rc;
 }
 
-static const struct imc_scn_verb verb_down = {
-	.name = "ipoib-down", .kind = IMC_SCN_ACTION, .parse = if_parse,
-	.print = if_print, .run = down_run, .free = free,
-};
+SCN_DESC_VERB(down, "ipoib-down", IMC_SCN_ACTION, if_desc, down_run);
 
-static int addr_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
+static int ifaddr_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+		      const char *w, void *base)
 {
-	struct addr_arg *a;
-	unsigned k = 1;
-	int rc;
-	bool m = false;
+	struct addr_arg *a = base;
 
-	if (argc < 2 || argc > 4)
-		return imc_scn_parse_error(p,
-			"expected 'ipoib-addr HOST [del] ADDR[/LEN] [pkey=P]'");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	rc = host_arg(p, argv[0], &a->at);
-	if (!rc && !strcmp(argv[k], "del")) {
-		a->del = true;
-		k++;
-	}
-	if (!rc && k >= argc)
-		rc = imc_scn_parse_error(p, "expected an address");
-	if (!rc)
-		rc = addr_word(p, argv[k++], &a->addr, &a->plen);
-	if (!rc && k < argc) {
-		rc = pkey_kv(p, argv[k++], &a->at.pkey, &m);
-		if (!rc && !m)
-			rc = imc_scn_parse_error(p, "expected pkey=, got '%s'",
-						 argv[k - 1]);
-	}
-	if (!rc && k < argc)
-		rc = imc_scn_parse_error(p, "unexpected '%s'", argv[k]);
-	return rc;
+	(void)arg;
+	return addr_word(p, w, &a->addr, &a->plen);
 }
 
-static void addr_print(FILE *f, const struct imc_topo *t, const void *data)
+static void ifaddr_print(FILE *f, const struct imc_topo *t,
+		       const struct scn_arg *arg, const void *base)
 {
-	const struct addr_arg *a = data;
+	const struct addr_arg *a = base;
 
-	print_if(f, t, &a->at);
-	if (a->del)
-		fputs(" del", f);
+	(void)t;
+	(void)arg;
 	print_addr(f, &a->addr, (int)a->plen);
-	print_pkey(f, &a->at);
 }
+
+static const char *const del_word[] = { "del", NULL };
+static const struct scn_arg addr_args[] = {
+	SCN_A_HOST(struct addr_arg, at.node),
+	SCN_A_WORD(struct addr_arg, del, del_word, SCN_ARG_OPTIONAL),
+	SCN_A_CUSTOM(struct addr_arg, addr, "an address", ifaddr_parse,
+		     ifaddr_print, 0),
+};
+static const struct scn_desc addr_desc = {
+	.usage = "expected 'ipoib-addr HOST [del] ADDR[/LEN] [pkey=P]'",
+	.min = 2, .max = 4, SCN_ARGS(addr_args), .opts = &if_set,
+	.opts_off = offsetof(struct addr_arg, at), .print_always = ~0ull,
+	.given_off = -1, .size = sizeof(struct addr_arg),
+	.defaults = &(const struct addr_arg){ .at.pkey = IMC_PKEY_DEFAULT },
+};
 
 static int addr_run(struct imc_scn_ctx *c, void *data)
 {
@@ -437,51 +417,23 @@ static int addr_run(struct imc_scn_ctx *c, void *data)
 	return 0;
 }
 
-static const struct imc_scn_verb verb_addr = {
-	.name = "ipoib-addr", .kind = IMC_SCN_ACTION, .parse = addr_parse,
-	.print = addr_print, .run = addr_run, .free = free,
-};
+SCN_DESC_VERB(addr, "ipoib-addr", IMC_SCN_ACTION, addr_desc, addr_run);
 
 /* ------------------------------------------------------------------ */
 /* ipoib-listen, ipoib-unlisten */
 
-static int listen_parse(struct imc_scn_parser *p, unsigned argc,
-			const char *const *argv, void **data)
-{
-	struct listen_arg *a;
-	int rc;
-
-	if (argc < 2 || argc > 3)
-		return imc_scn_parse_error(p, "expected HOST GROUP [pkey=P]");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	rc = host_arg(p, argv[0], &a->at);
-	if (!rc && (imc_ip_addr_parse(argv[1], &a->group, NULL) < 0 ||
-		    !imc_ip_addr_is_multicast(&a->group)))
-		rc = imc_scn_parse_error(p,
-			"expected an IPv4 or IPv6 multicast group, got '%s'",
-			argv[1]);
-	if (!rc && argc == 3) {
-		bool m;
-
-		rc = pkey_kv(p, argv[2], &a->at.pkey, &m);
-		if (!rc && !m)
-			rc = imc_scn_parse_error(p, "expected pkey=, got '%s'",
-						 argv[2]);
-	}
-	return rc;
-}
-
-static void listen_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct listen_arg *a = data;
-
-	print_if(f, t, &a->at);
-	print_addr(f, &a->group, -1);
-	print_pkey(f, &a->at);
-}
+static const struct scn_arg listen_args[] = {
+	SCN_A_HOST(struct listen_arg, at.node),
+	SCN_A_CUSTOM(struct listen_arg, group, "a group", group_parse,
+		     dest_print, 0),
+};
+static const struct scn_desc listen_desc = {
+	.usage = "expected HOST GROUP [pkey=P]", .min = 2, .max = 3,
+	SCN_ARGS(listen_args), .opts = &if_set,
+	.opts_off = offsetof(struct listen_arg, at), .print_always = ~0ull,
+	.given_off = -1, .size = sizeof(struct listen_arg),
+	.defaults = &(const struct listen_arg){ .at.pkey = IMC_PKEY_DEFAULT },
+};
 
 static int listen_run(struct imc_scn_ctx *c, void *data)
 {
@@ -512,131 +464,73 @@ static int unlisten_run(struct imc_scn_ctx *c, void *data)
 	return rc;
 }
 
-static const struct imc_scn_verb verb_listen = {
-	.name = "ipoib-listen", .kind = IMC_SCN_ACTION, .parse = listen_parse,
-	.print = listen_print, .run = listen_run, .free = free,
-};
-
-static const struct imc_scn_verb verb_unlisten = {
-	.name = "ipoib-unlisten", .kind = IMC_SCN_ACTION,
-	.parse = listen_parse, .print = listen_print, .run = unlisten_run,
-	.free = free,
-};
+SCN_DESC_VERB(listen, "ipoib-listen", IMC_SCN_ACTION, listen_desc,
+	      listen_run);
+SCN_DESC_VERB(unlisten, "ipoib-unlisten", IMC_SCN_ACTION, listen_desc,
+	      unlisten_run);
 
 /* ------------------------------------------------------------------ */
 /* ping, ipoib-send */
 
-static int flow_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data, bool ping)
-{
-	struct flow_arg *a;
-	int rc;
-
-	if (argc < 2)
-		return imc_scn_parse_error(p,
-			"expected HOST DEST [count=N] [interval=TIME] [size=N] [pkey=P]");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	a->ping = ping;
-	a->count = 1;
-	a->size = ping ? 56 : 64;
-	a->interval = ping ? IMC_NSEC_PER_MSEC : IMC_NSEC_PER_USEC;
-	rc = host_arg(p, argv[0], &a->at);
-	if (!rc && imc_ip_addr_parse(argv[1], &a->dst, NULL) < 0)
-		rc = imc_scn_parse_error(p,
-			"expected an IPv4 or IPv6 destination, got '%s'",
-			argv[1]);
-	for (unsigned i = 2; !rc && i < argc; i++) {
-		bool m;
-
-		rc = pkey_kv(p, argv[i], &a->at.pkey, &m);
-		if (!rc && !m)
-			rc = scn_flow_kv(p, argv[i], &a->count, &a->size,
-					 &a->interval, &m);
-		if (!rc && !m)
-			rc = imc_scn_parse_error(p,
-				"expected count=, size=, interval= or pkey=, got '%s'",
-				argv[i]);
-	}
-	if (!rc && ping && imc_ip_addr_is_multicast(&a->dst))
-		rc = imc_scn_parse_error(p, "ping: a unicast destination");
-	return rc;
-}
-
-static int ping_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
-{
-	return flow_parse(p, argc, argv, data, true);
-}
-
-static int send_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
-{
-	return flow_parse(p, argc, argv, data, false);
-}
-
-static void flow_print(FILE *f, const struct imc_topo *t, const void *data)
+static int ping_done(struct imc_scn_parser *p, void *data)
 {
 	const struct flow_arg *a = data;
 
-	print_if(f, t, &a->at);
-	print_addr(f, &a->dst, -1);
-	scn_flow_print(f, a->count, a->size, a->interval);
-	print_pkey(f, &a->at);
+	if (imc_ip_addr_is_multicast(&a->dst))
+		return imc_scn_parse_error(p, "ping: a unicast destination");
+	return 0;
 }
 
-static const struct imc_scn_verb verb_ping = {
-	.name = "ping", .kind = IMC_SCN_ACTION, .parse = ping_parse,
-	.print = flow_print, .run = scn_ipoib_flow_run, .free = free,
+static const struct scn_opt flow_opts[] = {
+	SCN_O_UINT("count", struct flow_arg, count, 1, 0),
+	SCN_O_UINT("size", struct flow_arg, size, 0, SCN_FLOW_SIZE_MAX),
+	SCN_O_TIME("interval", struct flow_arg, interval),
+	PKEY_OPT(struct flow_arg, at.pkey),
+};
+static const struct scn_optset flow_set = SCN_OPTSET(flow_opts);
+static const struct scn_arg flow_args[] = {
+	SCN_A_HOST(struct flow_arg, at.node),
+	SCN_A_CUSTOM(struct flow_arg, dst, "a destination", dest_parse,
+		     dest_print, 0),
 };
 
-static const struct imc_scn_verb verb_send = {
-	.name = "ipoib-send", .kind = IMC_SCN_ACTION, .parse = send_parse,
-	.print = flow_print, .run = scn_ipoib_flow_run, .free = free,
+#define FLOW_DESC \
+	.usage = "expected HOST DEST [count=N] [interval=TIME] [size=N] [pkey=P]", \
+	.min = 2, SCN_ARGS(flow_args), .opts = &flow_set, \
+	.print_always = ~0ull, .given_off = -1, .size = sizeof(struct flow_arg)
+
+static const struct scn_desc ping_desc = {
+	FLOW_DESC, .done = ping_done,
+	.defaults = &(const struct flow_arg){ .ping = true, .count = 1,
+		.size = 56, .interval = IMC_NSEC_PER_MSEC,
+		.at.pkey = IMC_PKEY_DEFAULT },
 };
+static const struct scn_desc send_desc = {
+	FLOW_DESC,
+	.defaults = &(const struct flow_arg){ .count = 1, .size = 64,
+		.interval = IMC_NSEC_PER_USEC, .at.pkey = IMC_PKEY_DEFAULT },
+};
+
+SCN_DESC_VERB(ping, "ping", IMC_SCN_ACTION, ping_desc, scn_ipoib_flow_run);
+SCN_DESC_VERB(send, "ipoib-send", IMC_SCN_ACTION, send_desc,
+	      scn_ipoib_flow_run);
 
 /* ------------------------------------------------------------------ */
 /* ping-all */
 
-static int pa_parse(struct imc_scn_parser *p, unsigned argc,
-		    const char *const *argv, void **data)
-{
-	struct pa_arg *a = calloc(1, sizeof(*a));
-	int rc = 0;
-
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	a->interval = 10 * IMC_NSEC_PER_USEC;
-	a->size = 56;
-	for (unsigned i = 0; i < argc && !rc; i++) {
-		bool m;
-
-		rc = scn_flow_kv(p, argv[i], NULL, &a->size, &a->interval, &m);
-		if (!rc && !m)
-			rc = imc_scn_parse_error(p,
-				"expected interval= or size=, got '%s'",
-				argv[i]);
-	}
-	return rc;
-}
-
-static void pa_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct pa_arg *a = data;
-
-	(void)t;
-	fprintf(f, " interval=");
-	imc_scn_print_time(f, a->interval);
-	fprintf(f, " size=%" PRIu32, a->size);
-}
-
-static const struct imc_scn_verb verb_ping_all = {
-	.name = "ping-all", .kind = IMC_SCN_ACTION, .parse = pa_parse,
-	.print = pa_print, .run = scn_ipoib_pa_run, .free = free,
+static const struct scn_opt pa_opts[] = {
+	SCN_O_TIME("interval", struct pa_arg, interval),
+	SCN_O_UINT("size", struct pa_arg, size, 0, SCN_FLOW_SIZE_MAX),
 };
+static const struct scn_optset pa_set = SCN_OPTSET(pa_opts);
+static const struct scn_desc pa_desc = {
+	.opts = &pa_set, .print_always = ~0ull, .given_off = -1,
+	.size = sizeof(struct pa_arg),
+	.defaults = &(const struct pa_arg){ .interval = 10 * IMC_NSEC_PER_USEC,
+					    .size = 56 },
+};
+
+SCN_DESC_VERB(pa, "ping-all", IMC_SCN_ACTION, pa_desc, scn_ipoib_pa_run);
 
 /* ------------------------------------------------------------------ */
 /* Subjects */
@@ -783,9 +677,10 @@ static int subj_parse(struct imc_scn_parser *p, unsigned argc,
 		k++;
 	}
 	if (!rc && k < argc) {
+		uint64_t given = 0;
 		bool m;
 
-		rc = pkey_kv(p, argv[k], &a->at.pkey, &m);
+		rc = scn_opt_word(p, &if_set, argv[k], &a->at, &given, &m);
 		if (!rc && !m)
 			rc = imc_scn_parse_error(p, "expected pkey=, got '%s'",
 						 argv[k]);
@@ -846,7 +741,7 @@ static void subj_print(FILE *f, const struct imc_topo *t, const void *data)
 		counter_print(f, a->counter);
 	if (a->has_group)
 		print_addr(f, &a->group, -1);
-	print_pkey(f, &a->at);
+	scn_opts_print(f, &if_set, &a->at, ~0ull);
 }
 
 static uint64_t counter_value(const struct imc_ipoib_stats *st, unsigned k)
@@ -1113,8 +1008,8 @@ static const struct imc_scn_subject subj_pa_unanswered = {
 int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
-		&verb_ipoib, &verb_up, &verb_down, &verb_addr, &verb_listen,
-		&verb_unlisten, &verb_ping, &verb_send, &verb_ping_all,
+		&verb_ipoib, &up_verb, &down_verb, &addr_verb, &listen_verb,
+		&unlisten_verb, &ping_verb, &send_verb, &pa_verb,
 	};
 	static const struct imc_scn_subject *const subjects[] = {
 		&subj_carrier, &subj_state, &subj_received, &subj_replies,
