@@ -91,6 +91,13 @@ struct scn_desc {
 	{ .kind = SCN_ARG_CUSTOM, .flags = (fl), .offset = offsetof(T, f), \
 	  .what = (w), .parse = (pa), .print = (pr) }
 
+/* A flow of packets' count= (at least 1), size= (bytes, at most
+ * SCN_FLOW_SIZE_MAX) and interval=, in fields of those names. */
+#define SCN_O_FLOW(T) \
+	SCN_O_UINT("count", T, count, 1, 0), \
+	SCN_O_UINT("size", T, size, 0, SCN_FLOW_SIZE_MAX), \
+	SCN_O_TIME("interval", T, interval)
+
 /* The generic parse, print and free of a verb described by d. */
 int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 		   unsigned argc, const char *const *argv, void **data);

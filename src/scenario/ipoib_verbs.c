@@ -482,9 +482,7 @@ static int ping_done(struct imc_scn_parser *p, void *data)
 }
 
 static const struct scn_opt flow_opts[] = {
-	SCN_O_UINT("count", struct flow_arg, count, 1, 0),
-	SCN_O_UINT("size", struct flow_arg, size, 0, SCN_FLOW_SIZE_MAX),
-	SCN_O_TIME("interval", struct flow_arg, interval),
+	SCN_O_FLOW(struct flow_arg),
 	PKEY_OPT(struct flow_arg, at.pkey),
 };
 static const struct scn_optset flow_set = SCN_OPTSET(flow_opts);

@@ -45,44 +45,12 @@ struct flow_opts {
 	uint8_t sl;
 };
 
-#define FLOW_OPTS(T) \
-	SCN_O_UINT("count", T, count, 1, 0), \
-	SCN_O_UINT("size", T, size, 0, SCN_FLOW_SIZE_MAX), \
-	SCN_O_TIME("interval", T, interval)
-
 /* IBA 7.6.5: service levels are 4 bits. */
 static const struct scn_opt flow_opts[] = {
-	FLOW_OPTS(struct flow_opts),
+	SCN_O_FLOW(struct flow_opts),
 	SCN_O_UINT("sl", struct flow_opts, sl, 0, 15),
 };
 static const struct scn_optset mcast_flow_set = SCN_OPTSET(flow_opts);
-/* count= through interval=, and size= and interval= alone */
-static const struct scn_optset flow_set = { flow_opts, 3, NULL };
-static const struct scn_optset flow_nocount_set = { flow_opts + 1, 2, NULL };
-
-int scn_flow_kv(struct imc_scn_parser *p, const char *word, uint32_t *count,
-		uint32_t *size, imc_time_t *interval, bool *matched)
-{
-	struct flow_opts fo = { count ? *count : 1, *size, *interval, 0 };
-	uint64_t given = 0;
-	int rc = scn_opt_word(p, count ? &flow_set : &flow_nocount_set, word,
-			      &fo, &given, matched);
-
-	if (count)
-		*count = fo.count;
-	*size = fo.size;
-	*interval = fo.interval;
-	return rc;
-}
-
-void scn_flow_print(FILE *f, uint32_t count, uint32_t size,
-		    imc_time_t interval)
-{
-	struct flow_opts fo = { count, size, interval, 0 };
-
-	scn_opts_print(f, &flow_set, &fo, ~0ull);
-}
-
 int scn_mcast_flow_opts(struct imc_scn_parser *p, unsigned argc,
 			const char *const *argv, uint32_t *count, uint32_t *size,
 			imc_time_t *interval, uint8_t *sl)
@@ -495,7 +463,7 @@ struct traffic_arg {
 };
 
 #define TRAFFIC_OPTS \
-	FLOW_OPTS(struct traffic_arg), \
+	SCN_O_FLOW(struct traffic_arg), \
 	SCN_O_UINT("sl", struct traffic_arg, sl, 0, 15)
 
 static const struct scn_opt send_opts[] = {
