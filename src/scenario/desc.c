@@ -170,14 +170,26 @@ int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 	void *base;
 	int rc;
 
-	if (argc < d->min || (d->max && argc > d->max))
+	const void *arg = *data;
+	unsigned max = d->max;
+	bool bounded = max || (!d->opts && !(d->narg &&
+		       (d->arg[d->narg - 1].flags & SCN_ARG_REST)));
+
+	if (bounded && !max)
+		max = d->narg;
+	if (bounded && argc > max && (d->keep & SCN_KEEP_GOT))
+		return imc_scn_parse_error(p, "%s, got '%s'", d->usage,
+					   argv[max]);
+	if (argc < d->min || (bounded && argc > max))
 		return imc_scn_parse_error(p, "%s", d->usage);
 	base = calloc(1, d->size);
+	*data = base;
 	if (!base)
 		return -ENOMEM;
-	*data = base;
 	if (d->defaults)
 		memcpy(base, d->defaults, d->size);
+	if (d->keep & SCN_KEEP_ARG)
+		memcpy(at(base, d->arg_off), &arg, sizeof(arg));
 	rest = d->narg ? &d->arg[d->narg - 1] : NULL;
 	rest = rest && (rest->flags & SCN_ARG_REST) ? rest : NULL;
 	/* Too many entries is said before what the others say. */
@@ -191,7 +203,10 @@ int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 
 		if (a->flags & SCN_ARG_REST)
 			break;
-		if (a->flags & SCN_ARG_OPTIONAL) {
+		if ((a->flags & SCN_ARG_OPTIONAL) && a->kind != SCN_ARG_WORD &&
+		    i >= argc)
+			continue;
+		if ((a->flags & SCN_ARG_OPTIONAL) && a->kind == SCN_ARG_WORD) {
 			w = i < argc ? word_index(a, argv[i]) : -1;
 			put_uint(at(base, a->offset), a->size,
 				 (uint64_t)(w + 1));
@@ -207,8 +222,8 @@ int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 	rc = tail_parse(p, d, rest, argc - i, argv + i, base, &given);
 	if (rc)
 		return rc;
-	if (d->given_off >= 0)
-		memcpy(at(base, (size_t)d->given_off), &given, sizeof(given));
+	if (d->keep & SCN_KEEP_GIVEN)
+		memcpy(at(base, d->given_off), &given, sizeof(given));
 	return d->done ? d->done(p, base) : 0;
 }
 
@@ -237,10 +252,12 @@ static void arg_print(FILE *f, const struct imc_topo *t,
 		/* fallthrough */
 	case SCN_ARG_PORT:
 	case SCN_ARG_HOST:
-		scn_print_port_arg(f, t, pa);
+		if (pa->node != IMC_TOPO_NONE)
+			scn_print_port_arg(f, t, pa);
 		return;
 	case SCN_ARG_HOSTS:
-		imc_scn_print_hosts(f, t, cat(base, a->offset));
+		if (((const struct imc_scn_hosts *)cat(base, a->offset))->n)
+			imc_scn_print_hosts(f, t, cat(base, a->offset));
 		return;
 	case SCN_ARG_UINT:
 		break;
@@ -270,8 +287,8 @@ void scn_desc_print(FILE *f, const struct imc_topo *t,
 {
 	uint64_t given = 0;
 
-	if (d->given_off >= 0)
-		memcpy(&given, cat(data, (size_t)d->given_off), sizeof(given));
+	if (d->keep & SCN_KEEP_GIVEN)
+		memcpy(&given, cat(data, d->given_off), sizeof(given));
 	given |= d->print_always;
 	for (unsigned k = 0; k < d->narg; k++) {
 		if ((d->arg[k].flags & SCN_ARG_REST) && d->opts_first)

@@ -23,7 +23,10 @@ enum scn_arg_kind {
 };
 
 enum {
-	/* A WORD that may be absent: its field is 0 then, else index + 1. */
+	/* May be absent: a WORD's field is 0 then, else index + 1; another
+	 * kind takes the next word when there is one and keeps its
+	 * defaults else (a PORT or HOST left at node IMC_TOPO_NONE, a set
+	 * with no host, prints nothing). */
 	SCN_ARG_OPTIONAL = 1u << 0,
 	SCN_ARG_CABLED = 1u << 1,   /* PORT: a cable leaves it */
 	SCN_ARG_HEX = 1u << 2,      /* UINT: printed 0x and 2*size digits */
@@ -57,10 +60,19 @@ struct scn_arg {
 	void (*free)(const struct scn_arg *a, void *base);
 };
 
+enum {
+	SCN_KEEP_GIVEN = 1u << 0,
+	SCN_KEEP_ARG = 1u << 1,
+	SCN_KEEP_GOT = 1u << 2,
+};
+
 struct scn_desc {
 	/* The error when the number of words is outside min..max (max 0:
-	 * no bound) or a WORD argument is none of its names. */
+	 * no bound) or a WORD argument is none of its names; with
+	 * SCN_KEEP_GOT, ", got 'W'" follows, W the first word past max. */
 	const char *usage;
+	/* max 0: without options or a REST argument, the number of
+	 * arguments; else no bound */
 	unsigned min, max;
 	const struct scn_arg *arg;
 	unsigned narg;
@@ -68,7 +80,9 @@ struct scn_desc {
 	size_t opts_off;     /* where the options' struct is in the data */
 	bool opts_first;     /* options print before a REST argument */
 	uint64_t print_always;   /* options printed when not given */
-	long given_off;      /* where a uint64_t of given options goes, or -1 */
+	unsigned keep;       /* SCN_KEEP_* */
+	size_t given_off;    /* KEEP_GIVEN: a uint64_t of the options given */
+	size_t arg_off;      /* KEEP_ARG: the subject's arg (a pointer) */
 	size_t size;         /* bytes of the data */
 	const void *defaults;    /* the data before parsing; NULL: zeros */
 	/* After every word: checks across arguments, completes the data. */
@@ -98,7 +112,8 @@ struct scn_desc {
 	SCN_O_UINT("size", T, size, 0, SCN_FLOW_SIZE_MAX), \
 	SCN_O_TIME("interval", T, interval)
 
-/* The generic parse, print and free of a verb described by d. */
+/* The generic parse, print and free of a verb or subject described by
+ * d. */
 int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 		   unsigned argc, const char *const *argv, void **data);
 void scn_desc_print(FILE *f, const struct imc_topo *t,
@@ -109,16 +124,19 @@ void scn_desc_free(const struct scn_desc *d, void *data);
 int scn_mlid_parse(struct imc_scn_parser *p, const char *word,
 		   uint16_t *mlid);
 
-/* A verb whose parse, print and free are the descriptor's: defines
- * static functions pre_parse, pre_print, pre_free and the verb pre_verb. */
-#define SCN_DESC_VERB(pre, nm, k, d, runfn) \
+/* Static functions pre_parse, pre_print and pre_free of descriptor d. */
+#define SCN_DESC_FUNCS(pre, d) \
 	static int pre##_parse(struct imc_scn_parser *p, unsigned argc, \
 			       const char *const *argv, void **data) \
 	{ return scn_desc_parse(p, &(d), argc, argv, data); } \
 	static void pre##_print(FILE *f, const struct imc_topo *t, \
 				const void *data) \
 	{ scn_desc_print(f, t, &(d), data); } \
-	static void pre##_free(void *data) { scn_desc_free(&(d), data); } \
+	static void pre##_free(void *data) { scn_desc_free(&(d), data); }
+
+/* A verb whose parse, print and free are descriptor d's: pre_verb. */
+#define SCN_DESC_VERB(pre, nm, k, d, runfn) \
+	SCN_DESC_FUNCS(pre, d) \
 	static const struct imc_scn_verb pre##_verb = { \
 		.name = (nm), .kind = (k), .parse = pre##_parse, \
 		.print = pre##_print, .run = (runfn), .free = pre##_free, \

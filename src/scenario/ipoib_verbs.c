@@ -292,7 +292,7 @@ static const struct scn_arg up_args[] = {
 static const struct scn_desc up_desc = {
 	.usage = "expected 'ipoib-up HOSTS [pkey=P] [ADDR/LEN]...'",
 	.min = 1, SCN_ARGS(up_args), .opts = &up_set, .opts_first = true,
-	.print_always = ~0ull, .given_off = -1, .size = sizeof(struct up_arg),
+	.print_always = ~0ull, .size = sizeof(struct up_arg),
 	.defaults = &(const struct up_arg){ .pkey = IMC_PKEY_DEFAULT },
 };
 
@@ -348,7 +348,7 @@ static const struct scn_arg if_args[] = { SCN_A_HOST(struct if_arg, node) };
 static const struct scn_desc if_desc = {
 	.usage = "expected HOST [pkey=P]", .min = 1, .max = 2,
 	SCN_ARGS(if_args), .opts = &if_set, .print_always = ~0ull,
-	.given_off = -1, .size = sizeof(struct if_arg),
+	 .size = sizeof(struct if_arg),
 	.defaults = &(const struct if_arg){ .pkey = IMC_PKEY_DEFAULT },
 };
 
@@ -394,7 +394,7 @@ static const struct scn_desc addr_desc = {
 	.usage = "expected 'ipoib-addr HOST [del] ADDR[/LEN] [pkey=P]'",
 	.min = 2, .max = 4, SCN_ARGS(addr_args), .opts = &if_set,
 	.opts_off = offsetof(struct addr_arg, at), .print_always = ~0ull,
-	.given_off = -1, .size = sizeof(struct addr_arg),
+	 .size = sizeof(struct addr_arg),
 	.defaults = &(const struct addr_arg){ .at.pkey = IMC_PKEY_DEFAULT },
 };
 
@@ -431,7 +431,7 @@ static const struct scn_desc listen_desc = {
 	.usage = "expected HOST GROUP [pkey=P]", .min = 2, .max = 3,
 	SCN_ARGS(listen_args), .opts = &if_set,
 	.opts_off = offsetof(struct listen_arg, at), .print_always = ~0ull,
-	.given_off = -1, .size = sizeof(struct listen_arg),
+	 .size = sizeof(struct listen_arg),
 	.defaults = &(const struct listen_arg){ .at.pkey = IMC_PKEY_DEFAULT },
 };
 
@@ -495,7 +495,7 @@ static const struct scn_arg flow_args[] = {
 #define FLOW_DESC \
 	.usage = "expected HOST DEST [count=N] [interval=TIME] [size=N] [pkey=P]", \
 	.min = 2, SCN_ARGS(flow_args), .opts = &flow_set, \
-	.print_always = ~0ull, .given_off = -1, .size = sizeof(struct flow_arg)
+	.print_always = ~0ull, .size = sizeof(struct flow_arg)
 
 static const struct scn_desc ping_desc = {
 	FLOW_DESC, .done = ping_done,
@@ -522,8 +522,7 @@ static const struct scn_opt pa_opts[] = {
 };
 static const struct scn_optset pa_set = SCN_OPTSET(pa_opts);
 static const struct scn_desc pa_desc = {
-	.opts = &pa_set, .print_always = ~0ull, .given_off = -1,
-	.size = sizeof(struct pa_arg),
+	.opts = &pa_set, .print_always = ~0ull,	.size = sizeof(struct pa_arg),
 	.defaults = &(const struct pa_arg){ .interval = 10 * IMC_NSEC_PER_USEC,
 					    .size = 56 },
 };

@@ -93,8 +93,7 @@ static const struct scn_arg link_args[] = {
 };
 static const struct scn_desc link_desc = {
 	.usage = "expected 'link down PORT' or 'link up PORT'",
-	.min = 2, .max = 2, SCN_ARGS(link_args), .given_off = -1,
-	.size = sizeof(struct link_arg),
+	.min = 2, .max = 2, SCN_ARGS(link_args),	.size = sizeof(struct link_arg),
 };
 
 static int link_run(struct imc_scn_ctx *c, void *data)
@@ -127,7 +126,7 @@ static const struct scn_desc fault_desc = {
 	.usage = "expected 'fault PORT' and loss=, dup=, reorder=, reorder-delay=, latency= or bandwidth=",
 	.min = 2, SCN_ARGS(fault_args), .opts = &scn_link_optset,
 	.opts_off = offsetof(struct fault_arg, lp),
-	.given_off = offsetof(struct fault_arg, given),
+	.keep = SCN_KEEP_GIVEN, .given_off = offsetof(struct fault_arg, given),
 	.size = sizeof(struct fault_arg),
 };
 
@@ -164,7 +163,7 @@ static const struct scn_arg sm_args[] = {
 };
 static const struct scn_desc sm_desc = {
 	.usage = "expected 'sm move HOST'", .min = 2, .max = 2,
-	SCN_ARGS(sm_args), .given_off = -1, .size = sizeof(struct scn_port_arg),
+	SCN_ARGS(sm_args), .size = sizeof(struct scn_port_arg),
 };
 
 static int sm_run(struct imc_scn_ctx *c, void *data)
@@ -183,8 +182,7 @@ static const struct scn_arg rereg_args[] = {
 };
 static const struct scn_desc rereg_desc = {
 	.usage = "expected 'reregister HOST' or 'reregister all'",
-	.min = 1, .max = 1, SCN_ARGS(rereg_args), .given_off = -1,
-	.size = sizeof(struct scn_port_arg),
+	.min = 1, .max = 1, SCN_ARGS(rereg_args),	.size = sizeof(struct scn_port_arg),
 };
 
 static int rereg_run(struct imc_scn_ctx *c, void *data)
@@ -213,7 +211,7 @@ static const struct scn_arg lid_args[] = {
 };
 static const struct scn_desc lid_desc = {
 	.usage = "expected 'lid HOST LID'", .min = 2, .max = 2,
-	SCN_ARGS(lid_args), .given_off = -1, .size = sizeof(struct lid_arg),
+	SCN_ARGS(lid_args), .size = sizeof(struct lid_arg),
 };
 
 static int lid_run(struct imc_scn_ctx *c, void *data)
@@ -246,8 +244,7 @@ static const struct scn_arg pkeys_args[] = {
 };
 static const struct scn_desc pkeys_desc = {
 	.usage = "expected 'pkeys HOST PKEY...'", .min = 1,
-	SCN_ARGS(pkeys_args), .given_off = -1,
-	.size = sizeof(struct pkeys_arg),
+	SCN_ARGS(pkeys_args),	.size = sizeof(struct pkeys_arg),
 };
 
 static int pkeys_run(struct imc_scn_ctx *c, void *data)
@@ -406,8 +403,7 @@ static const struct scn_arg group_args[] = {
 static const struct scn_desc group_desc = {
 	.usage = "expected 'group MLID MGID HOST...' or 'group MLID MGID all'",
 	.min = 3, SCN_ARGS(group_args), .opts = &group_set,
-	.print_always = ~0ull, .given_off = -1,
-	.size = sizeof(struct group_arg),
+	.print_always = ~0ull,	.size = sizeof(struct group_arg),
 	.defaults = &(const struct group_arg){
 		.g = { .pkey = DEFAULT_PKEY, .qkey = IMC_SCN_QKEY } },
 	.done = group_done,
@@ -492,8 +488,7 @@ static const struct scn_arg send_args[] = {
 static const struct scn_desc send_desc = {
 	.usage = "expected 'send FROM TO [count=N] [size=BYTES] [interval=TIME] [grh] [pkey=P] [qkey=Q] [sl=N]'",
 	.min = 2, SCN_ARGS(send_args), .opts = &send_set,
-	.print_always = ~0ull, .given_off = -1,
-	.size = sizeof(struct traffic_arg),
+	.print_always = ~0ull,	.size = sizeof(struct traffic_arg),
 	.defaults = &(const struct traffic_arg){ TRAFFIC_DEFAULTS },
 };
 
@@ -530,7 +525,8 @@ static const struct scn_arg mcast_args[] = {
 static const struct scn_desc mcast_desc = {
 	.usage = "expected 'mcast FROM MLID [count=N] [size=BYTES] [interval=TIME] [sl=N] [qkey=Q]'",
 	.min = 2, SCN_ARGS(mcast_args), .opts = &mcast_set,
-	.print_always = 0xf, .given_off = offsetof(struct traffic_arg, given),
+	.print_always = 0xf, .keep = SCN_KEEP_GIVEN,
+	.given_off = offsetof(struct traffic_arg, given),
 	.size = sizeof(struct traffic_arg),
 	.defaults = &(const struct traffic_arg){ TRAFFIC_DEFAULTS,
 		.mcast = true, .grh = true },
