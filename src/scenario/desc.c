@@ -115,6 +115,19 @@ static int arg_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 	}
 }
 
+/* Whether word is one of set's options. */
+static bool is_opt(const struct scn_optset *set, const char *word)
+{
+	const char *v;
+
+	for (unsigned i = 0; set && i < set->n; i++)
+		if (set->opt[i].type == SCN_OPT_FLAG ?
+		    !strcmp(word, set->opt[i].key) :
+		    imc_scn_kv(word, set->opt[i].key, &v))
+			return true;
+	return false;
+}
+
 /* One more entry of a REST argument. */
 static int rest_parse(struct imc_scn_parser *p, const struct scn_arg *a,
 		      const char *word, void *base)
@@ -182,7 +195,7 @@ int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 					   argv[max]);
 	if (argc < d->min || (bounded && argc > max))
 		return imc_scn_parse_error(p, "%s", d->usage);
-	base = calloc(1, d->size);
+	base = calloc(1, d->size ? d->size : 1);
 	*data = base;
 	if (!base)
 		return -ENOMEM;
@@ -204,7 +217,8 @@ int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 		if (a->flags & SCN_ARG_REST)
 			break;
 		if ((a->flags & SCN_ARG_OPTIONAL) && a->kind != SCN_ARG_WORD &&
-		    i >= argc)
+		    (i >= argc || (a->kind == SCN_ARG_CUSTOM &&
+				   is_opt(d->opts, argv[i]))))
 			continue;
 		if ((a->flags & SCN_ARG_OPTIONAL) && a->kind == SCN_ARG_WORD) {
 			w = i < argc ? word_index(a, argv[i]) : -1;

@@ -26,7 +26,8 @@ enum {
 	/* May be absent: a WORD's field is 0 then, else index + 1; another
 	 * kind takes the next word when there is one and keeps its
 	 * defaults else (a PORT or HOST left at node IMC_TOPO_NONE, a set
-	 * with no host, prints nothing). */
+	 * with no host, prints nothing); a CUSTOM one leaves an option's
+	 * word to the options. */
 	SCN_ARG_OPTIONAL = 1u << 0,
 	SCN_ARG_CABLED = 1u << 1,   /* PORT: a cable leaves it */
 	SCN_ARG_HEX = 1u << 2,      /* UINT: printed 0x and 2*size digits */

@@ -637,108 +637,115 @@ static void counter_print(FILE *f, unsigned k)
 		fputc(*s == '_' ? '-' : *s, f);
 }
 
-static int subj_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data,
-		      enum subj_kind kind)
+static int ctr_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+			  const char *w, void *base)
 {
-	struct subj_arg *a;
-	unsigned k = 1;
-	int rc;
+	struct subj_arg *a = base;
 
-	if (argc < 1)
-		return imc_scn_parse_error(p, "expected a host");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	a->kind = kind;
-	a->at.pkey = IMC_PKEY_DEFAULT;
-	rc = imc_scn_parse_hosts(p, argv[0], &a->hosts);
-	if (!rc && kind == S_STATE && a->hosts.form != IMC_SCN_HOSTS_ONE)
-		rc = imc_scn_parse_error(p, "ipoib-state: one host");
-	if (!rc && kind == S_COUNTER) {
-		if (argc < 2 || counter_parse(argv[1], &a->counter) < 0)
-			return imc_scn_parse_error(p,
-				"expected a counter (tx-packets, rx-packets, drops, drops-REASON, ...), got '%s'",
-				argc < 2 ? "" : argv[1]);
-		k = 2;
-	}
-	if (!rc && kind == S_RECEIVED && argc > k &&
-	    strncmp(argv[k], "pkey=", 5)) {
-		if (imc_ip_addr_parse(argv[k], &a->group, NULL) < 0 ||
-		    !imc_ip_addr_is_multicast(&a->group))
-			return imc_scn_parse_error(p,
-				"expected a multicast group or pkey=, got '%s'",
-				argv[k]);
-		a->has_group = true;
-		k++;
-	}
-	if (!rc && k < argc) {
-		uint64_t given = 0;
-		bool m;
-
-		rc = scn_opt_word(p, &if_set, argv[k], &a->at, &given, &m);
-		if (!rc && !m)
-			rc = imc_scn_parse_error(p, "expected pkey=, got '%s'",
-						 argv[k]);
-		k++;
-	}
-	if (!rc && k < argc)
-		rc = imc_scn_parse_error(p, "unexpected '%s'", argv[k]);
-	return rc;
-}
-
-#define SUBJ_PARSE(name, kind)                                              \
-	static int name(struct imc_scn_parser *p, unsigned argc,            \
-			const char *const *argv, void **data)               \
-	{                                                                   \
-		return subj_parse(p, argc, argv, data, kind);               \
-	}
-
-SUBJ_PARSE(carrier_parse, S_CARRIER)
-SUBJ_PARSE(state_parse, S_STATE)
-SUBJ_PARSE(received_parse, S_RECEIVED)
-SUBJ_PARSE(replies_parse, S_REPLIES)
-SUBJ_PARSE(answered_parse, S_ANSWERED)
-SUBJ_PARSE(counter_subj_parse, S_COUNTER)
-
-static int cross_parse(struct imc_scn_parser *p, unsigned argc,
-		       const char *const *argv, void **data)
-{
-	struct subj_arg *a;
-
-	if (argc)
-		return subj_parse(p, argc, argv, data, S_CROSS);
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	a->kind = S_CROSS;
-	a->every = true;
+	(void)arg;
+	if (counter_parse(w, &a->counter) < 0)
+		return imc_scn_parse_error(p,
+			"expected a counter (tx-packets, rx-packets, drops, drops-REASON, ...), got '%s'",
+			w);
 	return 0;
 }
 
-static void subj_free(void *data)
+static void ctr_word_print(FILE *f, const struct imc_topo *t,
+			   const struct scn_arg *arg, const void *base)
 {
-	struct subj_arg *a = data;
-
-	if (a)
-		imc_scn_hosts_free(&a->hosts);
-	free(a);
+	(void)t;
+	(void)arg;
+	counter_print(f, ((const struct subj_arg *)base)->counter);
 }
 
-static void subj_print(FILE *f, const struct imc_topo *t, const void *data)
+static int rx_group_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+			  const char *w, void *base)
+{
+	struct subj_arg *a = base;
+
+	(void)arg;
+	if (imc_ip_addr_parse(w, &a->group, NULL) < 0 ||
+	    !imc_ip_addr_is_multicast(&a->group))
+		return imc_scn_parse_error(p,
+			"expected a multicast group or pkey=, got '%s'", w);
+	a->has_group = true;
+	return 0;
+}
+
+static void rx_group_print(FILE *f, const struct imc_topo *t,
+			   const struct scn_arg *arg, const void *base)
+{
+	const struct subj_arg *a = base;
+
+	(void)t;
+	(void)arg;
+	if (a->has_group)
+		print_addr(f, &a->group, -1);
+}
+
+static int one_host(struct imc_scn_parser *p, void *data)
 {
 	const struct subj_arg *a = data;
 
-	if (a->every)
-		return;
-	imc_scn_print_hosts(f, t, &a->hosts);
-	if (a->kind == S_COUNTER)
-		counter_print(f, a->counter);
-	if (a->has_group)
-		print_addr(f, &a->group, -1);
-	scn_opts_print(f, &if_set, &a->at, ~0ull);
+	if (a->hosts.form != IMC_SCN_HOSTS_ONE)
+		return imc_scn_parse_error(p, "ipoib-state: one host");
+	return 0;
+}
+
+/* A set of hosts, every interface without one (cross-partition). */
+static int every_host(struct imc_scn_parser *p, void *data)
+{
+	struct subj_arg *a = data;
+
+	(void)p;
+	a->every = !a->hosts.n;
+	return 0;
+}
+
+static const struct scn_arg hosts_arg[] = {
+	SCN_A_HOSTS(struct subj_arg, hosts),
+};
+static const struct scn_arg rx_args[] = {
+	SCN_A_HOSTS(struct subj_arg, hosts),
+	SCN_A_CUSTOM(struct subj_arg, group, "a group", rx_group_parse,
+		     rx_group_print, SCN_ARG_OPTIONAL),
+};
+static const struct scn_arg ctr_args[] = {
+	SCN_A_HOSTS(struct subj_arg, hosts),
+	SCN_A_CUSTOM(struct subj_arg, counter,
+		     "a counter (tx-packets, rx-packets, drops, drops-REASON, ...)",
+		     ctr_word_parse, ctr_word_print, 0),
+};
+static const struct scn_arg cross_args[] = {
+	{ .kind = SCN_ARG_HOSTS, .flags = SCN_ARG_OPTIONAL,
+	  .offset = offsetof(struct subj_arg, hosts) },
+};
+
+/* HOSTS and more of tab, then [pkey=P]: a subject of kind k. */
+#define SUBJ_DESC(pre, k, tab, n, dn) \
+	static const struct scn_desc pre##_desc = { \
+		.usage = "expected a host", .min = (n), SCN_ARGS(tab), \
+		.opts = &if_set, .opts_off = offsetof(struct subj_arg, at), \
+		.print_always = ~0ull, .size = sizeof(struct subj_arg), \
+		.defaults = &(const struct subj_arg){ .kind = (k), \
+			.at.pkey = IMC_PKEY_DEFAULT }, .done = (dn), \
+	}; \
+	SCN_DESC_FUNCS(pre, pre##_desc)
+
+SUBJ_DESC(carrier, S_CARRIER, hosts_arg, 1, NULL)
+SUBJ_DESC(state, S_STATE, hosts_arg, 1, one_host)
+SUBJ_DESC(received, S_RECEIVED, rx_args, 1, NULL)
+SUBJ_DESC(replies, S_REPLIES, hosts_arg, 1, NULL)
+SUBJ_DESC(answered, S_ANSWERED, hosts_arg, 1, NULL)
+SUBJ_DESC(ctr, S_COUNTER, ctr_args, 1, NULL)
+SUBJ_DESC(cross, S_CROSS, cross_args, 0, every_host)
+
+/* Nothing at all for every interface. */
+static void cross_all_print(FILE *f, const struct imc_topo *t,
+			    const void *data)
+{
+	if (!((const struct subj_arg *)data)->every)
+		cross_print(f, t, data);
 }
 
 static uint64_t counter_value(const struct imc_ipoib_stats *st, unsigned k)
@@ -822,30 +829,17 @@ static int subj_observe(struct imc_scn_ctx *c, const void *data,
 
 /* ---- ipoib-max-queued endpoint|group|total ---- */
 
-static const char *const mq_words[] = { "endpoint", "group", "total" };
+static const char *const mq_words[] = { "endpoint", "group", "total",
+					NULL };
 
-static int mq_parse(struct imc_scn_parser *p, unsigned argc,
-		    const char *const *argv, void **data)
-{
-	unsigned *k;
-
-	for (unsigned w = 0; argc == 1 && w < IMC_ARRAY_SIZE(mq_words); w++)
-		if (!strcmp(argv[0], mq_words[w])) {
-			k = malloc(sizeof(*k));
-			if (!k)
-				return -ENOMEM;
-			*k = w;
-			*data = k;
-			return 0;
-		}
-	return imc_scn_parse_error(p, "expected endpoint, group or total");
-}
-
-static void mq_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	(void)t;
-	fprintf(f, " %s", mq_words[*(const unsigned *)data]);
-}
+static const struct scn_arg mq_args[] = {
+	{ .kind = SCN_ARG_WORD, .size = sizeof(unsigned), .names = mq_words },
+};
+static const struct scn_desc mq_desc = {
+	.usage = "expected endpoint, group or total", .min = 1,
+	SCN_ARGS(mq_args), .size = sizeof(unsigned),
+};
+SCN_DESC_FUNCS(mq, mq_desc)
 
 /* The most packets one queue of the kind held at once, over every
  * interface of the run. */
@@ -876,21 +870,8 @@ static int mq_observe(struct imc_scn_ctx *c, const void *data,
 
 /* ---- ping-all-pairs, ping-all-unanswered ---- */
 
-static int pa_subj_parse(struct imc_scn_parser *p, unsigned argc,
-			 const char *const *argv, void **data)
-{
-	(void)argv;
-	*data = NULL;
-	return argc ? imc_scn_parse_error(p, "expected no argument") : 0;
-}
-
-static void pa_subj_print(FILE *f, const struct imc_topo *t,
-			  const void *data)
-{
-	(void)f;
-	(void)t;
-	(void)data;
-}
+static const struct scn_desc none_desc = { .usage = "expected no argument" };
+SCN_DESC_FUNCS(none, none_desc)
 
 static uint64_t pa_count(struct imc_scn_ctx *c, bool unanswered)
 {
@@ -951,55 +932,56 @@ static void state_value_format(uint64_t v, char *buf, size_t len)
 }
 
 static const struct imc_scn_subject subj_carrier = {
-	.name = "ipoib-carrier", .parse = carrier_parse, .print = subj_print,
+	.name = "ipoib-carrier", .parse = carrier_parse, .print = carrier_print,
 	.observe = subj_observe, .value_parse = carrier_value_parse,
-	.value_format = carrier_value_format, .free = subj_free,
+	.value_format = carrier_value_format, .free = carrier_free,
 };
 
 static const struct imc_scn_subject subj_state = {
-	.name = "ipoib-state", .parse = state_parse, .print = subj_print,
+	.name = "ipoib-state", .parse = state_parse, .print = state_print,
 	.observe = subj_observe, .value_parse = state_value_parse,
-	.value_format = state_value_format, .free = subj_free,
+	.value_format = state_value_format, .free = state_free,
 };
 
 static const struct imc_scn_subject subj_received = {
 	.name = "ipoib-received", .parse = received_parse,
-	.print = subj_print, .observe = subj_observe, .free = subj_free,
+	.print = received_print, .observe = subj_observe, .free = received_free,
 };
 
 static const struct imc_scn_subject subj_replies = {
-	.name = "ping-replies", .parse = replies_parse, .print = subj_print,
-	.observe = subj_observe, .free = subj_free,
+	.name = "ping-replies", .parse = replies_parse, .print = replies_print,
+	.observe = subj_observe, .free = replies_free,
 };
 
 static const struct imc_scn_subject subj_answered = {
-	.name = "ping-answered", .parse = answered_parse, .print = subj_print,
-	.observe = subj_observe, .free = subj_free,
+	.name = "ping-answered", .parse = answered_parse, .print = answered_print,
+	.observe = subj_observe, .free = answered_free,
 };
 
 static const struct imc_scn_subject subj_counter = {
-	.name = "ipoib-counter", .parse = counter_subj_parse,
-	.print = subj_print, .observe = subj_observe, .free = subj_free,
+	.name = "ipoib-counter", .parse = ctr_parse,
+	.print = ctr_print, .observe = subj_observe, .free = ctr_free,
 };
 
 static const struct imc_scn_subject subj_cross = {
 	.name = "ipoib-cross-partition", .parse = cross_parse,
-	.print = subj_print, .observe = subj_observe, .free = subj_free,
+	.print = cross_all_print, .observe = subj_observe, .free = cross_free,
 };
 
 static const struct imc_scn_subject subj_max_queued = {
 	.name = "ipoib-max-queued", .parse = mq_parse, .print = mq_print,
-	.observe = mq_observe, .free = free,
+	.observe = mq_observe, .free = mq_free,
 };
 
 static const struct imc_scn_subject subj_pa_pairs = {
-	.name = "ping-all-pairs", .parse = pa_subj_parse,
-	.print = pa_subj_print, .observe = pa_pairs_observe,
+	.name = "ping-all-pairs", .parse = none_parse,
+	.print = none_print, .observe = pa_pairs_observe, .free = none_free,
 };
 
 static const struct imc_scn_subject subj_pa_unanswered = {
-	.name = "ping-all-unanswered", .parse = pa_subj_parse,
-	.print = pa_subj_print, .observe = pa_unanswered_observe,
+	.name = "ping-all-unanswered", .parse = none_parse,
+	.print = none_print, .observe = pa_unanswered_observe,
+	.free = none_free,
 };
 
 int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
