@@ -90,6 +90,17 @@ struct scn_desc {
 	int (*done)(struct imc_scn_parser *p, void *data);
 };
 
+/* The field of argument a in the data base. */
+static inline void *scn_arg_at(void *base, const struct scn_arg *a)
+{
+	return (uint8_t *)base + a->offset;
+}
+
+static inline const void *scn_arg_cat(const void *base, const struct scn_arg *a)
+{
+	return (const uint8_t *)base + a->offset;
+}
+
 #define SCN_ARGS(tab) .arg = (tab), .narg = sizeof(tab) / sizeof((tab)[0])
 
 #define SCN_A_PORT(T, f, fl) \

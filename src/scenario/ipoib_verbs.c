@@ -96,18 +96,12 @@ static void print_addr(FILE *f, const struct imc_ip_addr *a, int plen)
 		fprintf(f, "/%d", plen);
 }
 
-/* Where a verb's address is, by the argument's offset. */
-static struct imc_ip_addr *addr_at(void *base, const struct scn_arg *arg)
-{
-	return (struct imc_ip_addr *)((uint8_t *)base + arg->offset);
-}
-
 /* An address without a prefix: a multicast group (listen) or a
  * destination (ping, ipoib-send). */
 static int group_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 		       const char *w, void *base)
 {
-	struct imc_ip_addr *a = addr_at(base, arg);
+	struct imc_ip_addr *a = scn_arg_at(base, arg);
 
 	if (imc_ip_addr_parse(w, a, NULL) < 0 || !imc_ip_addr_is_multicast(a))
 		return imc_scn_parse_error(p,
@@ -118,7 +112,7 @@ static int group_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 static int dest_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 		      const char *w, void *base)
 {
-	if (imc_ip_addr_parse(w, addr_at(base, arg), NULL) < 0)
+	if (imc_ip_addr_parse(w, scn_arg_at(base, arg), NULL) < 0)
 		return imc_scn_parse_error(p,
 			"expected an IPv4 or IPv6 destination, got '%s'", w);
 	return 0;
@@ -128,7 +122,7 @@ static void dest_print(FILE *f, const struct imc_topo *t,
 		       const struct scn_arg *arg, const void *base)
 {
 	(void)t;
-	print_addr(f, addr_at((void *)base, arg), -1);
+	print_addr(f, scn_arg_cat(base, arg), -1);
 }
 
 /* ------------------------------------------------------------------ */

@@ -317,8 +317,7 @@ static int group_mlid_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 static void group_mlid_print(FILE *f, const struct imc_topo *t,
 			     const struct scn_arg *arg, const void *base)
 {
-	const struct scn_group *g = (const void *)((const uint8_t *)base +
-						   arg->offset);
+	const struct scn_group *g = scn_arg_cat(base, arg);
 
 	(void)t;
 	fprintf(f, " 0x%04x", g->mlid);
