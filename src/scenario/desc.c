@@ -188,6 +188,9 @@ int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 	bool bounded = max || (!d->opts && !(d->narg &&
 		       (d->arg[d->narg - 1].flags & SCN_ARG_REST)));
 
+	if (d->once && scn_setting_line(p->s, p->verb))
+		return imc_scn_parse_error(p, "%s on line %u", d->once,
+					   scn_setting_line(p->s, p->verb));
 	if (bounded && !max)
 		max = d->narg;
 	if (bounded && argc > max && (d->keep & SCN_KEEP_GOT))
@@ -201,6 +204,8 @@ int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 		return -ENOMEM;
 	if (d->defaults)
 		memcpy(base, d->defaults, d->size);
+	if (d->init)
+		d->init(base);
 	if (d->keep & SCN_KEEP_ARG)
 		memcpy(at(base, d->arg_off), &arg, sizeof(arg));
 	rest = d->narg ? &d->arg[d->narg - 1] : NULL;
@@ -237,7 +242,8 @@ int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 	if (rc)
 		return rc;
 	if (d->keep & SCN_KEEP_GIVEN)
-		memcpy(at(base, d->given_off), &given, sizeof(given));
+		put_uint(at(base, d->given_off),
+			 d->given_size ? d->given_size : 8, given);
 	return d->done ? d->done(p, base) : 0;
 }
 
@@ -302,7 +308,8 @@ void scn_desc_print(FILE *f, const struct imc_topo *t,
 	uint64_t given = 0;
 
 	if (d->keep & SCN_KEEP_GIVEN)
-		memcpy(&given, cat(data, d->given_off), sizeof(given));
+		given = scn_field_at(data, d->given_off,
+				     d->given_size ? d->given_size : 8);
 	given |= d->print_always;
 	for (unsigned k = 0; k < d->narg; k++) {
 		if ((d->arg[k].flags & SCN_ARG_REST) && d->opts_first)

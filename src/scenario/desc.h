@@ -82,10 +82,15 @@ struct scn_desc {
 	bool opts_first;     /* options print before a REST argument */
 	uint64_t print_always;   /* options printed when not given */
 	unsigned keep;       /* SCN_KEEP_* */
-	size_t given_off;    /* KEEP_GIVEN: a uint64_t of the options given */
+	size_t given_off;    /* KEEP_GIVEN: the mask of the options given */
+	uint8_t given_size;  /* its bytes; 0: a uint64_t */
 	size_t arg_off;      /* KEEP_ARG: the subject's arg (a pointer) */
 	size_t size;         /* bytes of the data */
 	const void *defaults;    /* the data before parsing; NULL: zeros */
+	void (*init)(void *data);   /* then this, when not NULL */
+	/* A setting given once a file: the error for a second line is
+	 * "ONCE on line N", N the first. */
+	const char *once;
 	/* After every word: checks across arguments, completes the data. */
 	int (*done)(struct imc_scn_parser *p, void *data);
 };
@@ -131,6 +136,12 @@ int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 void scn_desc_print(FILE *f, const struct imc_topo *t,
 		    const struct scn_desc *d, const void *data);
 void scn_desc_free(const struct scn_desc *d, void *data);
+
+/* Copies the fields of the options in given (a bit per option of set)
+ * from src to dst, two structs of the set's type (opt.c); a CUSTOM
+ * option's field is its size bytes. */
+void scn_opts_copy(const struct scn_optset *set, void *dst, const void *src,
+		   uint64_t given);
 
 /* A multicast LID word, 0xc000..0xfffe (IBA 4.1.3). */
 int scn_mlid_parse(struct imc_scn_parser *p, const char *word,

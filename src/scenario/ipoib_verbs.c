@@ -145,47 +145,34 @@ static const struct scn_opt cfg_opts[] = {
 };
 static const struct scn_optset cfg_set = SCN_OPTSET(cfg_opts);
 
-static int cfg_parse(struct imc_scn_parser *p, unsigned argc,
-		     const char *const *argv, void **data)
+static void cfg_init(void *data)
 {
-	unsigned line = scn_setting_line(p->s, "ipoib");
-	struct ipoib_cfg *a;
-	uint64_t given = 0;
-	int rc;
-
-	if (line)
-		return imc_scn_parse_error(p, "IPoIB is set already on line %u",
-					   line);
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	imc_ipoib_config_init(&a->c);
-	rc = scn_opts_parse(p, &cfg_set, argc, argv, a, &given);
-	a->mask = (unsigned)given;
-	if (!rc && (a->mask & (C_QUEUE | C_QUEUE_GROUP | C_QUEUE_TOTAL)) &&
-	    (!a->c.queue_endpoint || !a->c.queue_group || !a->c.queue_total))
-		return imc_scn_parse_error(p, "queues: at least 1");
-	return rc;
+	imc_ipoib_config_init(&((struct ipoib_cfg *)data)->c);
 }
 
-static void cfg_print(FILE *f, const struct imc_topo *t, const void *data)
+static int cfg_done(struct imc_scn_parser *p, void *data)
 {
 	const struct ipoib_cfg *a = data;
 
-	(void)t;
-	scn_opts_print(f, &cfg_set, a, a->mask);
+	if ((a->mask & (C_QUEUE | C_QUEUE_GROUP | C_QUEUE_TOTAL)) &&
+	    (!a->c.queue_endpoint || !a->c.queue_group || !a->c.queue_total))
+		return imc_scn_parse_error(p, "queues: at least 1");
+	return 0;
 }
+
+static const struct scn_desc cfg_desc = {
+	.once = "IPoIB is set already", .opts = &cfg_set,
+	.keep = SCN_KEEP_GIVEN, .given_off = offsetof(struct ipoib_cfg, mask),
+	.given_size = sizeof(unsigned), .size = sizeof(struct ipoib_cfg),
+	.init = cfg_init, .done = cfg_done,
+};
 
 static int cfg_run(struct imc_scn_ctx *c, void *data)
 {
 	return imc_scn_data_set(c, &scn_ipoib_cfg_key, data, NULL);
 }
 
-static const struct imc_scn_verb verb_ipoib = {
-	.name = "ipoib", .kind = IMC_SCN_SETTING, .parse = cfg_parse,
-	.print = cfg_print, .run = cfg_run, .free = free,
-};
+SCN_DESC_VERB(cfg, "ipoib", IMC_SCN_SETTING, cfg_desc, cfg_run);
 
 /* ------------------------------------------------------------------ */
 /* ipoib-up, ipoib-down, ipoib-addr */
@@ -981,7 +968,7 @@ static const struct imc_scn_subject subj_pa_unanswered = {
 int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
-		&verb_ipoib, &up_verb, &down_verb, &addr_verb, &listen_verb,
+		&cfg_verb, &up_verb, &down_verb, &addr_verb, &listen_verb,
 		&unlisten_verb, &ping_verb, &send_verb, &pa_verb,
 	};
 	static const struct imc_scn_subject *const subjects[] = {

@@ -167,29 +167,11 @@ static const struct scn_opt cfg_opts[] = {
 };
 static const struct scn_optset cfg_set = SCN_OPTSET(cfg_opts);
 
-static int cfg_parse(struct imc_scn_parser *p, unsigned argc,
-		     const char *const *argv, void **data)
-{
-	unsigned line = scn_setting_line(p->s, "mcast-tracker");
-	struct mc_cfg *a;
-
-	if (line)
-		return imc_scn_parse_error(p,
-			"the trackers are set already on line %u", line);
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	return scn_opts_parse(p, &cfg_set, argc, argv, a, &a->mask);
-}
-
-static void cfg_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct mc_cfg *a = data;
-
-	(void)t;
-	scn_opts_print(f, &cfg_set, a, a->mask);
-}
+static const struct scn_desc cfg_desc = {
+	.once = "the trackers are set already", .opts = &cfg_set,
+	.keep = SCN_KEEP_GIVEN, .given_off = offsetof(struct mc_cfg, mask),
+	.size = sizeof(struct mc_cfg),
+};
 
 /* Settings run before every action: the trackers, made later, read it
  * from the run. */
@@ -198,10 +180,7 @@ static int cfg_run(struct imc_scn_ctx *c, void *data)
 	return imc_scn_data_set(c, &scn_mcast_cfg_key, data, NULL);
 }
 
-static const struct imc_scn_verb verb_tracker = {
-	.name = "mcast-tracker", .kind = IMC_SCN_SETTING, .parse = cfg_parse,
-	.print = cfg_print, .run = cfg_run, .free = free,
-};
+SCN_DESC_VERB(cfg, "mcast-tracker", IMC_SCN_SETTING, cfg_desc, cfg_run);
 
 /* ------------------------------------------------------------------ */
 /* mcast-join */
@@ -1043,7 +1022,7 @@ static const struct imc_scn_section section_mcast = {
 int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
-		&verb_tracker, &verb_join, &leave_verb, &verb_send, &show_verb,
+		&cfg_verb, &verb_join, &leave_verb, &verb_send, &show_verb,
 	};
 	static const struct imc_scn_subject *const subjects[] = {
 		&subj_state, &subj_status, &subj_callbacks, &subj_members,

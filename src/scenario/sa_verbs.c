@@ -342,37 +342,34 @@ static const struct scn_opt sa_opts[] = {
 };
 static const struct scn_optset sa_set = SCN_OPTSET(sa_opts);
 
-static int sa_parse(struct imc_scn_parser *p, unsigned argc,
-		    const char *const *argv, void **data)
+/* mft-delay= is a delay between the answer and the programming: it
+ * exists only when the SA answers first. */
+static int sa_done(struct imc_scn_parser *p, void *data)
 {
-	unsigned line = scn_setting_line(p->s, "sa");
-	struct sa_cfg *a;
-	uint64_t given = 0;
-	int rc;
+	const struct sa_cfg *a = data;
 
-	if (line)
-		return imc_scn_parse_error(p, "the SA is set already on line %u",
-					   line);
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	rc = scn_opts_parse(p, &sa_set, argc, argv, a, &given);
-	a->mask = (unsigned)given;
-	if (rc)
-		return rc;
 	if ((a->mask & SA_DELAY) && a->order != IMC_SA_MFT_ANSWER_FIRST)
 		return imc_scn_parse_error(p,
 			"mft-delay= is the delay of order=answer-first");
 	return 0;
 }
 
+static const struct scn_desc sa_desc = {
+	.once = "the SA is set already", .opts = &sa_set,
+	.keep = SCN_KEEP_GIVEN, .given_off = offsetof(struct sa_cfg, mask),
+	.given_size = sizeof(unsigned), .size = sizeof(struct sa_cfg),
+	.done = sa_done,
+};
+
+static int sa_parse(struct imc_scn_parser *p, unsigned argc,
+		    const char *const *argv, void **data)
+{
+	return scn_desc_parse(p, &sa_desc, argc, argv, data);
+}
+
 static void sa_print(FILE *f, const struct imc_topo *t, const void *data)
 {
-	const struct sa_cfg *a = data;
-
-	(void)t;
-	scn_opts_print(f, &sa_set, a, a->mask);
+	scn_desc_print(f, t, &sa_desc, data);
 }
 
 static void sa_free(void *data)

@@ -136,18 +136,7 @@ static int fault_run(struct imc_scn_ctx *c, void *data)
 	struct fault_arg *a = data;
 	struct imc_link_params lp = imc_scn_config(c)->link;
 
-	if (a->given & SCN_LP_LATENCY)
-		lp.latency = a->lp.latency;
-	if (a->given & SCN_LP_BANDWIDTH)
-		lp.bits_per_sec = a->lp.bits_per_sec;
-	if (a->given & SCN_LP_LOSS)
-		lp.loss = a->lp.loss;
-	if (a->given & SCN_LP_DUP)
-		lp.dup = a->lp.dup;
-	if (a->given & SCN_LP_REORDER)
-		lp.reorder = a->lp.reorder;
-	if (a->given & SCN_LP_REORDER_DELAY)
-		lp.reorder_delay = a->lp.reorder_delay;
+	scn_opts_copy(&scn_link_optset, &lp, &a->lp, a->given);
 	return imc_fabric_link_params_set(imc_scn_fabric(c), a->at.node,
 					  a->at.port, &lp);
 }
