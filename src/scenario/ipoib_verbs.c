@@ -121,7 +121,6 @@ static int dest_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 static void dest_print(FILE *f, const struct imc_topo *t,
 		       const struct scn_arg *arg, const void *base)
 {
-	(void)t;
 	print_addr(f, scn_arg_cat(base, arg), -1);
 }
 
@@ -239,7 +238,6 @@ static int up_addr_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 	struct up_arg *a = base;
 	int rc;
 
-	(void)arg;
 	if (a->naddrs == ADDRS_MAX)
 		return imc_scn_parse_error(p, "at most %d addresses", ADDRS_MAX);
 	rc = addr_word(p, w, &a->addr[a->naddrs], &a->plen[a->naddrs]);
@@ -257,8 +255,6 @@ static void up_addrs_print(FILE *f, const struct imc_topo *t,
 {
 	const struct up_arg *a = base;
 
-	(void)t;
-	(void)arg;
 	for (unsigned i = 0; i < a->naddrs; i++)
 		print_addr(f, &a->addr[i], (int)a->plen[i]);
 }
@@ -350,7 +346,6 @@ static int ifaddr_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 {
 	struct addr_arg *a = base;
 
-	(void)arg;
 	return addr_word(p, w, &a->addr, &a->plen);
 }
 
@@ -359,8 +354,6 @@ static void ifaddr_print(FILE *f, const struct imc_topo *t,
 {
 	const struct addr_arg *a = base;
 
-	(void)t;
-	(void)arg;
 	print_addr(f, &a->addr, (int)a->plen);
 }
 
@@ -623,7 +616,6 @@ static int ctr_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 {
 	struct subj_arg *a = base;
 
-	(void)arg;
 	if (counter_parse(w, &a->counter) < 0)
 		return imc_scn_parse_error(p,
 			"expected a counter (tx-packets, rx-packets, drops, drops-REASON, ...), got '%s'",
@@ -634,8 +626,6 @@ static int ctr_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 static void ctr_word_print(FILE *f, const struct imc_topo *t,
 			   const struct scn_arg *arg, const void *base)
 {
-	(void)t;
-	(void)arg;
 	counter_print(f, ((const struct subj_arg *)base)->counter);
 }
 
@@ -644,7 +634,6 @@ static int rx_group_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 {
 	struct subj_arg *a = base;
 
-	(void)arg;
 	if (imc_ip_addr_parse(w, &a->group, NULL) < 0 ||
 	    !imc_ip_addr_is_multicast(&a->group))
 		return imc_scn_parse_error(p,
@@ -658,8 +647,6 @@ static void rx_group_print(FILE *f, const struct imc_topo *t,
 {
 	const struct subj_arg *a = base;
 
-	(void)t;
-	(void)arg;
 	if (a->has_group)
 		print_addr(f, &a->group, -1);
 }
@@ -678,7 +665,6 @@ static int every_host(struct imc_scn_parser *p, void *data)
 {
 	struct subj_arg *a = data;
 
-	(void)p;
 	a->every = !a->hosts.n;
 	return 0;
 }

@@ -147,7 +147,6 @@ static void name_word_print(FILE *f, const struct imc_topo *t,
 {
 	const struct mc_join *const *label = scn_arg_cat(base, arg);
 
-	(void)t;
 	fprintf(f, " %s", (*label)->name);
 }
 
@@ -445,7 +444,6 @@ static int event_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 {
 	struct subj_arg *a = base;
 
-	(void)arg;
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(event_words); i++)
 		if (!strcmp(w, event_words[i]))
 			a->event = (int)i;
@@ -461,8 +459,6 @@ static void event_print(FILE *f, const struct imc_topo *t,
 {
 	const struct subj_arg *a = base;
 
-	(void)t;
-	(void)arg;
 	if (a->event >= 0)
 		fprintf(f, " %s", event_words[a->event]);
 }
@@ -477,7 +473,6 @@ static int host_mgid_word_parse(struct imc_scn_parser *p,
 static void mgid_word_print(FILE *f, const struct imc_topo *t,
 			    const struct scn_arg *arg, const void *base)
 {
-	(void)t;
 	mgid_print(f, scn_arg_cat(base, arg));
 }
 
@@ -485,7 +480,6 @@ static int has_host(struct imc_scn_parser *p, void *data)
 {
 	struct subj_arg *a = data;
 
-	(void)p;
 	a->has_host = a->host.node != IMC_TOPO_NONE;
 	return 0;
 }

@@ -827,7 +827,6 @@ static int mgid_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 static void mgid_word_print(FILE *f, const struct imc_topo *t,
 			    const struct scn_arg *arg, const void *base)
 {
-	(void)t;
 	mgid_print(f, scn_arg_cat(base, arg));
 }
 
@@ -835,7 +834,6 @@ static int has_host(struct imc_scn_parser *p, void *data)
 {
 	struct subj_arg *a = data;
 
-	(void)p;
 	a->has_host = a->host.node != IMC_TOPO_NONE;
 	return 0;
 }

@@ -93,7 +93,6 @@ static int reason_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 	char names[256];
 	size_t o = 0;
 
-	(void)arg;
 	a->drop = drop_parse_name(word);
 	if (a->drop >= DROP_ALL)
 		return 0;
@@ -109,8 +108,6 @@ static void reason_print(FILE *f, const struct imc_topo *t,
 {
 	const struct subj_arg *a = base;
 
-	(void)t;
-	(void)arg;
 	fprintf(f, " %s", a->drop == DROP_ALL ? "all" :
 		imc_drop_str((enum imc_drop)a->drop));
 }

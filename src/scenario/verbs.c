@@ -260,7 +260,6 @@ static void group_members_free(const struct scn_arg *arg, void *data)
 {
 	struct group_arg *a = data;
 
-	(void)arg;
 	free(a->nodes);
 	free(a->ports);
 }
@@ -294,7 +293,6 @@ static int group_mlid_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 	const struct scn_group *old;
 	int rc = scn_mlid_parse(p, word, &a->g.mlid);
 
-	(void)arg;
 	old = rc ? NULL : scn_group_find(p->s, a->g.mlid);
 	if (old)
 		return imc_scn_parse_error(p, "group 0x%04x is already defined on line %u",
@@ -308,7 +306,6 @@ static void group_mlid_print(FILE *f, const struct imc_topo *t,
 {
 	const struct scn_group *g = scn_arg_cat(base, arg);
 
-	(void)t;
 	fprintf(f, " 0x%04x", g->mlid);
 }
 
@@ -321,7 +318,6 @@ static int group_member_parse(struct imc_scn_parser *p,
 	unsigned port;
 	int rc;
 
-	(void)arg;
 	if (a->all || (a->n && !strcmp(word, "all")))
 		return imc_scn_parse_error(p,
 			"'all' stands for every host: no other member");
@@ -342,7 +338,6 @@ static void group_members_print(FILE *f, const struct imc_topo *t,
 {
 	const struct group_arg *a = base;
 
-	(void)arg;
 	if (a->all)
 		fputs(" all", f);
 	for (unsigned i = 0; !a->all && i < a->n; i++) {
@@ -491,7 +486,6 @@ static int mcast_group_parse(struct imc_scn_parser *p,
 	uint16_t mlid = 0;
 	int rc = scn_mlid_parse(p, word, &mlid);
 
-	(void)arg;
 	if (rc)
 		return rc;
 	g = scn_group_find(p->s, mlid);
