@@ -141,7 +141,7 @@ static int rest_parse(struct imc_scn_parser *p, const struct scn_arg *a,
 	if (*n >= a->max)
 		return imc_scn_parse_error(p, "at most %u %s",
 					   (unsigned)a->max, a->help);
-	rc = imc_scn_parse_uint(p, a->what, word,
+	rc = imc_scn_parse_uint(p, a->what, word, a->size >= 8 ? UINT64_MAX :
 				(1ull << (8 * a->size)) - 1, &v);
 	if (!rc)
 		put_uint(at(base, a->offset + *n * a->size), a->size, v);
@@ -177,16 +177,16 @@ static int tail_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 		   unsigned argc, const char *const *argv, void **data)
 {
-	const struct scn_arg *rest = NULL;
+	const struct scn_arg *rest = d->narg ? &d->arg[d->narg - 1] : NULL;
+	const void *arg = *data;
+	unsigned max = d->max, i = 0;
 	uint64_t given = 0;
-	unsigned i = 0;
+	bool bounded;
 	void *base;
 	int rc;
 
-	const void *arg = *data;
-	unsigned max = d->max;
-	bool bounded = max || (!d->opts && !(d->narg &&
-		       (d->arg[d->narg - 1].flags & SCN_ARG_REST)));
+	rest = rest && (rest->flags & SCN_ARG_REST) ? rest : NULL;
+	bounded = max || (!d->opts && !rest);
 
 	if (d->once && scn_setting_line(p->s, p->verb))
 		return imc_scn_parse_error(p, "%s on line %u", d->once,
@@ -208,11 +208,9 @@ int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 		d->init(base);
 	if (d->keep & SCN_KEEP_ARG)
 		memcpy(at(base, d->arg_off), &arg, sizeof(arg));
-	rest = d->narg ? &d->arg[d->narg - 1] : NULL;
-	rest = rest && (rest->flags & SCN_ARG_REST) ? rest : NULL;
 	/* Too many entries is said before what the others say. */
 	if (rest && rest->kind == SCN_ARG_UINT && !d->opts &&
-	    argc - (d->narg - 1) > rest->max)
+	    argc + 1 > d->narg && argc + 1 - d->narg > rest->max)
 		return imc_scn_parse_error(p, "at most %u %s",
 					   (unsigned)rest->max, rest->help);
 	for (unsigned k = 0; k < d->narg; k++) {
