@@ -48,6 +48,25 @@ int scn_mlid_parse(struct imc_scn_parser *p, const char *word,
 	return 0;
 }
 
+int scn_named_parse(const struct scn_named *t, size_t n, const char *word,
+		    uint64_t *v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(word, t[i].name)) {
+			*v = t[i].value;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *scn_named_str(const struct scn_named *t, size_t n, uint64_t v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t[i].value == v)
+			return t[i].name;
+	return NULL;
+}
+
 /* The index of word among a WORD argument's names, or -1. */
 static int word_index(const struct scn_arg *a, const char *word)
 {

@@ -143,6 +143,17 @@ void scn_desc_free(const struct scn_desc *d, void *data);
 void scn_opts_copy(const struct scn_optset *set, void *dst, const void *src,
 		   uint64_t given);
 
+/* A subject's named values ("joined", "timeout", ...): its value_parse
+ * and value_format read one table. scn_named_parse() returns 0 or
+ * -EINVAL; scn_named_str() the name of v, or NULL. */
+struct scn_named {
+	const char *name;
+	uint64_t value;
+};
+int scn_named_parse(const struct scn_named *t, size_t n, const char *word,
+		    uint64_t *v);
+const char *scn_named_str(const struct scn_named *t, size_t n, uint64_t v);
+
 /* A multicast LID word, 0xc000..0xfffe (IBA 4.1.3). */
 int scn_mlid_parse(struct imc_scn_parser *p, const char *word,
 		   uint16_t *mlid);

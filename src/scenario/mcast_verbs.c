@@ -530,10 +530,7 @@ SCN_DESC_FUNCS(host_mgid, host_mgid_desc)
 
 /* ---- mcast-state NAME ---- */
 
-static const struct {
-	const char *name;
-	uint64_t value;
-} state_names[] = {
+static const struct scn_named state_names[] = {
 	{ "none", ST_NONE },
 	{ "pending", IMC_MCAST_PENDING + 1 },
 	{ "joined", IMC_MCAST_JOINED + 1 },
@@ -545,24 +542,19 @@ static const struct {
 
 static int state_value_parse(const char *word, uint64_t *v)
 {
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(state_names); i++) {
-		if (!strcmp(word, state_names[i].name)) {
-			*v = state_names[i].value;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	return scn_named_parse(state_names, IMC_ARRAY_SIZE(state_names), word,
+			       v);
 }
 
 static void state_value_format(uint64_t v, char *buf, size_t len)
 {
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(state_names); i++) {
-		if (state_names[i].value == v) {
-			snprintf(buf, len, "%s", state_names[i].name);
-			return;
-		}
-	}
-	snprintf(buf, len, "%" PRIu64, v);
+	const char *name = scn_named_str(state_names,
+					 IMC_ARRAY_SIZE(state_names), v);
+
+	if (name)
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "%" PRIu64, v);
 }
 
 static int state_observe(struct imc_scn_ctx *c, const void *data,

@@ -879,10 +879,7 @@ SCN_DESC_FUNCS(status, status_desc)
 SCN_DESC_FUNCS(mgid_subj, mgid_desc)
 SCN_DESC_FUNCS(none, none_desc)
 
-static const struct {
-	const char *name;
-	uint32_t value;
-} status_names[] = {
+static const struct scn_named status_names[] = {
 	{ "success", 0 },
 	{ "busy", UMAD_STATUS_BUSY },
 	{ "redirect", UMAD_STATUS_REDIRECT },
@@ -926,24 +923,19 @@ const char *scn_sa_status_name(uint64_t status)
 
 static int status_value_parse(const char *word, uint64_t *v)
 {
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(status_names); i++) {
-		if (!strcmp(word, status_names[i].name)) {
-			*v = status_names[i].value;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	return scn_named_parse(status_names, IMC_ARRAY_SIZE(status_names), word,
+			       v);
 }
 
 static void status_value_format(uint64_t v, char *buf, size_t len)
 {
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(status_names); i++) {
-		if (status_names[i].value == v) {
-			snprintf(buf, len, "%s", status_names[i].name);
-			return;
-		}
-	}
-	snprintf(buf, len, "0x%04" PRIx64, v);
+	const char *name = scn_named_str(status_names,
+					 IMC_ARRAY_SIZE(status_names), v);
+
+	if (name)
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "0x%04" PRIx64, v);
 }
 
 static void mlid_value_format(uint64_t v, char *buf, size_t len)
