@@ -9,6 +9,7 @@
 #include "scenario/desc.h"
 #include "scenario/scn.h"
 #include "util/bytes.h"
+#include "util/vec.h"
 
 #define MCAST_QPN 0xFFFFFFu   /* multicast DestQP, IBA 10.5.2.5 */
 #define DEFAULT_PKEY 0xFFFF   /* default partition, full member (IBA 10.9) */
@@ -251,7 +252,8 @@ SCN_DESC_VERB(pkeys, "pkeys", IMC_SCN_ACTION, pkeys_desc, pkeys_run);
 struct group_arg {
 	struct scn_group g;
 	bool all;
-	unsigned n, cap;
+	unsigned n;
+	size_t capn, capp;
 	uint32_t *nodes;
 	unsigned *ports;
 };
@@ -266,20 +268,9 @@ static void group_members_free(const struct scn_arg *arg, void *data)
 
 static int append(struct group_arg *a, uint32_t node, unsigned port)
 {
-	if (a->n == a->cap) {
-		unsigned cap = 2 * a->cap + 4;
-		uint32_t *nodes = realloc(a->nodes, cap * sizeof(*nodes));
-		unsigned *ports;
-
-		if (!nodes)
-			return -ENOMEM;
-		a->nodes = nodes;
-		ports = realloc(a->ports, cap * sizeof(*ports));
-		if (!ports)
-			return -ENOMEM;
-		a->ports = ports;
-		a->cap = cap;
-	}
+	if (IMC_VEC_RESERVE(&a->nodes, &a->capn, a->n + 1) ||
+	    IMC_VEC_RESERVE(&a->ports, &a->capp, a->n + 1))
+		return -ENOMEM;
 	a->nodes[a->n] = node;
 	a->ports[a->n++] = port;
 	return 0;
