@@ -310,17 +310,27 @@ int scn_sa_snapshot(struct sa_run *r, unsigned line)
 /* ------------------------------------------------------------------ */
 /* The run: start, clients, answers */
 
-static bool answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
-		   size_t len);
-
-/* The GSI's agent of these requests: takes the answers whose TID is
- * ours, passes on the rest (a tracker's client takes those). */
+/* The GSI's agent of these requests: SA responses (IBA 13.4.5: the R
+ * bit) whose TID has the run's high word go to the host's clients; the
+ * rest pass on (a tracker's client takes those). */
 static int host_agent_recv(struct imc_gsi_agent *a,
 			   const struct imc_ud_recv *rv)
 {
 	struct sa_host *h = imc_container_of(a, struct sa_host, agent);
+	const uint8_t *mad = rv->data;
 
-	return answer(h->r, h, rv->data, rv->len) ? 0 : -ENOMSG;
+	if (rv->len < IMC_SA_DATA_OFFSET || mad[1] != UMAD_CLASS_SUBN_ADM ||
+	    !(mad[3] & UMAD_METHOD_RESP_MASK) ||
+	    imc_get32(mad + 8) != IMC_SCN_MAGIC)
+		return -ENOMSG;
+	h->r->answers++;
+	h->answers++;
+	/* Each client takes its own TIDs; an answer none has (to a retry of
+	 * an answered request) is counted only. */
+	for (struct sa_cl *cl = h->cl; cl; cl = cl->next)
+		if (imc_sa_client_recv(cl->client, rv->data, rv->len) != -ESRCH)
+			break;
+	return 0;
 }
 
 static void qp1_recv(struct imc_qp *qp, const struct imc_ud_recv *rv,
@@ -561,75 +571,117 @@ int scn_sa_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 	return 0;
 }
 
-static void req_free(struct req *q)
+/* The clients' transport: to the SA's port as it is now (a LID change is
+ * followed); an external SM's SA is at the SM LID the sender's PortInfo
+ * names (IBA 15.4.1: the SA is found through the SM LID). The TID's high
+ * word is the run's, as an OS MAD layer gives each agent its own (the
+ * client leaves it 0 and matches on the low word). */
+static int cl_send(void *ctx, const uint8_t *mad, size_t len)
 {
-	imc_timer_cancel(q->r->loop, &q->timer);
-	q->r->req[q->num] = NULL;
-	free(q);
-}
-
-static void req_send(struct req *q)
-{
-	struct sa_run *r = q->r;
-	struct sa_host *h = r->host[q->sender];
+	struct sa_cl *cl = ctx;
+	struct sa_host *h = cl->h;
+	struct sa_run *r = h->r;
 	struct imc_port_attr pa;
-	struct imc_ah ah;
+	uint8_t buf[IMC_MAD_SIZE];
+	uint16_t dlid = 0;
 	int rc;
 
-	memset(&ah, 0, sizeof(ah));
-	/* To the SA's port as it is now: a LID change is followed. An
-	 * external SM's SA is at the SM LID the sender's PortInfo names
-	 * (IBA 15.4.1: the SA is found through the SM LID). */
+	if (len > sizeof(buf))
+		return -EMSGSIZE;
 	if (r->external) {
 		if (!imc_fabric_port_attr(r->f, h->node, h->port, &pa) &&
 		    pa.state == IMC_PORT_ACTIVE)
-			ah.dlid = pa.sm_lid;
+			dlid = pa.sm_lid;
 	} else if (!imc_fabric_port_attr(r->f, r->sa_node, r->sa_port, &pa)) {
-		ah.dlid = pa.lid;
+		dlid = pa.lid;
 	}
-	rc = ah.dlid ? imc_gsi_send(h->gsi, ah.dlid, q->mad, IMC_MAD_SIZE) :
-		       -ENETDOWN;
+	memcpy(buf, mad, len);
+	imc_put32(buf + 8, IMC_SCN_MAGIC);
+	rc = dlid ? imc_gsi_send(h->gsi, dlid, buf, len) : -ENETDOWN;
 	if (rc) {
 		r->errors++;
 	} else {
 		r->requests++;
 		h->requests++;
 	}
-	q->tries++;
-	imc_timer_arm_in(r->loop, &q->timer, q->a->timeout);
+	return rc;
 }
 
-static void req_timeout(struct imc_timer *t)
+/* h's client for a's timeout= and retries=, made on first use. Each
+ * attempt waits timeout= (the backoff capped there) and its jitter. */
+static struct sa_cl *cl_get(struct sa_run *r, struct sa_host *h,
+			    const struct req_arg *a)
 {
-	struct req *q = imc_container_of(t, struct req, timer);
-	struct sa_run *r = q->r;
+	struct imc_sa_transport tr = { .send = cl_send };
+	struct imc_sa_client_config cfg;
+	struct sa_cl *cl;
 
-	if (q->tries <= q->a->retries) {
-		req_send(q);
-		return;
+	for (cl = h->cl; cl; cl = cl->next)
+		if (cl->timeout == a->timeout && cl->retries == a->retries)
+			return cl;
+	cl = calloc(1, sizeof(*cl));
+	if (!cl)
+		return NULL;
+	imc_sa_client_config_init(&cfg);
+	cfg.timeout = a->timeout;
+	cfg.max_timeout = a->timeout;
+	cfg.retries = a->retries;
+	/* The lines' requests all go out when they start. */
+	cfg.window = 4096;
+	/* Jitter and TIDs from the run's seed, the port and the client: a
+	 * seed replays. */
+	cfg.seed = (imc_scn_config(r->c)->seed * 0x10000 + h->idx) ^
+		   ((uint64_t)r->nclients << 48) ^ 0x5ca5ca00ull;
+	tr.ctx = cl;
+	if (imc_sa_client_create(r->loop, &tr, &cfg, &cl->client)) {
+		free(cl);
+		return NULL;
 	}
-	r->timeouts++;
-	set_status(r, q->sender, &q->mgid, ST_TIMEOUT);
-	req_free(q);
+	r->nclients++;
+	cl->h = h;
+	cl->timeout = a->timeout;
+	cl->retries = a->retries;
+	cl->next = h->cl;
+	h->cl = cl;
+	return cl;
 }
 
-static int req_build(struct sa_run *r, struct req *q, uint8_t state)
+static void done(struct sa_run *r, struct req *q, uint16_t status,
+		 const struct imc_mcmr *rec);
+
+/* The query's end: the answer, whatever its status, or every attempt
+ * unanswered (the client neither cancels nor flushes these). */
+static void req_done(void *arg, int err, const struct imc_sa_answer *ans)
+{
+	struct req *q = arg;
+	struct sa_run *r = q->r;
+	struct imc_mcmr rec;
+
+	imc_list_del(&q->link);
+	if (err) {
+		r->timeouts++;
+		set_status(r, q->sender, &q->mgid, ST_TIMEOUT);
+	} else {
+		if (imc_mcmr_unpack(&rec, ans->data, ans->len) < 0)
+			memset(&rec, 0, sizeof(rec));
+		done(r, q, ans->status, &rec);
+	}
+	free(q);
+}
+
+static int req_build(struct sa_run *r, const struct req *q, uint8_t state,
+		     struct imc_sa_mad *m)
 {
 	const struct req_arg *a = q->a;
-	struct imc_sa_mad m;
 	struct imc_mcmr rec = a->rec;
 	struct imc_port_attr pa;
 	uint64_t mask = a->mask | CM(MGID);
 
-	memset(&m, 0, sizeof(m));
-	m.mad.base_version = IMC_MAD_BASE_VERSION;
-	m.mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
-	m.mad.class_version = UMAD_SA_CLASS_VERSION;
-	m.mad.method = a->kind == REQ_JOIN ? UMAD_METHOD_SET :
-		       a->kind == REQ_LEAVE ? UMAD_SA_METHOD_DELETE :
-					      UMAD_METHOD_GET;
-	m.mad.tid = (uint64_t)IMC_SCN_MAGIC << 32 | (q->num + 1);
-	m.mad.attr_id = UMAD_SA_ATTR_MCMEMBER_REC;
+	memset(m, 0, sizeof(*m));
+	m->mad.method = a->kind == REQ_JOIN ? UMAD_METHOD_SET :
+			a->kind == REQ_LEAVE ? UMAD_SA_METHOD_DELETE :
+					       UMAD_METHOD_GET;
+	m->mad.attr_id = UMAD_SA_ATTR_MCMEMBER_REC;
 	rec.mgid = q->mgid;
 	if (a->kind != REQ_GET) {
 		/* o15-0.2.3, o15-0.1.14: MGID, PortGID, JoinState. */
@@ -647,11 +699,8 @@ static int req_build(struct sa_run *r, struct req *q, uint8_t state)
 			rec.pkey = IMC_PKEY_DEFAULT;
 		mask |= CREATE_COMPS;
 	}
-	m.sa.comp_mask = mask;
-	if (imc_mcmr_pack(&rec, m.data, sizeof(m.data)) < 0 ||
-	    imc_sa_mad_pack(&m, q->mad, sizeof(q->mad)) < 0)
-		return -EINVAL;
-	return 0;
+	m->sa.comp_mask = mask;
+	return imc_mcmr_pack(&rec, m->data, sizeof(m->data)) < 0 ? -EINVAL : 0;
 }
 
 int scn_sa_req_start(struct imc_scn_ctx *c, const struct req_arg *a)
@@ -660,7 +709,9 @@ int scn_sa_req_start(struct imc_scn_ctx *c, const struct req_arg *a)
 	struct sa_run *r;
 	struct sa_host *h, *mh;
 	struct sa_ent *e;
+	struct sa_cl *cl;
 	struct req *q;
+	struct imc_sa_mad m;
 	struct imc_gid mgid;
 	uint8_t state;
 	int rc = scn_sa_run_get(c, &r);
@@ -686,36 +737,26 @@ int scn_sa_req_start(struct imc_scn_ctx *c, const struct req_arg *a)
 		if (e && e->join_state)
 			state = e->join_state;
 	}
-	if (r->nreq == r->reqcap) {
-		size_t n = r->reqcap ? r->reqcap * 2 : 64;
-		struct req **nr = realloc(r->req, n * sizeof(*nr));
-
-		if (!nr)
-			return -ENOMEM;
-		r->req = nr;
-		r->reqcap = n;
-	}
-	if (r->nreq >= UINT32_MAX - 1)
-		return imc_scn_fail(c, -EOVERFLOW, "out of TIDs");
-	q = calloc(1, sizeof(*q));
+	cl = cl_get(r, h, a);
+	q = cl ? calloc(1, sizeof(*q)) : NULL;
 	if (!q)
 		return -ENOMEM;
 	q->r = r;
 	q->a = a;
-	q->num = (uint32_t)r->nreq;
 	q->sender = h->idx;
 	q->member = mh->idx;
 	q->mgid = mgid;
 	q->flow = scn_flow_id(c);
-	imc_timer_init(&q->timer, req_timeout);
-	rc = req_build(r, q, state);
+	rc = req_build(r, q, state, &m);
+	if (!rc)
+		rc = imc_sa_query_start(cl->client, &m, req_done, q, NULL);
 	if (rc) {
 		free(q);
-		return imc_scn_fail(c, rc, "cannot build the request");
+		return imc_scn_fail(c, rc, "cannot start the request: %s",
+				    strerror(-rc));
 	}
-	r->req[r->nreq++] = q;
+	imc_list_add_tail(&r->reqs, &q->link);
 	set_status(r, h->idx, &mgid, ST_PENDING);
-	req_send(q);
 	return 0;
 }
 
@@ -870,46 +911,6 @@ static void done(struct sa_run *r, struct req *q, uint16_t status,
 	}
 }
 
-/* True when the MAD is an answer to one of our requests (taken). */
-static bool answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
-		   size_t len)
-{
-	struct imc_sa_mad m;
-	struct imc_mcmr rec;
-	struct req *q;
-	uint8_t full[IMC_MAD_SIZE];
-	uint32_t low;
-
-	/* A MAD is 256 bytes (IBA 13.4.2); OpenSM through umad2sim sends
-	 * only the bytes it filled, the rest being zero. */
-	if (len < IMC_MAD_SIZE) {
-		memset(full, 0, sizeof(full));
-		memcpy(full, buf, len);
-		buf = full;
-		len = sizeof(full);
-	}
-	/* Responses only (IBA 13.4.5: the R bit); TIDs are ours. */
-	if (imc_sa_mad_unpack(&m, buf, len) < 0 ||
-	    m.mad.mgmt_class != UMAD_CLASS_SUBN_ADM ||
-	    !(m.mad.method & UMAD_METHOD_RESP_MASK) ||
-	    m.mad.tid >> 32 != IMC_SCN_MAGIC)
-		return false;
-	low = (uint32_t)m.mad.tid;
-	if (low == 0 || low > r->nreq)
-		return true;
-	r->answers++;
-	h->answers++;
-	/* Done already: the answer to a retry of an answered request. */
-	q = r->req[low - 1];
-	if (!q || q->sender != h->idx)
-		return true;
-	if (imc_mcmr_unpack(&rec, m.data, sizeof(m.data)) < 0)
-		memset(&rec, 0, sizeof(rec));
-	done(r, q, m.mad.status, &rec);
-	req_free(q);
-	return true;
-}
-
 static void run_free(void *data)
 {
 	struct sa_run *r = data;
@@ -918,10 +919,26 @@ static void run_free(void *data)
 	if (r->sf)
 		scn_sa_snapshot(r, 0);
 	imc_timer_cancel(r->loop, &r->start);
-	for (size_t i = 0; i < r->nreq; i++)
-		if (r->req[i])
-			req_free(r->req[i]);
-	free(r->req);
+	nslots = r->pbase[r->t->nnodes];
+	/* The clients first: they free their queries without callbacks, and
+	 * the requests in flight are then ours to free. */
+	for (size_t i = 0; i < nslots; i++) {
+		struct sa_host *h = r->host[i];
+
+		while (h && h->cl) {
+			struct sa_cl *cl = h->cl;
+
+			h->cl = cl->next;
+			imc_sa_client_destroy(cl->client);
+			free(cl);
+		}
+	}
+	while (!imc_list_empty(&r->reqs)) {
+		struct req *q = imc_list_entry(r->reqs.next, struct req, link);
+
+		imc_list_del(&q->link);
+		free(q);
+	}
 	while (r->flows) {
 		struct sflow *fl = r->flows;
 
@@ -930,7 +947,6 @@ static void run_free(void *data)
 		free(fl->buf);
 		free(fl);
 	}
-	nslots = r->pbase[r->t->nnodes];
 	for (size_t i = 0; i < nslots; i++) {
 		struct sa_host *h = r->host[i];
 
@@ -966,6 +982,7 @@ int scn_sa_run(struct imc_scn_ctx *c, void *data)
 	}
 	r->c = c;
 	r->cfg = a;
+	imc_list_init(&r->reqs);
 	r->f = imc_scn_fabric(c);
 	r->loop = imc_scn_loop(c);
 	r->t = t;

@@ -7,10 +7,12 @@
 #include "ibmcast/gsi.h"
 #include "ibmcast/mcmr.h"
 #include "ibmcast/sa.h"
+#include "ibmcast/sa_client.h"
 #include "ibmcast/sa_fabric.h"
 #include "ibmcast/scenario_sa.h"
 #include "scenario/scn.h"
 #include "scenario/scn_sa.h"
+#include "util/list.h"
 
 #define CM(x) UMAD_SA_MCM_COMP_MASK_##x
 /* o15-0.2.3: the components a create must give. */
@@ -141,6 +143,18 @@ struct imc_scn_sa_show {
 /* Run state */
 
 struct sa_run;
+struct sa_host;
+
+/* An SA client of a host for the requests of one timeout= and retries=
+ * (a client's attempts all follow its one configuration): a host has one
+ * per pair its lines use, most often one. */
+struct sa_cl {
+	struct sa_cl *next;
+	struct sa_host *h;
+	imc_time_t timeout;
+	unsigned retries;
+	struct imc_sa_client *client;
+};
 
 struct sa_host {
 	struct sa_run *r;
@@ -150,6 +164,7 @@ struct sa_host {
 	struct imc_gsi *gsi;        /* QP1, shared by the port's MAD users */
 	struct imc_qp *qp1;         /* the run's QP1; NULL on the SA's port */
 	struct imc_gsi_agent agent; /* takes the answers to these requests */
+	struct sa_cl *cl;           /* its SA clients */
 	uint64_t requests, answers;
 };
 
@@ -163,16 +178,14 @@ struct sa_ent {
 	struct imc_qp *qp;          /* attached scenario QP, or NULL */
 };
 
+/* A request in flight: its client's query calls back with it. */
 struct req {
-	struct imc_timer timer;
+	struct imc_list link;       /* r->reqs */
 	struct sa_run *r;
 	const struct req_arg *a;
-	uint32_t num;               /* TID low word - 1 */
 	uint32_t sender, member;    /* host slots */
 	struct imc_gid mgid;        /* as sent */
-	unsigned tries;
 	uint32_t flow;              /* scenario flow number of the line */
-	uint8_t mad[IMC_MAD_SIZE];
 };
 
 struct sflow {
@@ -215,8 +228,8 @@ struct sa_run {
 	struct sa_ent *ent;         /* open addressing, power of two */
 	size_t nent, entcap;
 
-	struct req **req;           /* by number, NULL once done */
-	size_t nreq, reqcap;
+	struct imc_list reqs;       /* struct req, not yet answered */
+	unsigned nclients;          /* SA clients made, for their seeds */
 
 	struct sflow *flows;
 
