@@ -20,6 +20,7 @@
 #include "scenario/scn_sa.h"
 #include "util/bytes.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "scenario/sa_run.h"
 
 static const char run_key;   /* imc_scn_data key of struct sa_run */
@@ -73,65 +74,45 @@ static uint16_t local_pkey(struct sa_run *r, uint32_t node, unsigned port,
 	return best;
 }
 
-static size_t ent_slot(const struct sa_run *r, uint32_t host,
-		       const struct imc_gid *mgid)
+static uint64_t ent_hash(uint32_t host, const struct imc_gid *mgid)
 {
-	size_t mask = r->entcap - 1;
-	size_t i = (size_t)imc_gid_hash(mgid, host) & mask;
-
-	while (r->ent[i].used && (r->ent[i].host != host ||
-				  !imc_gid_equal(&r->ent[i].mgid, mgid)))
-		i = (i + 1) & mask;
-	return i;
+	return imc_gid_hash(mgid, host);
 }
 
 struct sa_ent *scn_sa_ent_find(struct sa_run *r, uint32_t host,
 			       const struct imc_gid *mgid)
 {
-	size_t i;
+	uint64_t hash = ent_hash(host, mgid);
 
-	if (!r->entcap)
-		return NULL;
-	i = ent_slot(r, host, mgid);
-	return r->ent[i].used ? &r->ent[i] : NULL;
+	for (struct imc_hnode *n = imc_htab_bucket(&r->ents, hash); n;
+	     n = n->next) {
+		struct sa_ent *e = imc_container_of(n, struct sa_ent, node);
+
+		if (n->hash == hash && e->host == host &&
+		    imc_gid_equal(&e->mgid, mgid))
+			return e;
+	}
+	return NULL;
 }
 
-/* The entry of (host, mgid), created when absent. The table grows at half
- * full, so a pointer is good until the next ent_get(). */
+/* The entry of (host, mgid), created when absent. */
 static struct sa_ent *ent_get(struct sa_run *r, uint32_t host,
 			      const struct imc_gid *mgid)
 {
 	struct sa_ent *e = scn_sa_ent_find(r, host, mgid);
-	size_t i;
 
 	if (e)
 		return e;
-	if ((r->nent + 1) * 2 > r->entcap) {
-		size_t n = r->entcap ? r->entcap * 2 : 64;
-		struct sa_ent *old = r->ent;
-		size_t oldn = r->entcap;
-
-		r->ent = calloc(n, sizeof(*r->ent));
-		if (!r->ent) {
-			r->ent = old;
-			return NULL;
-		}
-		r->entcap = n;
-		for (size_t k = 0; k < oldn; k++)
-			if (old[k].used)
-				r->ent[ent_slot(r, old[k].host,
-						&old[k].mgid)] = old[k];
-		free(old);
-	}
-	i = ent_slot(r, host, mgid);
-	memset(&r->ent[i], 0, sizeof(r->ent[i]));
-	r->ent[i].used = true;
-	r->ent[i].host = host;
-	r->ent[i].mgid = *mgid;
-	r->ent[i].status = ST_NONE;
-	r->nent++;
-	return &r->ent[i];
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->host = host;
+	e->mgid = *mgid;
+	e->status = ST_NONE;
+	imc_htab_insert(&r->ents, &e->node, ent_hash(host, mgid));
+	return e;
 }
+
 
 static void set_status(struct sa_run *r, uint32_t host,
 		       const struct imc_gid *mgid, uint32_t status)
@@ -161,25 +142,12 @@ bool scn_sa_mgid_resolve(struct sa_run *r, const struct mgid_arg *m,
 /* ------------------------------------------------------------------ */
 /* Snapshots */
 
-struct collect {
-	struct snap *s;
-	struct snap_group *cur;
-};
-
 static int group_cb(void *arg, const struct imc_sa_group_info *g)
 {
-	struct collect *co = arg;
-	struct snap *s = co->s;
+	struct snap *s = arg;
 
-	if (s->ng == s->cap) {
-		size_t n = s->cap ? s->cap * 2 : 16;
-		struct snap_group *ng = realloc(s->g, n * sizeof(*ng));
-
-		if (!ng)
-			return -ENOMEM;
-		s->g = ng;
-		s->cap = n;
-	}
+	if (IMC_VEC_RESERVE(&s->g, &s->cap, s->ng + 1))
+		return -ENOMEM;
 	memset(&s->g[s->ng], 0, sizeof(s->g[s->ng]));
 	s->g[s->ng++].g = *g;
 	return 0;
@@ -187,28 +155,20 @@ static int group_cb(void *arg, const struct imc_sa_group_info *g)
 
 static int member_cb(void *arg, const struct imc_sa_member_info *m)
 {
-	struct collect *co = arg;
-	struct snap_group *g = co->cur;
+	struct snap_group *g = arg;
 
-	if (g->nm == g->cap) {
-		size_t n = g->cap ? g->cap * 2 : 8;
-		struct snap_member *nm = realloc(g->m, n * sizeof(*nm));
-
-		if (!nm)
-			return -ENOMEM;
-		g->m = nm;
-		g->cap = n;
-	}
-	g->m[g->nm].m = *m;
-	g->m[g->nm++].name = NULL;
+	if (IMC_VEC_RESERVE(&g->m, &g->cap, g->nm + 1))
+		return -ENOMEM;
+	g->m[g->nm++] = *m;
 	return 0;
 }
 
 static void snap_fini(struct snap *s)
 {
 	for (size_t i = 0; i < s->ng; i++) {
-		for (size_t k = 0; k < s->g[i].nm; k++)
-			free(s->g[i].m[k].name);
+		for (size_t k = 0; s->g[i].node && k < s->g[i].nm; k++)
+			free(s->g[i].node[k]);
+		free(s->g[i].node);
 		free(s->g[i].m);
 	}
 	free(s->g);
@@ -218,7 +178,7 @@ static void snap_fini(struct snap *s)
 
 static void show_clear(struct imc_scn_sa_show *sh)
 {
-	for (unsigned i = 0; i < sh->n; i++)
+	for (size_t i = 0; i < sh->n; i++)
 		snap_fini(&sh->s[i]);
 	sh->n = 0;
 }
@@ -249,11 +209,36 @@ static int snap_tree(struct sa_run *r, const struct imc_scn_sa_show *sh,
 	return 0;
 }
 
+/* The members of g and the port each is ("H-000002:1"). */
+static int snap_members(struct sa_run *r, const struct imc_sa *sa,
+			struct snap_group *g)
+{
+	int rc = imc_sa_foreach_member(sa, &g->g.rec.mgid, member_cb, g);
+
+	g->node = rc ? NULL : calloc(g->nm ? g->nm : 1, sizeof(*g->node));
+	if (!rc && !g->node)
+		rc = -ENOMEM;
+	for (size_t k = 0; !rc && k < g->nm; k++) {
+		char name[IMC_TOPO_MAX_NAME + 8];
+		uint32_t node;
+		unsigned port;
+
+		if (imc_fabric_port_by_gid(r->f, &g->m[k].port_gid, &node,
+					   &port))
+			continue;
+		snprintf(name, sizeof(name), "%s:%u", r->t->node[node].name,
+			 port);
+		g->node[k] = strdup(name);
+		if (!g->node[k])
+			rc = -ENOMEM;
+	}
+	return rc;
+}
+
 int scn_sa_snapshot(struct sa_run *r, unsigned line)
 {
 	struct imc_scn_sa_show *sh = r->cfg->show;
 	const struct imc_sa *sa = imc_sa_fabric_sa(r->sf);
-	struct collect co;
 	struct snap s;
 	int rc;
 
@@ -263,42 +248,13 @@ int scn_sa_snapshot(struct sa_run *r, unsigned line)
 	s.at = imc_scn_now(r->c);
 	s.line = line;
 	imc_sa_get_stats(sa, &s.st);
-	co.s = &s;
-	co.cur = NULL;
-	rc = imc_sa_foreach_group(sa, group_cb, &co);
-	for (size_t i = 0; !rc && i < s.ng; i++) {
-		co.cur = &s.g[i];
-		rc = imc_sa_foreach_member(sa, &s.g[i].g.rec.mgid, member_cb,
-					   &co);
-		for (size_t k = 0; !rc && k < s.g[i].nm; k++) {
-			struct snap_member *m = &s.g[i].m[k];
-			char name[IMC_TOPO_MAX_NAME + 8];
-			uint32_t node;
-			unsigned port;
-
-			if (imc_fabric_port_by_gid(r->f, &m->m.port_gid, &node,
-						   &port))
-				continue;
-			snprintf(name, sizeof(name), "%s:%u",
-				 r->t->node[node].name, port);
-			m->name = strdup(name);
-			if (!m->name)
-				rc = -ENOMEM;
-		}
-	}
+	rc = imc_sa_foreach_group(sa, group_cb, &s);
+	for (size_t i = 0; !rc && i < s.ng; i++)
+		rc = snap_members(r, sa, &s.g[i]);
 	if (!rc && sh->want_tree)
 		rc = snap_tree(r, sh, &s);
-	if (!rc && sh->n == sh->cap) {
-		unsigned n = sh->cap ? sh->cap * 2 : 4;
-		struct snap *ns = realloc(sh->s, n * sizeof(*ns));
-
-		if (!ns)
-			rc = -ENOMEM;
-		else {
-			sh->s = ns;
-			sh->cap = n;
-		}
-	}
+	if (!rc)
+		rc = IMC_VEC_RESERVE(&sh->s, &sh->cap, sh->n + 1);
 	if (rc) {
 		snap_fini(&s);
 		return rc;
@@ -960,7 +916,14 @@ static void run_free(void *data)
 	imc_sa_fabric_destroy(r->sf);
 	free(r->host);
 	free(r->pbase);
-	free(r->ent);
+	for (size_t pos = 0; r->ents.b;) {
+		struct imc_hnode *n = imc_htab_take(&r->ents, &pos);
+
+		if (!n)
+			break;
+		free(imc_container_of(n, struct sa_ent, node));
+	}
+	imc_htab_fini(&r->ents);
 	free(r);
 }
 
@@ -995,13 +958,15 @@ int scn_sa_run(struct imc_scn_ctx *c, void *data)
 	}
 	n = r->pbase[t->nnodes];
 	r->host = calloc(n ? n : 1, sizeof(*r->host));
-	if (!r->host) {
+	if (!r->host || imc_htab_init(&r->ents, 64)) {
+		free(r->host);
 		free(r->pbase);
 		free(r);
 		return -ENOMEM;
 	}
 	rc = imc_scn_data_set(c, &run_key, r, run_free);
 	if (rc) {
+		imc_htab_fini(&r->ents);
 		free(r->host);
 		free(r->pbase);
 		free(r);
@@ -1077,39 +1042,12 @@ void imc_scn_sa_show_destroy(struct imc_scn_sa_show *sh)
 
 unsigned imc_scn_sa_show_count(const struct imc_scn_sa_show *sh)
 {
-	return sh ? sh->n : 0;
+	return sh ? (unsigned)sh->n : 0;
 }
 
-static void field(FILE *f, const char *name)
+static void print_text(FILE *f, const void *snap)
 {
-	size_t n = strlen(name);
-
-	fprintf(f, "\t\t%s", name);
-	for (; n < DOTS; n++)
-		fputc('.', f);
-}
-
-static void js_text(FILE *f, uint8_t js)
-{
-	static const char *const names[] = {
-		"Full", "NonMember", "SendOnlyNonMember",
-		"SendOnlyFullMember",
-	};
-	bool first = true;
-
-	fprintf(f, "0x%X", js);
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(names); i++) {
-		if (!(js >> i & 1))
-			continue;
-		fprintf(f, "%s%s", first ? " (" : "+", names[i]);
-		first = false;
-	}
-	if (!first)
-		fputc(')', f);
-}
-
-static void snap_header(FILE *f, const struct snap *s)
-{
+	const struct snap *s = snap;
 	char t[32];
 
 	imc_scn_format_time(s->at, t, sizeof(t));
@@ -1122,126 +1060,14 @@ static void snap_header(FILE *f, const struct snap *s)
 		" MADs received, %" PRIu64 " dropped (queue full)\n",
 		s->st.groups, s->st.members, s->st.mlids_in_use,
 		s->st.mlids_total, s->st.received, s->st.drop_queue_full);
-}
-
-static void print_text(FILE *f, const void *snap)
-{
-	const struct snap *s = snap;
-	char gid[IMC_GID_STRLEN];
-
-	snap_header(f, s);
-	/* As saquery -g: one dump per group. */
-	for (size_t i = 0; i < s->ng; i++) {
-		const struct imc_sa_group_info *g = &s->g[i].g;
-		const struct imc_mcmr *r = &g->rec;
-
-		imc_gid_format(&r->mgid, gid);
-		fprintf(f, "MCMemberRecord group dump:\n");
-		field(f, "MGID");
-		fprintf(f, "%s\n", gid);
-		field(f, "Mlid");
-		fprintf(f, "0x%X\n", r->mlid);
-		field(f, "Qkey");
-		fprintf(f, "0x%08" PRIX32 "\n", r->qkey);
-		field(f, "Mtu");
-		fprintf(f, "0x%X\n", r->mtu);
-		field(f, "Rate");
-		fprintf(f, "0x%X\n", r->rate);
-		field(f, "pkey");
-		fprintf(f, "0x%X\n", r->pkey);
-		field(f, "SL");
-		fprintf(f, "0x%X\n", r->sl);
-		field(f, "TClass");
-		fprintf(f, "0x%X\n", r->tclass);
-		field(f, "FlowLabel");
-		fprintf(f, "0x%" PRIX32 "\n", r->flow_label);
-		field(f, "Scope");
-		fprintf(f, "0x%X\n", r->scope);
-		field(f, "Members");
-		fprintf(f, "%" PRIu32 " (%" PRIu32 " full)%s\n", g->members,
-			g->full_members, g->persistent ? ", persistent" : "");
-	}
-	/* As saquery -m: one dump per member, groups in MGID order. */
-	for (size_t i = 0; i < s->ng; i++) {
-		const struct snap_group *sg = &s->g[i];
-
-		imc_gid_format(&sg->g.rec.mgid, gid);
-		for (size_t k = 0; k < sg->nm; k++) {
-			const struct snap_member *m = &sg->m[k];
-			char pg[IMC_GID_STRLEN];
-
-			imc_gid_format(&m->m.port_gid, pg);
-			fprintf(f, "MCMemberRecord member dump:\n");
-			field(f, "MGID");
-			fprintf(f, "%s\n", gid);
-			field(f, "Mlid");
-			fprintf(f, "0x%X\n", sg->g.rec.mlid);
-			field(f, "PortGid");
-			fprintf(f, "%s\n", pg);
-			field(f, "JoinState");
-			js_text(f, m->m.join_state);
-			fputc('\n', f);
-			field(f, "ProxyJoin");
-			fprintf(f, "0x%X\n", m->m.proxy);
-			field(f, "NodeDescription");
-			fprintf(f, "%s\n", m->name ? m->name : "<unknown>");
-		}
-	}
-}
-
-static void stats_json(struct imc_json *j, const struct imc_sa_stats *st)
-{
-	imc_json_key(j, "stats");
-	imc_json_object_begin_line(j);
-	imc_json_kv_u64(j, "groups", st->groups);
-	imc_json_kv_u64(j, "members", st->members);
-	imc_json_kv_u64(j, "mlids_in_use", st->mlids_in_use);
-	imc_json_kv_u64(j, "mlids_total", st->mlids_total);
-	imc_json_kv_u64(j, "received", st->received);
-	imc_json_kv_u64(j, "drop_queue_full", st->drop_queue_full);
-	imc_json_kv_u64(j, "groups_created", st->groups_created);
-	imc_json_kv_u64(j, "groups_deleted", st->groups_deleted);
-	imc_json_kv_u64(j, "mft_adds", st->mft_adds);
-	imc_json_kv_u64(j, "mft_removes", st->mft_removes);
-	imc_json_object_end(j);
-}
-
-static void group_json(struct imc_json *j, const struct snap_group *sg)
-{
-	const struct imc_mcmr *r = &sg->g.rec;
-
-	imc_json_object_begin_line(j);
-	imc_json_kv_gid(j, "mgid", &r->mgid);
-	imc_json_kv_u64(j, "mlid", r->mlid);
-	imc_json_kv_u64(j, "qkey", r->qkey);
-	imc_json_kv_u64(j, "mtu", r->mtu);
-	imc_json_kv_u64(j, "rate", r->rate);
-	imc_json_kv_u64(j, "pkey", r->pkey);
-	imc_json_kv_u64(j, "sl", r->sl);
-	imc_json_kv_u64(j, "tclass", r->tclass);
-	imc_json_kv_u64(j, "flow_label", r->flow_label);
-	imc_json_kv_u64(j, "scope", r->scope);
-	imc_json_kv_bool(j, "persistent", sg->g.persistent);
-	imc_json_kv_u64(j, "full_members", sg->g.full_members);
-	imc_json_key(j, "members");
-	imc_json_array_begin_lines(j);
-	for (size_t k = 0; k < sg->nm; k++) {
-		const struct snap_member *m = &sg->m[k];
-
-		imc_json_object_begin_line(j);
-		imc_json_kv_gid(j, "port_gid", &m->m.port_gid);
-		imc_json_kv_u64(j, "lid", m->m.lid);
-		imc_json_kv_u64(j, "join_state", m->m.join_state);
-		imc_json_kv_bool(j, "proxy_join", m->m.proxy);
-		imc_json_key(j, "node");
-		if (m->name)
-			imc_json_string(j, m->name);
-		else
-			imc_json_null(j);
-		imc_json_object_end(j);
-	}
-	imc_json_array_end(j);
-	imc_json_object_end(j);
+	/* As saquery -g: one dump per group; then as saquery -m: one dump
+	 * per member, groups in MGID order. */
+	for (size_t i = 0; i < s->ng; i++)
+		imc_sa_group_print_text(f, &s->g[i].g);
+	for (size_t i = 0; i < s->ng; i++)
+		for (size_t k = 0; k < s->g[i].nm; k++)
+			imc_sa_member_print_text(f, &s->g[i].g, &s->g[i].m[k],
+						 s->g[i].node[k]);
 }
 
 /* One snapshot: its time and statistics on the first line, a group a
@@ -1259,14 +1085,18 @@ static void snap_json(struct imc_json *j, const void *snap)
 		imc_json_kv_u64(j, "line", s->line);
 	else
 		imc_json_kv_bool(j, "end", true);
-	stats_json(j, &s->st);
+	imc_json_key(j, "stats");
+	imc_sa_stats_print_json(j, &s->st);
 	imc_json_key(j, "groups");
 	imc_json_array_begin_lines(j);
 	for (size_t i = 0; i < s->ng; i++)
-		group_json(j, &s->g[i]);
+		imc_sa_group_print_json(j, &s->g[i].g, s->g[i].m,
+					(const char *const *)s->g[i].node,
+					s->g[i].nm);
 	imc_json_array_end(j);
 	imc_json_object_end(j);
 }
+
 
 int imc_scn_sa_show_print(const struct imc_scn_sa_show *sh, FILE *f,
 			  bool json)

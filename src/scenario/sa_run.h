@@ -12,6 +12,7 @@
 #include "ibmcast/scenario_sa.h"
 #include "scenario/scn.h"
 #include "scenario/scn_sa.h"
+#include "util/hash.h"
 #include "util/list.h"
 
 #define CM(x) UMAD_SA_MCM_COMP_MASK_##x
@@ -111,14 +112,10 @@ struct show_arg {
 /* ------------------------------------------------------------------ */
 /* Snapshots for --sa-show */
 
-struct snap_member {
-	struct imc_sa_member_info m;
-	char *name;                 /* "H-000002:1"; NULL: no such port */
-};
-
 struct snap_group {
 	struct imc_sa_group_info g;
-	struct snap_member *m;
+	struct imc_sa_member_info *m;
+	char **node;                /* "H-000002:1" of each; NULL: no port */
 	size_t nm, cap;
 };
 
@@ -136,7 +133,7 @@ struct imc_scn_sa_show {
 	bool want_tree;             /* record tree_mgid's MFTs as DOT */
 	struct imc_gid tree_mgid;
 	struct snap *s;
-	unsigned n, cap;
+	size_t n, cap;
 };
 
 /* ------------------------------------------------------------------ */
@@ -169,7 +166,7 @@ struct sa_host {
 };
 
 struct sa_ent {
-	bool used;
+	struct imc_hnode node;      /* r->ents, by host and MGID */
 	uint32_t host;
 	struct imc_gid mgid;
 	uint32_t status;            /* last answer to host as sender */
@@ -225,8 +222,7 @@ struct sa_run {
 	uint32_t *pbase;            /* first host slot of each node */
 	struct sa_host **host;      /* by slot, NULL until used */
 
-	struct sa_ent *ent;         /* open addressing, power of two */
-	size_t nent, entcap;
+	struct imc_htab ents;       /* struct sa_ent */
 
 	struct imc_list reqs;       /* struct req, not yet answered */
 	unsigned nclients;          /* SA clients made, for their seeds */
