@@ -104,17 +104,14 @@ static void print_text(const struct imc_ctl_listing *l, size_t n)
 		       l[i].lid, l[i].sm_lid, l[i].pid, l[i].watch, l[i].n);
 		for (size_t j = 0; j < l[i].n; j++) {
 			const struct imc_ctl_group *x = &l[i].groups[j];
-			const struct imc_mcmr *r = &x->rec;
+			struct imc_mcast_group_info gi = {
+				.rec = x->rec, .join_state = x->join_state,
+				.wanted = x->wanted, .members = x->members,
+				.joined = x->joined,
+			};
 
-			imc_gid_format(&r->mgid, g);
-			printf("  group %s mlid=0x%04x join_state=0x%x wanted=0x%x "
-			       "members=%u %s qkey=0x%08x pkey=0x%04x mtu=%u "
-			       "rate=%u sl=%u tclass=%u flow_label=0x%05x "
-			       "hop_limit=%u scope=%u\n", g, r->mlid,
-			       x->join_state, x->wanted, x->members,
-			       x->joined ? "joined" : "pending", r->qkey, r->pkey,
-			       r->mtu, r->rate, r->sl, r->tclass, r->flow_label,
-			       r->hop_limit, r->scope);
+			fputs("  ", stdout);
+			imc_mcast_group_info_print_text(stdout, &gi);
 		}
 	}
 }

@@ -18,6 +18,7 @@
 #include "scenario/scn_mcast.h"
 #include "scenario/scn_sa.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "scenario/mcast_run.h"
 
 static const char run_key;   /* imc_scn_data key of struct mc_run */
@@ -381,16 +382,8 @@ void scn_mcast_group_cb(void *arg, const struct imc_mcast_group_info *g)
 {
 	struct snap_port *sp = arg;
 
-	if (sp->ng == sp->cap) {
-		size_t n = sp->cap ? sp->cap * 2 : 8;
-		struct imc_mcast_group_info *ng =
-			realloc(sp->g, n * sizeof(*ng));
-
-		if (!ng)
-			return; /* the listing is cut short */
-		sp->g = ng;
-		sp->cap = n;
-	}
+	if (IMC_VEC_RESERVE(&sp->g, &sp->cap, sp->ng + 1))
+		return; /* the listing is cut short */
 	sp->g[sp->ng++] = *g;
 }
 
@@ -406,7 +399,7 @@ static void snap_fini(struct snap *s)
 
 static void show_clear(struct imc_scn_mcast_show *sh)
 {
-	for (unsigned i = 0; i < sh->n; i++)
+	for (size_t i = 0; i < sh->n; i++)
 		snap_fini(&sh->s[i]);
 	sh->n = 0;
 }
@@ -447,16 +440,9 @@ void scn_mcast_show_snapshot(struct mc_run *r, unsigned line)
 			return;
 		}
 	}
-	if (sh->n == sh->cap) {
-		unsigned n = sh->cap ? sh->cap * 2 : 4;
-		struct snap *ns = realloc(sh->s, n * sizeof(*ns));
-
-		if (!ns) {
-			snap_fini(&s);
-			return;
-		}
-		sh->s = ns;
-		sh->cap = n;
+	if (IMC_VEC_RESERVE(&sh->s, &sh->cap, sh->n + 1)) {
+		snap_fini(&s);
+		return;
 	}
 	sh->s[sh->n++] = s;
 }
@@ -499,7 +485,7 @@ void imc_scn_mcast_show_destroy(struct imc_scn_mcast_show *sh)
 
 unsigned imc_scn_mcast_show_count(const struct imc_scn_mcast_show *sh)
 {
-	return sh ? sh->n : 0;
+	return sh ? (unsigned)sh->n : 0;
 }
 
 static void snap_counts(const struct snap *s, size_t *groups,
@@ -541,38 +527,10 @@ static void print_text(FILE *f, const void *snap)
 			sp->st.timeouts, sp->st.rejoins, sp->st.errors);
 		/* As `ibmcast mcast show` lists a port's groups. */
 		for (size_t k = 0; k < sp->ng; k++) {
-			const struct imc_mcast_group_info *x = &sp->g[k];
-			const struct imc_mcmr *r = &x->rec;
-
-			imc_gid_format(&r->mgid, gid);
-			fprintf(f, "  group %s mlid=0x%04x join_state=0x%x "
-				"wanted=0x%x members=%u %s qkey=0x%08" PRIx32
-				" pkey=0x%04x mtu=%u rate=%u sl=%u tclass=%u "
-				"flow_label=0x%05" PRIx32 " hop_limit=%u "
-				"scope=%u\n", gid, r->mlid, x->join_state,
-				x->wanted, x->members,
-				x->joined ? "joined" : "pending", r->qkey,
-				r->pkey, r->mtu, r->rate, r->sl, r->tclass,
-				r->flow_label, r->hop_limit, r->scope);
+			fputs("  ", f);
+			imc_mcast_group_info_print_text(f, &sp->g[k]);
 		}
 	}
-}
-
-static void port_stats_json(struct imc_json *j,
-			    const struct imc_mcast_stats *st)
-{
-	imc_json_key(j, "stats");
-	imc_json_object_begin_line(j);
-	imc_json_kv_u64(j, "joins", st->joins);
-	imc_json_kv_u64(j, "leaves", st->leaves);
-	imc_json_kv_u64(j, "joins_local", st->joins_local);
-	imc_json_kv_u64(j, "mads_sent", st->mads_sent);
-	imc_json_kv_u64(j, "retries", st->retries);
-	imc_json_kv_u64(j, "timeouts", st->timeouts);
-	imc_json_kv_u64(j, "rejoins", st->rejoins);
-	imc_json_kv_u64(j, "errors", st->errors);
-	imc_json_kv_u64(j, "members", st->members);
-	imc_json_object_end(j);
 }
 
 /* One snapshot: its time on the first line, a port a line (its groups
@@ -602,7 +560,8 @@ static void snap_json(struct imc_json *j, const void *snap)
 		imc_json_kv_u64(j, "sm_lid", sp->pa.sm_lid);
 		imc_json_kv_string(j, "state",
 				   imc_port_state_str(sp->pa.state));
-		port_stats_json(j, &sp->st);
+		imc_json_key(j, "stats");
+		imc_mcast_stats_print_json(j, &sp->st);
 		imc_json_key(j, "groups");
 		imc_json_array_begin_lines(j);
 		for (size_t k = 0; k < sp->ng; k++)

@@ -115,7 +115,7 @@ struct snap {
 struct imc_scn_mcast_show {
 	struct mc_join *head;       /* NULL once the scenario is gone */
 	struct snap *s;
-	unsigned n, cap;
+	size_t n, cap;
 };
 
 /* ------------------------------------------------------------------ */
