@@ -25,6 +25,7 @@
 #include "ibmcast/json.h"
 #include "ibmcast/topo.h"
 #include "scenario/scn.h"
+#include "util/vec.h"
 
 #define DEPTH_MAX 16
 #define LINE_MAX_LEN 200
@@ -151,19 +152,22 @@ static struct rnode *find_key(const struct rnode *o, const char *key,
 	return NULL;
 }
 
-static int add_kid(struct rnode *p, struct rnode *k)
+/* A new node of p, or NULL (out of memory). */
+static struct rnode *add_kid(struct rnode *p, const char *key,
+			     enum rkind kind)
 {
-	if (p->n == p->cap) {
-		size_t nc = p->cap ? p->cap * 2 : 8;
-		struct rnode **nk = realloc(p->kid, nc * sizeof(*nk));
+	struct rnode *n = calloc(1, sizeof(*n));
 
-		if (!nk)
-			return -ENOMEM;
-		p->kid = nk;
-		p->cap = nc;
+	if (!n || (key && !(n->key = strdup(key))) ||
+	    IMC_VEC_RESERVE(&p->kid, &p->cap, p->n + 1)) {
+		if (n)
+			free(n->key);
+		free(n);
+		return NULL;
 	}
-	p->kid[p->n++] = k;
-	return 0;
+	n->kind = kind;
+	p->kid[p->n++] = n;
+	return n;
 }
 
 /* A new value in the current container, or NULL (the error kept). */
@@ -181,15 +185,9 @@ static struct rnode *put(struct imc_scn_report *rep, const char *key,
 		fail(rep, -EINVAL);
 		return NULL;
 	}
-	n = calloc(1, sizeof(*n));
-	if (!n || (key && !(n->key = strdup(key))) || add_kid(p, n)) {
-		if (n)
-			free(n->key);
-		free(n);
+	n = add_kid(p, key, kind);
+	if (!n)
 		fail(rep, -ENOMEM);
-		return NULL;
-	}
-	n->kind = kind;
 	return n;
 }
 
@@ -265,19 +263,8 @@ void imc_scn_report_line(struct imc_scn_report *rep, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (sec->nlines == sec->lcap) {
-		size_t nc = sec->lcap ? sec->lcap * 2 : 4;
-		char **nl = realloc(sec->line, nc * sizeof(*nl));
-
-		if (!nl) {
-			fail(rep, -ENOMEM);
-			return;
-		}
-		sec->line = nl;
-		sec->lcap = nc;
-	}
-	sec->line[sec->nlines] = strdup(buf);
-	if (!sec->line[sec->nlines]) {
+	if (IMC_VEC_RESERVE(&sec->line, &sec->lcap, sec->nlines + 1) ||
+	    !(sec->line[sec->nlines] = strdup(buf))) {
 		fail(rep, -ENOMEM);
 		return;
 	}
@@ -290,14 +277,9 @@ int scn_report_begin(struct imc_scn_report *rep, const char *name)
 
 	if (rep->state != W_IDLE || find_key(&rep->root, name, strlen(name)))
 		return -EINVAL;
-	n = calloc(1, sizeof(*n));
-	if (!n || !(n->key = strdup(name)) || add_kid(&rep->root, n)) {
-		if (n)
-			free(n->key);
-		free(n);
+	n = add_kid(&rep->root, name, R_OBJ);
+	if (!n)
 		return -ENOMEM;
-	}
-	n->kind = R_OBJ;
 	rep->state = W_SECTION;
 	rep->stack[0] = n;
 	rep->depth = 1;

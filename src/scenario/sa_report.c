@@ -16,6 +16,7 @@
 #include "ibmcast/ipoib_wire.h"
 #include "ibmcast/sa.h"
 #include "scenario/scn.h"
+#include "util/vec.h"
 
 #define TEXT_GROUPS 6
 
@@ -33,15 +34,8 @@ static int group_cb(void *arg, const struct imc_sa_group_info *g)
 {
 	struct rgroups *gs = arg;
 
-	if (gs->n == gs->cap) {
-		size_t nc = gs->cap ? gs->cap * 2 : 32;
-		struct rgroup *nv = realloc(gs->v, nc * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		gs->v = nv;
-		gs->cap = nc;
-	}
+	if (IMC_VEC_RESERVE(&gs->v, &gs->cap, gs->n + 1))
+		return -ENOMEM;
 	memset(&gs->v[gs->n], 0, sizeof(gs->v[gs->n]));
 	gs->v[gs->n++].g = *g;
 	return 0;
@@ -191,6 +185,16 @@ static void groups_text(struct imc_scn_report *rep, struct rgroups *gs)
 	free(order);
 }
 
+/* The requests served, by kind, in the order the report writes them. */
+static const struct {
+	const char *key;
+	unsigned kind;
+} req_keys[] = {
+	{ "get", IMC_SA_REQ_GET }, { "set", IMC_SA_REQ_SET },
+	{ "get_table", IMC_SA_REQ_GET_TABLE },
+	{ "delete", IMC_SA_REQ_DELETE }, { "other", IMC_SA_REQ_OTHER },
+};
+
 static int sa_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 {
 	const struct imc_sa *sa = scn_sa_engine(c);
@@ -235,11 +239,9 @@ static int sa_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 	imc_scn_report_end(rep);
 	imc_scn_report_object(rep, "requests");
 	imc_scn_report_u64(rep, "served", served);
-	imc_scn_report_u64(rep, "get", st.requests[IMC_SA_REQ_GET]);
-	imc_scn_report_u64(rep, "set", st.requests[IMC_SA_REQ_SET]);
-	imc_scn_report_u64(rep, "get_table", st.requests[IMC_SA_REQ_GET_TABLE]);
-	imc_scn_report_u64(rep, "delete", st.requests[IMC_SA_REQ_DELETE]);
-	imc_scn_report_u64(rep, "other", st.requests[IMC_SA_REQ_OTHER]);
+	for (unsigned k = 0; k < IMC_ARRAY_SIZE(req_keys); k++)
+		imc_scn_report_u64(rep, req_keys[k].key,
+				   st.requests[req_keys[k].kind]);
 	imc_scn_report_u64(rep, "success", ok);
 	imc_scn_report_u64(rep, "refused", refused);
 	imc_scn_report_end(rep);
