@@ -47,7 +47,7 @@ static uint16_t local_pkey(struct imc_fabric *f, uint32_t node,
 /* ------------------------------------------------------------------ */
 /* The run */
 
-static void show_clear(struct imc_scn_mcast_show *sh);
+static const struct scn_snaps_kind snap_kind;
 
 static void run_free(void *data)
 {
@@ -117,7 +117,7 @@ int scn_mcast_run_get(struct imc_scn_ctx *c, bool make, struct mc_run **out)
 	/* This run's snapshots replace the last run's. */
 	r->show = head ? head->show : NULL;
 	if (r->show)
-		show_clear(r->show);
+		scn_snaps_clear(&r->show->snaps);
 	*out = r;
 	return 0;
 }
@@ -387,21 +387,16 @@ void scn_mcast_group_cb(void *arg, const struct imc_mcast_group_info *g)
 	sp->g[sp->ng++] = *g;
 }
 
-static void snap_fini(struct snap *s)
+static void snap_fini(void *snap)
 {
+	struct snap *s = snap;
+
 	for (size_t i = 0; i < s->np; i++) {
 		free(s->p[i].name);
 		free(s->p[i].g);
 	}
 	free(s->p);
 	memset(s, 0, sizeof(*s));
-}
-
-static void show_clear(struct imc_scn_mcast_show *sh)
-{
-	for (size_t i = 0; i < sh->n; i++)
-		snap_fini(&sh->s[i]);
-	sh->n = 0;
 }
 
 /* Records every tracker now, in topology order. Out of memory loses the
@@ -440,11 +435,8 @@ void scn_mcast_show_snapshot(struct mc_run *r, unsigned line)
 			return;
 		}
 	}
-	if (IMC_VEC_RESERVE(&sh->s, &sh->cap, sh->n + 1)) {
+	if (scn_snaps_add(&sh->snaps, &s))
 		snap_fini(&s);
-		return;
-	}
-	sh->s[sh->n++] = s;
 }
 
 int imc_scn_mcast_show_create(struct imc_scenario *s,
@@ -467,6 +459,7 @@ int imc_scn_mcast_show_create(struct imc_scenario *s,
 	if (!sh)
 		return -ENOMEM;
 	sh->head = head;
+	sh->snaps.k = &snap_kind;
 	head->show = sh;
 	*out = sh;
 	return 0;
@@ -478,14 +471,13 @@ void imc_scn_mcast_show_destroy(struct imc_scn_mcast_show *sh)
 		return;
 	if (sh->head)
 		sh->head->show = NULL;
-	show_clear(sh);
-	free(sh->s);
+	scn_snaps_fini(&sh->snaps);
 	free(sh);
 }
 
 unsigned imc_scn_mcast_show_count(const struct imc_scn_mcast_show *sh)
 {
-	return sh ? (unsigned)sh->n : 0;
+	return sh ? (unsigned)sh->snaps.n : 0;
 }
 
 static void snap_counts(const struct snap *s, size_t *groups,
@@ -573,16 +565,18 @@ static void snap_json(struct imc_json *j, const void *snap)
 	imc_json_object_end(j);
 }
 
+static const struct scn_snaps_kind snap_kind = {
+	.size = sizeof(struct snap), .fini = snap_fini, .text = print_text,
+	.to_json = snap_json,
+};
+
 int imc_scn_mcast_show_print(const struct imc_scn_mcast_show *sh, FILE *f,
 			     bool json)
 {
 	if (!sh || !f)
 		return -EINVAL;
-	return scn_snaps_print(f, json, sh->s, sh->n, sizeof(sh->s[0]),
-			       print_text, snap_json);
+	return scn_snaps_write(&sh->snaps, f, json);
 }
-
-/* ------------------------------------------------------------------ */
 
 /* ------------------------------------------------------------------ */
 /* The report's mcast section: the members of the mcast-join lines and

@@ -25,6 +25,7 @@
 #include "ibmcast/json.h"
 #include "ibmcast/topo.h"
 #include "scenario/scn.h"
+#include "scenario/snaps.h"
 #include "util/vec.h"
 
 #define DEPTH_MAX 16
@@ -472,6 +473,42 @@ int scn_snaps_print(FILE *f, bool json, const void *first, size_t n,
 		to_json(&j, p + i * stride);
 	imc_json_array_end(&j);
 	return imc_json_finish(&j);
+}
+
+int scn_snaps_add(struct scn_snaps *s, const void *snap)
+{
+	size_t sz = s->k->size;
+
+	if (imc_vec_reserve(&s->v, &s->cap, (s->n + 1) * sz, 1))
+		return -ENOMEM;
+	memcpy(s->v + s->n++ * sz, snap, sz);
+	return 0;
+}
+
+const void *scn_snaps_last(const struct scn_snaps *s)
+{
+	return s->n ? s->v + (s->n - 1) * s->k->size : NULL;
+}
+
+void scn_snaps_clear(struct scn_snaps *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		s->k->fini(s->v + i * s->k->size);
+	s->n = 0;
+}
+
+void scn_snaps_fini(struct scn_snaps *s)
+{
+	scn_snaps_clear(s);
+	free(s->v);
+	s->v = NULL;
+	s->cap = 0;
+}
+
+int scn_snaps_write(const struct scn_snaps *s, FILE *f, bool json)
+{
+	return scn_snaps_print(f, json, s->v, s->n, s->k->size, s->k->text,
+			       s->k->to_json);
 }
 
 int scn_port_slots(const struct imc_topo *t, uint32_t **pbase)

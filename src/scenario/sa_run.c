@@ -163,8 +163,10 @@ static int member_cb(void *arg, const struct imc_sa_member_info *m)
 	return 0;
 }
 
-static void snap_fini(struct snap *s)
+static void snap_fini(void *snap)
 {
+	struct snap *s = snap;
+
 	for (size_t i = 0; i < s->ng; i++) {
 		for (size_t k = 0; s->g[i].node && k < s->g[i].nm; k++)
 			free(s->g[i].node[k]);
@@ -174,13 +176,6 @@ static void snap_fini(struct snap *s)
 	free(s->g);
 	free(s->dot);
 	memset(s, 0, sizeof(*s));
-}
-
-static void show_clear(struct imc_scn_sa_show *sh)
-{
-	for (size_t i = 0; i < sh->n; i++)
-		snap_fini(&sh->s[i]);
-	sh->n = 0;
 }
 
 /* The asked-for group's forwarding as the switches hold it now. */
@@ -254,13 +249,10 @@ int scn_sa_snapshot(struct sa_run *r, unsigned line)
 	if (!rc && sh->want_tree)
 		rc = snap_tree(r, sh, &s);
 	if (!rc)
-		rc = IMC_VEC_RESERVE(&sh->s, &sh->cap, sh->n + 1);
-	if (rc) {
+		rc = scn_snaps_add(&sh->snaps, &s);
+	if (rc)
 		snap_fini(&s);
-		return rc;
-	}
-	sh->s[sh->n++] = s;
-	return 0;
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -973,7 +965,7 @@ int scn_sa_run(struct imc_scn_ctx *c, void *data)
 		return rc;
 	}
 	if (a->show)
-		show_clear(a->show);
+		scn_snaps_clear(&a->show->snaps);
 	/* Settings run before the SM's first sweep; the SA needs its port's
 	 * LID, so it starts from the loop at time 0, before any action. */
 	return imc_timer_arm_in(r->loop, &r->start, 0);
@@ -981,6 +973,8 @@ int scn_sa_run(struct imc_scn_ctx *c, void *data)
 
 /* ------------------------------------------------------------------ */
 /* The recorder */
+
+static const struct scn_snaps_kind snap_kind;
 
 int imc_scn_sa_show_create(struct imc_scenario *s,
 			   struct imc_scn_sa_show **out)
@@ -1004,6 +998,7 @@ int imc_scn_sa_show_create(struct imc_scenario *s,
 	if (!sh)
 		return -ENOMEM;
 	sh->cfg = cfg;
+	sh->snaps.k = &snap_kind;
 	cfg->show = sh;
 	*out = sh;
 	return 0;
@@ -1021,11 +1016,14 @@ int imc_scn_sa_show_tree(struct imc_scn_sa_show *sh,
 
 int imc_scn_sa_show_dot(const struct imc_scn_sa_show *sh, FILE *f)
 {
+	const struct snap *last;
+
 	if (!sh || !f)
 		return -EINVAL;
-	if (!sh->n || !sh->s[sh->n - 1].dot)
+	last = scn_snaps_last(&sh->snaps);
+	if (!last || !last->dot)
 		return -ENOENT;
-	fputs(sh->s[sh->n - 1].dot, f);
+	fputs(last->dot, f);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -1035,14 +1033,13 @@ void imc_scn_sa_show_destroy(struct imc_scn_sa_show *sh)
 		return;
 	if (sh->cfg)
 		sh->cfg->show = NULL;
-	show_clear(sh);
-	free(sh->s);
+	scn_snaps_fini(&sh->snaps);
 	free(sh);
 }
 
 unsigned imc_scn_sa_show_count(const struct imc_scn_sa_show *sh)
 {
-	return sh ? (unsigned)sh->n : 0;
+	return sh ? (unsigned)sh->snaps.n : 0;
 }
 
 static void print_text(FILE *f, const void *snap)
@@ -1098,33 +1095,38 @@ static void snap_json(struct imc_json *j, const void *snap)
 }
 
 
+static const struct scn_snaps_kind snap_kind = {
+	.size = sizeof(struct snap), .fini = snap_fini, .text = print_text,
+	.to_json = snap_json,
+};
+
 int imc_scn_sa_show_print(const struct imc_scn_sa_show *sh, FILE *f,
 			  bool json)
 {
 	if (!sh || !f)
 		return -EINVAL;
-	return scn_snaps_print(f, json, sh->s, sh->n, sizeof(sh->s[0]),
-			       print_text, snap_json);
+	return scn_snaps_write(&sh->snaps, f, json);
 }
 
 int imc_scn_sa_show_print_last(const struct imc_scn_sa_show *sh, FILE *f,
 			       bool json)
 {
+	const void *last;
 	struct imc_json j;
 	int rc;
 
 	if (!sh || !f)
 		return -EINVAL;
-	if (!sh->n)
+	last = scn_snaps_last(&sh->snaps);
+	if (!last)
 		return -ENOENT;
 	if (!json) {
-		print_text(f, &sh->s[sh->n - 1]);
+		print_text(f, last);
 		return ferror(f) ? -EIO : 0;
 	}
 	imc_json_init(&j, f, 2, 0);
-	snap_json(&j, &sh->s[sh->n - 1]);
+	snap_json(&j, last);
 	rc = imc_json_finish(&j);
 	fputc('\n', f);
 	return rc ? rc : (ferror(f) ? -EIO : 0);
 }
-

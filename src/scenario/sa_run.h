@@ -12,6 +12,7 @@
 #include "ibmcast/scenario_sa.h"
 #include "scenario/scn.h"
 #include "scenario/scn_sa.h"
+#include "scenario/snaps.h"
 #include "util/hash.h"
 #include "util/list.h"
 
@@ -132,8 +133,7 @@ struct imc_scn_sa_show {
 	struct sa_cfg *cfg;         /* NULL once the scenario is gone */
 	bool want_tree;             /* record tree_mgid's MFTs as DOT */
 	struct imc_gid tree_mgid;
-	struct snap *s;
-	size_t n, cap;
+	struct scn_snaps snaps;     /* struct snap */
 };
 
 /* ------------------------------------------------------------------ */
