@@ -459,8 +459,8 @@ int imc_scn_mcast_show_create(struct imc_scenario *s,
 	if (!sh)
 		return -ENOMEM;
 	sh->head = head;
-	sh->snaps.k = &snap_kind;
 	head->show = sh;
+	sh->snaps.k = &snap_kind;
 	*out = sh;
 	return 0;
 }

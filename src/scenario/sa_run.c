@@ -998,8 +998,8 @@ int imc_scn_sa_show_create(struct imc_scenario *s,
 	if (!sh)
 		return -ENOMEM;
 	sh->cfg = cfg;
-	sh->snaps.k = &snap_kind;
 	cfg->show = sh;
+	sh->snaps.k = &snap_kind;
 	*out = sh;
 	return 0;
 }
