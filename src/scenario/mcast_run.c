@@ -494,16 +494,12 @@ static void snap_counts(const struct snap *s, size_t *groups,
 static void print_text(FILE *f, const void *snap)
 {
 	const struct snap *s = snap;
-	char t[32], gid[IMC_GID_STRLEN];
+	char gid[IMC_GID_STRLEN];
 	uint64_t members;
 	size_t groups;
 
-	imc_scn_format_time(s->at, t, sizeof(t));
 	snap_counts(s, &groups, &members);
-	if (s->line)
-		fprintf(f, "mcast at %s (mcast-show, line %u):", t, s->line);
-	else
-		fprintf(f, "mcast at the end of the run (%s):", t);
+	scn_snap_text_head(f, "mcast", "mcast-show", s->at, s->line);
 	fprintf(f, " %zu ports, %zu groups, %" PRIu64 " members\n", s->np,
 		groups, members);
 	for (size_t i = 0; i < s->np; i++) {
@@ -530,16 +526,8 @@ static void print_text(FILE *f, const void *snap)
 static void snap_json(struct imc_json *j, const void *snap)
 {
 	const struct snap *s = snap;
-	char t[32];
 
-	imc_scn_format_time(s->at, t, sizeof(t));
-	imc_json_object_begin_line(j);
-	imc_json_kv_u64(j, "at_ns", s->at);
-	imc_json_kv_string(j, "at", t);
-	if (s->line)
-		imc_json_kv_u64(j, "line", s->line);
-	else
-		imc_json_kv_bool(j, "end", true);
+	scn_snap_json_head(j, s->at, s->line);
 	imc_json_key(j, "ports");
 	imc_json_array_begin_lines(j);
 	for (size_t i = 0; i < s->np; i++) {

@@ -505,6 +505,32 @@ void scn_snaps_fini(struct scn_snaps *s)
 	s->cap = 0;
 }
 
+void scn_snap_text_head(FILE *f, const char *what, const char *verb,
+			imc_time_t at, unsigned line)
+{
+	char t[32];
+
+	imc_scn_format_time(at, t, sizeof(t));
+	if (line)
+		fprintf(f, "%s at %s (%s, line %u):", what, t, verb, line);
+	else
+		fprintf(f, "%s at the end of the run (%s):", what, t);
+}
+
+void scn_snap_json_head(struct imc_json *j, imc_time_t at, unsigned line)
+{
+	char t[32];
+
+	imc_scn_format_time(at, t, sizeof(t));
+	imc_json_object_begin_line(j);
+	imc_json_kv_u64(j, "at_ns", at);
+	imc_json_kv_string(j, "at", t);
+	if (line)
+		imc_json_kv_u64(j, "line", line);
+	else
+		imc_json_kv_bool(j, "end", true);
+}
+
 int scn_snaps_write(const struct scn_snaps *s, FILE *f, bool json)
 {
 	return scn_snaps_print(f, json, s->v, s->n, s->k->size, s->k->text,

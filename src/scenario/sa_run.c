@@ -1045,13 +1045,8 @@ unsigned imc_scn_sa_show_count(const struct imc_scn_sa_show *sh)
 static void print_text(FILE *f, const void *snap)
 {
 	const struct snap *s = snap;
-	char t[32];
 
-	imc_scn_format_time(s->at, t, sizeof(t));
-	if (s->line)
-		fprintf(f, "SA at %s (sa-show, line %u):", t, s->line);
-	else
-		fprintf(f, "SA at the end of the run (%s):", t);
+	scn_snap_text_head(f, "SA", "sa-show", s->at, s->line);
 	fprintf(f, " %" PRIu32 " groups, %" PRIu64 " members, %" PRIu32
 		" of %" PRIu32 " MLIDs in use, %" PRIu64
 		" MADs received, %" PRIu64 " dropped (queue full)\n",
@@ -1072,16 +1067,8 @@ static void print_text(FILE *f, const void *snap)
 static void snap_json(struct imc_json *j, const void *snap)
 {
 	const struct snap *s = snap;
-	char t[32];
 
-	imc_scn_format_time(s->at, t, sizeof(t));
-	imc_json_object_begin_line(j);
-	imc_json_kv_u64(j, "at_ns", s->at);
-	imc_json_kv_string(j, "at", t);
-	if (s->line)
-		imc_json_kv_u64(j, "line", s->line);
-	else
-		imc_json_kv_bool(j, "end", true);
+	scn_snap_json_head(j, s->at, s->line);
 	imc_json_key(j, "stats");
 	imc_sa_stats_print_json(j, &s->st);
 	imc_json_key(j, "groups");

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "ibmcast/common.h"
 #include "ibmcast/json.h"
 
 struct scn_snaps_kind {
@@ -32,6 +33,12 @@ const void *scn_snaps_last(const struct scn_snaps *s);
 /* Frees every snapshot (clear keeps the storage for the next run). */
 void scn_snaps_clear(struct scn_snaps *s);
 void scn_snaps_fini(struct scn_snaps *s);
+/* A snapshot's first words: "WHAT at TIME (VERB, line N):" or "WHAT at
+ * the end of the run (TIME):" (line 0). */
+void scn_snap_text_head(FILE *f, const char *what, const char *verb,
+			imc_time_t at, unsigned line);
+/* A snapshot's JSON object opened, with at_ns, at, and line or end. */
+void scn_snap_json_head(struct imc_json *j, imc_time_t at, unsigned line);
 /* Every snapshot as text, or as a JSON array; 0 or -EIO. */
 int scn_snaps_write(const struct scn_snaps *s, FILE *f, bool json);
 
