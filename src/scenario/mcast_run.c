@@ -561,9 +561,7 @@ static const struct scn_snaps_kind snap_kind = {
 int imc_scn_mcast_show_print(const struct imc_scn_mcast_show *sh, FILE *f,
 			     bool json)
 {
-	if (!sh || !f)
-		return -EINVAL;
-	return scn_snaps_write(&sh->snaps, f, json);
+	return sh && f ? scn_snaps_write(&sh->snaps, f, json) : -EINVAL;
 }
 
 /* ------------------------------------------------------------------ */

@@ -1081,7 +1081,6 @@ static void snap_json(struct imc_json *j, const void *snap)
 	imc_json_object_end(j);
 }
 
-
 static const struct scn_snaps_kind snap_kind = {
 	.size = sizeof(struct snap), .fini = snap_fini, .text = print_text,
 	.to_json = snap_json,
@@ -1090,9 +1089,7 @@ static const struct scn_snaps_kind snap_kind = {
 int imc_scn_sa_show_print(const struct imc_scn_sa_show *sh, FILE *f,
 			  bool json)
 {
-	if (!sh || !f)
-		return -EINVAL;
-	return scn_snaps_write(&sh->snaps, f, json);
+	return sh && f ? scn_snaps_write(&sh->snaps, f, json) : -EINVAL;
 }
 
 int imc_scn_sa_show_print_last(const struct imc_scn_sa_show *sh, FILE *f,
