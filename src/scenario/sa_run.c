@@ -337,6 +337,10 @@ static int gsi_get(struct sa_host *h)
 	if (rc)
 		return rc;
 	h->agent.recv = host_agent_recv;
+	/* The answers to these requests come to this agent alone: another
+	 * client of the port (a tracker's) matches on the TID's low word
+	 * only and could take one whose low word it also uses. */
+	h->agent.tid_high = IMC_SCN_MAGIC;
 	imc_gsi_add(h->gsi, &h->agent);
 	return 0;
 }
