@@ -16,7 +16,7 @@
 #include "ibmcast/ipoib_wire.h"
 #include "ibmcast/sa.h"
 #include "scenario/scn.h"
-#include "util/vec.h"
+#include "scenario/sa_run.h"
 
 #define TEXT_GROUPS 6
 
@@ -27,33 +27,19 @@ struct rgroup {
 
 struct rgroups {
 	struct rgroup *v;
-	size_t n, cap;
+	size_t n;
 };
-
-static int group_cb(void *arg, const struct imc_sa_group_info *g)
-{
-	struct rgroups *gs = arg;
-
-	if (IMC_VEC_RESERVE(&gs->v, &gs->cap, gs->n + 1))
-		return -ENOMEM;
-	memset(&gs->v[gs->n], 0, sizeof(gs->v[gs->n]));
-	gs->v[gs->n++].g = *g;
-	return 0;
-}
 
 /* JoinState bits, IBA 15.2.5.17: FullMember 1, NonMember 2, send-only 4
  * and 8. A member counts once, under its strongest state. */
-static int member_cb(void *arg, const struct imc_sa_member_info *m)
+static void count(struct rgroup *g, uint8_t join_state)
 {
-	struct rgroup *g = arg;
-
-	if (m->join_state & 0x1)
+	if (join_state & 0x1)
 		g->full++;
-	else if (m->join_state & 0x2)
+	else if (join_state & 0x2)
 		g->non++;
 	else
 		g->sendonly++;
-	return 0;
 }
 
 /* What an MGID stands for: "IPv4 239.1.1.1", "IPv4 broadcast", "IPv6
@@ -201,6 +187,7 @@ static int sa_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 	struct imc_fabric_totals tot;
 	struct imc_sa_stats st;
 	struct rgroups gs = { 0 };
+	struct snap snap = { 0 };
 	uint64_t full = 0, non = 0, so = 0, served = 0, ok, refused = 0;
 	int rc;
 
@@ -208,14 +195,21 @@ static int sa_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 		return 0;
 	imc_sa_get_stats(sa, &st);
 	imc_fabric_totals(imc_scn_fabric(c), &tot);
-	rc = imc_sa_foreach_group(sa, group_cb, &gs);
-	for (size_t i = 0; !rc && i < gs.n; i++) {
-		rc = imc_sa_foreach_member(sa, &gs.v[i].g.rec.mgid, member_cb,
-					   &gs.v[i]);
-		full += gs.v[i].full;
-		non += gs.v[i].non;
-		so += gs.v[i].sendonly;
+	rc = scn_sa_groups_collect(sa, &snap);
+	gs.v = rc ? NULL : calloc(snap.ng ? snap.ng : 1, sizeof(*gs.v));
+	if (!rc && !gs.v)
+		rc = -ENOMEM;
+	for (size_t i = 0; !rc && i < snap.ng; i++) {
+		struct rgroup *g = &gs.v[gs.n++];
+
+		g->g = snap.g[i].g;
+		for (size_t k = 0; k < snap.g[i].nm; k++)
+			count(g, snap.g[i].m[k].join_state);
+		full += g->full;
+		non += g->non;
+		so += g->sendonly;
 	}
+	scn_sa_snap_fini(&snap);
 	if (rc) {
 		free(gs.v);
 		return rc;

@@ -163,7 +163,7 @@ static int member_cb(void *arg, const struct imc_sa_member_info *m)
 	return 0;
 }
 
-static void snap_fini(void *snap)
+void scn_sa_snap_fini(void *snap)
 {
 	struct snap *s = snap;
 
@@ -204,14 +204,23 @@ static int snap_tree(struct sa_run *r, const struct imc_scn_sa_show *sh,
 	return 0;
 }
 
-/* The members of g and the port each is ("H-000002:1"). */
-static int snap_members(struct sa_run *r, const struct imc_sa *sa,
-			struct snap_group *g)
+int scn_sa_groups_collect(const struct imc_sa *sa, struct snap *s)
 {
-	int rc = imc_sa_foreach_member(sa, &g->g.rec.mgid, member_cb, g);
+	int rc = imc_sa_foreach_group(sa, group_cb, s);
 
-	g->node = rc ? NULL : calloc(g->nm ? g->nm : 1, sizeof(*g->node));
-	if (!rc && !g->node)
+	for (size_t i = 0; !rc && i < s->ng; i++)
+		rc = imc_sa_foreach_member(sa, &s->g[i].g.rec.mgid, member_cb,
+					   &s->g[i]);
+	return rc;
+}
+
+/* The port each member of g is ("H-000002:1"). */
+static int snap_names(struct sa_run *r, struct snap_group *g)
+{
+	int rc = 0;
+
+	g->node = calloc(g->nm ? g->nm : 1, sizeof(*g->node));
+	if (!g->node)
 		rc = -ENOMEM;
 	for (size_t k = 0; !rc && k < g->nm; k++) {
 		char name[IMC_TOPO_MAX_NAME + 8];
@@ -243,15 +252,15 @@ int scn_sa_snapshot(struct sa_run *r, unsigned line)
 	s.at = imc_scn_now(r->c);
 	s.line = line;
 	imc_sa_get_stats(sa, &s.st);
-	rc = imc_sa_foreach_group(sa, group_cb, &s);
+	rc = scn_sa_groups_collect(sa, &s);
 	for (size_t i = 0; !rc && i < s.ng; i++)
-		rc = snap_members(r, sa, &s.g[i]);
+		rc = snap_names(r, &s.g[i]);
 	if (!rc && sh->want_tree)
 		rc = snap_tree(r, sh, &s);
 	if (!rc)
 		rc = scn_snaps_add(&sh->snaps, &s);
 	if (rc)
-		snap_fini(&s);
+		scn_sa_snap_fini(&s);
 	return rc;
 }
 
@@ -1086,7 +1095,7 @@ static void snap_json(struct imc_json *j, const void *snap)
 }
 
 static const struct scn_snaps_kind snap_kind = {
-	.size = sizeof(struct snap), .fini = snap_fini, .text = print_text,
+	.size = sizeof(struct snap), .fini = scn_sa_snap_fini, .text = print_text,
 	.to_json = snap_json,
 };
 

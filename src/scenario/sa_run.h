@@ -261,6 +261,10 @@ struct sa_ent *scn_sa_ent_find(struct sa_run *r, uint32_t host,
  * labelled join has had no answer yet. */
 bool scn_sa_mgid_resolve(struct sa_run *r, const struct mgid_arg *m,
 			 struct imc_gid *out);
+/* The SA's groups in MGID order, each with its members in PortGID
+ * order (no port names); free with scn_sa_snap_fini(). */
+int scn_sa_groups_collect(const struct imc_sa *sa, struct snap *s);
+void scn_sa_snap_fini(void *snap);
 /* A snapshot of the SA's groups for sa-show at scenario line line. */
 int scn_sa_snapshot(struct sa_run *r, unsigned line);
 /* Send the request of an sa-join/sa-leave/sa-get line. */
