@@ -587,8 +587,6 @@ static struct sa_cl *cl_get(struct sa_run *r, struct sa_host *h,
 	cfg.timeout = a->timeout;
 	cfg.max_timeout = a->timeout;
 	cfg.retries = a->retries;
-	/* The lines' requests all go out when they start. */
-	cfg.window = 4096;
 	/* Jitter and TIDs from the run's seed, the port and the client: a
 	 * seed replays. */
 	cfg.seed = (imc_scn_config(r->c)->seed * 0x10000 + h->idx) ^
