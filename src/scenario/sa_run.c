@@ -267,23 +267,17 @@ int scn_sa_snapshot(struct sa_run *r, unsigned line)
 /* ------------------------------------------------------------------ */
 /* The run: start, clients, answers */
 
-/* The GSI's agent of these requests: SA responses (IBA 13.4.5: the R
- * bit) whose TID has the run's high word go to the host's clients; the
- * rest pass on (a tracker's client takes those). */
+/* The GSI's agent of these requests: it claims the run's TID high word
+ * (gsi_get()), so the GSI gives it the responses (IBA 13.4.5: the R bit)
+ * to these requests alone. Each client takes its own TIDs; an answer
+ * none has (to a retry of an answered request) is counted only. */
 static int host_agent_recv(struct imc_gsi_agent *a,
 			   const struct imc_ud_recv *rv)
 {
 	struct sa_host *h = imc_container_of(a, struct sa_host, agent);
-	const uint8_t *mad = rv->data;
 
-	if (rv->len < IMC_SA_DATA_OFFSET || mad[1] != UMAD_CLASS_SUBN_ADM ||
-	    !(mad[3] & UMAD_METHOD_RESP_MASK) ||
-	    imc_get32(mad + 8) != IMC_SCN_MAGIC)
-		return -ENOMSG;
 	h->r->answers++;
 	h->answers++;
-	/* Each client takes its own TIDs; an answer none has (to a retry of
-	 * an answered request) is counted only. */
 	for (struct sa_cl *cl = h->cl; cl; cl = cl->next)
 		if (imc_sa_client_recv(cl->client, rv->data, rv->len) != -ESRCH)
 			break;
