@@ -156,6 +156,12 @@ static void test_parse_errors(void **state)
 		     "t.scn:2: ipoib-addr: expected 'ipoib-addr HOST [del] ADDR[/LEN] [pkey=P]'");
 	expect_error(TOPO "ipoib-addr H-000001 del\n",
 		     "t.scn:2: ipoib-addr: expected an address");
+	expect_error(TOPO "ipoib-addr H-000001 10.0.0.1/24 pkey=0x8001 x\n",
+		     "t.scn:2: ipoib-addr: expected pkey=, got 'x'");
+	expect_error(TOPO "expect ipoib-counter H-000001 == 1\n",
+		     "t.scn:2: ipoib-counter: expected a counter (tx-packets, rx-packets, drops, drops-REASON, ...)");
+	expect_error(TOPO "expect ipoib-carrier H-000001 pkey=0x8001 x == 1\n",
+		     "t.scn:2: ipoib-carrier: expected pkey=, got 'x'");
 	expect_error(TOPO "ipoib-listen H-000001 10.0.0.1\n",
 		     "t.scn:2: ipoib-listen: expected an IPv4 or IPv6 multicast group, got '10.0.0.1'");
 	expect_error(TOPO "ping H-000001 239.0.0.1\n",

@@ -929,9 +929,86 @@ static void test_report(void **state)
 
 	/* Without a handler it is still answered. */
 	imc_sa_client_set_report_handler(cl, NULL, NULL);
+	m.mad.tid++;
+	assert_int_equal(imc_sa_mad_pack(&m, buf, sizeof(buf)), IMC_MAD_SIZE);
 	assert_int_equal(recv_mad(buf, sizeof(buf)), 0);
 	assert_int_equal(nsent, 2);
 	assert_int_equal(reports, 1);
+	check_none_alive();
+}
+
+/* The SA resends a Report until a ReportResp reaches it: every copy is
+ * answered, the handler sees it once; a new TID, new bytes under the same
+ * TID, or the same Report long after (a restarted SM reusing its TIDs) is
+ * a new Report. */
+static void test_report_resent(void **state)
+{
+	struct imc_sa_client_stats st;
+	struct imc_notice n;
+	struct imc_sa_mad m;
+	uint8_t buf[IMC_MAD_SIZE];
+	struct imc_gid issuer = { { 0xfe, 0x80, [15] = 1 } };
+
+	imc_sa_client_set_report_handler(cl, on_report, &reports);
+	reports = 0;
+	memset(&m, 0, sizeof(m));
+	m.mad.base_version = 1;
+	m.mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
+	m.mad.class_version = 2;
+	m.mad.method = UMAD_METHOD_REPORT;
+	m.mad.attr_id = UMAD_ATTR_NOTICE;
+	m.mad.tid = 0x02dab001ull;
+	assert_int_equal(imc_notice_mcast_init(&n, IMC_TRAP_MCAST_GROUP_CREATED,
+					       &mgid_a, 1, &issuer), 0);
+	assert_int_equal(imc_notice_pack(&n, m.data, sizeof(m.data)),
+			 IMC_NOTICE_SIZE);
+	assert_int_equal(imc_sa_mad_pack(&m, buf, sizeof(buf)), IMC_MAD_SIZE);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(recv_mad(buf, sizeof(buf)), 0);
+		assert_int_equal(imc_loop_run_until(loop, imc_loop_now(loop) +
+						    200 * MS), 0);
+	}
+	assert_int_equal(nsent, 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(tid_of(sent[i].mad), 0x02dab001ull);
+	assert_int_equal(reports, 1);
+	imc_sa_client_get_stats(cl, &st);
+	assert_int_equal(st.reports, 1);
+	assert_int_equal(st.reports_repeated, 2);
+
+	/* Same TID, another trap: new. */
+	assert_int_equal(imc_notice_mcast_init(&n, IMC_TRAP_MCAST_GROUP_DELETED,
+					       &mgid_a, 1, &issuer), 0);
+	assert_int_equal(imc_notice_pack(&n, m.data, sizeof(m.data)),
+			 IMC_NOTICE_SIZE);
+	assert_int_equal(imc_sa_mad_pack(&m, buf, sizeof(buf)), IMC_MAD_SIZE);
+	assert_int_equal(recv_mad(buf, sizeof(buf)), 0);
+	assert_int_equal(reports, 2);
+	/* Its copy 9 s later: new again. */
+	assert_int_equal(imc_loop_run_until(loop, imc_loop_now(loop) +
+					    9000 * MS), 0);
+	assert_int_equal(recv_mad(buf, sizeof(buf)), 0);
+	assert_int_equal(reports, 3);
+	/* More than the remembered 64 Reports: the oldest is forgotten. */
+	for (uint64_t t = 1; t <= 64; t++) {
+		m.mad.tid = 0x10000ull + t;
+		assert_int_equal(imc_sa_mad_pack(&m, buf, sizeof(buf)),
+				 IMC_MAD_SIZE);
+		assert_int_equal(recv_mad(buf, sizeof(buf)), 0);
+	}
+	assert_int_equal(reports, 67);
+	m.mad.tid = 0x10001ull;  /* remembered still: the 64 newest */
+	assert_int_equal(imc_sa_mad_pack(&m, buf, sizeof(buf)), IMC_MAD_SIZE);
+	assert_int_equal(recv_mad(buf, sizeof(buf)), 0);
+	assert_int_equal(reports, 67);
+	m.mad.tid = 0x02dab001ull; /* pushed out by them */
+	assert_int_equal(imc_sa_mad_pack(&m, buf, sizeof(buf)), IMC_MAD_SIZE);
+	assert_int_equal(recv_mad(buf, sizeof(buf)), 0);
+	assert_int_equal(reports, 68);
+	imc_sa_client_get_stats(cl, &st);
+	assert_int_equal(st.reports, 68);
+	assert_int_equal(st.reports_repeated, 3);
+	assert_int_equal(nsent, 3 + 1 + 1 + 64 + 1 + 1);
 	check_none_alive();
 }
 
@@ -1087,6 +1164,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_rmpp_too_big, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ibsim_cut_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_report, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_report_resent, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_send_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_sweep, setup, teardown),

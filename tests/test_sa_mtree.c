@@ -873,6 +873,9 @@ static void test_two_switch_values(void **state)
 	assert_int_equal(st.removes, 3);
 	assert_int_equal(st.clears, 1);
 	assert_int_equal(st.repairs, 3);
+	assert_int_equal(st.rebuilds, 6);
+	/* rebuilds wrote 2 + 0 + 2 + 2 + 1 + 2 entries, repairs 0 + 2 + 0 */
+	assert_int_equal(st.rebuild_entries, 11);
 	assert_int_equal(st.max_add_entries, 2);
 	assert_int_equal(st.max_remove_entries, 2);
 	rig_fini(&r);

@@ -160,8 +160,11 @@ int imc_sa_client_recv_cut(struct imc_sa_client *c, const uint8_t *mad,
 
 /* Reports (IBA 13.4.6.4, e.g. traps 66/67 of multicast groups): the
  * client answers each with a ReportResp (the same MAD, method 0x86) and
- * then calls fn with the Report, from imc_sa_client_recv(). Without a
- * handler Reports are still answered. fn NULL removes the handler. */
+ * then calls fn with the Report, from imc_sa_client_recv(). A Report
+ * received again (same TID and bytes, within 8 s: the SA resends it
+ * while its ReportResp is on the way) is answered again but not handed
+ * to fn twice. Without a handler Reports are still answered. fn NULL
+ * removes the handler. */
 typedef void (*imc_sa_report_cb)(void *arg, const struct imc_sa_mad *report);
 void imc_sa_client_set_report_handler(struct imc_sa_client *c,
 				      imc_sa_report_cb fn, void *arg);
@@ -176,7 +179,8 @@ struct imc_sa_client_stats {
 	uint64_t stale;         /* answers with no query alive (-ESRCH) */
 	uint64_t busy;          /* BUSY answers */
 	uint64_t rmpp_segments; /* RMPP DATA segments accepted */
-	uint64_t reports;
+	uint64_t reports;          /* Reports handed over (or no handler) */
+	uint64_t reports_repeated; /* resent copies, answered only */
 	uint64_t send_errors;   /* transport send() failures */
 	size_t alive;           /* queries not yet freed */
 	size_t queued;          /* waiting for a window slot */

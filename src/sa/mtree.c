@@ -1,9 +1,18 @@
 /* Incremental multicast spanning trees (see ibmcast/mtree.h).
  *
- * Per MLID a group holds two open-addressing hash tables: the member
- * ports (node:port -> the switch port it hangs off) and the tree switches
+ * Per MLID a group holds two util/hash.h tables: the member ports
+ * (node:port -> the switch port it hangs off) and the tree switches
  * (node -> member ports, tree-edge ports). Only switches on the tree have
  * a record, so 10,000 small groups on a large fabric cost little.
+ *
+ * Cost (docs/performance.md, "One hash table, one list"): against the
+ * former open-addressing tables, whose records sat in the slots, the SA
+ * engine's benchmarks are within noise and peak memory is lower (a group
+ * starts with two 16-bucket arrays, not 8 slots of each record). What
+ * costs more is in the trees' own benchmark: a probe reaches its record
+ * through the bucket, a repair copies the tree record by record and a
+ * clear frees each record, so rebuilds and repairs of every tree cost
+ * 1.25-2x, leaves in large groups about 1.6x, a clear 2-4.6x.
  *
  * Invariants, kept by every call:
  *  - the tree switches and edges form a forest;
@@ -23,47 +32,39 @@
  * tree with broken parts cut and the pieces joined again.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ibmcast/mtree.h"
 #include "ibmcast/packet.h"
+#include "util/hash.h"
+#include "util/mix.h"
 
 #define NMLID (IMC_MLID_MAX - IMC_MLID_MIN + 1)
-#define HASH_MUL 0x9e3779b97f4a7c15ull
 
 struct tsw {
-	uint32_t node;        /* IMC_TOPO_NONE: free slot */
+	struct imc_hnode hn;  /* hash: tab_hash(node) */
+	uint32_t node;
 	uint16_t nmembers;
 	uint16_t nedges;
 	struct imc_mtree_mask members;
 	struct imc_mtree_mask edges;
 };
 
-struct swtab {
-	struct tsw *slot;
-	uint32_t cap;         /* power of two, or 0 */
-	uint32_t n;
-};
-
 struct mem {
-	uint64_t key;         /* (node << 8 | port) + 1; 0: free slot */
+	struct imc_hnode hn;  /* hash: tab_hash(key) */
+	uint64_t key;         /* node << 8 | port */
 	uint32_t sw;          /* switch it hangs off, IMC_TOPO_NONE: off tree */
 	uint8_t swport;       /* that switch's port toward it (0: itself) */
-};
-
-struct memtab {
-	struct mem *slot;
-	uint32_t cap;
-	uint32_t n;
 };
 
 struct group {
 	uint16_t mlid;
 	uint32_t attached;
 	uint32_t edges;
-	struct swtab sw;
-	struct memtab mem;
+	struct imc_htab sw;   /* struct tsw by node */
+	struct imc_htab mem;  /* struct mem by key */
 };
 
 struct imc_mtree {
@@ -86,6 +87,10 @@ struct imc_mtree {
 	/* Switches touched by the running call, in report order. */
 	uint32_t *touched;
 	size_t ntouched, touched_cap;
+
+	/* Tree switch records set aside by sw_reserve and sw_del. */
+	struct imc_hnode *spare;
+	uint32_t nspare;
 
 	struct imc_mtree_stats st;
 };
@@ -118,11 +123,6 @@ static unsigned mask_first(const struct imc_mtree_mask *m)
 	return 0;
 }
 
-static uint32_t hash(uint64_t key, uint32_t cap)
-{
-	return (uint32_t)((key * HASH_MUL) >> 32) & (cap - 1);
-}
-
 static bool is_switch(const struct imc_topo *t, uint32_t node)
 {
 	return node < t->nnodes && t->node[node].type == IMC_NODE_SWITCH;
@@ -133,190 +133,179 @@ static bool link_up(const struct imc_mtree *mt, uint32_t node, unsigned port)
 	return !mt->ops.link_up || mt->ops.link_up(mt->ctx, node, port);
 }
 
-/* ---- tree switch table ---- */
+/* ---- tree switch and member tables ---- */
 
-static struct tsw *sw_find(const struct swtab *t, uint32_t node)
+/* Keys are node numbers and (node, port) pairs of the topology, not
+ * input a peer chooses, so no seed is mixed in. The finalizer is a
+ * bijection of 64 bits: equal hashes mean equal keys, and a probe
+ * compares hashes alone. */
+static uint64_t tab_hash(uint64_t key)
 {
-	if (!t->cap)
+	return imc_mix64(key);
+}
+
+/* Tables are created by their first reservation: an empty group or
+ * scratch tree holds no buckets. */
+static int tab_open(struct imc_htab *t)
+{
+	return t->b ? 0 : imc_htab_init(t, 0);
+}
+
+/* The record of key in t, or NULL. */
+static struct imc_hnode *tab_find(const struct imc_htab *t, uint64_t key)
+{
+	uint64_t h = tab_hash(key);
+
+	if (!t->n)
 		return NULL;
-	for (uint32_t i = hash(node, t->cap);; i = (i + 1) & (t->cap - 1)) {
-		if (t->slot[i].node == node)
-			return &t->slot[i];
-		if (t->slot[i].node == IMC_TOPO_NONE)
-			return NULL;
-	}
+	for (struct imc_hnode *n = imc_htab_bucket(t, h); n; n = n->next)
+		if (n->hash == h)
+			return n;
+	return NULL;
 }
 
-static int sw_alloc(struct swtab *t, uint32_t cap)
+static struct tsw *sw_find(const struct imc_htab *t, uint32_t node)
 {
-	struct tsw *slot = malloc((size_t)cap * sizeof(*slot));
+	struct imc_hnode *n = tab_find(t, node);
 
-	if (!slot)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < cap; i++)
-		slot[i].node = IMC_TOPO_NONE;
-	t->slot = slot;
-	t->cap = cap;
-	t->n = 0;
-	return 0;
+	return n ? imc_container_of(n, struct tsw, hn) : NULL;
 }
 
-/* Room for extra more records at a load of at most one half. */
-static int sw_reserve(struct swtab *t, uint32_t extra)
+/* Room for extra more records: the buckets, and records set aside in
+ * mt->spare so that a graft, once started, cannot fail half way. */
+static int sw_reserve(struct imc_mtree *mt, struct imc_htab *t,
+		      uint32_t extra)
 {
-	struct swtab old = *t;
-	uint64_t need = ((uint64_t)t->n + extra) * 2;
-	uint64_t cap = old.cap ? old.cap : 8;
-	int err;
+	int err = tab_open(t);
 
-	if (need <= t->cap)
-		return 0;
-	while (cap < need)
-		cap *= 2;
-	if (cap > UINT32_MAX)
-		return -ENOMEM;
-	err = sw_alloc(t, (uint32_t)cap);
 	if (err)
 		return err;
-	for (uint32_t k = 0; k < old.cap; k++) {
-		uint32_t i;
+	while (mt->nspare < extra) {
+		struct tsw *r = malloc(sizeof(*r));
 
-		if (old.slot[k].node == IMC_TOPO_NONE)
-			continue;
-		i = hash(old.slot[k].node, t->cap);
-		while (t->slot[i].node != IMC_TOPO_NONE)
-			i = (i + 1) & (t->cap - 1);
-		t->slot[i] = old.slot[k];
-		t->n++;
+		if (!r)
+			return -ENOMEM;
+		r->hn.next = mt->spare;
+		mt->spare = &r->hn;
+		mt->nspare++;
 	}
-	free(old.slot);
 	return 0;
 }
 
 /* The record of node, created empty when absent; needs sw_reserve first. */
-static struct tsw *sw_get(struct swtab *t, uint32_t node)
+static struct tsw *sw_get(struct imc_mtree *mt, struct imc_htab *t,
+			  uint32_t node)
 {
-	uint32_t i = hash(node, t->cap);
+	struct tsw *r = sw_find(t, node);
 
-	for (;; i = (i + 1) & (t->cap - 1)) {
-		if (t->slot[i].node == node)
-			return &t->slot[i];
-		if (t->slot[i].node == IMC_TOPO_NONE)
-			break;
-	}
-	memset(&t->slot[i], 0, sizeof(t->slot[i]));
-	t->slot[i].node = node;
-	t->n++;
-	return &t->slot[i];
+	if (r)
+		return r;
+	r = imc_container_of(mt->spare, struct tsw, hn);
+	mt->spare = r->hn.next;
+	mt->nspare--;
+	memset(r, 0, sizeof(*r));
+	r->node = node;
+	imc_htab_insert(t, &r->hn, tab_hash(node));
+	return r;
 }
 
-/* Deletes a record by backward shift, so lookups need no tombstones. */
-static void sw_del(struct swtab *t, struct tsw *r)
+/* A few deleted records are kept for the next grafts: a join after a
+ * leave then reuses them instead of going back to malloc. */
+#define SPARE_MAX 64
+
+static void sw_del(struct imc_mtree *mt, struct imc_htab *t, struct tsw *r)
 {
-	uint32_t mask = t->cap - 1, i = (uint32_t)(r - t->slot), j = i;
+	imc_htab_remove(t, &r->hn);
+	if (mt->nspare >= SPARE_MAX) {
+		free(r);
+		return;
+	}
+	r->hn.next = mt->spare;
+	mt->spare = &r->hn;
+	mt->nspare++;
+}
 
-	for (;;) {
-		uint32_t home;
+/* Frees the records of t and its buckets; t is left empty. */
+static void tab_free(struct imc_htab *t, size_t off)
+{
+	struct imc_hnode *n;
+	size_t pos = 0;
 
-		j = (j + 1) & mask;
-		if (t->slot[j].node == IMC_TOPO_NONE)
-			break;
-		home = hash(t->slot[j].node, t->cap);
-		/* Move j into the hole at i unless its home lies in (i, j]. */
-		if (((j - home) & mask) >= ((j - i) & mask)) {
-			t->slot[i] = t->slot[j];
-			i = j;
+	while ((n = imc_htab_take(t, &pos)))
+		free((char *)n - off);
+	imc_htab_fini(t);
+}
+
+static void sw_free(struct imc_htab *t)
+{
+	tab_free(t, offsetof(struct tsw, hn));
+}
+
+/* A copy of src's records in dst (empty). 0 or -ENOMEM (dst empty). */
+static int sw_copy(struct imc_htab *dst, const struct imc_htab *src)
+{
+	const struct imc_hnode *n;
+	size_t pos;
+	int err = imc_htab_init(dst, src->n);
+
+	if (err)
+		return err;
+	imc_htab_foreach(n, pos, src) {
+		struct tsw *r = malloc(sizeof(*r));
+
+		if (!r) {
+			sw_free(dst);
+			return -ENOMEM;
 		}
+		memcpy(r, imc_container_of(n, struct tsw, hn), sizeof(*r));
+		imc_htab_insert(dst, &r->hn, n->hash);
 	}
-	t->slot[i].node = IMC_TOPO_NONE;
-	t->n--;
-}
-
-/* ---- member table ---- */
-
-static uint64_t mem_key(uint32_t node, unsigned port)
-{
-	return ((uint64_t)node << 8 | port) + 1;
-}
-
-static struct mem *mem_find(const struct memtab *t, uint64_t key)
-{
-	if (!t->cap)
-		return NULL;
-	for (uint32_t i = hash(key, t->cap);; i = (i + 1) & (t->cap - 1)) {
-		if (t->slot[i].key == key)
-			return &t->slot[i];
-		if (!t->slot[i].key)
-			return NULL;
-	}
-}
-
-static int mem_reserve(struct memtab *t)
-{
-	struct memtab old = *t;
-	uint32_t cap;
-
-	if ((t->n + 1) * 2 <= t->cap)
-		return 0;
-	cap = old.cap ? old.cap * 2 : 8;
-	t->slot = calloc(cap, sizeof(*t->slot));
-	if (!t->slot) {
-		*t = old;
-		return -ENOMEM;
-	}
-	t->cap = cap;
-	for (uint32_t k = 0; k < old.cap; k++) {
-		uint32_t i;
-
-		if (!old.slot[k].key)
-			continue;
-		i = hash(old.slot[k].key, cap);
-		while (t->slot[i].key)
-			i = (i + 1) & (cap - 1);
-		t->slot[i] = old.slot[k];
-	}
-	free(old.slot);
 	return 0;
 }
 
-static struct mem *mem_insert(struct memtab *t, uint64_t key)
+static uint64_t mem_key(uint32_t node, unsigned port)
 {
-	uint32_t i = hash(key, t->cap);
-
-	while (t->slot[i].key)
-		i = (i + 1) & (t->cap - 1);
-	t->slot[i].key = key;
-	t->n++;
-	return &t->slot[i];
+	return (uint64_t)node << 8 | port;
 }
 
-static void mem_del(struct memtab *t, struct mem *m)
+static struct mem *mem_find(const struct imc_htab *t, uint64_t key)
 {
-	uint32_t mask = t->cap - 1, i = (uint32_t)(m - t->slot), j = i;
+	struct imc_hnode *n = tab_find(t, key);
 
-	for (;;) {
-		uint32_t home;
+	return n ? imc_container_of(n, struct mem, hn) : NULL;
+}
 
-		j = (j + 1) & mask;
-		if (!t->slot[j].key)
-			break;
-		home = hash(t->slot[j].key, t->cap);
-		if (((j - home) & mask) >= ((j - i) & mask)) {
-			t->slot[i] = t->slot[j];
-			i = j;
-		}
-	}
-	t->slot[i].key = 0;
-	t->n--;
+static void mem_del(struct imc_htab *t, struct mem *m)
+{
+	imc_htab_remove(t, &m->hn);
+	free(m);
 }
 
 /* ---- scratch ---- */
 
-/* Grows the per-node scratch to the topology's current size. */
+/* Grows one scratch array (parr: a T ** passed as void *) from old to
+ * cap elements of elem bytes; when zero, the new elements start at 0. */
+static int grow(void *parr, uint32_t old, uint32_t cap, size_t elem,
+		bool zero)
+{
+	void *p;
+
+	memcpy(&p, parr, sizeof(p));
+	p = realloc(p, (size_t)cap * elem);
+	if (!p)
+		return -ENOMEM;
+	if (zero)
+		memset((char *)p + (size_t)old * elem, 0,
+		       (size_t)(cap - old) * elem);
+	memcpy(parr, &p, sizeof(p));
+	return 0;
+}
+
+/* Grows the per-node scratch to the topology's current size. mark and
+ * done start at 0, an epoch never used. */
 static int fit(struct imc_mtree *mt)
 {
-	uint32_t n = mt->topo->nnodes, cap = mt->cap;
-	void *p;
+	uint32_t n = mt->topo->nnodes, old = mt->cap, cap = old;
 
 	if (n <= cap)
 		return 0;
@@ -324,34 +313,13 @@ static int fit(struct imc_mtree *mt)
 		cap = cap ? (cap > UINT32_MAX / 2 ? n : cap * 2) : 64;
 	if (cap < n)
 		cap = n;
-	p = realloc(mt->mark, (size_t)cap * sizeof(*mt->mark));
-	if (!p)
+	if (grow(&mt->mark, old, cap, sizeof(*mt->mark), true) ||
+	    grow(&mt->parent, old, cap, sizeof(*mt->parent), false) ||
+	    grow(&mt->pport, old, cap, sizeof(*mt->pport), false) ||
+	    grow(&mt->queue, old, cap, sizeof(*mt->queue), false) ||
+	    grow(&mt->frag, old, cap, sizeof(*mt->frag), false) ||
+	    grow(&mt->done, old, cap, sizeof(*mt->done), true))
 		return -ENOMEM;
-	mt->mark = p;
-	memset(mt->mark + mt->cap, 0,
-	       (size_t)(cap - mt->cap) * sizeof(*mt->mark));
-	p = realloc(mt->parent, (size_t)cap * sizeof(*mt->parent));
-	if (!p)
-		return -ENOMEM;
-	mt->parent = p;
-	p = realloc(mt->pport, (size_t)cap * sizeof(*mt->pport));
-	if (!p)
-		return -ENOMEM;
-	mt->pport = p;
-	p = realloc(mt->queue, (size_t)cap * sizeof(*mt->queue));
-	if (!p)
-		return -ENOMEM;
-	mt->queue = p;
-	p = realloc(mt->frag, (size_t)cap * sizeof(*mt->frag));
-	if (!p)
-		return -ENOMEM;
-	mt->frag = p;
-	p = realloc(mt->done, (size_t)cap * sizeof(*mt->done));
-	if (!p)
-		return -ENOMEM;
-	mt->done = p;
-	memset(mt->done + mt->cap, 0,
-	       (size_t)(cap - mt->cap) * sizeof(*mt->done));
 	mt->cap = cap;
 	return 0;
 }
@@ -402,14 +370,14 @@ static void group_free(struct imc_mtree *mt, struct group *g)
 {
 	mt->group[g->mlid - IMC_MLID_MIN] = NULL;
 	mt->st.groups--;
-	mt->st.members -= g->mem.n;
-	mt->st.tree_switches -= g->sw.n;
-	free(g->sw.slot);
-	free(g->mem.slot);
+	mt->st.members -= imc_htab_count(&g->mem);
+	mt->st.tree_switches -= imc_htab_count(&g->sw);
+	sw_free(&g->sw);
+	tab_free(&g->mem, offsetof(struct mem, hn));
 	free(g);
 }
 
-static void entry(const struct swtab *t, uint32_t node,
+static void entry(const struct imc_htab *t, uint32_t node,
 		  struct imc_mtree_mask *out)
 {
 	const struct tsw *r = sw_find(t, node);
@@ -458,7 +426,7 @@ static bool attach(const struct imc_mtree *mt, uint32_t node, unsigned port,
  * (done[] == the done epoch) neither count nor lead on. Sources get no
  * parent; every other switch reached gets parent and pport. Returns the
  * switch met or IMC_TOPO_NONE. */
-static uint32_t search(struct imc_mtree *mt, const struct swtab *tab,
+static uint32_t search(struct imc_mtree *mt, const struct imc_htab *tab,
 		       const uint32_t *src, size_t nsrc, bool excl)
 {
 	const struct imc_topo *t = mt->topo;
@@ -510,7 +478,7 @@ static uint32_t path_len(const struct imc_mtree *mt, uint32_t meet)
 /* Adds the edges of that path to tab, which must have room for len + 1
  * new records. With out, writes the switches after the source into
  * out[0..len), source side first. */
-static void link_path(struct imc_mtree *mt, struct swtab *tab, uint32_t meet,
+static void link_path(struct imc_mtree *mt, struct imc_htab *tab, uint32_t meet,
 		      uint32_t len, uint32_t *out)
 {
 	const struct imc_topo *t = mt->topo;
@@ -522,10 +490,10 @@ static void link_path(struct imc_mtree *mt, struct swtab *tab, uint32_t meet,
 		unsigned vp = t->node[u].port[up].peer_port;
 		struct tsw *r;
 
-		r = sw_get(tab, v);
+		r = sw_get(mt, tab, v);
 		mask_set(&r->edges, vp);
 		r->nedges++;
-		r = sw_get(tab, u);
+		r = sw_get(mt, tab, u);
 		mask_set(&r->edges, up);
 		r->nedges++;
 		if (out)
@@ -538,7 +506,7 @@ static void link_path(struct imc_mtree *mt, struct swtab *tab, uint32_t meet,
  * by a shortest path when it is not on them; when touch, records the
  * switches changed, sw first. Returns the number changed or -ENOMEM
  * (tab unchanged then). */
-static int graft(struct imc_mtree *mt, struct swtab *tab, uint32_t sw,
+static int graft(struct imc_mtree *mt, struct imc_htab *tab, uint32_t sw,
 		 unsigned swport, bool touch)
 {
 	uint32_t meet = IMC_TOPO_NONE, len = 0;
@@ -550,7 +518,7 @@ static int graft(struct imc_mtree *mt, struct swtab *tab, uint32_t sw,
 	if (meet != IMC_TOPO_NONE)
 		len = path_len(mt, meet);
 	/* Reserve everything first so that failure leaves tab as it was. */
-	err = sw_reserve(tab, len + 1);
+	err = sw_reserve(mt, tab, len + 1);
 	if (err)
 		return err;
 	if (touch) {
@@ -559,7 +527,7 @@ static int graft(struct imc_mtree *mt, struct swtab *tab, uint32_t sw,
 			return err;
 		mt->touched[mt->ntouched++] = sw;
 	}
-	r = sw_get(tab, sw);
+	r = sw_get(mt, tab, sw);
 	if (!imc_mtree_mask_test(&r->members, swport)) {
 		mask_set(&r->members, swport);
 		r->nmembers++;
@@ -575,7 +543,7 @@ static int graft(struct imc_mtree *mt, struct swtab *tab, uint32_t sw,
 /* Removes sw from tab while it has no member port and at most one tree
  * edge, walking on to its neighbour, so that no branch leads nowhere;
  * when touch, records each neighbour changed. Returns the edges cut. */
-static uint32_t drop(struct imc_mtree *mt, struct swtab *tab, uint32_t sw,
+static uint32_t drop(struct imc_mtree *mt, struct imc_htab *tab, uint32_t sw,
 		     bool touch)
 {
 	const struct imc_topo *t = mt->topo;
@@ -585,7 +553,7 @@ static uint32_t drop(struct imc_mtree *mt, struct swtab *tab, uint32_t sw,
 	while (r && r->nmembers == 0 && r->nedges <= 1) {
 		unsigned p = r->nedges ? mask_first(&r->edges) : 0;
 
-		sw_del(tab, r);
+		sw_del(mt, tab, r);
 		if (!p)
 			break;
 		r = sw_find(tab, t->node[sw].port[p].peer);
@@ -611,6 +579,15 @@ static int check(const struct imc_mtree *mt, uint16_t mlid, uint32_t node,
 	if (t->node[node].type == IMC_NODE_SWITCH)
 		return port == 0 ? 0 : -EINVAL;
 	return port >= 1 && port <= t->node[node].nports ? 0 : -EINVAL;
+}
+
+/* Counts an add or a remove that wrote n entries. */
+static void count_op(uint64_t *ops, uint64_t *entries, uint32_t *max, int n)
+{
+	(*ops)++;
+	*entries += (uint64_t)n;
+	if ((uint32_t)n > *max)
+		*max = (uint32_t)n;
 }
 
 /* ---- API ---- */
@@ -654,6 +631,12 @@ void imc_mtree_destroy(struct imc_mtree *mt)
 	free(mt->frag);
 	free(mt->done);
 	free(mt->touched);
+	while (mt->spare) {
+		struct imc_hnode *n = mt->spare;
+
+		mt->spare = n->next;
+		free(imc_container_of(n, struct tsw, hn));
+	}
 	free(mt);
 }
 
@@ -685,37 +668,38 @@ int imc_mtree_add(struct imc_mtree *mt, uint16_t mlid, uint32_t node,
 		mt->group[mlid - IMC_MLID_MIN] = g;
 		mt->st.groups++;
 	}
-	err = mem_reserve(&g->mem);
+	m = malloc(sizeof(*m));
+	err = m ? tab_open(&g->mem) : -ENOMEM;
 	if (err)
 		goto fail;
 
 	on = attach(mt, node, port, &sw, &swport);
 	mt->ntouched = 0;
 	if (on) {
-		uint32_t before = g->sw.n;
+		uint32_t before = imc_htab_count(&g->sw);
 
 		n = graft(mt, &g->sw, sw, swport, true);
 		if (n < 0) {
 			err = n;
 			goto fail;
 		}
-		mt->st.tree_switches += g->sw.n - before;
+		mt->st.tree_switches += imc_htab_count(&g->sw) - before;
 		g->edges += n - 1;
 		g->attached++;
 	}
-	m = mem_insert(&g->mem, key);
+	m->key = key;
+	imc_htab_insert(&g->mem, &m->hn, tab_hash(key));
 	m->sw = on ? sw : IMC_TOPO_NONE;
 	m->swport = (uint8_t)swport;
 	mt->st.members++;
 	report(mt, g);
 
-	mt->st.adds++;
-	mt->st.add_entries += (uint64_t)n;
-	if ((uint32_t)n > mt->st.max_add_entries)
-		mt->st.max_add_entries = (uint32_t)n;
+	count_op(&mt->st.adds, &mt->st.add_entries, &mt->st.max_add_entries,
+		 n);
 	return n;
 fail:
-	if (!g->mem.n)
+	free(m);
+	if (!imc_htab_count(&g->mem))
 		group_free(mt, g);
 	return err;
 }
@@ -736,12 +720,12 @@ int imc_mtree_remove(struct imc_mtree *mt, uint16_t mlid, uint32_t node,
 	if (!m)
 		return -ENOENT;
 	mt->ntouched = 0;
-	before = g->sw.n;
+	before = imc_htab_count(&g->sw);
 	if (m->sw != IMC_TOPO_NONE) {
 		struct tsw *r = sw_find(&g->sw, m->sw);
 
 		/* A prune touches each tree switch at most once. */
-		err = touch_reserve(mt, g->sw.n + 1);
+		err = touch_reserve(mt, imc_htab_count(&g->sw) + 1);
 		if (err)
 			return err;
 		mt->touched[mt->ntouched++] = m->sw;
@@ -753,17 +737,15 @@ int imc_mtree_remove(struct imc_mtree *mt, uint16_t mlid, uint32_t node,
 		g->attached--;
 		n = (int)mt->ntouched;
 	}
-	mt->st.tree_switches -= before - g->sw.n;
+	mt->st.tree_switches -= before - imc_htab_count(&g->sw);
 	mem_del(&g->mem, m);
 	mt->st.members--;
 	report(mt, g);
-	if (!g->mem.n)
+	if (!imc_htab_count(&g->mem))
 		group_free(mt, g);
 
-	mt->st.removes++;
-	mt->st.remove_entries += (uint64_t)n;
-	if ((uint32_t)n > mt->st.max_remove_entries)
-		mt->st.max_remove_entries = (uint32_t)n;
+	count_op(&mt->st.removes, &mt->st.remove_entries,
+		 &mt->st.max_remove_entries, n);
 	return n;
 }
 
@@ -775,16 +757,17 @@ static int cmp_u32(const void *a, const void *b)
 }
 
 /* The switches of tab in increasing order, appended to touched. */
-static int collect(struct imc_mtree *mt, const struct swtab *tab)
+static int collect(struct imc_mtree *mt, const struct imc_htab *tab)
 {
-	size_t start = mt->ntouched;
-	int err = touch_reserve(mt, tab->n);
+	const struct imc_hnode *n;
+	size_t start = mt->ntouched, pos;
+	int err = touch_reserve(mt, imc_htab_count(tab));
 
 	if (err)
 		return err;
-	for (uint32_t i = 0; i < tab->cap; i++)
-		if (tab->slot[i].node != IMC_TOPO_NONE)
-			mt->touched[mt->ntouched++] = tab->slot[i].node;
+	imc_htab_foreach(n, pos, tab)
+		mt->touched[mt->ntouched++] =
+			imc_container_of(n, const struct tsw, hn)->node;
 	qsort(mt->touched + start, mt->ntouched - start, sizeof(uint32_t),
 	      cmp_u32);
 	return 0;
@@ -819,6 +802,7 @@ int imc_mtree_clear(struct imc_mtree *mt, uint16_t mlid)
 /* Member attachments computed by a rebuild, before they are kept. */
 struct placed {
 	uint64_t key;
+	struct mem *m;        /* the member's record, found once by gather */
 	uint32_t sw;          /* IMC_TOPO_NONE: off the tree */
 	uint8_t swport;
 };
@@ -833,18 +817,22 @@ static int cmp_placed(const void *a, const void *b)
 
 /* The members of g in increasing (node, port) order with the switch
  * each hangs off now. Returns how many. */
-static uint32_t gather(const struct imc_mtree *mt, const struct group *g,
+static uint32_t gather(const struct imc_mtree *mt, struct group *g,
 		       struct placed *pl)
 {
+	struct imc_hnode *n;
 	uint32_t nm = 0;
+	size_t pos;
 
-	for (uint32_t i = 0; i < g->mem.cap; i++)
-		if (g->mem.slot[i].key)
-			pl[nm++].key = g->mem.slot[i].key;
+	imc_htab_foreach(n, pos, &g->mem) {
+		pl[nm].m = imc_container_of(n, struct mem, hn);
+		pl[nm].key = pl[nm].m->key;
+		nm++;
+	}
 	qsort(pl, nm, sizeof(*pl), cmp_placed);
 	for (uint32_t i = 0; i < nm; i++) {
-		uint32_t node = (uint32_t)((pl[i].key - 1) >> 8), sw;
-		unsigned port = (unsigned)((pl[i].key - 1) & 0xff), swport;
+		uint32_t node = (uint32_t)(pl[i].key >> 8), sw;
+		unsigned port = (unsigned)(pl[i].key & 0xff), swport;
 
 		pl[i].sw = IMC_TOPO_NONE;
 		pl[i].swport = 0;
@@ -859,10 +847,12 @@ static uint32_t gather(const struct imc_mtree *mt, const struct group *g,
 /* Reports every entry that differs between g's tree and nt, in switch
  * order, then makes nt g's tree and pl its members' attachments.
  * Returns the number reported or -ENOMEM (g unchanged, nt freed). */
-static int commit(struct imc_mtree *mt, struct group *g, struct swtab *nt,
+static int commit(struct imc_mtree *mt, struct group *g, struct imc_htab *nt,
 		  const struct placed *pl, uint32_t nm)
 {
+	const struct imc_hnode *e;
 	uint32_t attached = 0, ends = 0;
+	size_t pos;
 	int n = 0, err;
 
 	mt->ntouched = 0;
@@ -870,7 +860,7 @@ static int commit(struct imc_mtree *mt, struct group *g, struct swtab *nt,
 	if (!err)
 		err = collect(mt, nt);
 	if (err) {
-		free(nt->slot);
+		sw_free(nt);
 		return err;
 	}
 	qsort(mt->touched, mt->ntouched, sizeof(uint32_t), cmp_u32);
@@ -888,17 +878,17 @@ static int commit(struct imc_mtree *mt, struct group *g, struct swtab *nt,
 		}
 	}
 	for (uint32_t i = 0; i < nm; i++) {
-		struct mem *m = mem_find(&g->mem, pl[i].key);
+		struct mem *m = pl[i].m;
 
 		m->sw = pl[i].sw;
 		m->swport = pl[i].swport;
 		attached += pl[i].sw != IMC_TOPO_NONE;
 	}
-	for (uint32_t i = 0; i < nt->cap; i++)
-		if (nt->slot[i].node != IMC_TOPO_NONE)
-			ends += nt->slot[i].nedges;
-	mt->st.tree_switches = mt->st.tree_switches - g->sw.n + nt->n;
-	free(g->sw.slot);
+	imc_htab_foreach(e, pos, nt)
+		ends += imc_container_of(e, const struct tsw, hn)->nedges;
+	mt->st.tree_switches = mt->st.tree_switches -
+			       imc_htab_count(&g->sw) + imc_htab_count(nt);
+	sw_free(&g->sw);
 	g->sw = *nt;
 	g->attached = attached;
 	g->edges = ends / 2;
@@ -908,7 +898,7 @@ static int commit(struct imc_mtree *mt, struct group *g, struct swtab *nt,
 /* A fresh tree: members grafted one by one in (node, port) order. */
 static int rebuild(struct imc_mtree *mt, struct group *g, struct placed *pl)
 {
-	struct swtab nt = { 0 };
+	struct imc_htab nt = { 0 };
 	uint32_t nm = gather(mt, g, pl);
 
 	for (uint32_t i = 0; i < nm; i++) {
@@ -918,7 +908,7 @@ static int rebuild(struct imc_mtree *mt, struct group *g, struct placed *pl)
 			continue;
 		len = graft(mt, &nt, pl[i].sw, pl[i].swport, false);
 		if (len < 0) {
-			free(nt.slot);
+			sw_free(&nt);
 			return len;
 		}
 	}
@@ -926,7 +916,7 @@ static int rebuild(struct imc_mtree *mt, struct group *g, struct placed *pl)
 }
 
 /* Cuts the tree edge at port p of switch r->node and its other end. */
-static void cut_edge(const struct imc_mtree *mt, struct swtab *tab,
+static void cut_edge(const struct imc_mtree *mt, struct imc_htab *tab,
 		     struct tsw *r, unsigned p)
 {
 	const struct imc_topo_port *tp = &mt->topo->node[r->node].port[p];
@@ -943,7 +933,7 @@ static void cut_edge(const struct imc_mtree *mt, struct swtab *tab,
 
 /* Marks the fragment of tab holding sw (the switches its tree edges
  * join) as done and lists it in mt->frag. Returns its size. */
-static size_t fragment(struct imc_mtree *mt, const struct swtab *tab,
+static size_t fragment(struct imc_mtree *mt, const struct imc_htab *tab,
 		       uint32_t sw)
 {
 	const struct imc_topo *t = mt->topo;
@@ -972,11 +962,11 @@ static size_t fragment(struct imc_mtree *mt, const struct swtab *tab,
 }
 
 /* Members whose port moved come off the switch they were on. */
-static void unplace_moved(struct group *g, struct swtab *nt,
-			  const struct placed *pl, uint32_t nm)
+static void unplace_moved(struct imc_htab *nt, const struct placed *pl,
+			  uint32_t nm)
 {
 	for (uint32_t i = 0; i < nm; i++) {
-		const struct mem *m = mem_find(&g->mem, pl[i].key);
+		const struct mem *m = pl[i].m;
 		struct tsw *r;
 
 		if (m->sw == IMC_TOPO_NONE ||
@@ -992,7 +982,7 @@ static void unplace_moved(struct group *g, struct swtab *nt,
 
 /* Cuts the edges of the nsw touched switches over cables that are down,
  * then prunes the branches left dead. */
-static void cut_down(struct imc_mtree *mt, struct swtab *nt, size_t nsw)
+static void cut_down(struct imc_mtree *mt, struct imc_htab *nt, size_t nsw)
 {
 	for (size_t i = 0; i < nsw; i++) {
 		struct tsw *r = sw_find(nt, mt->touched[i]);
@@ -1012,7 +1002,7 @@ static void cut_down(struct imc_mtree *mt, struct swtab *nt, size_t nsw)
 
 /* Joins the fragments that can reach each other by shortest paths,
  * lowest switch's fragment first. */
-static int join_fragments(struct imc_mtree *mt, struct swtab *nt, size_t nsw)
+static int join_fragments(struct imc_mtree *mt, struct imc_htab *nt, size_t nsw)
 {
 	size_t left = 0;
 	int err;
@@ -1045,7 +1035,7 @@ static int join_fragments(struct imc_mtree *mt, struct swtab *nt, size_t nsw)
 			if (meet == IMC_TOPO_NONE)
 				break;
 			len = path_len(mt, meet);
-			err = sw_reserve(nt, len + 1);
+			err = sw_reserve(mt, nt, len + 1);
 			if (err)
 				return err;
 			link_path(mt, nt, meet, len, NULL);
@@ -1057,11 +1047,11 @@ static int join_fragments(struct imc_mtree *mt, struct swtab *nt, size_t nsw)
 }
 
 /* Members that moved and found a switch are grafted on there. */
-static int graft_moved(struct imc_mtree *mt, struct group *g,
-		       struct swtab *nt, const struct placed *pl, uint32_t nm)
+static int graft_moved(struct imc_mtree *mt, struct imc_htab *nt,
+		       const struct placed *pl, uint32_t nm)
 {
 	for (uint32_t i = 0; i < nm; i++) {
-		const struct mem *m = mem_find(&g->mem, pl[i].key);
+		const struct mem *m = pl[i].m;
 		int len;
 
 		if (pl[i].sw == IMC_TOPO_NONE ||
@@ -1080,17 +1070,14 @@ static int graft_moved(struct imc_mtree *mt, struct group *g,
  * fragment first), then members that found a switch grafted on. */
 static int repair(struct imc_mtree *mt, struct group *g, struct placed *pl)
 {
-	struct swtab nt;
+	struct imc_htab nt;
 	uint32_t nm = gather(mt, g, pl);
 	int err;
 
-	err = sw_alloc(&nt, g->sw.cap ? g->sw.cap : 8);
+	err = sw_copy(&nt, &g->sw);
 	if (err)
 		return err;
-	if (g->sw.cap)
-		memcpy(nt.slot, g->sw.slot, g->sw.cap * sizeof(*nt.slot));
-	nt.n = g->sw.n;
-	unplace_moved(g, &nt, pl, nm);
+	unplace_moved(&nt, pl, nm);
 	mt->ntouched = 0;
 	err = collect(mt, &nt);
 	if (!err) {
@@ -1101,18 +1088,20 @@ static int repair(struct imc_mtree *mt, struct group *g, struct placed *pl)
 		err = join_fragments(mt, &nt, nsw);
 	}
 	if (!err)
-		err = graft_moved(mt, g, &nt, pl, nm);
+		err = graft_moved(mt, &nt, pl, nm);
 	if (err) {
-		free(nt.slot);
+		sw_free(&nt);
 		return err;
 	}
 	return commit(mt, g, &nt, pl, nm);
 }
 
-/* Runs fn over every MLID in increasing order. */
+/* Runs fn over every MLID in increasing order; on success counts the
+ * run in *runs and the entries it wrote in rebuild_entries. */
 static int for_all(struct imc_mtree *mt,
 		   int (*fn)(struct imc_mtree *, struct group *,
-			     struct placed *))
+			     struct placed *),
+		   uint64_t *runs)
 {
 	struct placed *pl = NULL;
 	size_t plcap = 0;
@@ -1127,9 +1116,9 @@ static int for_all(struct imc_mtree *mt,
 
 		if (!g)
 			continue;
-		if (g->mem.n > plcap) {
+		if (imc_htab_count(&g->mem) > plcap) {
 			free(pl);
-			plcap = g->mem.n;
+			plcap = imc_htab_count(&g->mem);
 			pl = malloc(plcap * sizeof(*pl));
 			if (!pl)
 				return -ENOMEM;
@@ -1142,29 +1131,19 @@ static int for_all(struct imc_mtree *mt,
 		total += n;
 	}
 	free(pl);
+	(*runs)++;
+	mt->st.rebuild_entries += (uint64_t)total;
 	return total;
 }
 
 int imc_mtree_rebuild_all(struct imc_mtree *mt)
 {
-	int n = for_all(mt, rebuild);
-
-	if (n >= 0) {
-		mt->st.rebuilds++;
-		mt->st.rebuild_entries += (uint64_t)n;
-	}
-	return n;
+	return for_all(mt, rebuild, &mt->st.rebuilds);
 }
 
 int imc_mtree_repair_all(struct imc_mtree *mt)
 {
-	int n = for_all(mt, repair);
-
-	if (n >= 0) {
-		mt->st.repairs++;
-		mt->st.rebuild_entries += (uint64_t)n;
-	}
-	return n;
+	return for_all(mt, repair, &mt->st.repairs);
 }
 
 int imc_mtree_entry(const struct imc_mtree *mt, uint16_t mlid, uint32_t sw,
@@ -1202,11 +1181,11 @@ int imc_mtree_group_info(const struct imc_mtree *mt, uint16_t mlid,
 	g = group_of(mt, mlid);
 	if (!g)
 		return -ENOENT;
-	out->members = g->mem.n;
+	out->members = imc_htab_count(&g->mem);
 	out->attached = g->attached;
-	out->switches = g->sw.n;
+	out->switches = imc_htab_count(&g->sw);
 	out->edges = g->edges;
-	out->parts = g->sw.n - g->edges;
+	out->parts = imc_htab_count(&g->sw) - g->edges;
 	return 0;
 }
 

@@ -110,6 +110,55 @@ static bool port_in_partition(const struct imc_sa_port *port, uint16_t pkey)
 	return false;
 }
 
+/* An ordered MCMemberRecord field: MTU codes rise with the MTU, rate
+ * codes do not (IBA 15.2.5.16; imc_rate_cmp compares bandwidths). */
+struct order {
+	int (*cmp)(unsigned a, unsigned b);
+	unsigned (*below)(unsigned v); /* next lower; out of range if none */
+};
+
+static int mtu_cmp(unsigned a, unsigned b)
+{
+	return (a > b) - (a < b);
+}
+
+static unsigned mtu_below(unsigned v)
+{
+	return v - 1; /* 0 wraps past MTU_MAX */
+}
+
+static unsigned rate_below(unsigned v)
+{
+	return imc_rate_step(v, -1); /* 0, not a rate, below the lowest */
+}
+
+static const struct order mtu_order = { mtu_cmp, mtu_below };
+static const struct order rate_order = { imc_rate_cmp, rate_below };
+
+/* The value a selector (IBA 15.2.5.16: MTUSelector and RateSelector,
+ * as MCMemberRecord carries them, 15.2.5.17) picks within cap, the
+ * port's capability: cap when the field is not given or "largest
+ * available"; "greater than": cap if above the given value, else none
+ * (false); "less than": cap if below it, else the next value below the
+ * given one; "exactly": the given value. */
+static bool pick(bool given, uint8_t sel, unsigned val, unsigned cap,
+		 const struct order *o, unsigned *out)
+{
+	if (!given || sel == SEL_BEST) {
+		*out = cap;
+		return true;
+	}
+	if (sel == SEL_GT) {
+		*out = cap;
+		return o->cmp(val, cap) < 0;
+	}
+	if (sel == SEL_LT)
+		*out = o->cmp(val, cap) > 0 ? cap : o->below(val);
+	else
+		*out = val;
+	return true;
+}
+
 /* o15-0.2.3: the SA picks what a creator leaves open. MTU and rate as
  * OpenSM's mgrp_request_is_realizable() does: the port's own when not
  * given or "largest available", else the selector applied to the given
@@ -118,42 +167,15 @@ static bool port_in_partition(const struct imc_sa_port *port, uint16_t pkey)
 static bool realize(uint64_t mask, struct imc_mcmr *rec,
 		    const struct imc_sa_port *port)
 {
-	unsigned mtu, life;
-	uint8_t rate;
+	unsigned mtu, rate, life;
 
-	if (!(mask & CM(MTU)) || !(mask & CM(MTU_SEL)) ||
-	    rec->mtu_sel == SEL_BEST) {
-		mtu = port->mtu;
-	} else {
-		mtu = rec->mtu;
-		if (rec->mtu_sel == SEL_GT) {
-			if (rec->mtu >= port->mtu)
-				return false;
-			mtu = port->mtu;
-		} else if (rec->mtu_sel == SEL_LT) {
-			mtu = rec->mtu > port->mtu ? port->mtu :
-						     (unsigned)rec->mtu - 1;
-		}
-	}
-	if (mtu < MTU_MIN || mtu > MTU_MAX)
+	if (!pick((mask & CM(MTU)) && (mask & CM(MTU_SEL)), rec->mtu_sel,
+		  rec->mtu, port->mtu, &mtu_order, &mtu) ||
+	    mtu < MTU_MIN || mtu > MTU_MAX)
 		return false;
-
-	if (!(mask & CM(RATE)) || !(mask & CM(RATE_SEL)) ||
-	    rec->rate_sel == SEL_BEST) {
-		rate = port->rate;
-	} else {
-		rate = rec->rate;
-		if (rec->rate_sel == SEL_GT) {
-			if (imc_rate_cmp(rec->rate, port->rate) >= 0)
-				return false;
-			rate = port->rate;
-		} else if (rec->rate_sel == SEL_LT) {
-			rate = imc_rate_cmp(rec->rate, port->rate) > 0 ?
-				       port->rate :
-				       (uint8_t)imc_rate_step(rec->rate, -1);
-		}
-	}
-	if (!imc_rate_valid(rate))
+	if (!pick((mask & CM(RATE)) && (mask & CM(RATE_SEL)), rec->rate_sel,
+		  rec->rate, port->rate, &rate_order, &rate) ||
+	    !imc_rate_valid(rate))
 		return false;
 
 	life = rec->life;
@@ -170,7 +192,7 @@ static bool realize(uint64_t mask, struct imc_mcmr *rec,
 
 	rec->mtu_sel = rec->rate_sel = rec->life_sel = SEL_EQ;
 	rec->mtu = (uint8_t)mtu;
-	rec->rate = rate;
+	rec->rate = (uint8_t)rate;
 	rec->life = (uint8_t)life;
 	return true;
 }
@@ -268,15 +290,28 @@ static bool modify_ok(const struct sae_member *m, uint16_t group_pkey,
 	return sae_pkey_has(requester, group_pkey);
 }
 
-/* The answer of a Set or Delete: the request with the group's
- * parameters, selectors "exactly" (as OpenSM's mcmr_rcv_respond()), the
- * port's JoinState, reserved bits clear. */
+/* Sends a as the answer of a Set or Delete: selectors "exactly" (as
+ * OpenSM's mcmr_rcv_respond()), the port's JoinState, reserved bits
+ * clear. */
+static void answer_send(struct sae_ctx *c, struct imc_mcmr *a,
+			uint8_t join_state)
+{
+	uint8_t buf[IMC_MCMR_SIZE];
+
+	a->mtu_sel = a->rate_sel = a->life_sel = SEL_EQ;
+	a->join_state = join_state;
+	a->resv49 = 0;
+	memset(a->resv, 0, sizeof(a->resv));
+	imc_mcmr_pack(a, buf, sizeof(buf));
+	sae_answer_one(c, buf, sizeof(buf));
+}
+
+/* The answer of a Set: the request with the group's parameters. */
 static void answer_rec(struct sae_ctx *c, const struct imc_mcmr *req,
 		       const struct imc_mcmr *g, uint8_t join_state,
 		       bool proxy)
 {
 	struct imc_mcmr a = *req;
-	uint8_t buf[IMC_MCMR_SIZE];
 
 	if (g) {
 		a.mgid = g->mgid;
@@ -293,12 +328,7 @@ static void answer_rec(struct sae_ctx *c, const struct imc_mcmr *req,
 		a.life = g->life;
 		a.proxy_join = proxy;
 	}
-	a.mtu_sel = a.rate_sel = a.life_sel = SEL_EQ;
-	a.join_state = join_state;
-	a.resv49 = 0;
-	memset(a.resv, 0, sizeof(a.resv));
-	imc_mcmr_pack(&a, buf, sizeof(buf));
-	sae_answer_one(c, buf, sizeof(buf));
+	answer_send(c, &a, join_state);
 }
 
 /* What a Set and a Delete check first, in OpenSM's order: the join
@@ -469,7 +499,6 @@ static void mcmr_delete(struct sae_ctx *c, const struct imc_mcmr *r)
 	struct sae_member *m;
 	struct imc_mcmr a;
 	uint8_t left;
-	uint8_t buf[IMC_MCMR_SIZE];
 	uint16_t st;
 
 	st = request_check(sa, mask, r);
@@ -491,12 +520,7 @@ static void mcmr_delete(struct sae_ctx *c, const struct imc_mcmr *r)
 	a = *r;
 	a.scope = g->rec.scope;
 	sae_leave(sa, m, r->join_state, true, &left);
-	a.mtu_sel = a.rate_sel = a.life_sel = SEL_EQ;
-	a.join_state = left;
-	a.resv49 = 0;
-	memset(a.resv, 0, sizeof(a.resv));
-	imc_mcmr_pack(&a, buf, sizeof(buf));
-	sae_answer_one(c, buf, sizeof(buf));
+	answer_send(c, &a, left);
 }
 
 /* ------------------------------------------------------------------ */

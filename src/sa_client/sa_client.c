@@ -61,6 +61,23 @@ struct imc_sa_query {
 	struct imc_sa_answer ans;
 };
 
+/* A Report's sender sends it again, with the same TID and bytes, until a
+ * ReportResp reaches it (OpenSM: its transaction timeout times its
+ * retries). Each is answered, but handed to the application once: the
+ * client remembers the last REPORTS_SEEN Reports for REPORT_MEMORY. The
+ * memory is bounded in time as well because a restarted SM counts its
+ * TIDs from the same start again. */
+#define REPORTS_SEEN 64
+#define REPORT_MEMORY (8 * IMC_NSEC_PER_SEC)
+
+struct report_seen {
+	struct imc_hnode node;          /* c->seen_tab, while used */
+	uint64_t tid;
+	uint64_t digest;                /* of the MAD's bytes */
+	imc_time_t at;
+	bool used;
+};
+
 struct imc_sa_client {
 	struct imc_loop *loop;
 	struct imc_sa_transport tr;
@@ -71,6 +88,9 @@ struct imc_sa_client {
 	struct imc_htab tids;
 	imc_sa_report_cb report_cb;
 	void *report_arg;
+	struct report_seen seen[REPORTS_SEEN];
+	unsigned seen_next;             /* oldest entry, overwritten next */
+	struct imc_htab seen_tab;       /* entries in use, by TID and bytes */
 	struct imc_sa_client_stats st;
 };
 
@@ -327,6 +347,11 @@ int imc_sa_client_create(struct imc_loop *loop,
 		free(c);
 		return -ENOMEM;
 	}
+	if (imc_htab_init(&c->seen_tab, REPORTS_SEEN) < 0) {
+		imc_htab_fini(&c->tids);
+		free(c);
+		return -ENOMEM;
+	}
 	c->loop = loop;
 	c->tr = *tr;
 	c->cfg = *cfg;
@@ -358,6 +383,7 @@ void imc_sa_client_destroy(struct imc_sa_client *c)
 	drop_list(c, &c->flight);
 	drop_list(c, &c->done);
 	imc_htab_fini(&c->tids);
+	imc_htab_fini(&c->seen_tab);
 	free(c);
 }
 
@@ -487,9 +513,53 @@ static void fill_answer(struct imc_sa_query *q, const uint8_t *data,
 		a->count = 1;
 }
 
+static uint64_t mad_digest(const uint8_t *buf, size_t len)
+{
+	uint64_t h = len, w;
+	size_t i;
+
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&w, buf + i, 8);
+		h = imc_mix2(h, w, 0);
+	}
+	for (; i < len; i++)
+		h = imc_mix2(h, buf[i], 0);
+	return h;
+}
+
+/* True if this Report (same TID, same bytes) was handed over less than
+ * REPORT_MEMORY ago; else remembers it, in place of the oldest. */
+static bool report_seen(struct imc_sa_client *c, const uint8_t *buf,
+			size_t len)
+{
+	uint64_t tid = imc_get64(buf + 8), dg = mad_digest(buf, len);
+	uint64_t h = imc_mix2(tid, dg, 0);
+	imc_time_t now = imc_loop_now(c->loop);
+	struct report_seen *e;
+
+	for (struct imc_hnode *n = imc_htab_bucket(&c->seen_tab, h); n;
+	     n = n->next) {
+		e = imc_container_of(n, struct report_seen, node);
+		if (n->hash == h && e->tid == tid && e->digest == dg &&
+		    now - e->at < REPORT_MEMORY)
+			return true;
+	}
+	e = &c->seen[c->seen_next];
+	c->seen_next = (c->seen_next + 1) % REPORTS_SEEN;
+	if (e->used)
+		imc_htab_remove(&c->seen_tab, &e->node);
+	e->tid = tid;
+	e->digest = dg;
+	e->at = now;
+	e->used = true;
+	imc_htab_insert(&c->seen_tab, &e->node, h);
+	return false;
+}
+
 /* IBA 13.4.6.4: a Report is acknowledged with a ReportResp carrying the
- * same TID and attribute. */
-static int on_report(struct imc_sa_client *c, const uint8_t *buf)
+ * same TID and attribute; every copy is acknowledged, since the sender
+ * resends until one ReportResp reaches it. */
+static int on_report(struct imc_sa_client *c, const uint8_t *buf, size_t len)
 {
 	uint8_t resp[IMC_MAD_SIZE];
 	struct imc_sa_mad m;
@@ -499,9 +569,13 @@ static int on_report(struct imc_sa_client *c, const uint8_t *buf)
 	resp[3] = UMAD_METHOD_REPORT_RESP;
 	resp[4] = resp[5] = 0;
 	xmit(c, resp);
-	c->st.reports++;
 	if (imc_sa_mad_unpack(&m, buf, IMC_MAD_SIZE) < 0)
 		return -EMSGSIZE;
+	if (report_seen(c, buf, len)) {
+		c->st.reports_repeated++;
+		return 0;
+	}
+	c->st.reports++;
 	if (fn)
 		fn(c->report_arg, &m); /* may destroy c: nothing after */
 	return 0;
@@ -580,7 +654,7 @@ static int recv_mad(struct imc_sa_client *c, const uint8_t *mad, size_t len,
 	if (buf[0] != IMC_MAD_BASE_VERSION || buf[2] != UMAD_SA_CLASS_VERSION)
 		return -EPROTONOSUPPORT;
 	if (buf[3] == UMAD_METHOD_REPORT)
-		return on_report(c, buf);
+		return on_report(c, buf, len);
 	if (imc_sa_mad_unpack(&m, buf, IMC_MAD_SIZE) < 0)
 		return -EMSGSIZE;
 	/* IBA 13.6.2.1: RMPP is in use when the version is set and ACTIVE

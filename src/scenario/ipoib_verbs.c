@@ -46,6 +46,7 @@
 #include "ibmcast/mcast.h"
 #include "ibmcast/packet.h"
 #include "ibmcast/scenario_ipoib.h"
+#include "scenario/desc.h"
 #include "scenario/scn.h"
 #include "scenario/scn_mcast.h"
 #include "util/bytes.h"
@@ -54,34 +55,36 @@
 /* ------------------------------------------------------------------ */
 /* Helpers */
 
-static int pkey_kv(struct imc_scn_parser *p, const char *word, uint16_t *pkey,
-		   bool *matched)
+/* IBA 10.9.1: a P_Key's low 15 bits 0 are no partition. */
+static int pkey_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			  const char *v, void *field)
 {
-	const char *v;
 	uint64_t x;
-	int rc;
+	int rc = imc_scn_parse_uint(p, o->key, v, 0xFFFF, &x);
 
-	*matched = imc_scn_kv(word, "pkey", &v);
-	if (!*matched)
-		return 0;
-	rc = imc_scn_parse_uint(p, "pkey", v, 0xFFFF, &x);
 	if (!rc && !(x & 0x7FFF))
 		rc = imc_scn_parse_error(p, "pkey: 0x%04" PRIx64 " is invalid",
 					 x);
-	*pkey = (uint16_t)x;
+	if (!rc)
+		memcpy(field, &(uint16_t){ (uint16_t)x }, sizeof(uint16_t));
 	return rc;
 }
 
-static void print_if(FILE *f, const struct imc_topo *t, const struct if_arg *a)
+static void pkey_opt_print(FILE *f, const struct scn_opt *o, const void *field)
 {
-	fputc(' ', f);
-	imc_scn_print_port(f, t, a->node, a->port);
+	uint16_t v;
+
+	(void)o;
+	memcpy(&v, field, sizeof(v));
+	fprintf(f, "0x%04x", v);
 }
 
-static void print_pkey(FILE *f, const struct if_arg *a)
-{
-	fprintf(f, " pkey=0x%04x", a->pkey);
-}
+#define PKEY_OPT(T, f) \
+	{ .key = "pkey", .type = SCN_OPT_CUSTOM, .offset = offsetof(T, f), \
+	  .parse = pkey_opt_parse, .print = pkey_opt_print }
+
+static const struct scn_opt if_opts[] = { PKEY_OPT(struct if_arg, pkey) };
+static const struct scn_optset if_set = SCN_OPTSET(if_opts);
 
 static void print_addr(FILE *f, const struct imc_ip_addr *a, int plen)
 {
@@ -93,11 +96,32 @@ static void print_addr(FILE *f, const struct imc_ip_addr *a, int plen)
 		fprintf(f, "/%d", plen);
 }
 
-static int host_arg(struct imc_scn_parser *p, const char *word,
-		    struct if_arg *a)
+/* An address without a prefix: a multicast group (listen) or a
+ * destination (ping, ipoib-send). */
+static int group_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+		       const char *w, void *base)
 {
-	a->pkey = IMC_PKEY_DEFAULT;
-	return imc_scn_parse_host(p, word, &a->node, &a->port);
+	struct imc_ip_addr *a = scn_arg_at(base, arg);
+
+	if (imc_ip_addr_parse(w, a, NULL) < 0 || !imc_ip_addr_is_multicast(a))
+		return imc_scn_parse_error(p,
+			"expected an IPv4 or IPv6 multicast group, got '%s'", w);
+	return 0;
+}
+
+static int dest_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+		      const char *w, void *base)
+{
+	if (imc_ip_addr_parse(w, scn_arg_at(base, arg), NULL) < 0)
+		return imc_scn_parse_error(p,
+			"expected an IPv4 or IPv6 destination, got '%s'", w);
+	return 0;
+}
+
+static void dest_print(FILE *f, const struct imc_topo *t,
+		       const struct scn_arg *arg, const void *base)
+{
+	print_addr(f, scn_arg_cat(base, arg), -1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -120,47 +144,34 @@ static const struct scn_opt cfg_opts[] = {
 };
 static const struct scn_optset cfg_set = SCN_OPTSET(cfg_opts);
 
-static int cfg_parse(struct imc_scn_parser *p, unsigned argc,
-		     const char *const *argv, void **data)
+static void cfg_init(void *data)
 {
-	unsigned line = scn_setting_line(p->s, "ipoib");
-	struct ipoib_cfg *a;
-	uint64_t given = 0;
-	int rc;
-
-	if (line)
-		return imc_scn_parse_error(p, "IPoIB is set already on line %u",
-					   line);
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	imc_ipoib_config_init(&a->c);
-	rc = scn_opts_parse(p, &cfg_set, argc, argv, a, &given);
-	a->mask = (unsigned)given;
-	if (!rc && (a->mask & (C_QUEUE | C_QUEUE_GROUP | C_QUEUE_TOTAL)) &&
-	    (!a->c.queue_endpoint || !a->c.queue_group || !a->c.queue_total))
-		return imc_scn_parse_error(p, "queues: at least 1");
-	return rc;
+	imc_ipoib_config_init(&((struct ipoib_cfg *)data)->c);
 }
 
-static void cfg_print(FILE *f, const struct imc_topo *t, const void *data)
+static int cfg_done(struct imc_scn_parser *p, void *data)
 {
 	const struct ipoib_cfg *a = data;
 
-	(void)t;
-	scn_opts_print(f, &cfg_set, a, a->mask);
+	if ((a->mask & (C_QUEUE | C_QUEUE_GROUP | C_QUEUE_TOTAL)) &&
+	    (!a->c.queue_endpoint || !a->c.queue_group || !a->c.queue_total))
+		return imc_scn_parse_error(p, "queues: at least 1");
+	return 0;
 }
+
+static const struct scn_desc cfg_desc = {
+	.once = "IPoIB is set already", .opts = &cfg_set,
+	.keep = SCN_KEEP_GIVEN, .given_off = offsetof(struct ipoib_cfg, mask),
+	.given_size = sizeof(unsigned), .size = sizeof(struct ipoib_cfg),
+	.init = cfg_init, .done = cfg_done,
+};
 
 static int cfg_run(struct imc_scn_ctx *c, void *data)
 {
 	return imc_scn_data_set(c, &scn_ipoib_cfg_key, data, NULL);
 }
 
-static const struct imc_scn_verb verb_ipoib = {
-	.name = "ipoib", .kind = IMC_SCN_SETTING, .parse = cfg_parse,
-	.print = cfg_print, .run = cfg_run, .free = free,
-};
+SCN_DESC_VERB(cfg, "ipoib", IMC_SCN_SETTING, cfg_desc, cfg_run);
 
 /* ------------------------------------------------------------------ */
 /* ipoib-up, ipoib-down, ipoib-addr */
@@ -220,61 +231,47 @@ static bool addr_room(const struct imc_ip_addr *base, unsigned plen,
 	return memcmp(last.v6, base->v6, 16) >= 0;
 }
 
-static int up_parse(struct imc_scn_parser *p, unsigned argc,
-		    const char *const *argv, void **data)
+/* One more ADDR/LEN of ipoib-up: the k-th host of the set gets it + k. */
+static int up_addr_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+			 const char *w, void *base)
 {
-	struct up_arg *a;
+	struct up_arg *a = base;
 	int rc;
 
-	if (argc < 1)
+	if (a->naddrs == ADDRS_MAX)
+		return imc_scn_parse_error(p, "at most %d addresses", ADDRS_MAX);
+	rc = addr_word(p, w, &a->addr[a->naddrs], &a->plen[a->naddrs]);
+	if (!rc && a->hosts.n > 1 &&
+	    !addr_room(&a->addr[a->naddrs], a->plen[a->naddrs], a->hosts.n))
 		return imc_scn_parse_error(p,
-			"expected 'ipoib-up HOSTS [pkey=P] [ADDR/LEN]...'");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	a->pkey = IMC_PKEY_DEFAULT;
-	rc = imc_scn_parse_hosts(p, argv[0], &a->hosts);
-	for (unsigned i = 1; !rc && i < argc; i++) {
-		bool m;
-
-		rc = pkey_kv(p, argv[i], &a->pkey, &m);
-		if (rc || m)
-			continue;
-		if (a->naddrs == ADDRS_MAX)
-			return imc_scn_parse_error(p,
-				"at most %d addresses", ADDRS_MAX);
-		rc = addr_word(p, argv[i], &a->addr[a->naddrs],
-			       &a->plen[a->naddrs]);
-		if (!rc && a->hosts.n > 1 &&
-		    !addr_room(&a->addr[a->naddrs], a->plen[a->naddrs],
-			       a->hosts.n))
-			rc = imc_scn_parse_error(p,
-				"%s: %" PRIu32 " hosts from there leave the prefix or take its broadcast address",
-				argv[i], a->hosts.n);
-		a->naddrs++;
-	}
+			"%s: %" PRIu32 " hosts from there leave the prefix or take its broadcast address",
+			w, a->hosts.n);
+	a->naddrs += !rc;
 	return rc;
 }
 
-static void up_free(void *data)
+static void up_addrs_print(FILE *f, const struct imc_topo *t,
+			   const struct scn_arg *arg, const void *base)
 {
-	struct up_arg *a = data;
+	const struct up_arg *a = base;
 
-	if (a)
-		imc_scn_hosts_free(&a->hosts);
-	free(a);
-}
-
-static void up_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct up_arg *a = data;
-
-	imc_scn_print_hosts(f, t, &a->hosts);
-	fprintf(f, " pkey=0x%04x", a->pkey);
 	for (unsigned i = 0; i < a->naddrs; i++)
 		print_addr(f, &a->addr[i], (int)a->plen[i]);
 }
+
+static const struct scn_opt up_opts[] = { PKEY_OPT(struct up_arg, pkey) };
+static const struct scn_optset up_set = SCN_OPTSET(up_opts);
+static const struct scn_arg up_args[] = {
+	SCN_A_HOSTS(struct up_arg, hosts),
+	{ .kind = SCN_ARG_CUSTOM, .flags = SCN_ARG_REST,
+	  .parse = up_addr_parse, .print = up_addrs_print },
+};
+static const struct scn_desc up_desc = {
+	.usage = "expected 'ipoib-up HOSTS [pkey=P] [ADDR/LEN]...'",
+	.min = 1, SCN_ARGS(up_args), .opts = &up_set, .opts_first = true,
+	.print_always = ~0ull, .size = sizeof(struct up_arg),
+	.defaults = &(const struct up_arg){ .pkey = IMC_PKEY_DEFAULT },
+};
 
 static int addr_add(struct ipr *r, struct iface *i,
 		    const struct imc_ip_addr *a, unsigned plen)
@@ -322,40 +319,15 @@ static int up_run(struct imc_scn_ctx *c, void *data)
 	return rc;
 }
 
-static const struct imc_scn_verb verb_up = {
-	.name = "ipoib-up", .kind = IMC_SCN_ACTION, .parse = up_parse,
-	.print = up_print, .run = up_run, .free = up_free,
+SCN_DESC_VERB(up, "ipoib-up", IMC_SCN_ACTION, up_desc, up_run);
+
+static const struct scn_arg if_args[] = { SCN_A_HOST(struct if_arg, node) };
+static const struct scn_desc if_desc = {
+	.usage = "expected HOST [pkey=P]", .min = 1, .max = 2,
+	SCN_ARGS(if_args), .opts = &if_set, .print_always = ~0ull,
+	 .size = sizeof(struct if_arg),
+	.defaults = &(const struct if_arg){ .pkey = IMC_PKEY_DEFAULT },
 };
-
-static int if_parse(struct imc_scn_parser *p, unsigned argc,
-		    const char *const *argv, void **data)
-{
-	struct if_arg *a;
-	int rc;
-
-	if (argc < 1 || argc > 2)
-		return imc_scn_parse_error(p, "expected HOST [pkey=P]");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	rc = host_arg(p, argv[0], a);
-	if (!rc && argc == 2) {
-		bool m;
-
-		rc = pkey_kv(p, argv[1], &a->pkey, &m);
-		if (!rc && !m)
-			rc = imc_scn_parse_error(p, "expected pkey=, got '%s'",
-						 argv[1]);
-	}
-	return rc;
-}
-
-static void if_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	print_if(f, t, data);
-	print_pkey(f, data);
-}
 
 static int down_run(struct imc_scn_ctx *c, void *data)
 {
@@ -367,56 +339,38 @@ static int down_run(struct imc_scn_ctx *c, void *data)
 	return rc;
 }
 
-static const struct imc_scn_verb verb_down = {
-	.name = "ipoib-down", .kind = IMC_SCN_ACTION, .parse = if_parse,
-	.print = if_print, .run = down_run, .free = free,
-};
+SCN_DESC_VERB(down, "ipoib-down", IMC_SCN_ACTION, if_desc, down_run);
 
-static int addr_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
+static int ifaddr_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+		      const char *w, void *base)
 {
-	struct addr_arg *a;
-	unsigned k = 1;
-	int rc;
-	bool m = false;
+	struct addr_arg *a = base;
 
-	if (argc < 2 || argc > 4)
-		return imc_scn_parse_error(p,
-			"expected 'ipoib-addr HOST [del] ADDR[/LEN] [pkey=P]'");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	rc = host_arg(p, argv[0], &a->at);
-	if (!rc && !strcmp(argv[k], "del")) {
-		a->del = true;
-		k++;
-	}
-	if (!rc && k >= argc)
-		rc = imc_scn_parse_error(p, "expected an address");
-	if (!rc)
-		rc = addr_word(p, argv[k++], &a->addr, &a->plen);
-	if (!rc && k < argc) {
-		rc = pkey_kv(p, argv[k++], &a->at.pkey, &m);
-		if (!rc && !m)
-			rc = imc_scn_parse_error(p, "expected pkey=, got '%s'",
-						 argv[k - 1]);
-	}
-	if (!rc && k < argc)
-		rc = imc_scn_parse_error(p, "unexpected '%s'", argv[k]);
-	return rc;
+	return addr_word(p, w, &a->addr, &a->plen);
 }
 
-static void addr_print(FILE *f, const struct imc_topo *t, const void *data)
+static void ifaddr_print(FILE *f, const struct imc_topo *t,
+		       const struct scn_arg *arg, const void *base)
 {
-	const struct addr_arg *a = data;
+	const struct addr_arg *a = base;
 
-	print_if(f, t, &a->at);
-	if (a->del)
-		fputs(" del", f);
 	print_addr(f, &a->addr, (int)a->plen);
-	print_pkey(f, &a->at);
 }
+
+static const char *const del_word[] = { "del", NULL };
+static const struct scn_arg addr_args[] = {
+	SCN_A_HOST(struct addr_arg, at.node),
+	SCN_A_WORD(struct addr_arg, del, del_word, SCN_ARG_OPTIONAL),
+	SCN_A_CUSTOM(struct addr_arg, addr, "an address", ifaddr_parse,
+		     ifaddr_print, 0),
+};
+static const struct scn_desc addr_desc = {
+	.usage = "expected 'ipoib-addr HOST [del] ADDR[/LEN] [pkey=P]'",
+	.min = 2, .max = 4, SCN_ARGS(addr_args), .opts = &if_set,
+	.opts_off = offsetof(struct addr_arg, at), .print_always = ~0ull,
+	 .size = sizeof(struct addr_arg),
+	.defaults = &(const struct addr_arg){ .at.pkey = IMC_PKEY_DEFAULT },
+};
 
 static int addr_run(struct imc_scn_ctx *c, void *data)
 {
@@ -437,51 +391,23 @@ static int addr_run(struct imc_scn_ctx *c, void *data)
 	return 0;
 }
 
-static const struct imc_scn_verb verb_addr = {
-	.name = "ipoib-addr", .kind = IMC_SCN_ACTION, .parse = addr_parse,
-	.print = addr_print, .run = addr_run, .free = free,
-};
+SCN_DESC_VERB(addr, "ipoib-addr", IMC_SCN_ACTION, addr_desc, addr_run);
 
 /* ------------------------------------------------------------------ */
 /* ipoib-listen, ipoib-unlisten */
 
-static int listen_parse(struct imc_scn_parser *p, unsigned argc,
-			const char *const *argv, void **data)
-{
-	struct listen_arg *a;
-	int rc;
-
-	if (argc < 2 || argc > 3)
-		return imc_scn_parse_error(p, "expected HOST GROUP [pkey=P]");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	rc = host_arg(p, argv[0], &a->at);
-	if (!rc && (imc_ip_addr_parse(argv[1], &a->group, NULL) < 0 ||
-		    !imc_ip_addr_is_multicast(&a->group)))
-		rc = imc_scn_parse_error(p,
-			"expected an IPv4 or IPv6 multicast group, got '%s'",
-			argv[1]);
-	if (!rc && argc == 3) {
-		bool m;
-
-		rc = pkey_kv(p, argv[2], &a->at.pkey, &m);
-		if (!rc && !m)
-			rc = imc_scn_parse_error(p, "expected pkey=, got '%s'",
-						 argv[2]);
-	}
-	return rc;
-}
-
-static void listen_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct listen_arg *a = data;
-
-	print_if(f, t, &a->at);
-	print_addr(f, &a->group, -1);
-	print_pkey(f, &a->at);
-}
+static const struct scn_arg listen_args[] = {
+	SCN_A_HOST(struct listen_arg, at.node),
+	SCN_A_CUSTOM(struct listen_arg, group, "a group", group_parse,
+		     dest_print, 0),
+};
+static const struct scn_desc listen_desc = {
+	.usage = "expected HOST GROUP [pkey=P]", .min = 2, .max = 3,
+	SCN_ARGS(listen_args), .opts = &if_set,
+	.opts_off = offsetof(struct listen_arg, at), .print_always = ~0ull,
+	 .size = sizeof(struct listen_arg),
+	.defaults = &(const struct listen_arg){ .at.pkey = IMC_PKEY_DEFAULT },
+};
 
 static int listen_run(struct imc_scn_ctx *c, void *data)
 {
@@ -512,131 +438,70 @@ static int unlisten_run(struct imc_scn_ctx *c, void *data)
 	return rc;
 }
 
-static const struct imc_scn_verb verb_listen = {
-	.name = "ipoib-listen", .kind = IMC_SCN_ACTION, .parse = listen_parse,
-	.print = listen_print, .run = listen_run, .free = free,
-};
-
-static const struct imc_scn_verb verb_unlisten = {
-	.name = "ipoib-unlisten", .kind = IMC_SCN_ACTION,
-	.parse = listen_parse, .print = listen_print, .run = unlisten_run,
-	.free = free,
-};
+SCN_DESC_VERB(listen, "ipoib-listen", IMC_SCN_ACTION, listen_desc,
+	      listen_run);
+SCN_DESC_VERB(unlisten, "ipoib-unlisten", IMC_SCN_ACTION, listen_desc,
+	      unlisten_run);
 
 /* ------------------------------------------------------------------ */
 /* ping, ipoib-send */
 
-static int flow_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data, bool ping)
-{
-	struct flow_arg *a;
-	int rc;
-
-	if (argc < 2)
-		return imc_scn_parse_error(p,
-			"expected HOST DEST [count=N] [interval=TIME] [size=N] [pkey=P]");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	a->ping = ping;
-	a->count = 1;
-	a->size = ping ? 56 : 64;
-	a->interval = ping ? IMC_NSEC_PER_MSEC : IMC_NSEC_PER_USEC;
-	rc = host_arg(p, argv[0], &a->at);
-	if (!rc && imc_ip_addr_parse(argv[1], &a->dst, NULL) < 0)
-		rc = imc_scn_parse_error(p,
-			"expected an IPv4 or IPv6 destination, got '%s'",
-			argv[1]);
-	for (unsigned i = 2; !rc && i < argc; i++) {
-		bool m;
-
-		rc = pkey_kv(p, argv[i], &a->at.pkey, &m);
-		if (!rc && !m)
-			rc = scn_flow_kv(p, argv[i], &a->count, &a->size,
-					 &a->interval, &m);
-		if (!rc && !m)
-			rc = imc_scn_parse_error(p,
-				"expected count=, size=, interval= or pkey=, got '%s'",
-				argv[i]);
-	}
-	if (!rc && ping && imc_ip_addr_is_multicast(&a->dst))
-		rc = imc_scn_parse_error(p, "ping: a unicast destination");
-	return rc;
-}
-
-static int ping_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
-{
-	return flow_parse(p, argc, argv, data, true);
-}
-
-static int send_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
-{
-	return flow_parse(p, argc, argv, data, false);
-}
-
-static void flow_print(FILE *f, const struct imc_topo *t, const void *data)
+static int ping_done(struct imc_scn_parser *p, void *data)
 {
 	const struct flow_arg *a = data;
 
-	print_if(f, t, &a->at);
-	print_addr(f, &a->dst, -1);
-	scn_flow_print(f, a->count, a->size, a->interval);
-	print_pkey(f, &a->at);
+	if (imc_ip_addr_is_multicast(&a->dst))
+		return imc_scn_parse_error(p, "ping: a unicast destination");
+	return 0;
 }
 
-static const struct imc_scn_verb verb_ping = {
-	.name = "ping", .kind = IMC_SCN_ACTION, .parse = ping_parse,
-	.print = flow_print, .run = scn_ipoib_flow_run, .free = free,
+static const struct scn_opt flow_opts[] = {
+	SCN_O_FLOW(struct flow_arg),
+	PKEY_OPT(struct flow_arg, at.pkey),
+};
+static const struct scn_optset flow_set = SCN_OPTSET(flow_opts);
+static const struct scn_arg flow_args[] = {
+	SCN_A_HOST(struct flow_arg, at.node),
+	SCN_A_CUSTOM(struct flow_arg, dst, "a destination", dest_parse,
+		     dest_print, 0),
 };
 
-static const struct imc_scn_verb verb_send = {
-	.name = "ipoib-send", .kind = IMC_SCN_ACTION, .parse = send_parse,
-	.print = flow_print, .run = scn_ipoib_flow_run, .free = free,
+#define FLOW_DESC \
+	.usage = "expected HOST DEST [count=N] [interval=TIME] [size=N] [pkey=P]", \
+	.min = 2, SCN_ARGS(flow_args), .opts = &flow_set, \
+	.print_always = ~0ull, .size = sizeof(struct flow_arg)
+
+static const struct scn_desc ping_desc = {
+	FLOW_DESC, .done = ping_done,
+	.defaults = &(const struct flow_arg){ .ping = true, .count = 1,
+		.size = 56, .interval = IMC_NSEC_PER_MSEC,
+		.at.pkey = IMC_PKEY_DEFAULT },
 };
+static const struct scn_desc send_desc = {
+	FLOW_DESC,
+	.defaults = &(const struct flow_arg){ .count = 1, .size = 64,
+		.interval = IMC_NSEC_PER_USEC, .at.pkey = IMC_PKEY_DEFAULT },
+};
+
+SCN_DESC_VERB(ping, "ping", IMC_SCN_ACTION, ping_desc, scn_ipoib_flow_run);
+SCN_DESC_VERB(send, "ipoib-send", IMC_SCN_ACTION, send_desc,
+	      scn_ipoib_flow_run);
 
 /* ------------------------------------------------------------------ */
 /* ping-all */
 
-static int pa_parse(struct imc_scn_parser *p, unsigned argc,
-		    const char *const *argv, void **data)
-{
-	struct pa_arg *a = calloc(1, sizeof(*a));
-	int rc = 0;
-
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	a->interval = 10 * IMC_NSEC_PER_USEC;
-	a->size = 56;
-	for (unsigned i = 0; i < argc && !rc; i++) {
-		bool m;
-
-		rc = scn_flow_kv(p, argv[i], NULL, &a->size, &a->interval, &m);
-		if (!rc && !m)
-			rc = imc_scn_parse_error(p,
-				"expected interval= or size=, got '%s'",
-				argv[i]);
-	}
-	return rc;
-}
-
-static void pa_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct pa_arg *a = data;
-
-	(void)t;
-	fprintf(f, " interval=");
-	imc_scn_print_time(f, a->interval);
-	fprintf(f, " size=%" PRIu32, a->size);
-}
-
-static const struct imc_scn_verb verb_ping_all = {
-	.name = "ping-all", .kind = IMC_SCN_ACTION, .parse = pa_parse,
-	.print = pa_print, .run = scn_ipoib_pa_run, .free = free,
+static const struct scn_opt pa_opts[] = {
+	SCN_O_TIME("interval", struct pa_arg, interval),
+	SCN_O_UINT("size", struct pa_arg, size, 0, SCN_FLOW_SIZE_MAX),
 };
+static const struct scn_optset pa_set = SCN_OPTSET(pa_opts);
+static const struct scn_desc pa_desc = {
+	.opts = &pa_set, .print_always = ~0ull,	.size = sizeof(struct pa_arg),
+	.defaults = &(const struct pa_arg){ .interval = 10 * IMC_NSEC_PER_USEC,
+					    .size = 56 },
+};
+
+SCN_DESC_VERB(pa, "ping-all", IMC_SCN_ACTION, pa_desc, scn_ipoib_pa_run);
 
 /* ------------------------------------------------------------------ */
 /* Subjects */
@@ -746,107 +611,108 @@ static void counter_print(FILE *f, unsigned k)
 		fputc(*s == '_' ? '-' : *s, f);
 }
 
-static int subj_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data,
-		      enum subj_kind kind)
+static int ctr_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+			  const char *w, void *base)
 {
-	struct subj_arg *a;
-	unsigned k = 1;
-	int rc;
+	struct subj_arg *a = base;
 
-	if (argc < 1)
-		return imc_scn_parse_error(p, "expected a host");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	a->kind = kind;
-	a->at.pkey = IMC_PKEY_DEFAULT;
-	rc = imc_scn_parse_hosts(p, argv[0], &a->hosts);
-	if (!rc && kind == S_STATE && a->hosts.form != IMC_SCN_HOSTS_ONE)
-		rc = imc_scn_parse_error(p, "ipoib-state: one host");
-	if (!rc && kind == S_COUNTER) {
-		if (argc < 2 || counter_parse(argv[1], &a->counter) < 0)
-			return imc_scn_parse_error(p,
-				"expected a counter (tx-packets, rx-packets, drops, drops-REASON, ...), got '%s'",
-				argc < 2 ? "" : argv[1]);
-		k = 2;
-	}
-	if (!rc && kind == S_RECEIVED && argc > k &&
-	    strncmp(argv[k], "pkey=", 5)) {
-		if (imc_ip_addr_parse(argv[k], &a->group, NULL) < 0 ||
-		    !imc_ip_addr_is_multicast(&a->group))
-			return imc_scn_parse_error(p,
-				"expected a multicast group or pkey=, got '%s'",
-				argv[k]);
-		a->has_group = true;
-		k++;
-	}
-	if (!rc && k < argc) {
-		bool m;
-
-		rc = pkey_kv(p, argv[k], &a->at.pkey, &m);
-		if (!rc && !m)
-			rc = imc_scn_parse_error(p, "expected pkey=, got '%s'",
-						 argv[k]);
-		k++;
-	}
-	if (!rc && k < argc)
-		rc = imc_scn_parse_error(p, "unexpected '%s'", argv[k]);
-	return rc;
-}
-
-#define SUBJ_PARSE(name, kind)                                              \
-	static int name(struct imc_scn_parser *p, unsigned argc,            \
-			const char *const *argv, void **data)               \
-	{                                                                   \
-		return subj_parse(p, argc, argv, data, kind);               \
-	}
-
-SUBJ_PARSE(carrier_parse, S_CARRIER)
-SUBJ_PARSE(state_parse, S_STATE)
-SUBJ_PARSE(received_parse, S_RECEIVED)
-SUBJ_PARSE(replies_parse, S_REPLIES)
-SUBJ_PARSE(answered_parse, S_ANSWERED)
-SUBJ_PARSE(counter_subj_parse, S_COUNTER)
-
-static int cross_parse(struct imc_scn_parser *p, unsigned argc,
-		       const char *const *argv, void **data)
-{
-	struct subj_arg *a;
-
-	if (argc)
-		return subj_parse(p, argc, argv, data, S_CROSS);
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	a->kind = S_CROSS;
-	a->every = true;
+	if (counter_parse(w, &a->counter) < 0)
+		return imc_scn_parse_error(p,
+			"expected a counter (tx-packets, rx-packets, drops, drops-REASON, ...), got '%s'",
+			w);
 	return 0;
 }
 
-static void subj_free(void *data)
+static void ctr_word_print(FILE *f, const struct imc_topo *t,
+			   const struct scn_arg *arg, const void *base)
 {
-	struct subj_arg *a = data;
-
-	if (a)
-		imc_scn_hosts_free(&a->hosts);
-	free(a);
+	counter_print(f, ((const struct subj_arg *)base)->counter);
 }
 
-static void subj_print(FILE *f, const struct imc_topo *t, const void *data)
+static int rx_group_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+			  const char *w, void *base)
+{
+	struct subj_arg *a = base;
+
+	if (imc_ip_addr_parse(w, &a->group, NULL) < 0 ||
+	    !imc_ip_addr_is_multicast(&a->group))
+		return imc_scn_parse_error(p,
+			"expected a multicast group or pkey=, got '%s'", w);
+	a->has_group = true;
+	return 0;
+}
+
+static void rx_group_print(FILE *f, const struct imc_topo *t,
+			   const struct scn_arg *arg, const void *base)
+{
+	const struct subj_arg *a = base;
+
+	if (a->has_group)
+		print_addr(f, &a->group, -1);
+}
+
+static int one_host(struct imc_scn_parser *p, void *data)
 {
 	const struct subj_arg *a = data;
 
-	if (a->every)
-		return;
-	imc_scn_print_hosts(f, t, &a->hosts);
-	if (a->kind == S_COUNTER)
-		counter_print(f, a->counter);
-	if (a->has_group)
-		print_addr(f, &a->group, -1);
-	print_pkey(f, &a->at);
+	if (a->hosts.form != IMC_SCN_HOSTS_ONE)
+		return imc_scn_parse_error(p, "ipoib-state: one host");
+	return 0;
+}
+
+/* A set of hosts, every interface without one (cross-partition). */
+static int every_host(struct imc_scn_parser *p, void *data)
+{
+	struct subj_arg *a = data;
+
+	a->every = !a->hosts.n;
+	return 0;
+}
+
+static const struct scn_arg hosts_arg[] = {
+	SCN_A_HOSTS(struct subj_arg, hosts),
+};
+static const struct scn_arg rx_args[] = {
+	SCN_A_HOSTS(struct subj_arg, hosts),
+	SCN_A_CUSTOM(struct subj_arg, group, "a group", rx_group_parse,
+		     rx_group_print, SCN_ARG_OPTIONAL),
+};
+static const struct scn_arg ctr_args[] = {
+	SCN_A_HOSTS(struct subj_arg, hosts),
+	SCN_A_CUSTOM(struct subj_arg, counter,
+		     "a counter (tx-packets, rx-packets, drops, drops-REASON, ...)",
+		     ctr_word_parse, ctr_word_print, 0),
+};
+static const struct scn_arg cross_args[] = {
+	{ .kind = SCN_ARG_HOSTS, .flags = SCN_ARG_OPTIONAL,
+	  .offset = offsetof(struct subj_arg, hosts) },
+};
+
+/* HOSTS and more of tab, then [pkey=P]: a subject of kind k. */
+#define SUBJ_DESC(pre, k, tab, n, dn) \
+	static const struct scn_desc pre##_desc = { \
+		.usage = "expected a host", .min = (n), SCN_ARGS(tab), \
+		.opts = &if_set, .opts_off = offsetof(struct subj_arg, at), \
+		.print_always = ~0ull, .size = sizeof(struct subj_arg), \
+		.defaults = &(const struct subj_arg){ .kind = (k), \
+			.at.pkey = IMC_PKEY_DEFAULT }, .done = (dn), \
+	}; \
+	SCN_DESC_FUNCS(pre, pre##_desc)
+
+SUBJ_DESC(carrier, S_CARRIER, hosts_arg, 1, NULL)
+SUBJ_DESC(state, S_STATE, hosts_arg, 1, one_host)
+SUBJ_DESC(received, S_RECEIVED, rx_args, 1, NULL)
+SUBJ_DESC(replies, S_REPLIES, hosts_arg, 1, NULL)
+SUBJ_DESC(answered, S_ANSWERED, hosts_arg, 1, NULL)
+SUBJ_DESC(ctr, S_COUNTER, ctr_args, 1, NULL)
+SUBJ_DESC(cross, S_CROSS, cross_args, 0, every_host)
+
+/* Nothing at all for every interface. */
+static void cross_all_print(FILE *f, const struct imc_topo *t,
+			    const void *data)
+{
+	if (!((const struct subj_arg *)data)->every)
+		cross_print(f, t, data);
 }
 
 static uint64_t counter_value(const struct imc_ipoib_stats *st, unsigned k)
@@ -930,30 +796,17 @@ static int subj_observe(struct imc_scn_ctx *c, const void *data,
 
 /* ---- ipoib-max-queued endpoint|group|total ---- */
 
-static const char *const mq_words[] = { "endpoint", "group", "total" };
+static const char *const mq_words[] = { "endpoint", "group", "total",
+					NULL };
 
-static int mq_parse(struct imc_scn_parser *p, unsigned argc,
-		    const char *const *argv, void **data)
-{
-	unsigned *k;
-
-	for (unsigned w = 0; argc == 1 && w < IMC_ARRAY_SIZE(mq_words); w++)
-		if (!strcmp(argv[0], mq_words[w])) {
-			k = malloc(sizeof(*k));
-			if (!k)
-				return -ENOMEM;
-			*k = w;
-			*data = k;
-			return 0;
-		}
-	return imc_scn_parse_error(p, "expected endpoint, group or total");
-}
-
-static void mq_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	(void)t;
-	fprintf(f, " %s", mq_words[*(const unsigned *)data]);
-}
+static const struct scn_arg mq_args[] = {
+	{ .kind = SCN_ARG_WORD, .size = sizeof(unsigned), .names = mq_words },
+};
+static const struct scn_desc mq_desc = {
+	.usage = "expected endpoint, group or total", .min = 1,
+	SCN_ARGS(mq_args), .size = sizeof(unsigned),
+};
+SCN_DESC_FUNCS(mq, mq_desc)
 
 /* The most packets one queue of the kind held at once, over every
  * interface of the run. */
@@ -984,21 +837,8 @@ static int mq_observe(struct imc_scn_ctx *c, const void *data,
 
 /* ---- ping-all-pairs, ping-all-unanswered ---- */
 
-static int pa_subj_parse(struct imc_scn_parser *p, unsigned argc,
-			 const char *const *argv, void **data)
-{
-	(void)argv;
-	*data = NULL;
-	return argc ? imc_scn_parse_error(p, "expected no argument") : 0;
-}
-
-static void pa_subj_print(FILE *f, const struct imc_topo *t,
-			  const void *data)
-{
-	(void)f;
-	(void)t;
-	(void)data;
-}
+static const struct scn_desc none_desc = { .usage = "expected no argument" };
+SCN_DESC_FUNCS(none, none_desc)
 
 static uint64_t pa_count(struct imc_scn_ctx *c, bool unanswered)
 {
@@ -1059,62 +899,63 @@ static void state_value_format(uint64_t v, char *buf, size_t len)
 }
 
 static const struct imc_scn_subject subj_carrier = {
-	.name = "ipoib-carrier", .parse = carrier_parse, .print = subj_print,
+	.name = "ipoib-carrier", .parse = carrier_parse, .print = carrier_print,
 	.observe = subj_observe, .value_parse = carrier_value_parse,
-	.value_format = carrier_value_format, .free = subj_free,
+	.value_format = carrier_value_format, .free = carrier_free,
 };
 
 static const struct imc_scn_subject subj_state = {
-	.name = "ipoib-state", .parse = state_parse, .print = subj_print,
+	.name = "ipoib-state", .parse = state_parse, .print = state_print,
 	.observe = subj_observe, .value_parse = state_value_parse,
-	.value_format = state_value_format, .free = subj_free,
+	.value_format = state_value_format, .free = state_free,
 };
 
 static const struct imc_scn_subject subj_received = {
 	.name = "ipoib-received", .parse = received_parse,
-	.print = subj_print, .observe = subj_observe, .free = subj_free,
+	.print = received_print, .observe = subj_observe, .free = received_free,
 };
 
 static const struct imc_scn_subject subj_replies = {
-	.name = "ping-replies", .parse = replies_parse, .print = subj_print,
-	.observe = subj_observe, .free = subj_free,
+	.name = "ping-replies", .parse = replies_parse, .print = replies_print,
+	.observe = subj_observe, .free = replies_free,
 };
 
 static const struct imc_scn_subject subj_answered = {
-	.name = "ping-answered", .parse = answered_parse, .print = subj_print,
-	.observe = subj_observe, .free = subj_free,
+	.name = "ping-answered", .parse = answered_parse, .print = answered_print,
+	.observe = subj_observe, .free = answered_free,
 };
 
 static const struct imc_scn_subject subj_counter = {
-	.name = "ipoib-counter", .parse = counter_subj_parse,
-	.print = subj_print, .observe = subj_observe, .free = subj_free,
+	.name = "ipoib-counter", .parse = ctr_parse,
+	.print = ctr_print, .observe = subj_observe, .free = ctr_free,
 };
 
 static const struct imc_scn_subject subj_cross = {
 	.name = "ipoib-cross-partition", .parse = cross_parse,
-	.print = subj_print, .observe = subj_observe, .free = subj_free,
+	.print = cross_all_print, .observe = subj_observe, .free = cross_free,
 };
 
 static const struct imc_scn_subject subj_max_queued = {
 	.name = "ipoib-max-queued", .parse = mq_parse, .print = mq_print,
-	.observe = mq_observe, .free = free,
+	.observe = mq_observe, .free = mq_free,
 };
 
 static const struct imc_scn_subject subj_pa_pairs = {
-	.name = "ping-all-pairs", .parse = pa_subj_parse,
-	.print = pa_subj_print, .observe = pa_pairs_observe,
+	.name = "ping-all-pairs", .parse = none_parse,
+	.print = none_print, .observe = pa_pairs_observe, .free = none_free,
 };
 
 static const struct imc_scn_subject subj_pa_unanswered = {
-	.name = "ping-all-unanswered", .parse = pa_subj_parse,
-	.print = pa_subj_print, .observe = pa_unanswered_observe,
+	.name = "ping-all-unanswered", .parse = none_parse,
+	.print = none_print, .observe = pa_unanswered_observe,
+	.free = none_free,
 };
 
 int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
-		&verb_ipoib, &verb_up, &verb_down, &verb_addr, &verb_listen,
-		&verb_unlisten, &verb_ping, &verb_send, &verb_ping_all,
+		&cfg_verb, &up_verb, &down_verb, &addr_verb, &listen_verb,
+		&unlisten_verb, &ping_verb, &send_verb, &pa_verb,
 	};
 	static const struct imc_scn_subject *const subjects[] = {
 		&subj_carrier, &subj_state, &subj_received, &subj_replies,

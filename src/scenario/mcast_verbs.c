@@ -47,6 +47,7 @@
 #include "ibmcast/packet.h"
 #include "ibmcast/sa.h"
 #include "ibmcast/scenario_mcast.h"
+#include "scenario/desc.h"
 #include "scenario/scn.h"
 #include "scenario/scn_mcast.h"
 #include "scenario/scn_sa.h"
@@ -133,6 +134,22 @@ static void mgid_print(FILE *f, const struct mgid_arg *m)
 	}
 }
 
+/* The as=NAME of an earlier mcast-join, @ optional, into the
+ * const struct mc_join * at the argument's offset. */
+static int name_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+			   const char *w, void *base)
+{
+	return label_find(p, w[0] == '@' ? w + 1 : w, scn_arg_at(base, arg));
+}
+
+static void name_word_print(FILE *f, const struct imc_topo *t,
+			    const struct scn_arg *arg, const void *base)
+{
+	const struct mc_join *const *label = scn_arg_cat(base, arg);
+
+	fprintf(f, " %s", (*label)->name);
+}
+
 /* ------------------------------------------------------------------ */
 /* mcast-tracker */
 
@@ -149,29 +166,11 @@ static const struct scn_opt cfg_opts[] = {
 };
 static const struct scn_optset cfg_set = SCN_OPTSET(cfg_opts);
 
-static int cfg_parse(struct imc_scn_parser *p, unsigned argc,
-		     const char *const *argv, void **data)
-{
-	unsigned line = scn_setting_line(p->s, "mcast-tracker");
-	struct mc_cfg *a;
-
-	if (line)
-		return imc_scn_parse_error(p,
-			"the trackers are set already on line %u", line);
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	return scn_opts_parse(p, &cfg_set, argc, argv, a, &a->mask);
-}
-
-static void cfg_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct mc_cfg *a = data;
-
-	(void)t;
-	scn_opts_print(f, &cfg_set, a, a->mask);
-}
+static const struct scn_desc cfg_desc = {
+	.once = "the trackers are set already", .opts = &cfg_set,
+	.keep = SCN_KEEP_GIVEN, .given_off = offsetof(struct mc_cfg, mask),
+	.size = sizeof(struct mc_cfg),
+};
 
 /* Settings run before every action: the trackers, made later, read it
  * from the run. */
@@ -180,10 +179,7 @@ static int cfg_run(struct imc_scn_ctx *c, void *data)
 	return imc_scn_data_set(c, &scn_mcast_cfg_key, data, NULL);
 }
 
-static const struct imc_scn_verb verb_tracker = {
-	.name = "mcast-tracker", .kind = IMC_SCN_SETTING, .parse = cfg_parse,
-	.print = cfg_print, .run = cfg_run, .free = free,
-};
+SCN_DESC_VERB(cfg, "mcast-tracker", IMC_SCN_SETTING, cfg_desc, cfg_run);
 
 /* ------------------------------------------------------------------ */
 /* mcast-join */
@@ -298,29 +294,14 @@ static const struct imc_scn_verb verb_join = {
 /* ------------------------------------------------------------------ */
 /* mcast-leave NAME */
 
-static int leave_parse(struct imc_scn_parser *p, unsigned argc,
-		       const char *const *argv, void **data)
-{
-	struct mc_leave *a;
-
-	if (argc != 1)
-		return imc_scn_parse_error(p,
-			"expected 'mcast-leave NAME' (an mcast-join's as=NAME)");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	return label_find(p, argv[0][0] == '@' ? argv[0] + 1 : argv[0],
-			  &a->label);
-}
-
-static void leave_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct mc_leave *a = data;
-
-	(void)t;
-	fprintf(f, " %s", a->label->name);
-}
+static const struct scn_arg leave_args[] = {
+	SCN_A_CUSTOM(struct mc_leave, label, "NAME", name_word_parse,
+		     name_word_print, 0),
+};
+static const struct scn_desc leave_desc = {
+	.usage = "expected 'mcast-leave NAME' (an mcast-join's as=NAME)",
+	.min = 1, SCN_ARGS(leave_args), .size = sizeof(struct mc_leave),
+};
 
 static int leave_run(struct imc_scn_ctx *c, void *data)
 {
@@ -340,10 +321,7 @@ static int leave_run(struct imc_scn_ctx *c, void *data)
 	return 0;
 }
 
-static const struct imc_scn_verb verb_leave = {
-	.name = "mcast-leave", .kind = IMC_SCN_ACTION, .parse = leave_parse,
-	.print = leave_print, .run = leave_run, .free = free,
-};
+SCN_DESC_VERB(leave, "mcast-leave", IMC_SCN_ACTION, leave_desc, leave_run);
 
 /* ------------------------------------------------------------------ */
 /* mcast-send FROM MGID|@NAME [count=N] [size=BYTES] [interval=T] [sl=N] */
@@ -402,18 +380,10 @@ static const struct imc_scn_verb verb_send = {
 /* ------------------------------------------------------------------ */
 /* mcast-show */
 
-static int show_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
+static int show_done(struct imc_scn_parser *p, void *data)
 {
-	struct mc_show_arg *a;
+	struct mc_show_arg *a = data;
 
-	(void)argv;
-	if (argc)
-		return imc_scn_parse_error(p, "expected 'mcast-show' alone");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
 	a->line = p->line;
 	a->head = scn_mcast_head_lookup(p->s);
 	if (!a->head)
@@ -422,12 +392,10 @@ static int show_parse(struct imc_scn_parser *p, unsigned argc,
 	return 0;
 }
 
-static void show_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	(void)f;
-	(void)t;
-	(void)data;
-}
+static const struct scn_desc show_desc = {
+	.usage = "expected 'mcast-show' alone",
+	.size = sizeof(struct mc_show_arg), .done = show_done,
+};
 
 static int show_run(struct imc_scn_ctx *c, void *data)
 {
@@ -440,10 +408,7 @@ static int show_run(struct imc_scn_ctx *c, void *data)
 	return rc;
 }
 
-static const struct imc_scn_verb verb_show = {
-	.name = "mcast-show", .kind = IMC_SCN_ACTION, .parse = show_parse,
-	.print = show_print, .run = show_run, .free = free,
-};
+SCN_DESC_VERB(show, "mcast-show", IMC_SCN_ACTION, show_desc, show_run);
 
 /* ------------------------------------------------------------------ */
 /* Subjects */
@@ -467,30 +432,6 @@ struct subj_arg {
 	const struct counter *k;
 };
 
-static int subj_new(void **data, struct subj_arg **out)
-{
-	*out = calloc(1, sizeof(**out));
-	*data = *out;
-	if (!*out)
-		return -ENOMEM;
-	(*out)->event = -1;
-	return 0;
-}
-
-static int name_subj_parse(struct imc_scn_parser *p, unsigned argc,
-			   const char *const *argv, void **data)
-{
-	struct subj_arg *a;
-	int rc;
-
-	if (argc != 1)
-		return imc_scn_parse_error(p,
-			"expected NAME (an mcast-join's as=NAME)");
-	rc = subj_new(data, &a);
-	return rc ? rc : label_find(p, argv[0][0] == '@' ? argv[0] + 1 :
-					     argv[0], &a->label);
-}
-
 static const char *const event_words[] = {
 	[IMC_MCAST_EV_JOINED] = "joined",
 	[IMC_MCAST_EV_ERROR] = "error",
@@ -498,100 +439,98 @@ static const char *const event_words[] = {
 	[IMC_MCAST_EV_WAITING] = "waiting",
 };
 
-static int callbacks_parse(struct imc_scn_parser *p, unsigned argc,
-			   const char *const *argv, void **data)
+static int event_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+		       const char *w, void *base)
 {
-	struct subj_arg *a;
-	int rc;
+	struct subj_arg *a = base;
 
-	if (argc != 1 && argc != 2)
-		return imc_scn_parse_error(p,
-			"expected NAME [joined|error|rejoining|waiting]");
-	rc = subj_new(data, &a);
-	if (!rc)
-		rc = label_find(p, argv[0][0] == '@' ? argv[0] + 1 : argv[0],
-				&a->label);
-	if (rc || argc == 1)
-		return rc;
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(event_words); i++)
-		if (!strcmp(argv[1], event_words[i]))
+		if (!strcmp(w, event_words[i]))
 			a->event = (int)i;
 	if (a->event < 0)
 		return imc_scn_parse_error(p,
 			"expected joined, error, rejoining or waiting, got '%s'",
-			argv[1]);
+			w);
 	return 0;
 }
 
-static void name_print(FILE *f, const struct imc_topo *t, const void *data)
+static void event_print(FILE *f, const struct imc_topo *t,
+			const struct scn_arg *arg, const void *base)
 {
-	const struct subj_arg *a = data;
+	const struct subj_arg *a = base;
 
-	(void)t;
-	fprintf(f, " %s", a->label->name);
 	if (a->event >= 0)
 		fprintf(f, " %s", event_words[a->event]);
 }
 
-/* A counter subject's parse: *data holds its struct counter (.arg). */
-static int host_opt_parse(struct imc_scn_parser *p, unsigned argc,
-			  const char *const *argv, void **data)
+static int host_mgid_word_parse(struct imc_scn_parser *p,
+				const struct scn_arg *arg, const char *w,
+				void *base)
 {
-	const struct counter *k = *data;
-	struct subj_arg *a;
-	int rc;
-
-	if (argc > 1)
-		return imc_scn_parse_error(p, "expected at most one host");
-	rc = subj_new(data, &a);
-	if (rc)
-		return rc;
-	a->k = k;
-	if (!argc)
-		return 0;
-	a->has_host = true;
-	return imc_scn_parse_host(p, argv[0], &a->host.node, &a->host.port);
+	return mgid_parse(p, w, false, scn_arg_at(base, arg));
 }
 
-static int host_mgid_parse(struct imc_scn_parser *p, unsigned argc,
-			   const char *const *argv, void **data)
+static void mgid_word_print(FILE *f, const struct imc_topo *t,
+			    const struct scn_arg *arg, const void *base)
 {
-	struct subj_arg *a;
-	int rc;
-
-	if (argc != 2)
-		return imc_scn_parse_error(p, "expected HOST and MGID|@NAME");
-	rc = subj_new(data, &a);
-	if (rc)
-		return rc;
-	a->has_host = true;
-	rc = imc_scn_parse_host(p, argv[0], &a->host.node, &a->host.port);
-	return rc ? rc : mgid_parse(p, argv[1], false, &a->mgid);
+	mgid_print(f, scn_arg_cat(base, arg));
 }
 
-static void host_print(FILE *f, const struct imc_topo *t, const void *data)
+static int has_host(struct imc_scn_parser *p, void *data)
 {
-	const struct subj_arg *a = data;
+	struct subj_arg *a = data;
 
-	if (a->has_host)
-		scn_print_port_arg(f, t, &a->host);
+	a->has_host = a->host.node != IMC_TOPO_NONE;
+	return 0;
 }
 
-static void host_mgid_print(FILE *f, const struct imc_topo *t,
-			    const void *data)
-{
-	const struct subj_arg *a = data;
+static const struct subj_arg no_host = { .event = -1,
+					 .host.node = IMC_TOPO_NONE };
 
-	host_print(f, t, data);
-	mgid_print(f, &a->mgid);
-}
+static const struct scn_arg name_args[] = {
+	SCN_A_CUSTOM(struct subj_arg, label, "NAME", name_word_parse,
+		     name_word_print, 0),
+	SCN_A_CUSTOM(struct subj_arg, event, "an event", event_parse,
+		     event_print, SCN_ARG_OPTIONAL),
+};
+static const struct scn_arg host_args[] = {
+	{ .kind = SCN_ARG_HOST, .flags = SCN_ARG_OPTIONAL,
+	  .offset = offsetof(struct subj_arg, host) },
+};
+static const struct scn_arg host_mgid_args[] = {
+	SCN_A_HOST(struct subj_arg, host),
+	SCN_A_CUSTOM(struct subj_arg, mgid, "an MGID", host_mgid_word_parse,
+		     mgid_word_print, 0),
+};
+
+#define SUBJ_DESC(tab, n, u, lo, hi) \
+	.usage = (u), .min = (lo), .max = (hi), .arg = (tab), .narg = (n), \
+	.keep = SCN_KEEP_ARG, .arg_off = offsetof(struct subj_arg, k), \
+	.size = sizeof(struct subj_arg), .defaults = &no_host, \
+	.done = has_host
+
+static const struct scn_desc name_desc = {
+	SUBJ_DESC(name_args, 1, "expected NAME (an mcast-join's as=NAME)", 1, 1),
+};
+static const struct scn_desc callbacks_desc = {
+	SUBJ_DESC(name_args, 2, "expected NAME [joined|error|rejoining|waiting]",
+		  1, 2),
+};
+/* A counter's: [HOST], its struct counter kept (.arg) */
+static const struct scn_desc host_desc = {
+	SUBJ_DESC(host_args, 1, "expected at most one host", 0, 1),
+};
+static const struct scn_desc host_mgid_desc = {
+	SUBJ_DESC(host_mgid_args, 2, "expected HOST and MGID|@NAME", 2, 2),
+};
+SCN_DESC_FUNCS(name, name_desc)
+SCN_DESC_FUNCS(callbacks, callbacks_desc)
+SCN_DESC_FUNCS(host, host_desc)
+SCN_DESC_FUNCS(host_mgid, host_mgid_desc)
 
 /* ---- mcast-state NAME ---- */
 
-static const struct {
-	const char *name;
-	uint64_t value;
-} state_names[] = {
+static const struct scn_named state_names[] = {
 	{ "none", ST_NONE },
 	{ "pending", IMC_MCAST_PENDING + 1 },
 	{ "joined", IMC_MCAST_JOINED + 1 },
@@ -603,24 +542,19 @@ static const struct {
 
 static int state_value_parse(const char *word, uint64_t *v)
 {
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(state_names); i++) {
-		if (!strcmp(word, state_names[i].name)) {
-			*v = state_names[i].value;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	return scn_named_parse(state_names, IMC_ARRAY_SIZE(state_names), word,
+			       v);
 }
 
 static void state_value_format(uint64_t v, char *buf, size_t len)
 {
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(state_names); i++) {
-		if (state_names[i].value == v) {
-			snprintf(buf, len, "%s", state_names[i].name);
-			return;
-		}
-	}
-	snprintf(buf, len, "%" PRIu64, v);
+	const char *name = scn_named_str(state_names,
+					 IMC_ARRAY_SIZE(state_names), v);
+
+	if (name)
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "%" PRIu64, v);
 }
 
 static int state_observe(struct imc_scn_ctx *c, const void *data,
@@ -1000,36 +934,38 @@ static void hex_format(uint64_t v, char *buf, size_t len)
 }
 
 static const struct imc_scn_subject subj_state = {
-	.name = "mcast-state", .parse = name_subj_parse, .print = name_print,
+	.name = "mcast-state", .parse = name_parse, .print = name_print,
 	.observe = state_observe, .value_parse = state_value_parse,
-	.value_format = state_value_format, .free = free,
+	.value_format = state_value_format, .free = name_free,
 };
 
 static const struct imc_scn_subject subj_status = {
-	.name = "mcast-status", .parse = name_subj_parse, .print = name_print,
+	.name = "mcast-status", .parse = name_parse, .print = name_print,
 	.observe = status_observe, .value_parse = status_value_parse,
-	.value_format = status_value_format, .free = free,
+	.value_format = status_value_format, .free = name_free,
 };
 
 static const struct imc_scn_subject subj_callbacks = {
 	.name = "mcast-callbacks", .parse = callbacks_parse,
-	.print = name_print, .observe = callbacks_observe, .free = free,
+	.print = callbacks_print, .observe = callbacks_observe,
+	.free = callbacks_free,
 };
 
 static const struct imc_scn_subject subj_members = {
 	.name = "mcast-members", .parse = host_mgid_parse,
-	.print = host_mgid_print, .observe = members_observe, .free = free,
+	.print = host_mgid_print, .observe = members_observe,
+	.free = host_mgid_free,
 };
 
 static const struct imc_scn_subject subj_held = {
 	.name = "mcast-held", .parse = host_mgid_parse,
 	.print = host_mgid_print, .observe = held_observe,
-	.value_format = hex_format, .free = free,
+	.value_format = hex_format, .free = host_mgid_free,
 };
 
 #define COUNTER(how, off, size) \
-	.parse = host_opt_parse, .print = host_print, \
-	.observe = counter_observe, .free = free, \
+	.parse = host_parse, .print = host_print, \
+	.observe = counter_observe, .free = host_free, \
 	.arg = &(const struct counter){ how, off, size }
 #define STAT(f) COUNTER(FROM_STATS, offsetof(struct imc_mcast_stats, f), \
 			sizeof(((struct imc_mcast_stats *)0)->f))
@@ -1053,29 +989,17 @@ static const struct imc_scn_subject counters[] = {
 	{ .name = "mcast-max-in-flight", COUNT(K_MAX_IN_FLIGHT) },
 };
 
-static int bare_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
-{
-	(void)argv;
-	*data = NULL;
-	return argc ? imc_scn_parse_error(p, "expected no argument") : 0;
-}
-
-static void bare_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	(void)f;
-	(void)t;
-	(void)data;
-}
+static const struct scn_desc bare_desc = { .usage = "expected no argument" };
+SCN_DESC_FUNCS(bare, bare_desc)
 
 static const struct imc_scn_subject subj_consistent = {
 	.name = "mcast-consistent", .parse = bare_parse, .print = bare_print,
-	.observe = consistent_observe,
+	.observe = consistent_observe, .free = bare_free,
 };
 
 static const struct imc_scn_subject subj_orphans = {
 	.name = "mcast-orphans", .parse = bare_parse, .print = bare_print,
-	.observe = orphans_observe,
+	.observe = orphans_observe, .free = bare_free,
 };
 
 
@@ -1086,7 +1010,7 @@ static const struct imc_scn_section section_mcast = {
 int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
-		&verb_tracker, &verb_join, &verb_leave, &verb_send, &verb_show,
+		&cfg_verb, &verb_join, &leave_verb, &verb_send, &show_verb,
 	};
 	static const struct imc_scn_subject *const subjects[] = {
 		&subj_state, &subj_status, &subj_callbacks, &subj_members,

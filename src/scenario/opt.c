@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scenario/scn.h"
+#include "scenario/desc.h"
 
 static void *field(void *base, const struct scn_opt *o)
 {
@@ -298,4 +298,25 @@ bool scn_opt_given(const struct scn_optset *set, uint64_t given,
 		if (!strcmp(set->opt[k].key, key))
 			return given & (1ull << k);
 	return false;
+}
+
+/* The bytes of an option's field. */
+static size_t opt_size(const struct scn_opt *o)
+{
+	switch (o->type) {
+	case SCN_OPT_TIME: return sizeof(imc_time_t);
+	case SCN_OPT_PROB: return sizeof(double);
+	case SCN_OPT_FLAG:
+	case SCN_OPT_BOOL: return sizeof(bool);
+	default: return o->size;
+	}
+}
+
+void scn_opts_copy(const struct scn_optset *set, void *dst, const void *src,
+		   uint64_t given)
+{
+	for (unsigned k = 0; k < set->n; k++)
+		if (given & (1ull << k))
+			memcpy(field(dst, &set->opt[k]), cfield(src, &set->opt[k]),
+			       opt_size(&set->opt[k]));
 }

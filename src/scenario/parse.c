@@ -505,57 +505,34 @@ static const struct scn_opt fabric_opts[] = {
 };
 static const struct scn_optset fabric_optset = SCN_OPTSET(fabric_opts);
 
-/* A setting's keys given again on a later line: the error names the
- * first. line[] has an entry per option of set. */
-static int settings_words(struct imc_scn_parser *p, const struct scn_words *w,
-			  const char *setting, const struct scn_optset *set,
-			  unsigned *line, void *base)
+/* The fabric or links line: its keys into field (size bytes of the
+ * configuration), all or nothing. A key given again on a later line is
+ * an error naming the first: line[] has an entry per option of set. */
+static int cfg_words(struct imc_scn_parser *p, const struct scn_words *w,
+		     const char *usage, const struct scn_optset *set,
+		     unsigned *line, void *field, size_t size)
 {
+	union {
+		struct imc_fabric_config c;
+		struct imc_link_params l;
+	} copy;
 	uint64_t given = 0;
 	int rc;
 
+	if (w->argc < 2)
+		return scn_error(p, "%s", usage);
+	memcpy(&copy, field, size);
 	rc = scn_opts_parse(p, set, w->argc - 1,
-			    (const char *const *)w->argv + 1, base, &given);
-	for (unsigned k = 0; !rc && k < set->n; k++) {
-		if (!(given & (1ull << k)))
-			continue;
-		if (line[k])
+			    (const char *const *)w->argv + 1, &copy, &given);
+	for (unsigned k = 0; !rc && k < set->n; k++)
+		if ((given & (1ull << k)) && line[k])
 			return scn_error(p, "%s %s= already given on line %u",
-					 setting, set->opt[k].key, line[k]);
-	}
+					 w->argv[0], set->opt[k].key, line[k]);
 	for (unsigned k = 0; !rc && k < set->n; k++)
 		if (given & (1ull << k))
 			line[k] = p->line;
-	return rc;
-}
-
-static int fabric_words(struct imc_scn_parser *p, const struct scn_words *w)
-{
-	struct imc_fabric_config c = p->s->cfg;
-	int rc;
-
-	if (w->argc < 2)
-		return scn_error(p,
-			"expected fabric mtu=BYTES rate=CODE rq=DEPTH sweep=TIME prefix=HEX");
-	rc = settings_words(p, w, "fabric", &fabric_optset, p->fabric_line,
-			    &c);
 	if (!rc)
-		p->s->cfg = c;
-	return rc;
-}
-
-static int links_words(struct imc_scn_parser *p, const struct scn_words *w)
-{
-	struct imc_link_params lp = p->s->cfg.link;
-	int rc;
-
-	if (w->argc < 2)
-		return scn_error(p,
-			"expected links latency=TIME bandwidth=RATE loss=P dup=P reorder=P reorder-delay=TIME");
-	rc = settings_words(p, w, "links", &scn_link_optset, p->links_line,
-			    &lp);
-	if (!rc)
-		p->s->cfg.link = lp;
+		memcpy(field, &copy, size);
 	return rc;
 }
 
@@ -834,9 +811,15 @@ static int parse_line(struct imc_scn_parser *p, const struct line *l,
 		else if (!strcmp(word, "stop"))
 			rc = stop_words(p, w);
 		else if (!strcmp(word, "fabric"))
-			rc = fabric_words(p, w);
+			rc = cfg_words(p, w,
+				"expected fabric mtu=BYTES rate=CODE rq=DEPTH sweep=TIME prefix=HEX",
+				&fabric_optset, p->fabric_line, &p->s->cfg,
+				sizeof(p->s->cfg));
 		else
-			rc = links_words(p, w);
+			rc = cfg_words(p, w,
+				"expected links latency=TIME bandwidth=RATE loss=P dup=P reorder=P reorder-delay=TIME",
+				&scn_link_optset, p->links_line,
+				&p->s->cfg.link, sizeof(p->s->cfg.link));
 	} else {
 		rc = verb_words(p, l, i, t, timed);
 	}

@@ -57,6 +57,7 @@
 #include "ibmcast/sa_attr.h"
 #include "ibmcast/sa_fabric.h"
 #include "ibmcast/scenario_sa.h"
+#include "scenario/desc.h"
 #include "scenario/scn.h"
 #include "scenario/scn_sa.h"
 #include "util/bytes.h"
@@ -343,37 +344,34 @@ static const struct scn_opt sa_opts[] = {
 };
 static const struct scn_optset sa_set = SCN_OPTSET(sa_opts);
 
-static int sa_parse(struct imc_scn_parser *p, unsigned argc,
-		    const char *const *argv, void **data)
+/* mft-delay= is a delay between the answer and the programming: it
+ * exists only when the SA answers first. */
+static int sa_done(struct imc_scn_parser *p, void *data)
 {
-	unsigned line = scn_setting_line(p->s, "sa");
-	struct sa_cfg *a;
-	uint64_t given = 0;
-	int rc;
+	const struct sa_cfg *a = data;
 
-	if (line)
-		return imc_scn_parse_error(p, "the SA is set already on line %u",
-					   line);
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	rc = scn_opts_parse(p, &sa_set, argc, argv, a, &given);
-	a->mask = (unsigned)given;
-	if (rc)
-		return rc;
 	if ((a->mask & SA_DELAY) && a->order != IMC_SA_MFT_ANSWER_FIRST)
 		return imc_scn_parse_error(p,
 			"mft-delay= is the delay of order=answer-first");
 	return 0;
 }
 
+static const struct scn_desc sa_desc = {
+	.once = "the SA is set already", .opts = &sa_set,
+	.keep = SCN_KEEP_GIVEN, .given_off = offsetof(struct sa_cfg, mask),
+	.given_size = sizeof(unsigned), .size = sizeof(struct sa_cfg),
+	.done = sa_done,
+};
+
+static int sa_parse(struct imc_scn_parser *p, unsigned argc,
+		    const char *const *argv, void **data)
+{
+	return scn_desc_parse(p, &sa_desc, argc, argv, data);
+}
+
 static void sa_print(FILE *f, const struct imc_topo *t, const void *data)
 {
-	const struct sa_cfg *a = data;
-
-	(void)t;
-	scn_opts_print(f, &sa_set, a, a->mask);
+	scn_desc_print(f, t, &sa_desc, data);
 }
 
 static void sa_free(void *data)
@@ -754,28 +752,19 @@ static const struct imc_scn_verb verb_mcast = {
 /* ------------------------------------------------------------------ */
 /* sa-show */
 
-static int show_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
+static int show_done(struct imc_scn_parser *p, void *data)
 {
-	struct show_arg *a;
-
-	(void)argv;
-	if (argc)
-		return imc_scn_parse_error(p, "expected 'sa-show' alone");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	a->line = p->line;
-	*data = a;
+	((struct show_arg *)data)->line = p->line;
 	return 0;
 }
 
-static void show_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	(void)f;
-	(void)t;
-	(void)data;
-}
+static const struct scn_desc show_desc = {
+	.usage = "expected 'sa-show' alone", .size = sizeof(struct show_arg),
+	.done = show_done,
+};
+static const struct scn_desc restart_desc = {
+	.usage = "expected 'sa-restart' alone",
+};
 
 static int show_run(struct imc_scn_ctx *c, void *data)
 {
@@ -788,26 +777,13 @@ static int show_run(struct imc_scn_ctx *c, void *data)
 	return scn_sa_snapshot(r, a->line);
 }
 
-static const struct imc_scn_verb verb_show = {
-	.name = "sa-show", .kind = IMC_SCN_ACTION, .parse = show_parse,
-	.print = show_print, .run = show_run, .free = free,
-};
+SCN_DESC_VERB(show, "sa-show", IMC_SCN_ACTION, show_desc, show_run);
 
 /* ------------------------------------------------------------------ */
 /* sa-restart: the SA (an SM's) stops and starts again, empty, on the
  * SM's port as it is now, as when an SM restarts or another takes over
  * (after sm move). Clients hear of it only through port events: a new
  * SM reregisters every port (IBA 14.4.11), which is `reregister all`. */
-
-static int restart_parse(struct imc_scn_parser *p, unsigned argc,
-			 const char *const *argv, void **data)
-{
-	(void)argv;
-	(void)data;
-	if (argc)
-		return imc_scn_parse_error(p, "expected 'sa-restart' alone");
-	return 0;
-}
 
 static int restart_run(struct imc_scn_ctx *c, void *data)
 {
@@ -829,10 +805,8 @@ static int restart_run(struct imc_scn_ctx *c, void *data)
 	return 0;
 }
 
-static const struct imc_scn_verb verb_restart = {
-	.name = "sa-restart", .kind = IMC_SCN_ACTION, .parse = restart_parse,
-	.print = show_print, .run = restart_run,
-};
+SCN_DESC_VERB(restart, "sa-restart", IMC_SCN_ACTION, restart_desc,
+	      restart_run);
 
 /* ------------------------------------------------------------------ */
 /* Subjects */
@@ -846,104 +820,68 @@ struct subj_arg {
 	const struct sa_counter *k;
 };
 
-static int subj_new(void **data, struct subj_arg **out)
+static int mgid_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+			   const char *w, void *base)
 {
-	*out = calloc(1, sizeof(**out));
-	*data = *out;
-	return *out ? 0 : -ENOMEM;
+	return mgid_parse(p, w, scn_arg_at(base, arg));
 }
 
-static int none_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
+static void mgid_word_print(FILE *f, const struct imc_topo *t,
+			    const struct scn_arg *arg, const void *base)
 {
-	struct subj_arg *a;
-
-	(void)argv;
-	if (argc)
-		return imc_scn_parse_error(p, "expected no argument");
-	return subj_new(data, &a);
+	mgid_print(f, scn_arg_cat(base, arg));
 }
 
-static int host_opt_parse(struct imc_scn_parser *p, unsigned argc,
-			  const char *const *argv, void **data)
+static int has_host(struct imc_scn_parser *p, void *data)
 {
-	struct subj_arg *a;
-	int rc;
+	struct subj_arg *a = data;
 
-	if (argc > 1)
-		return imc_scn_parse_error(p, "expected at most one host");
-	rc = subj_new(data, &a);
-	if (rc || !argc)
-		return rc;
-	a->has_host = true;
-	return imc_scn_parse_host(p, argv[0], &a->host.node, &a->host.port);
+	a->has_host = a->host.node != IMC_TOPO_NONE;
+	return 0;
 }
 
-static int mgid_subj_parse(struct imc_scn_parser *p, unsigned argc,
-			   const char *const *argv, void **data)
-{
-	struct subj_arg *a;
-	int rc;
+static const struct subj_arg no_host = { .host.node = IMC_TOPO_NONE };
 
-	if (argc != 1)
-		return imc_scn_parse_error(p, "expected an MGID or @NAME");
-	rc = subj_new(data, &a);
-	return rc ? rc : mgid_parse(p, argv[0], &a->mgid);
-}
+static const struct scn_arg host_args[] = {
+	{ .kind = SCN_ARG_HOST, .flags = SCN_ARG_OPTIONAL,
+	  .offset = offsetof(struct subj_arg, host) },
+};
+static const struct scn_arg mgid_args[] = {
+	SCN_A_CUSTOM(struct subj_arg, mgid, "an MGID", mgid_word_parse,
+		     mgid_word_print, 0),
+};
+static const struct scn_arg host_mgid_args[] = {
+	SCN_A_HOST(struct subj_arg, host),
+	SCN_A_CUSTOM(struct subj_arg, mgid, "an MGID", mgid_word_parse,
+		     mgid_word_print, 0),
+};
 
-static int status_subj_parse(struct imc_scn_parser *p, unsigned argc,
-			     const char *const *argv, void **data)
-{
-	struct subj_arg *a;
-	int rc;
+#define SUBJ_DESC(tab, u, lo, hi) \
+	.usage = (u), .min = (lo), .max = (hi), SCN_ARGS(tab), \
+	.keep = SCN_KEEP_ARG, .arg_off = offsetof(struct subj_arg, k), \
+	.size = sizeof(struct subj_arg), .defaults = &no_host, \
+	.done = has_host
 
-	if (argc != 2)
-		return imc_scn_parse_error(p, "expected HOST and an MGID, 0 or @NAME");
-	rc = subj_new(data, &a);
-	if (rc)
-		return rc;
-	a->has_host = true;
-	rc = imc_scn_parse_host(p, argv[0], &a->host.node, &a->host.port);
-	return rc ? rc : mgid_parse(p, argv[1], &a->mgid);
-}
+/* [HOST]: a counter of the host or in total */
+static const struct scn_desc host_desc = {
+	SUBJ_DESC(host_args, "expected at most one host", 0, 1),
+};
+static const struct scn_desc status_desc = {
+	SUBJ_DESC(host_mgid_args, "expected HOST and an MGID, 0 or @NAME", 2, 2),
+};
+static const struct scn_desc mgid_desc = {
+	SUBJ_DESC(mgid_args, "expected an MGID or @NAME", 1, 1),
+};
+static const struct scn_desc none_desc = {
+	.usage = "expected no argument", .keep = SCN_KEEP_ARG,
+	.arg_off = offsetof(struct subj_arg, k), .size = sizeof(struct subj_arg),
+};
+SCN_DESC_FUNCS(host, host_desc)
+SCN_DESC_FUNCS(status, status_desc)
+SCN_DESC_FUNCS(mgid_subj, mgid_desc)
+SCN_DESC_FUNCS(none, none_desc)
 
-static void status_print(FILE *f, const struct imc_topo *t,
-			 const void *data)
-{
-	const struct subj_arg *a = data;
-
-	scn_print_port_arg(f, t, &a->host);
-	mgid_print(f, &a->mgid);
-}
-
-static void host_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct subj_arg *a = data;
-
-	if (a->has_host)
-		scn_print_port_arg(f, t, &a->host);
-}
-
-static void mgid_subj_print(FILE *f, const struct imc_topo *t,
-			    const void *data)
-{
-	const struct subj_arg *a = data;
-
-	(void)t;
-	mgid_print(f, &a->mgid);
-}
-
-static void none_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	(void)f;
-	(void)t;
-	(void)data;
-}
-
-static const struct {
-	const char *name;
-	uint32_t value;
-} status_names[] = {
+static const struct scn_named status_names[] = {
 	{ "success", 0 },
 	{ "busy", UMAD_STATUS_BUSY },
 	{ "redirect", UMAD_STATUS_REDIRECT },
@@ -987,24 +925,19 @@ const char *scn_sa_status_name(uint64_t status)
 
 static int status_value_parse(const char *word, uint64_t *v)
 {
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(status_names); i++) {
-		if (!strcmp(word, status_names[i].name)) {
-			*v = status_names[i].value;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	return scn_named_parse(status_names, IMC_ARRAY_SIZE(status_names), word,
+			       v);
 }
 
 static void status_value_format(uint64_t v, char *buf, size_t len)
 {
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(status_names); i++) {
-		if (status_names[i].value == v) {
-			snprintf(buf, len, "%s", status_names[i].name);
-			return;
-		}
-	}
-	snprintf(buf, len, "0x%04" PRIx64, v);
+	const char *name = scn_named_str(status_names,
+					 IMC_ARRAY_SIZE(status_names), v);
+
+	if (name)
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "0x%04" PRIx64, v);
 }
 
 static void mlid_value_format(uint64_t v, char *buf, size_t len)
@@ -1079,20 +1012,6 @@ struct sa_counter {
 			     * the subject takes no argument */
 };
 
-static int sa_counter_parse(struct imc_scn_parser *p, unsigned argc,
-			    const char *const *argv, void **data)
-{
-	const struct sa_counter *k = *data;
-	int rc;
-
-	*data = NULL;
-	rc = k->host_off >= 0 ? host_opt_parse(p, argc, argv, data)
-			      : none_parse(p, argc, argv, data);
-	if (*data)
-		((struct subj_arg *)*data)->k = k;
-	return rc;
-}
-
 static int sa_counter_observe(struct imc_scn_ctx *c, const void *data,
 			      uint64_t *v)
 {
@@ -1144,21 +1063,22 @@ static int queue_max_observe(struct imc_scn_ctx *c, const void *data,
 }
 
 static const struct imc_scn_subject subj_status = {
-	.name = "sa-status", .parse = status_subj_parse, .print = status_print,
+	.name = "sa-status", .parse = status_parse, .print = status_print,
 	.observe = status_observe, .value_parse = status_value_parse,
-	.value_format = status_value_format, .free = free,
+	.value_format = status_value_format, .free = status_free,
 };
 
 
 static const struct imc_scn_subject subj_members = {
 	.name = "sa-members", .parse = mgid_subj_parse,
-	.print = mgid_subj_print, .observe = members_observe, .free = free,
+	.print = mgid_subj_print, .observe = members_observe,
+	.free = mgid_subj_free,
 };
 
 static const struct imc_scn_subject subj_mlid = {
 	.name = "sa-mlid", .parse = mgid_subj_parse, .print = mgid_subj_print,
 	.observe = mlid_observe, .value_format = mlid_value_format,
-	.free = free,
+	.free = mgid_subj_free,
 };
 
 
@@ -1167,11 +1087,10 @@ static const struct imc_scn_subject subj_mlid = {
 
 
 #define SA_COUNTER(src, type, f, host) \
-	.parse = sa_counter_parse, .observe = sa_counter_observe, \
-	.free = free, \
+	.observe = sa_counter_observe, \
 	.arg = &(const struct sa_counter){ src, SCN_FIELD(type, f), host }
-#define NO_HOST .print = none_print
-#define BY_HOST .print = host_print
+#define NO_HOST .parse = none_parse, .print = none_print, .free = none_free
+#define BY_HOST .parse = host_parse, .print = host_print, .free = host_free
 
 static const struct imc_scn_subject sa_counters[] = {
 	{ .name = "sa-groups", NO_HOST,
@@ -1192,7 +1111,7 @@ static const struct imc_scn_subject sa_counters[] = {
 
 static const struct imc_scn_subject subj_queue_max = {
 	.name = "sa-queue-max", .parse = none_parse, .print = none_print,
-	.observe = queue_max_observe, .free = free,
+	.observe = queue_max_observe, .free = none_free,
 };
 
 /* ------------------------------------------------------------------ */
@@ -1205,7 +1124,7 @@ int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
 		&scn_sa_verb, &verb_join, &verb_leave, &verb_get, &verb_mcast,
-		&verb_show, &verb_restart,
+		&show_verb, &restart_verb,
 	};
 	static const struct imc_scn_subject *const subjects[] = {
 		&subj_status, &sa_counters[0], &subj_members, &subj_mlid,

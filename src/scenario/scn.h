@@ -317,15 +317,7 @@ static inline void scn_print_port_arg(FILE *f, const struct imc_topo *t,
 	imc_scn_print_port(f, t, pa->node, pa->port);
 }
 
-/* A flow of packets' count= (at least 1), size= (bytes, at most
- * SCN_FLOW_SIZE_MAX) and interval=: *matched says whether word is one of
- * them; with count NULL, count= is not. */
-#define SCN_FLOW_SIZE_MAX 4096   /* the largest IB MTU */
-int scn_flow_kv(struct imc_scn_parser *p, const char *word, uint32_t *count,
-		uint32_t *size, imc_time_t *interval, bool *matched);
-/* " count=N size=N interval=T" */
-void scn_flow_print(FILE *f, uint32_t count, uint32_t size,
-		    imc_time_t interval);
+#define SCN_FLOW_SIZE_MAX 4096   /* a flow's largest size=: the largest IB MTU */
 
 /* The options of a flow to a multicast group (sa-mcast, mcast-send):
  * count=, size=, interval= and sl=, words argv[0..argc). */

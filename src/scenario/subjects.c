@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "scenario/desc.h"
 #include "scenario/scn.h"
 
 #define DROP_ALL (-1)
@@ -22,82 +23,34 @@
 struct counter;
 
 struct subj_arg {
-	uint32_t node;     /* IMC_TOPO_NONE: in total */
-	unsigned port;
-	int drop;          /* enum imc_drop or DROP_ALL */
+	struct scn_port_arg at;     /* IMC_TOPO_NONE: in total */
+	int drop;                   /* enum imc_drop or DROP_ALL */
 	const struct counter *k;
-	struct imc_scn_hosts set;   /* a host counter's set, else n 0 */
+	struct imc_scn_hosts set;   /* a host counter's hosts, else n 0 */
 };
 
-static struct subj_arg *new_arg(void **data)
-{
-	struct subj_arg *a = calloc(1, sizeof(*a));
+static const struct subj_arg no_host = { .at.node = IMC_TOPO_NONE };
 
-	if (a)
-		a->node = IMC_TOPO_NONE;
-	*data = a;
-	return a;
-}
+/* ---- per-host traffic counters: [HOSTS] ---- */
 
-static void arg_free(void *data)
-{
-	struct subj_arg *a = data;
-
-	if (a)
-		imc_scn_hosts_free(&a->set);
-	free(a);
-}
-
-static void print_arg_port(FILE *f, const struct imc_topo *t,
-			   const struct subj_arg *a)
-{
-	if (a->set.n) {
-		imc_scn_print_hosts(f, t, &a->set);
-	} else if (a->node != IMC_TOPO_NONE) {
-		fputc(' ', f);
-		imc_scn_print_port(f, t, a->node, a->port);
-	}
-}
-
-/* ---- per-host traffic counters ---- */
-
-static int host_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
-{
-	struct subj_arg *a;
-	int rc;
-
-	if (argc > 1)
-		return imc_scn_parse_error(p, "expected at most one host");
-	a = new_arg(data);
-	if (!a)
-		return -ENOMEM;
-	if (argc == 0)
-		return 0;
-	rc = imc_scn_parse_hosts(p, argv[0], &a->set);
-	if (!rc && a->set.form == IMC_SCN_HOSTS_ONE) {
-		a->node = a->set.h[0].node;
-		a->port = a->set.h[0].port;
-		imc_scn_hosts_free(&a->set);
-	}
-	return rc;
-}
-
-static void port_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	print_arg_port(f, t, data);
-}
+static const struct scn_arg host_args[] = {
+	{ .kind = SCN_ARG_HOSTS, .flags = SCN_ARG_OPTIONAL,
+	  .offset = offsetof(struct subj_arg, set) },
+};
+static const struct scn_desc host_desc = {
+	.usage = "expected at most one host", .max = 1, SCN_ARGS(host_args),
+	.keep = SCN_KEEP_ARG, .arg_off = offsetof(struct subj_arg, k),
+	.size = sizeof(struct subj_arg), .defaults = &no_host,
+};
+SCN_DESC_FUNCS(host, host_desc)
 
 /* ---- hops ---- */
 
-static int none_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
-{
-	if (argc)
-		return imc_scn_parse_error(p, "takes no argument, got '%s'",
-					   argv[0]);
-	return new_arg(data) ? 0 : -ENOMEM;
-}
+static const struct scn_desc none_desc = {
+	.usage = "takes no argument", .keep = SCN_KEEP_GOT,
+	.size = sizeof(struct subj_arg), .defaults = &no_host,
+};
+SCN_DESC_FUNCS(none, none_desc)
 
 static int hops_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
 {
@@ -109,8 +62,8 @@ static int hops_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
 }
 
 static const struct imc_scn_subject subj_hops = {
-	.name = "hops", .parse = none_parse, .print = port_print,
-	.observe = hops_observe, .free = free,
+	.name = "hops", .parse = none_parse, .print = none_print,
+	.observe = hops_observe, .free = none_free,
 };
 
 /* ---- drops REASON [PORT] ---- */
@@ -133,41 +86,43 @@ static int drop_parse_name(const char *word)
 	return -2;
 }
 
-static int drops_parse(struct imc_scn_parser *p, unsigned argc,
-		       const char *const *argv, void **data)
+static int reason_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+			const char *word, void *base)
 {
-	struct subj_arg *a;
+	struct subj_arg *a = base;
+	char names[256];
+	size_t o = 0;
 
-	if (argc < 1 || argc > 2)
-		return imc_scn_parse_error(p, "expected 'drops REASON [PORT]'");
-	a = new_arg(data);
-	if (!a)
-		return -ENOMEM;
-	a->drop = drop_parse_name(argv[0]);
-	if (a->drop < DROP_ALL) {
-		char names[256];
-		size_t o = 0;
-
-		for (int d = 0; d < IMC_DROP__COUNT && o < sizeof(names); d++)
-			o += (size_t)snprintf(names + o, sizeof(names) - o,
-					      "%s, ", imc_drop_str((enum imc_drop)d));
-		return imc_scn_parse_error(p,
-			"expected a reason (%sall), got '%s'", names, argv[0]);
-	}
-	if (argc == 2)
-		return imc_scn_parse_port(p, argv[1], false, &a->node,
-					  &a->port);
-	return 0;
+	a->drop = drop_parse_name(word);
+	if (a->drop >= DROP_ALL)
+		return 0;
+	for (int d = 0; d < IMC_DROP__COUNT && o < sizeof(names); d++)
+		o += (size_t)snprintf(names + o, sizeof(names) - o, "%s, ",
+				      imc_drop_str((enum imc_drop)d));
+	return imc_scn_parse_error(p, "expected a reason (%sall), got '%s'",
+				   names, word);
 }
 
-static void drops_print(FILE *f, const struct imc_topo *t, const void *data)
+static void reason_print(FILE *f, const struct imc_topo *t,
+			 const struct scn_arg *arg, const void *base)
 {
-	const struct subj_arg *a = data;
+	const struct subj_arg *a = base;
 
 	fprintf(f, " %s", a->drop == DROP_ALL ? "all" :
 		imc_drop_str((enum imc_drop)a->drop));
-	print_arg_port(f, t, a);
 }
+
+static const struct scn_arg drops_args[] = {
+	SCN_A_CUSTOM(struct subj_arg, drop, "a reason", reason_parse,
+		     reason_print, 0),
+	SCN_A_PORT(struct subj_arg, at, SCN_ARG_OPTIONAL),
+};
+static const struct scn_desc drops_desc = {
+	.usage = "expected 'drops REASON [PORT]'", .min = 1, .max = 2,
+	SCN_ARGS(drops_args), .size = sizeof(struct subj_arg),
+	.defaults = &no_host,
+};
+SCN_DESC_FUNCS(drops, drops_desc)
 
 static int drops_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
 {
@@ -177,12 +132,12 @@ static int drops_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
 	struct imc_port_counters pc;
 	int rc;
 
-	if (a->node == IMC_TOPO_NONE) {
+	if (a->at.node == IMC_TOPO_NONE) {
 		imc_fabric_totals(imc_scn_fabric(c), &tot);
 		drops = tot.drops;
 	} else {
-		rc = imc_fabric_port_counters(imc_scn_fabric(c), a->node,
-					      a->port, &pc);
+		rc = imc_fabric_port_counters(imc_scn_fabric(c), a->at.node,
+					      a->at.port, &pc);
 		if (rc)
 			return rc;
 		drops = pc.drops;
@@ -199,24 +154,30 @@ static int drops_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
 
 static const struct imc_scn_subject subj_drops = {
 	.name = "drops", .parse = drops_parse, .print = drops_print,
-	.observe = drops_observe, .free = free,
+	.observe = drops_observe, .free = drops_free,
 };
 
 /* ---- cable and port counters ---- */
 
-static int port_parse_common(struct imc_scn_parser *p, unsigned argc,
-			     const char *const *argv, void **data,
-			     bool cabled)
-{
-	struct subj_arg *a;
+/* ---- PORT counters: cabled (a cable direction's) or any port ---- */
 
-	if (argc != 1)
-		return imc_scn_parse_error(p, "expected one port (NODE:PORT)");
-	a = new_arg(data);
-	if (!a)
-		return -ENOMEM;
-	return imc_scn_parse_port(p, argv[0], cabled, &a->node, &a->port);
-}
+static const struct scn_arg cable_args[] = {
+	SCN_A_PORT(struct subj_arg, at, SCN_ARG_CABLED),
+};
+static const struct scn_arg port_args[] = {
+	SCN_A_PORT(struct subj_arg, at, 0),
+};
+
+#define PORT_DESC(tab) \
+	.usage = "expected one port (NODE:PORT)", .min = 1, .max = 1, \
+	SCN_ARGS(tab), .keep = SCN_KEEP_ARG, \
+	.arg_off = offsetof(struct subj_arg, k), \
+	.size = sizeof(struct subj_arg), .defaults = &no_host
+
+static const struct scn_desc cable_desc = { PORT_DESC(cable_args) };
+static const struct scn_desc port_desc = { PORT_DESC(port_args) };
+SCN_DESC_FUNCS(cable, cable_desc)
+SCN_DESC_FUNCS(port, port_desc)
 
 /* IBA 14.2.5.6 PortState values, any case. */
 static const char *const state_names[] = {
@@ -268,23 +229,6 @@ struct counter {
 	long total;
 };
 
-static int counter_parse(struct imc_scn_parser *p, unsigned argc,
-			 const char *const *argv, void **data)
-{
-	const struct counter *k = *data;
-	int rc;
-
-	*data = NULL;
-	if (k->src == SRC_HOST)
-		rc = host_parse(p, argc, argv, data);
-	else
-		rc = port_parse_common(p, argc, argv, data,
-				       k->src == SRC_LINK);
-	if (*data)
-		((struct subj_arg *)*data)->k = k;
-	return rc;
-}
-
 static int counter_observe(struct imc_scn_ctx *c, const void *data,
 			   uint64_t *v)
 {
@@ -316,33 +260,36 @@ static int counter_observe(struct imc_scn_ctx *c, const void *data,
 			*v = sum;
 			return 0;
 		}
-		if (a->node == IMC_TOPO_NONE && k->total >= 0) {
+		if (a->at.node == IMC_TOPO_NONE && k->total >= 0) {
 			imc_fabric_totals(f, &u.tot);
 			off = (size_t)k->total;
 			size = sizeof(uint64_t);
 		} else {
-			scn_host_stats(c, a->node, a->port, &u.host);
+			scn_host_stats(c, a->at.node, a->at.port, &u.host);
 		}
 		break;
 	case SRC_LINK:
-		rc = imc_fabric_link_counters(f, a->node, a->port, &u.link);
+		rc = imc_fabric_link_counters(f, a->at.node, a->at.port,
+					      &u.link);
 		break;
 	case SRC_PORT:
-		rc = imc_fabric_port_counters(f, a->node, a->port, &u.port);
+		rc = imc_fabric_port_counters(f, a->at.node, a->at.port,
+					      &u.port);
 		break;
 	case SRC_ATTR:
-		rc = imc_fabric_port_attr(f, a->node, a->port, &u.attr);
+		rc = imc_fabric_port_attr(f, a->at.node, a->at.port, &u.attr);
 		break;
 	}
 	*v = scn_field_at(&u, off, size);
 	return rc;
 }
 
-#define COUNTER(src, type, f, total) \
-	.parse = counter_parse, .print = port_print, \
-	.observe = counter_observe, .free = arg_free, \
+#define COUNTER(pre, src, type, f, total) \
+	.parse = pre##_parse, .print = pre##_print, \
+	.observe = counter_observe, .free = pre##_free, \
 	.arg = &(const struct counter){ src, SCN_FIELD(type, f), total }
-#define HOST(f, total) COUNTER(SRC_HOST, struct scn_host_stats, f, total)
+#define HOST(f, total) \
+	COUNTER(host, SRC_HOST, struct scn_host_stats, f, total)
 #define TOTAL(f) (long)offsetof(struct imc_fabric_totals, f)
 
 static const struct imc_scn_subject counters[] = {
@@ -351,24 +298,24 @@ static const struct imc_scn_subject counters[] = {
 	{ .name = "dups", HOST(dups, -1) },
 	{ .name = "send-errors", HOST(send_errors, -1) },
 	{ .name = "lost",
-	  COUNTER(SRC_LINK, struct imc_link_counters, lost, -1) },
+	  COUNTER(cable, SRC_LINK, struct imc_link_counters, lost, -1) },
 	{ .name = "duplicated",
-	  COUNTER(SRC_LINK, struct imc_link_counters, duplicated, -1) },
+	  COUNTER(cable, SRC_LINK, struct imc_link_counters, duplicated, -1) },
 	{ .name = "reordered",
-	  COUNTER(SRC_LINK, struct imc_link_counters, reordered, -1) },
+	  COUNTER(cable, SRC_LINK, struct imc_link_counters, reordered, -1) },
 	{ .name = "packets",
-	  COUNTER(SRC_LINK, struct imc_link_counters, packets, -1) },
+	  COUNTER(cable, SRC_LINK, struct imc_link_counters, packets, -1) },
 	{ .name = "tx",
-	  COUNTER(SRC_PORT, struct imc_port_counters, tx_packets, -1) },
+	  COUNTER(port, SRC_PORT, struct imc_port_counters, tx_packets, -1) },
 	{ .name = "rx",
-	  COUNTER(SRC_PORT, struct imc_port_counters, rx_packets, -1) },
+	  COUNTER(port, SRC_PORT, struct imc_port_counters, rx_packets, -1) },
 	{ .name = "state", .value_parse = state_value_parse,
 	  .value_format = state_value_format,
-	  COUNTER(SRC_ATTR, struct imc_port_attr, state, -1) },
+	  COUNTER(port, SRC_ATTR, struct imc_port_attr, state, -1) },
 	{ .name = "lid", .value_format = lid_value_format,
-	  COUNTER(SRC_ATTR, struct imc_port_attr, lid, -1) },
+	  COUNTER(port, SRC_ATTR, struct imc_port_attr, lid, -1) },
 	{ .name = "smlid", .value_format = lid_value_format,
-	  COUNTER(SRC_ATTR, struct imc_port_attr, sm_lid, -1) },
+	  COUNTER(port, SRC_ATTR, struct imc_port_attr, sm_lid, -1) },
 };
 
 const struct imc_scn_subject *const scn_builtin_subjects[] = {

@@ -6,16 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scenario/desc.h"
 #include "scenario/scn.h"
 #include "util/bytes.h"
+#include "util/vec.h"
 
 #define MCAST_QPN 0xFFFFFFu   /* multicast DestQP, IBA 10.5.2.5 */
 #define DEFAULT_PKEY 0xFFFF   /* default partition, full member (IBA 10.9) */
-
-static void *alloc_data(size_t n)
-{
-	return calloc(1, n);
-}
 
 /* ---- link params, shared with the links setting ---- */
 
@@ -49,44 +46,12 @@ struct flow_opts {
 	uint8_t sl;
 };
 
-#define FLOW_OPTS(T) \
-	SCN_O_UINT("count", T, count, 1, 0), \
-	SCN_O_UINT("size", T, size, 0, SCN_FLOW_SIZE_MAX), \
-	SCN_O_TIME("interval", T, interval)
-
 /* IBA 7.6.5: service levels are 4 bits. */
 static const struct scn_opt flow_opts[] = {
-	FLOW_OPTS(struct flow_opts),
+	SCN_O_FLOW(struct flow_opts),
 	SCN_O_UINT("sl", struct flow_opts, sl, 0, 15),
 };
 static const struct scn_optset mcast_flow_set = SCN_OPTSET(flow_opts);
-/* count= through interval=, and size= and interval= alone */
-static const struct scn_optset flow_set = { flow_opts, 3, NULL };
-static const struct scn_optset flow_nocount_set = { flow_opts + 1, 2, NULL };
-
-int scn_flow_kv(struct imc_scn_parser *p, const char *word, uint32_t *count,
-		uint32_t *size, imc_time_t *interval, bool *matched)
-{
-	struct flow_opts fo = { count ? *count : 1, *size, *interval, 0 };
-	uint64_t given = 0;
-	int rc = scn_opt_word(p, count ? &flow_set : &flow_nocount_set, word,
-			      &fo, &given, matched);
-
-	if (count)
-		*count = fo.count;
-	*size = fo.size;
-	*interval = fo.interval;
-	return rc;
-}
-
-void scn_flow_print(FILE *f, uint32_t count, uint32_t size,
-		    imc_time_t interval)
-{
-	struct flow_opts fo = { count, size, interval, 0 };
-
-	scn_opts_print(f, &flow_set, &fo, ~0ull);
-}
-
 int scn_mcast_flow_opts(struct imc_scn_parser *p, unsigned argc,
 			const char *const *argv, uint32_t *count, uint32_t *size,
 			imc_time_t *interval, uint8_t *sl)
@@ -122,28 +87,15 @@ struct link_arg {
 	bool up;
 };
 
-static int link_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
-{
-	struct link_arg *a;
-
-	if (argc != 2 || (strcmp(argv[0], "down") && strcmp(argv[0], "up")))
-		return imc_scn_parse_error(p, "expected 'link down PORT' or 'link up PORT'");
-	a = alloc_data(sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	a->up = !strcmp(argv[0], "up");
-	return imc_scn_parse_port(p, argv[1], true, &a->at.node, &a->at.port);
-}
-
-static void link_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct link_arg *a = data;
-
-	fputs(a->up ? " up" : " down", f);
-	scn_print_port_arg(f, t, &a->at);
-}
+static const char *const link_words[] = { "down", "up", NULL };
+static const struct scn_arg link_args[] = {
+	SCN_A_WORD(struct link_arg, up, link_words, 0),
+	SCN_A_PORT(struct link_arg, at, SCN_ARG_CABLED),
+};
+static const struct scn_desc link_desc = {
+	.usage = "expected 'link down PORT' or 'link up PORT'",
+	.min = 2, .max = 2, SCN_ARGS(link_args),	.size = sizeof(struct link_arg),
+};
 
 static int link_run(struct imc_scn_ctx *c, void *data)
 {
@@ -158,45 +110,26 @@ static int link_run(struct imc_scn_ctx *c, void *data)
 	return rc;
 }
 
-static const struct imc_scn_verb verb_link = {
-	.name = "link", .kind = IMC_SCN_ACTION, .parse = link_parse,
-	.print = link_print, .run = link_run, .free = free,
-};
+SCN_DESC_VERB(link, "link", IMC_SCN_ACTION, link_desc, link_run);
 
 /* ---- fault PORT key=value... ---- */
 
 struct fault_arg {
 	struct scn_port_arg at;
 	struct imc_link_params lp;
-	unsigned mask;
+	uint64_t given;   /* by SCN_LP_* bit */
 };
 
-static int fault_parse(struct imc_scn_parser *p, unsigned argc,
-		       const char *const *argv, void **data)
-{
-	struct fault_arg *a;
-	int rc;
-
-	if (argc < 2)
-		return imc_scn_parse_error(p,
-			"expected 'fault PORT' and loss=, dup=, reorder=, reorder-delay=, latency= or bandwidth=");
-	a = alloc_data(sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	rc = imc_scn_parse_port(p, argv[0], true, &a->at.node, &a->at.port);
-	if (rc)
-		return rc;
-	return scn_link_params_parse(p, argc - 1, argv + 1, &a->lp, &a->mask);
-}
-
-static void fault_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct fault_arg *a = data;
-
-	scn_print_port_arg(f, t, &a->at);
-	scn_link_params_print(f, &a->lp, a->mask);
-}
+static const struct scn_arg fault_args[] = {
+	SCN_A_PORT(struct fault_arg, at, SCN_ARG_CABLED),
+};
+static const struct scn_desc fault_desc = {
+	.usage = "expected 'fault PORT' and loss=, dup=, reorder=, reorder-delay=, latency= or bandwidth=",
+	.min = 2, SCN_ARGS(fault_args), .opts = &scn_link_optset,
+	.opts_off = offsetof(struct fault_arg, lp),
+	.keep = SCN_KEEP_GIVEN, .given_off = offsetof(struct fault_arg, given),
+	.size = sizeof(struct fault_arg),
+};
 
 /* Keys not given keep the values of the links line. */
 static int fault_run(struct imc_scn_ctx *c, void *data)
@@ -204,48 +137,24 @@ static int fault_run(struct imc_scn_ctx *c, void *data)
 	struct fault_arg *a = data;
 	struct imc_link_params lp = imc_scn_config(c)->link;
 
-	if (a->mask & SCN_LP_LATENCY)
-		lp.latency = a->lp.latency;
-	if (a->mask & SCN_LP_BANDWIDTH)
-		lp.bits_per_sec = a->lp.bits_per_sec;
-	if (a->mask & SCN_LP_LOSS)
-		lp.loss = a->lp.loss;
-	if (a->mask & SCN_LP_DUP)
-		lp.dup = a->lp.dup;
-	if (a->mask & SCN_LP_REORDER)
-		lp.reorder = a->lp.reorder;
-	if (a->mask & SCN_LP_REORDER_DELAY)
-		lp.reorder_delay = a->lp.reorder_delay;
+	scn_opts_copy(&scn_link_optset, &lp, &a->lp, a->given);
 	return imc_fabric_link_params_set(imc_scn_fabric(c), a->at.node,
 					  a->at.port, &lp);
 }
 
-static const struct imc_scn_verb verb_fault = {
-	.name = "fault", .kind = IMC_SCN_ACTION, .parse = fault_parse,
-	.print = fault_print, .run = fault_run, .free = free,
-};
+SCN_DESC_VERB(fault, "fault", IMC_SCN_ACTION, fault_desc, fault_run);
 
 /* ---- sm move PORT ---- */
 
-static int sm_parse(struct imc_scn_parser *p, unsigned argc,
-		    const char *const *argv, void **data)
-{
-	struct scn_port_arg *a;
-
-	if (argc != 2 || strcmp(argv[0], "move"))
-		return imc_scn_parse_error(p, "expected 'sm move HOST'");
-	a = alloc_data(sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	return imc_scn_parse_host(p, argv[1], &a->node, &a->port);
-}
-
-static void sm_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	fputs(" move", f);
-	scn_print_port_arg(f, t, data);
-}
+static const char *const sm_words[] = { "move", NULL };
+static const struct scn_arg sm_args[] = {
+	{ .kind = SCN_ARG_WORD, .names = sm_words },
+	SCN_A_HOST(struct scn_port_arg, node),
+};
+static const struct scn_desc sm_desc = {
+	.usage = "expected 'sm move HOST'", .min = 2, .max = 2,
+	SCN_ARGS(sm_args), .size = sizeof(struct scn_port_arg),
+};
 
 static int sm_run(struct imc_scn_ctx *c, void *data)
 {
@@ -254,40 +163,17 @@ static int sm_run(struct imc_scn_ctx *c, void *data)
 	return imc_fabric_sm_move(imc_scn_fabric(c), a->node, a->port);
 }
 
-static const struct imc_scn_verb verb_sm = {
-	.name = "sm", .kind = IMC_SCN_ACTION, .parse = sm_parse,
-	.print = sm_print, .run = sm_run, .free = free,
-};
+SCN_DESC_VERB(sm, "sm", IMC_SCN_ACTION, sm_desc, sm_run);
 
 /* ---- reregister HOST|all ---- */
 
-static int rereg_parse(struct imc_scn_parser *p, unsigned argc,
-		       const char *const *argv, void **data)
-{
-	struct scn_port_arg *a;
-
-	if (argc != 1)
-		return imc_scn_parse_error(p, "expected 'reregister HOST' or 'reregister all'");
-	a = alloc_data(sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	if (!strcmp(argv[0], "all")) {
-		a->node = IMC_TOPO_NONE;
-		return 0;
-	}
-	return imc_scn_parse_host(p, argv[0], &a->node, &a->port);
-}
-
-static void rereg_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct scn_port_arg *a = data;
-
-	if (a->node == IMC_TOPO_NONE)
-		fputs(" all", f);
-	else
-		scn_print_port_arg(f, t, a);
-}
+static const struct scn_arg rereg_args[] = {
+	{ .kind = SCN_ARG_HOST_ALL },
+};
+static const struct scn_desc rereg_desc = {
+	.usage = "expected 'reregister HOST' or 'reregister all'",
+	.min = 1, .max = 1, SCN_ARGS(rereg_args),	.size = sizeof(struct scn_port_arg),
+};
 
 static int rereg_run(struct imc_scn_ctx *c, void *data)
 {
@@ -297,10 +183,7 @@ static int rereg_run(struct imc_scn_ctx *c, void *data)
 					    a->port);
 }
 
-static const struct imc_scn_verb verb_rereg = {
-	.name = "reregister", .kind = IMC_SCN_ACTION, .parse = rereg_parse,
-	.print = rereg_print, .run = rereg_run, .free = free,
-};
+SCN_DESC_VERB(rereg, "reregister", IMC_SCN_ACTION, rereg_desc, rereg_run);
 
 /* ---- lid HOST LID ---- */
 
@@ -309,40 +192,17 @@ struct lid_arg {
 	uint16_t lid;
 };
 
-static int lid_parse(struct imc_scn_parser *p, unsigned argc,
-		     const char *const *argv, void **data)
-{
-	struct lid_arg *a;
-	uint64_t v;
-	int rc;
-
-	if (argc != 2)
-		return imc_scn_parse_error(p, "expected 'lid HOST LID'");
-	a = alloc_data(sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	rc = imc_scn_parse_host(p, argv[0], &a->at.node, &a->at.port);
-	if (rc)
-		return rc;
-	/* IBA 4.1.3: unicast LIDs are 0x0001..0xBFFF. */
-	rc = imc_scn_parse_uint(p, "LID", argv[1], 0xBFFF, &v);
-	if (rc)
-		return rc;
-	if (v == 0)
-		return imc_scn_parse_error(p, "LID: expected a unicast LID 1..0xbfff, got '%s'",
-					   argv[1]);
-	a->lid = (uint16_t)v;
-	return 0;
-}
-
-static void lid_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct lid_arg *a = data;
-
-	scn_print_port_arg(f, t, &a->at);
-	fprintf(f, " 0x%04x", a->lid);
-}
+/* IBA 4.1.3: unicast LIDs are 0x0001..0xBFFF. */
+static const struct scn_arg lid_args[] = {
+	SCN_A_HOST(struct lid_arg, at),
+	{ .kind = SCN_ARG_UINT, .size = 2, .flags = SCN_ARG_HEX,
+	  .offset = offsetof(struct lid_arg, lid), .what = "LID",
+	  .min = 1, .max = 0xBFFF, .help = "expected a unicast LID 1..0xbfff" },
+};
+static const struct scn_desc lid_desc = {
+	.usage = "expected 'lid HOST LID'", .min = 2, .max = 2,
+	SCN_ARGS(lid_args), .size = sizeof(struct lid_arg),
+};
 
 static int lid_run(struct imc_scn_ctx *c, void *data)
 {
@@ -355,10 +215,7 @@ static int lid_run(struct imc_scn_ctx *c, void *data)
 	return rc;
 }
 
-static const struct imc_scn_verb verb_lid = {
-	.name = "lid", .kind = IMC_SCN_ACTION, .parse = lid_parse,
-	.print = lid_print, .run = lid_run, .free = free,
-};
+SCN_DESC_VERB(lid, "lid", IMC_SCN_ACTION, lid_desc, lid_run);
 
 /* ---- pkeys HOST PKEY... ---- */
 
@@ -368,39 +225,17 @@ struct pkeys_arg {
 	uint16_t pkeys[IMC_PKEY_TABLE_MAX];
 };
 
-static int pkeys_parse(struct imc_scn_parser *p, unsigned argc,
-		       const char *const *argv, void **data)
-{
-	struct pkeys_arg *a;
-	int rc;
-
-	if (argc < 1)
-		return imc_scn_parse_error(p, "expected 'pkeys HOST PKEY...'");
-	if (argc - 1 > IMC_PKEY_TABLE_MAX)
-		return imc_scn_parse_error(p, "at most %u P_Keys",
-					   IMC_PKEY_TABLE_MAX);
-	a = alloc_data(sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	rc = imc_scn_parse_host(p, argv[0], &a->at.node, &a->at.port);
-	for (unsigned i = 1; !rc && i < argc; i++) {
-		uint64_t v;
-
-		rc = imc_scn_parse_uint(p, "P_Key", argv[i], 0xFFFF, &v);
-		a->pkeys[a->n++] = (uint16_t)v;
-	}
-	return rc;
-}
-
-static void pkeys_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct pkeys_arg *a = data;
-
-	scn_print_port_arg(f, t, &a->at);
-	for (unsigned i = 0; i < a->n; i++)
-		fprintf(f, " 0x%04x", a->pkeys[i]);
-}
+static const struct scn_arg pkeys_args[] = {
+	SCN_A_HOST(struct pkeys_arg, at),
+	{ .kind = SCN_ARG_UINT, .size = 2, .flags = SCN_ARG_HEX | SCN_ARG_REST,
+	  .offset = offsetof(struct pkeys_arg, pkeys), .what = "P_Key",
+	  .max = IMC_PKEY_TABLE_MAX, .help = "P_Keys",
+	  .count_off = offsetof(struct pkeys_arg, n) },
+};
+static const struct scn_desc pkeys_desc = {
+	.usage = "expected 'pkeys HOST PKEY...'", .min = 1,
+	SCN_ARGS(pkeys_args),	.size = sizeof(struct pkeys_arg),
+};
 
 static int pkeys_run(struct imc_scn_ctx *c, void *data)
 {
@@ -410,10 +245,7 @@ static int pkeys_run(struct imc_scn_ctx *c, void *data)
 				   a->pkeys, a->n);
 }
 
-static const struct imc_scn_verb verb_pkeys = {
-	.name = "pkeys", .kind = IMC_SCN_ACTION, .parse = pkeys_parse,
-	.print = pkeys_print, .run = pkeys_run, .free = free,
-};
+SCN_DESC_VERB(pkeys, "pkeys", IMC_SCN_ACTION, pkeys_desc, pkeys_run);
 
 /* ---- group MLID MGID HOST...|all [pkey=P] [qkey=Q] ---- */
 
@@ -421,166 +253,135 @@ struct group_arg {
 	struct scn_group g;
 	bool all;
 	unsigned n;
+	size_t capn, capp;
 	uint32_t *nodes;
 	unsigned *ports;
 };
 
-static void group_free(void *data)
+static void group_members_free(const struct scn_arg *arg, void *data)
 {
 	struct group_arg *a = data;
 
-	if (!a)
-		return;
 	free(a->nodes);
 	free(a->ports);
-	free(a);
 }
 
-static int parse_mlid(struct imc_scn_parser *p, const char *word,
-		      uint16_t *mlid)
+static int append(struct group_arg *a, uint32_t node, unsigned port)
 {
-	uint64_t v;
-	int rc = imc_scn_parse_uint(p, "MLID", word, 0xFFFF, &v);
-
-	if (rc)
-		return rc;
-	if (v < SCN_MLID_MIN || v > SCN_MLID_MAX)
-		return imc_scn_parse_error(p,
-			"MLID: expected a multicast LID 0xc000..0xfffe, got '%s'",
-			word);
-	*mlid = (uint16_t)v;
+	if (IMC_VEC_RESERVE(&a->nodes, &a->capn, a->n + 1) ||
+	    IMC_VEC_RESERVE(&a->ports, &a->capp, a->n + 1))
+		return -ENOMEM;
+	a->nodes[a->n] = node;
+	a->ports[a->n++] = port;
 	return 0;
 }
 
-static int add_member(struct imc_scn_parser *p, struct group_arg *a,
-		      uint32_t node, unsigned port)
+/* A new group's MLID. */
+static int group_mlid_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+			    const char *word, void *base)
 {
-	for (unsigned i = 0; i < a->n; i++)
+	struct group_arg *a = base;
+	const struct scn_group *old;
+	int rc = scn_mlid_parse(p, word, &a->g.mlid);
+
+	old = rc ? NULL : scn_group_find(p->s, a->g.mlid);
+	if (old)
+		return imc_scn_parse_error(p, "group 0x%04x is already defined on line %u",
+					   a->g.mlid, old->line);
+	return rc;
+}
+
+/* The MLID of the struct scn_group at the argument's offset. */
+static void group_mlid_print(FILE *f, const struct imc_topo *t,
+			     const struct scn_arg *arg, const void *base)
+{
+	const struct scn_group *g = scn_arg_cat(base, arg);
+
+	fprintf(f, " 0x%04x", g->mlid);
+}
+
+static int group_member_parse(struct imc_scn_parser *p,
+			      const struct scn_arg *arg, const char *word,
+			      void *base)
+{
+	struct group_arg *a = base;
+	uint32_t node;
+	unsigned port;
+	int rc;
+
+	if (a->all || (a->n && !strcmp(word, "all")))
+		return imc_scn_parse_error(p,
+			"'all' stands for every host: no other member");
+	if (!strcmp(word, "all")) {
+		a->all = true;
+		return 0;
+	}
+	rc = imc_scn_parse_host(p, word, &node, &port);
+	for (unsigned i = 0; !rc && i < a->n; i++)
 		if (a->nodes[i] == node && a->ports[i] == port)
 			return imc_scn_parse_error(p, "member %s:%u listed twice",
 				imc_scn_parser_topo(p)->node[node].name, port);
-	a->nodes[a->n] = node;
-	a->ports[a->n] = port;
-	a->n++;
-	return 0;
+	return rc ? rc : append(a, node, port);
+}
+
+static void group_members_print(FILE *f, const struct imc_topo *t,
+				const struct scn_arg *arg, const void *base)
+{
+	const struct group_arg *a = base;
+
+	if (a->all)
+		fputs(" all", f);
+	for (unsigned i = 0; !a->all && i < a->n; i++) {
+		fputc(' ', f);
+		imc_scn_print_port(f, t, a->nodes[i], a->ports[i]);
+	}
+}
+
+/* "all": each HCA by its first cabled port. */
+static int group_done(struct imc_scn_parser *p, void *data)
+{
+	const struct imc_topo *t = imc_scn_parser_topo(p);
+	struct group_arg *a = data;
+	int rc = 0;
+
+	a->g.line = p->line;
+	for (uint32_t i = 0; a->all && !rc && i < t->nnodes; i++) {
+		const struct imc_topo_node *nd = &t->node[i];
+		unsigned pn = 0;
+
+		for (unsigned k = 1; k <= nd->nports && !pn; k++)
+			if (nd->port[k].peer != IMC_TOPO_NONE)
+				pn = k;
+		if (nd->type == IMC_NODE_HCA && pn)
+			rc = append(a, i, pn);
+	}
+	if (!rc && !a->n)
+		return imc_scn_parse_error(p, "a group needs at least one member");
+	return rc ? rc : scn_group_add(p->s, &a->g);
 }
 
 static const struct scn_opt group_opts[] = {
-	SCN_O_HEX("pkey", struct scn_group, pkey, 0),
-	SCN_O_HEX("qkey", struct scn_group, qkey, 0),
+	SCN_O_HEX("pkey", struct group_arg, g.pkey, 0),
+	SCN_O_HEX("qkey", struct group_arg, g.qkey, 0),
 };
 static const struct scn_optset group_set = SCN_OPTSET(group_opts);
 
-static int group_parse(struct imc_scn_parser *p, unsigned argc,
-		       const char *const *argv, void **data)
-{
-	const struct imc_topo *t = imc_scn_parser_topo(p);
-	struct imc_scenario *s = p->s;
-	struct group_arg *a;
-	uint64_t given = 0;
-	size_t cap;
-	int rc;
-
-	if (argc < 3)
-		return imc_scn_parse_error(p,
-			"expected 'group MLID MGID HOST...' or 'group MLID MGID all'");
-	a = alloc_data(sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	a->g.line = p->line;
-	a->g.pkey = DEFAULT_PKEY;
-	a->g.qkey = IMC_SCN_QKEY;
-	rc = parse_mlid(p, argv[0], &a->g.mlid);
-	if (rc)
-		return rc;
-	if (scn_group_find(s, a->g.mlid))
-		return imc_scn_parse_error(p, "group 0x%04x is already defined on line %u",
-			a->g.mlid, scn_group_find(s, a->g.mlid)->line);
-	if (imc_gid_parse(argv[1], &a->g.mgid) ||
-	    !imc_gid_is_multicast(&a->g.mgid))
-		return imc_scn_parse_error(p,
-			"MGID: expected a multicast GID (ff..), got '%s'",
-			argv[1]);
-	cap = t->nnodes < argc ? t->nnodes : argc;
-	a->nodes = calloc(cap + 1, sizeof(*a->nodes));
-	a->ports = calloc(cap + 1, sizeof(*a->ports));
-	if (!a->nodes || !a->ports)
-		return -ENOMEM;
-	for (unsigned i = 2; i < argc; i++) {
-		bool m;
-
-		rc = scn_opt_word(p, &group_set, argv[i], &a->g, &given, &m);
-		if (rc || m) {
-			if (rc)
-				return rc;
-		} else if (!strcmp(argv[i], "all")) {
-			if (a->all || a->n)
-				return imc_scn_parse_error(p,
-					"'all' stands for every host: no other member");
-			a->all = true;
-		} else {
-			uint32_t node;
-			unsigned port;
-
-			if (a->all)
-				return imc_scn_parse_error(p,
-					"'all' stands for every host: no other member");
-			rc = imc_scn_parse_host(p, argv[i], &node, &port);
-			if (!rc)
-				rc = add_member(p, a, node, port);
-		}
-		if (rc)
-			return rc;
-	}
-	if (a->all) {
-		uint32_t n = 0;
-
-		free(a->nodes);
-		free(a->ports);
-		for (uint32_t i = 0; i < t->nnodes; i++)
-			n += t->node[i].type == IMC_NODE_HCA;
-		a->nodes = calloc(n + 1, sizeof(*a->nodes));
-		a->ports = calloc(n + 1, sizeof(*a->ports));
-		if (!a->nodes || !a->ports)
-			return -ENOMEM;
-		for (uint32_t i = 0; i < t->nnodes; i++) {
-			const struct imc_topo_node *nd = &t->node[i];
-			unsigned pn = 0;
-
-			if (nd->type != IMC_NODE_HCA)
-				continue;
-			for (unsigned k = 1; k <= nd->nports && !pn; k++)
-				if (nd->port[k].peer != IMC_TOPO_NONE)
-					pn = k;
-			if (!pn)
-				continue;
-			a->nodes[a->n] = i;
-			a->ports[a->n++] = pn;
-		}
-	}
-	if (!a->n)
-		return imc_scn_parse_error(p, "a group needs at least one member");
-	return scn_group_add(s, &a->g);
-}
-
-static void group_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct group_arg *a = data;
-	char mgid[IMC_GID_STRLEN];
-
-	imc_gid_format(&a->g.mgid, mgid);
-	fprintf(f, " 0x%04x %s", a->g.mlid, mgid);
-	if (a->all) {
-		fputs(" all", f);
-	} else {
-		for (unsigned i = 0; i < a->n; i++) {
-			fputc(' ', f);
-			imc_scn_print_port(f, t, a->nodes[i], a->ports[i]);
-		}
-	}
-	scn_opts_print(f, &group_set, &a->g, ~0ull);
-}
+static const struct scn_arg group_args[] = {
+	SCN_A_CUSTOM(struct group_arg, g, "an MLID", group_mlid_parse,
+		     group_mlid_print, 0),
+	{ .kind = SCN_ARG_MGID, .offset = offsetof(struct group_arg, g.mgid) },
+	{ .kind = SCN_ARG_CUSTOM, .flags = SCN_ARG_REST,
+	  .parse = group_member_parse, .print = group_members_print,
+	  .free = group_members_free },
+};
+static const struct scn_desc group_desc = {
+	.usage = "expected 'group MLID MGID HOST...' or 'group MLID MGID all'",
+	.min = 3, SCN_ARGS(group_args), .opts = &group_set,
+	.print_always = ~0ull,	.size = sizeof(struct group_arg),
+	.defaults = &(const struct group_arg){
+		.g = { .pkey = DEFAULT_PKEY, .qkey = IMC_SCN_QKEY } },
+	.done = group_done,
+};
 
 static int group_run(struct imc_scn_ctx *c, void *data)
 {
@@ -612,10 +413,7 @@ static int group_run(struct imc_scn_ctx *c, void *data)
 	return 0;
 }
 
-static const struct imc_scn_verb verb_group = {
-	.name = "group", .kind = IMC_SCN_ACTION, .parse = group_parse,
-	.print = group_print, .run = group_run, .free = group_free,
-};
+SCN_DESC_VERB(group, "group", IMC_SCN_ACTION, group_desc, group_run);
 
 /* ---- send SRC DST ... and mcast SRC MLID ... ---- */
 
@@ -631,11 +429,11 @@ struct traffic_arg {
 	uint16_t pkey;
 	uint32_t qkey;
 	uint8_t sl;
-	bool qkey_set;
+	uint64_t given;    /* mcast: the options given */
 };
 
 #define TRAFFIC_OPTS \
-	FLOW_OPTS(struct traffic_arg), \
+	SCN_O_FLOW(struct traffic_arg), \
 	SCN_O_UINT("sl", struct traffic_arg, sl, 0, 15)
 
 static const struct scn_opt send_opts[] = {
@@ -653,72 +451,32 @@ static const struct scn_opt mcast_opts[] = {
 };
 static const struct scn_optset mcast_set = SCN_OPTSET(mcast_opts);
 
-static int traffic_opts(struct imc_scn_parser *p, unsigned argc,
-			const char *const *argv, struct traffic_arg *a)
+#define TRAFFIC_DEFAULTS \
+	.count = 1, .size = 64, .interval = IMC_NSEC_PER_USEC, \
+	.pkey = DEFAULT_PKEY, .qkey = IMC_SCN_QKEY
+
+static const struct scn_arg send_args[] = {
+	SCN_A_HOST(struct traffic_arg, src),
+	SCN_A_HOST(struct traffic_arg, dst),
+};
+static const struct scn_desc send_desc = {
+	.usage = "expected 'send FROM TO [count=N] [size=BYTES] [interval=TIME] [grh] [pkey=P] [qkey=Q] [sl=N]'",
+	.min = 2, SCN_ARGS(send_args), .opts = &send_set,
+	.print_always = ~0ull,	.size = sizeof(struct traffic_arg),
+	.defaults = &(const struct traffic_arg){ TRAFFIC_DEFAULTS },
+};
+
+/* The MLID of a group an earlier line defined: its MGID, P_Key and
+ * Q_Key with it. */
+static int mcast_group_parse(struct imc_scn_parser *p,
+			     const struct scn_arg *arg, const char *word,
+			     void *base)
 {
-	const struct scn_optset *set = a->mcast ? &mcast_set : &send_set;
-	uint64_t given = 0;
-	int rc = scn_opts_parse(p, set, argc, argv, a, &given);
-
-	a->qkey_set = scn_opt_given(set, given, "qkey");
-	return rc;
-}
-
-static struct traffic_arg *traffic_new(void)
-{
-	struct traffic_arg *a = alloc_data(sizeof(*a));
-
-	if (a) {
-		a->count = 1;
-		a->size = 64;
-		a->interval = IMC_NSEC_PER_USEC;
-		a->pkey = DEFAULT_PKEY;
-		a->qkey = IMC_SCN_QKEY;
-	}
-	return a;
-}
-
-static int send_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
-{
-	struct traffic_arg *a;
-	int rc;
-
-	if (argc < 2)
-		return imc_scn_parse_error(p,
-			"expected 'send FROM TO [count=N] [size=BYTES] [interval=TIME] [grh] [pkey=P] [qkey=Q] [sl=N]'");
-	a = traffic_new();
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	rc = imc_scn_parse_host(p, argv[0], &a->src.node, &a->src.port);
-	if (!rc)
-		rc = imc_scn_parse_host(p, argv[1], &a->dst.node, &a->dst.port);
-	if (!rc)
-		rc = traffic_opts(p, argc - 2, argv + 2, a);
-	return rc;
-}
-
-static int mcast_parse(struct imc_scn_parser *p, unsigned argc,
-		       const char *const *argv, void **data)
-{
+	struct traffic_arg *a = base;
 	const struct scn_group *g;
-	struct traffic_arg *a;
 	uint16_t mlid = 0;
-	int rc;
+	int rc = scn_mlid_parse(p, word, &mlid);
 
-	if (argc < 2)
-		return imc_scn_parse_error(p,
-			"expected 'mcast FROM MLID [count=N] [size=BYTES] [interval=TIME] [sl=N] [qkey=Q]'");
-	a = traffic_new();
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	a->mcast = true;
-	a->grh = true;
-	rc = imc_scn_parse_host(p, argv[0], &a->src.node, &a->src.port);
-	if (!rc)
-		rc = parse_mlid(p, argv[1], &mlid);
 	if (rc)
 		return rc;
 	g = scn_group_find(p->s, mlid);
@@ -728,23 +486,24 @@ static int mcast_parse(struct imc_scn_parser *p, unsigned argc,
 	a->g = *g;
 	a->pkey = g->pkey;
 	a->qkey = g->qkey;
-	return traffic_opts(p, argc - 2, argv + 2, a);
+	return 0;
 }
 
-static void traffic_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct traffic_arg *a = data;
-
-	scn_print_port_arg(f, t, &a->src);
-	if (a->mcast)
-		fprintf(f, " 0x%04x", a->g.mlid);
-	else
-		scn_print_port_arg(f, t, &a->dst);
-	if (a->mcast)
-		scn_opts_print(f, &mcast_set, a, a->qkey_set ? 0x1f : 0xf);
-	else
-		scn_opts_print(f, &send_set, a, ~0ull);
-}
+static const struct scn_arg mcast_args[] = {
+	SCN_A_HOST(struct traffic_arg, src),
+	SCN_A_CUSTOM(struct traffic_arg, g, "an MLID", mcast_group_parse,
+		     group_mlid_print, 0),
+};
+/* count= .. sl= always, qkey= when given */
+static const struct scn_desc mcast_desc = {
+	.usage = "expected 'mcast FROM MLID [count=N] [size=BYTES] [interval=TIME] [sl=N] [qkey=Q]'",
+	.min = 2, SCN_ARGS(mcast_args), .opts = &mcast_set,
+	.print_always = 0xf, .keep = SCN_KEEP_GIVEN,
+	.given_off = offsetof(struct traffic_arg, given),
+	.size = sizeof(struct traffic_arg),
+	.defaults = &(const struct traffic_arg){ TRAFFIC_DEFAULTS,
+		.mcast = true, .grh = true },
+};
 
 /* One flow per send or mcast line, for the length of a run. */
 struct flow {
@@ -883,18 +642,12 @@ static int traffic_run(struct imc_scn_ctx *c, void *data)
 	return imc_timer_arm_in(imc_scn_loop(c), &fl->timer, 0);
 }
 
-static const struct imc_scn_verb verb_send = {
-	.name = "send", .kind = IMC_SCN_ACTION, .parse = send_parse,
-	.print = traffic_print, .run = traffic_run, .free = free,
-};
+SCN_DESC_VERB(send, "send", IMC_SCN_ACTION, send_desc, traffic_run);
 
-static const struct imc_scn_verb verb_mcast = {
-	.name = "mcast", .kind = IMC_SCN_ACTION, .parse = mcast_parse,
-	.print = traffic_print, .run = traffic_run, .free = free,
-};
+SCN_DESC_VERB(mcast, "mcast", IMC_SCN_ACTION, mcast_desc, traffic_run);
 
 const struct imc_scn_verb *const scn_builtin_verbs[] = {
-	&verb_link, &verb_fault, &verb_sm, &verb_rereg, &verb_lid,
-	&verb_pkeys, &verb_group, &verb_send, &verb_mcast,
+	&link_verb, &fault_verb, &sm_verb, &rereg_verb, &lid_verb,
+	&pkeys_verb, &group_verb, &send_verb, &mcast_verb,
 };
 const unsigned scn_builtin_nverbs = IMC_ARRAY_SIZE(scn_builtin_verbs);
