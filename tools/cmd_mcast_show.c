@@ -93,6 +93,18 @@ static int cmp_listing(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
+/* A process's group as the tracker's printers take it. */
+static struct imc_mcast_group_info info_of(const struct imc_ctl_group *x)
+{
+	struct imc_mcast_group_info g = {
+		.rec = x->rec, .join_state = x->join_state,
+		.wanted = x->wanted, .members = x->members,
+		.joined = x->joined,
+	};
+
+	return g;
+}
+
 static void print_text(const struct imc_ctl_listing *l, size_t n)
 {
 	char g[IMC_GID_STRLEN];
@@ -103,18 +115,10 @@ static void print_text(const struct imc_ctl_listing *l, size_t n)
 		       "watch=%s groups=%zu\n", l[i].device, l[i].port, g,
 		       l[i].lid, l[i].sm_lid, l[i].pid, l[i].watch, l[i].n);
 		for (size_t j = 0; j < l[i].n; j++) {
-			const struct imc_ctl_group *x = &l[i].groups[j];
-			const struct imc_mcmr *r = &x->rec;
+			struct imc_mcast_group_info gi = info_of(&l[i].groups[j]);
 
-			imc_gid_format(&r->mgid, g);
-			printf("  group %s mlid=0x%04x join_state=0x%x wanted=0x%x "
-			       "members=%u %s qkey=0x%08x pkey=0x%04x mtu=%u "
-			       "rate=%u sl=%u tclass=%u flow_label=0x%05x "
-			       "hop_limit=%u scope=%u\n", g, r->mlid,
-			       x->join_state, x->wanted, x->members,
-			       x->joined ? "joined" : "pending", r->qkey, r->pkey,
-			       r->mtu, r->rate, r->sl, r->tclass, r->flow_label,
-			       r->hop_limit, r->scope);
+			fputs("  ", stdout);
+			imc_mcast_group_info_print_text(stdout, &gi);
 		}
 	}
 }
@@ -146,12 +150,7 @@ static void print_json(const char *dview, const struct imc_ctl_listing *l,
 		imc_json_key(&j, "groups");
 		imc_json_array_begin(&j);
 		for (size_t k = 0; k < l[i].n; k++) {
-			const struct imc_ctl_group *x = &l[i].groups[k];
-			struct imc_mcast_group_info g = {
-				.rec = x->rec, .join_state = x->join_state,
-				.wanted = x->wanted, .members = x->members,
-				.joined = x->joined,
-			};
+			struct imc_mcast_group_info g = info_of(&l[i].groups[k]);
 
 			imc_mcast_group_info_json(&j, &g);
 		}

@@ -109,6 +109,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ibmcast/common.h"
 #include "ibmcast/loop.h"
@@ -418,6 +419,18 @@ struct imc_json;
  * the writer's error. */
 int imc_mcast_group_info_json(struct imc_json *j,
 			      const struct imc_mcast_group_info *g);
+
+/* A group as one line of text: "group MGID mlid= join_state= wanted=
+ * members= joined|pending", then the record's qkey, pkey, mtu, rate, sl,
+ * tclass, flow_label, hop_limit and scope. Returns 0, -EINVAL or -EIO. */
+int imc_mcast_group_info_print_text(FILE *f,
+				    const struct imc_mcast_group_info *g);
+
+/* The tracker's counters as one JSON object on a line: joins, leaves,
+ * joins_local, mads_sent, retries, timeouts, rejoins, errors and members.
+ * Returns 0, -EINVAL or the writer's error. */
+int imc_mcast_stats_print_json(struct imc_json *j,
+			       const struct imc_mcast_stats *st);
 
 #ifdef __cplusplus
 }

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ibmcast/common.h"
 #include "ibmcast/loop.h"
@@ -265,6 +266,32 @@ int imc_sa_foreach_member(const struct imc_sa *sa, const struct imc_gid *mgid,
 int imc_sa_group_get(const struct imc_sa *sa, const struct imc_gid *mgid,
 		     struct imc_sa_group_info *out);
 
+struct imc_json;
+
+/* A group as saquery -g dumps an MCMemberRecord ("MCMemberRecord group
+ * dump:", then MGID, Mlid, Qkey, Mtu, Rate, pkey, SL, TClass, FlowLabel
+ * and Scope, names padded with dots to 24 columns) and a Members line
+ * (count, full count, persistent). Returns 0, -EINVAL or -EIO. */
+int imc_sa_group_print_text(FILE *f, const struct imc_sa_group_info *g);
+
+/* A member of group g as saquery -m dumps it: MGID, Mlid, PortGid,
+ * JoinState with its bits named (IBA 15.2.5.17), ProxyJoin and
+ * NodeDescription (node, or "<unknown>" when NULL). Returns 0, -EINVAL
+ * or -EIO. */
+int imc_sa_member_print_text(FILE *f, const struct imc_sa_group_info *g,
+			     const struct imc_sa_member_info *m,
+			     const char *node);
+
+/* A group as one JSON object on a line (ibmcast/json.h): mgid, mlid,
+ * qkey, mtu, rate, pkey, sl, tclass, flow_label, scope, persistent,
+ * full_members, then "members", the nm members m one a line (port_gid,
+ * lid, join_state, proxy_join, and node: nodes[k] or null; no node key
+ * when nodes is NULL). Returns 0, -EINVAL or the writer's error. */
+int imc_sa_group_print_json(struct imc_json *j,
+			    const struct imc_sa_group_info *g,
+			    const struct imc_sa_member_info *m,
+			    const char *const *nodes, size_t nm);
+
 /* The whole state as text (groups in MGID order with their members in
  * PortGID order, MLID pool, subscriptions), snprintf-style: writes at most
  * len bytes with a NUL and returns the length the full text needs, or
@@ -323,6 +350,13 @@ struct imc_sa_stats {
 };
 
 void imc_sa_get_stats(const struct imc_sa *sa, struct imc_sa_stats *st);
+
+/* The counters of groups, MLIDs, MADs received and dropped and MFT
+ * changes (groups, members, mlids_in_use, mlids_total, received,
+ * drop_queue_full, groups_created, groups_deleted, mft_adds, mft_removes)
+ * as one JSON object on a line. Returns 0, -EINVAL or the writer's
+ * error. */
+int imc_sa_stats_print_json(struct imc_json *j, const struct imc_sa_stats *st);
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,7 @@
  * sent and delivered (multicast among them), pings answered, address
  * resolution, group joins, and drops by reason (enum imc_ipoib_drop). */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,6 +15,31 @@ struct sum {
 	uint64_t received, received_mcast, replies, answered;
 	struct imc_ipoib_stats st;   /* counters summed; gauges unused */
 };
+
+/* The summed counters in the order the report writes them: a field of
+ * struct sum, and for the interfaces' statistics its place there. */
+static const struct field {
+	const char *key;
+	size_t off;
+	long st_off;                 /* in struct imc_ipoib_stats, or -1 */
+} fields[] = {
+#define SUM(k, f) { k, offsetof(struct sum, f), -1 }
+#define ST(f) { #f, offsetof(struct sum, st.f), \
+		(long)offsetof(struct imc_ipoib_stats, f) }
+	SUM("interfaces", ifs), SUM("carrier", carrier), ST(tx_packets),
+	ST(rx_packets), ST(tx_mcast), ST(rx_mcast),
+	SUM("delivered", received), SUM("delivered_mcast", received_mcast),
+	SUM("pings_answered", answered), SUM("ping_replies", replies),
+	ST(arp_tx), ST(nd_tx), ST(resolved), ST(resolve_failures), ST(joins),
+	ST(join_errors), ST(sendonly_joins), ST(carrier_changes),
+#undef SUM
+#undef ST
+};
+
+static uint64_t *u64_at(void *base, size_t off)
+{
+	return (uint64_t *)(void *)((uint8_t *)base + off);
+}
 
 static void add(void *arg, const struct scn_ipoib_if *i)
 {
@@ -27,18 +53,10 @@ static void add(void *arg, const struct scn_ipoib_if *i)
 	s->received_mcast += i->received_mcast;
 	s->replies += i->ping_replies;
 	s->answered += i->ping_answered;
-	s->st.tx_packets += st.tx_packets;
-	s->st.rx_packets += st.rx_packets;
-	s->st.tx_mcast += st.tx_mcast;
-	s->st.rx_mcast += st.rx_mcast;
-	s->st.arp_tx += st.arp_tx;
-	s->st.nd_tx += st.nd_tx;
-	s->st.resolved += st.resolved;
-	s->st.resolve_failures += st.resolve_failures;
-	s->st.joins += st.joins;
-	s->st.join_errors += st.join_errors;
-	s->st.sendonly_joins += st.sendonly_joins;
-	s->st.carrier_changes += st.carrier_changes;
+	for (size_t k = 0; k < IMC_ARRAY_SIZE(fields); k++)
+		if (fields[k].st_off >= 0)
+			*u64_at(s, fields[k].off) +=
+				*u64_at(&st, (size_t)fields[k].st_off);
 	for (unsigned d = 0; d < IMC_IPOIB_DROP__COUNT; d++)
 		s->st.drops[d] += st.drops[d];
 }
@@ -71,24 +89,8 @@ static int ipoib_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 					      imc_ipoib_drop_str(d),
 					      s.st.drops[d]);
 	}
-	imc_scn_report_u64(rep, "interfaces", s.ifs);
-	imc_scn_report_u64(rep, "carrier", s.carrier);
-	imc_scn_report_u64(rep, "tx_packets", s.st.tx_packets);
-	imc_scn_report_u64(rep, "rx_packets", s.st.rx_packets);
-	imc_scn_report_u64(rep, "tx_mcast", s.st.tx_mcast);
-	imc_scn_report_u64(rep, "rx_mcast", s.st.rx_mcast);
-	imc_scn_report_u64(rep, "delivered", s.received);
-	imc_scn_report_u64(rep, "delivered_mcast", s.received_mcast);
-	imc_scn_report_u64(rep, "pings_answered", s.answered);
-	imc_scn_report_u64(rep, "ping_replies", s.replies);
-	imc_scn_report_u64(rep, "arp_tx", s.st.arp_tx);
-	imc_scn_report_u64(rep, "nd_tx", s.st.nd_tx);
-	imc_scn_report_u64(rep, "resolved", s.st.resolved);
-	imc_scn_report_u64(rep, "resolve_failures", s.st.resolve_failures);
-	imc_scn_report_u64(rep, "joins", s.st.joins);
-	imc_scn_report_u64(rep, "join_errors", s.st.join_errors);
-	imc_scn_report_u64(rep, "sendonly_joins", s.st.sendonly_joins);
-	imc_scn_report_u64(rep, "carrier_changes", s.st.carrier_changes);
+	for (size_t k = 0; k < IMC_ARRAY_SIZE(fields); k++)
+		imc_scn_report_u64(rep, fields[k].key, *u64_at(&s, fields[k].off));
 	imc_scn_report_u64(rep, "dropped", dropped);
 	imc_scn_report_object(rep, "drops");
 	for (unsigned d = 0; d < IMC_IPOIB_DROP__COUNT; d++) {

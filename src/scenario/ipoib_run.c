@@ -180,19 +180,11 @@ int scn_ipoib_iface_get(struct ipr *r, const struct if_arg *a,
 		return -ENOMEM;
 	i->ps = ps;
 	i->pkey = a->pkey;
-	imc_ipoib_config_init(&cfg);
-	if (k0) {
-		const struct imc_ipoib_config *k = &k0->c;
-
-		cfg.queue_endpoint = k->queue_endpoint;
-		cfg.queue_group = k->queue_group;
-		cfg.queue_total = k->queue_total;
-		cfg.resolve_timeout = k->resolve_timeout;
-		cfg.resolve_retries = k->resolve_retries;
-		cfg.neigh_expiry = k->neigh_expiry;
-		cfg.sendonly_idle = k->sendonly_idle;
-		cfg.sa_sendonly_full = k->sa_sendonly_full;
-	}
+	/* The ipoib setting's configuration: the defaults and its options. */
+	if (k0)
+		cfg = k0->c;
+	else
+		imc_ipoib_config_init(&cfg);
 	cfg.pkey = a->pkey;
 	cfg.hash_seed = imc_scn_config(r->c)->seed;
 	host.ctx = i;

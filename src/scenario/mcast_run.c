@@ -16,6 +16,7 @@
 #include "ibmcast/scenario_mcast.h"
 #include "scenario/scn.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "scenario/mcast_run.h"
 
 static const char run_key;   /* imc_scn_data key of struct mc_run */
@@ -44,7 +45,7 @@ static uint16_t local_pkey(struct imc_fabric *f, uint32_t node,
 /* ------------------------------------------------------------------ */
 /* The run */
 
-static void show_clear(struct imc_scn_mcast_show *sh);
+static const struct scn_snaps_kind snap_kind;
 
 static void run_free(void *data)
 {
@@ -114,7 +115,7 @@ int scn_mcast_run_get(struct imc_scn_ctx *c, bool make, struct mc_run **out)
 	/* This run's snapshots replace the last run's. */
 	r->show = head ? head->show : NULL;
 	if (r->show)
-		show_clear(r->show);
+		scn_snaps_clear(&r->show->snaps);
 	*out = r;
 	return 0;
 }
@@ -396,34 +397,21 @@ void scn_mcast_group_cb(void *arg, const struct imc_mcast_group_info *g)
 {
 	struct snap_port *sp = arg;
 
-	if (sp->ng == sp->cap) {
-		size_t n = sp->cap ? sp->cap * 2 : 8;
-		struct imc_mcast_group_info *ng =
-			realloc(sp->g, n * sizeof(*ng));
-
-		if (!ng)
-			return; /* the listing is cut short */
-		sp->g = ng;
-		sp->cap = n;
-	}
+	if (IMC_VEC_RESERVE(&sp->g, &sp->cap, sp->ng + 1))
+		return; /* the listing is cut short */
 	sp->g[sp->ng++] = *g;
 }
 
-static void snap_fini(struct snap *s)
+static void snap_fini(void *snap)
 {
+	struct snap *s = snap;
+
 	for (size_t i = 0; i < s->np; i++) {
 		free(s->p[i].name);
 		free(s->p[i].g);
 	}
 	free(s->p);
 	memset(s, 0, sizeof(*s));
-}
-
-static void show_clear(struct imc_scn_mcast_show *sh)
-{
-	for (unsigned i = 0; i < sh->n; i++)
-		snap_fini(&sh->s[i]);
-	sh->n = 0;
 }
 
 /* Records every tracker now, in topology order. Out of memory loses the
@@ -462,18 +450,8 @@ void scn_mcast_show_snapshot(struct mc_run *r, unsigned line)
 			return;
 		}
 	}
-	if (sh->n == sh->cap) {
-		unsigned n = sh->cap ? sh->cap * 2 : 4;
-		struct snap *ns = realloc(sh->s, n * sizeof(*ns));
-
-		if (!ns) {
-			snap_fini(&s);
-			return;
-		}
-		sh->s = ns;
-		sh->cap = n;
-	}
-	sh->s[sh->n++] = s;
+	if (scn_snaps_add(&sh->snaps, &s))
+		snap_fini(&s);
 }
 
 int imc_scn_mcast_show_create(struct imc_scenario *s,
@@ -497,6 +475,7 @@ int imc_scn_mcast_show_create(struct imc_scenario *s,
 		return -ENOMEM;
 	sh->head = head;
 	head->show = sh;
+	sh->snaps.k = &snap_kind;
 	*out = sh;
 	return 0;
 }
@@ -507,14 +486,13 @@ void imc_scn_mcast_show_destroy(struct imc_scn_mcast_show *sh)
 		return;
 	if (sh->head)
 		sh->head->show = NULL;
-	show_clear(sh);
-	free(sh->s);
+	scn_snaps_fini(&sh->snaps);
 	free(sh);
 }
 
 unsigned imc_scn_mcast_show_count(const struct imc_scn_mcast_show *sh)
 {
-	return sh ? sh->n : 0;
+	return sh ? (unsigned)sh->snaps.n : 0;
 }
 
 static void snap_counts(const struct snap *s, size_t *groups,
@@ -531,16 +509,12 @@ static void snap_counts(const struct snap *s, size_t *groups,
 static void print_text(FILE *f, const void *snap)
 {
 	const struct snap *s = snap;
-	char t[32], gid[IMC_GID_STRLEN];
+	char gid[IMC_GID_STRLEN];
 	uint64_t members;
 	size_t groups;
 
-	imc_scn_format_time(s->at, t, sizeof(t));
 	snap_counts(s, &groups, &members);
-	if (s->line)
-		fprintf(f, "mcast at %s (mcast-show, line %u):", t, s->line);
-	else
-		fprintf(f, "mcast at the end of the run (%s):", t);
+	scn_snap_text_head(f, "mcast", "mcast-show", s->at, s->line);
 	fprintf(f, " %zu ports, %zu groups, %" PRIu64 " members\n", s->np,
 		groups, members);
 	for (size_t i = 0; i < s->np; i++) {
@@ -556,38 +530,10 @@ static void print_text(FILE *f, const void *snap)
 			sp->st.timeouts, sp->st.rejoins, sp->st.errors);
 		/* As `ibmcast mcast show` lists a port's groups. */
 		for (size_t k = 0; k < sp->ng; k++) {
-			const struct imc_mcast_group_info *x = &sp->g[k];
-			const struct imc_mcmr *r = &x->rec;
-
-			imc_gid_format(&r->mgid, gid);
-			fprintf(f, "  group %s mlid=0x%04x join_state=0x%x "
-				"wanted=0x%x members=%u %s qkey=0x%08" PRIx32
-				" pkey=0x%04x mtu=%u rate=%u sl=%u tclass=%u "
-				"flow_label=0x%05" PRIx32 " hop_limit=%u "
-				"scope=%u\n", gid, r->mlid, x->join_state,
-				x->wanted, x->members,
-				x->joined ? "joined" : "pending", r->qkey,
-				r->pkey, r->mtu, r->rate, r->sl, r->tclass,
-				r->flow_label, r->hop_limit, r->scope);
+			fputs("  ", f);
+			imc_mcast_group_info_print_text(f, &sp->g[k]);
 		}
 	}
-}
-
-static void port_stats_json(struct imc_json *j,
-			    const struct imc_mcast_stats *st)
-{
-	imc_json_key(j, "stats");
-	imc_json_object_begin_line(j);
-	imc_json_kv_u64(j, "joins", st->joins);
-	imc_json_kv_u64(j, "leaves", st->leaves);
-	imc_json_kv_u64(j, "joins_local", st->joins_local);
-	imc_json_kv_u64(j, "mads_sent", st->mads_sent);
-	imc_json_kv_u64(j, "retries", st->retries);
-	imc_json_kv_u64(j, "timeouts", st->timeouts);
-	imc_json_kv_u64(j, "rejoins", st->rejoins);
-	imc_json_kv_u64(j, "errors", st->errors);
-	imc_json_kv_u64(j, "members", st->members);
-	imc_json_object_end(j);
 }
 
 /* One snapshot: its time on the first line, a port a line (its groups
@@ -595,16 +541,8 @@ static void port_stats_json(struct imc_json *j,
 static void snap_json(struct imc_json *j, const void *snap)
 {
 	const struct snap *s = snap;
-	char t[32];
 
-	imc_scn_format_time(s->at, t, sizeof(t));
-	imc_json_object_begin_line(j);
-	imc_json_kv_u64(j, "at_ns", s->at);
-	imc_json_kv_string(j, "at", t);
-	if (s->line)
-		imc_json_kv_u64(j, "line", s->line);
-	else
-		imc_json_kv_bool(j, "end", true);
+	scn_snap_json_head(j, s->at, s->line);
 	imc_json_key(j, "ports");
 	imc_json_array_begin_lines(j);
 	for (size_t i = 0; i < s->np; i++) {
@@ -617,7 +555,8 @@ static void snap_json(struct imc_json *j, const void *snap)
 		imc_json_kv_u64(j, "sm_lid", sp->pa.sm_lid);
 		imc_json_kv_string(j, "state",
 				   imc_port_state_str(sp->pa.state));
-		port_stats_json(j, &sp->st);
+		imc_json_key(j, "stats");
+		imc_mcast_stats_print_json(j, &sp->st);
 		imc_json_key(j, "groups");
 		imc_json_array_begin_lines(j);
 		for (size_t k = 0; k < sp->ng; k++)
@@ -629,16 +568,16 @@ static void snap_json(struct imc_json *j, const void *snap)
 	imc_json_object_end(j);
 }
 
+static const struct scn_snaps_kind snap_kind = {
+	.size = sizeof(struct snap), .fini = snap_fini, .text = print_text,
+	.to_json = snap_json,
+};
+
 int imc_scn_mcast_show_print(const struct imc_scn_mcast_show *sh, FILE *f,
 			     bool json)
 {
-	if (!sh || !f)
-		return -EINVAL;
-	return scn_snaps_print(f, json, sh->s, sh->n, sizeof(sh->s[0]),
-			       print_text, snap_json);
+	return sh && f ? scn_snaps_write(&sh->snaps, f, json) : -EINVAL;
 }
-
-/* ------------------------------------------------------------------ */
 
 /* ------------------------------------------------------------------ */
 /* The report's mcast section: the members of the mcast-join lines and

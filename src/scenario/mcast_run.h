@@ -10,6 +10,7 @@
 #include "ibmcast/sa.h"
 #include "ibmcast/scenario_mcast.h"
 #include "scenario/scn.h"
+#include "scenario/snaps.h"
 
 #define CM(x) ((uint64_t)UMAD_SA_MCM_COMP_MASK_##x)
 /* o15-0.2.3: the components a create must give. */
@@ -95,8 +96,7 @@ struct snap {
 
 struct imc_scn_mcast_show {
 	struct mc_join *head;       /* NULL once the scenario is gone */
-	struct snap *s;
-	unsigned n, cap;
+	struct scn_snaps snaps;     /* struct snap */
 };
 
 /* ------------------------------------------------------------------ */

@@ -749,28 +749,30 @@ static void cons_fini(struct cons *k)
 	free(k->seen);
 }
 
-static int consistent_observe(struct imc_scn_ctx *c, const void *data,
-			      uint64_t *v)
+/* mcast-consistent's count (bad) or mcast-orphans' from one comparison
+ * of the trackers and the SA (cons_run). */
+static int cons_observe(struct imc_scn_ctx *c, bool orphans, uint64_t *v)
 {
 	struct cons k;
 	int rc = cons_run(c, &k);
 
-	(void)data;
-	*v = rc ? 0 : k.bad;
+	*v = rc ? 0 : orphans ? k.orphans : k.bad;
 	cons_fini(&k);
 	return rc;
+}
+
+static int consistent_observe(struct imc_scn_ctx *c, const void *data,
+			      uint64_t *v)
+{
+	(void)data;
+	return cons_observe(c, false, v);
 }
 
 static int orphans_observe(struct imc_scn_ctx *c, const void *data,
 			   uint64_t *v)
 {
-	struct cons k;
-	int rc = cons_run(c, &k);
-
 	(void)data;
-	*v = rc ? 0 : k.orphans;
-	cons_fini(&k);
-	return rc;
+	return cons_observe(c, true, v);
 }
 
 /* ---- mcast-members HOST MGID, mcast-held HOST MGID ---- */

@@ -25,6 +25,8 @@
 #include "ibmcast/json.h"
 #include "ibmcast/topo.h"
 #include "scenario/scn.h"
+#include "scenario/snaps.h"
+#include "util/vec.h"
 
 #define DEPTH_MAX 16
 #define LINE_MAX_LEN 200
@@ -151,19 +153,22 @@ static struct rnode *find_key(const struct rnode *o, const char *key,
 	return NULL;
 }
 
-static int add_kid(struct rnode *p, struct rnode *k)
+/* A new node of p, or NULL (out of memory). */
+static struct rnode *add_kid(struct rnode *p, const char *key,
+			     enum rkind kind)
 {
-	if (p->n == p->cap) {
-		size_t nc = p->cap ? p->cap * 2 : 8;
-		struct rnode **nk = realloc(p->kid, nc * sizeof(*nk));
+	struct rnode *n = calloc(1, sizeof(*n));
 
-		if (!nk)
-			return -ENOMEM;
-		p->kid = nk;
-		p->cap = nc;
+	if (!n || (key && !(n->key = strdup(key))) ||
+	    IMC_VEC_RESERVE(&p->kid, &p->cap, p->n + 1)) {
+		if (n)
+			free(n->key);
+		free(n);
+		return NULL;
 	}
-	p->kid[p->n++] = k;
-	return 0;
+	n->kind = kind;
+	p->kid[p->n++] = n;
+	return n;
 }
 
 /* A new value in the current container, or NULL (the error kept). */
@@ -181,15 +186,9 @@ static struct rnode *put(struct imc_scn_report *rep, const char *key,
 		fail(rep, -EINVAL);
 		return NULL;
 	}
-	n = calloc(1, sizeof(*n));
-	if (!n || (key && !(n->key = strdup(key))) || add_kid(p, n)) {
-		if (n)
-			free(n->key);
-		free(n);
+	n = add_kid(p, key, kind);
+	if (!n)
 		fail(rep, -ENOMEM);
-		return NULL;
-	}
-	n->kind = kind;
 	return n;
 }
 
@@ -265,19 +264,8 @@ void imc_scn_report_line(struct imc_scn_report *rep, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (sec->nlines == sec->lcap) {
-		size_t nc = sec->lcap ? sec->lcap * 2 : 4;
-		char **nl = realloc(sec->line, nc * sizeof(*nl));
-
-		if (!nl) {
-			fail(rep, -ENOMEM);
-			return;
-		}
-		sec->line = nl;
-		sec->lcap = nc;
-	}
-	sec->line[sec->nlines] = strdup(buf);
-	if (!sec->line[sec->nlines]) {
+	if (IMC_VEC_RESERVE(&sec->line, &sec->lcap, sec->nlines + 1) ||
+	    !(sec->line[sec->nlines] = strdup(buf))) {
 		fail(rep, -ENOMEM);
 		return;
 	}
@@ -290,14 +278,9 @@ int scn_report_begin(struct imc_scn_report *rep, const char *name)
 
 	if (rep->state != W_IDLE || find_key(&rep->root, name, strlen(name)))
 		return -EINVAL;
-	n = calloc(1, sizeof(*n));
-	if (!n || !(n->key = strdup(name)) || add_kid(&rep->root, n)) {
-		if (n)
-			free(n->key);
-		free(n);
+	n = add_kid(&rep->root, name, R_OBJ);
+	if (!n)
 		return -ENOMEM;
-	}
-	n->kind = R_OBJ;
 	rep->state = W_SECTION;
 	rep->stack[0] = n;
 	rep->depth = 1;
@@ -490,6 +473,68 @@ int scn_snaps_print(FILE *f, bool json, const void *first, size_t n,
 		to_json(&j, p + i * stride);
 	imc_json_array_end(&j);
 	return imc_json_finish(&j);
+}
+
+int scn_snaps_add(struct scn_snaps *s, const void *snap)
+{
+	size_t sz = s->k->size;
+
+	if (imc_vec_reserve(&s->v, &s->cap, (s->n + 1) * sz, 1))
+		return -ENOMEM;
+	memcpy(s->v + s->n++ * sz, snap, sz);
+	return 0;
+}
+
+const void *scn_snaps_last(const struct scn_snaps *s)
+{
+	return s->n ? s->v + (s->n - 1) * s->k->size : NULL;
+}
+
+void scn_snaps_clear(struct scn_snaps *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		s->k->fini(s->v + i * s->k->size);
+	s->n = 0;
+}
+
+void scn_snaps_fini(struct scn_snaps *s)
+{
+	scn_snaps_clear(s);
+	free(s->v);
+	s->v = NULL;
+	s->cap = 0;
+}
+
+void scn_snap_text_head(FILE *f, const char *what, const char *verb,
+			imc_time_t at, unsigned line)
+{
+	char t[32];
+
+	imc_scn_format_time(at, t, sizeof(t));
+	if (line)
+		fprintf(f, "%s at %s (%s, line %u):", what, t, verb, line);
+	else
+		fprintf(f, "%s at the end of the run (%s):", what, t);
+}
+
+void scn_snap_json_head(struct imc_json *j, imc_time_t at, unsigned line)
+{
+	char t[32];
+
+	imc_scn_format_time(at, t, sizeof(t));
+	imc_json_object_begin_line(j);
+	imc_json_kv_u64(j, "at_ns", at);
+	imc_json_kv_string(j, "at", t);
+	if (line)
+		imc_json_kv_u64(j, "line", line);
+	else
+		imc_json_kv_bool(j, "end", true);
+}
+
+int scn_snaps_write(const struct scn_snaps *s, FILE *f, bool json)
+{
+	return scn_snaps_print(f, json, s->v, s->n, s->k->size, s->k->text,
+			       s->k->to_json);
 }
 
 int scn_port_slots(const struct imc_topo *t, uint32_t **pbase)

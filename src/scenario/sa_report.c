@@ -16,6 +16,7 @@
 #include "ibmcast/ipoib_wire.h"
 #include "ibmcast/sa.h"
 #include "scenario/scn.h"
+#include "scenario/sa_run.h"
 
 #define TEXT_GROUPS 6
 
@@ -26,40 +27,19 @@ struct rgroup {
 
 struct rgroups {
 	struct rgroup *v;
-	size_t n, cap;
+	size_t n;
 };
-
-static int group_cb(void *arg, const struct imc_sa_group_info *g)
-{
-	struct rgroups *gs = arg;
-
-	if (gs->n == gs->cap) {
-		size_t nc = gs->cap ? gs->cap * 2 : 32;
-		struct rgroup *nv = realloc(gs->v, nc * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		gs->v = nv;
-		gs->cap = nc;
-	}
-	memset(&gs->v[gs->n], 0, sizeof(gs->v[gs->n]));
-	gs->v[gs->n++].g = *g;
-	return 0;
-}
 
 /* JoinState bits, IBA 15.2.5.17: FullMember 1, NonMember 2, send-only 4
  * and 8. A member counts once, under its strongest state. */
-static int member_cb(void *arg, const struct imc_sa_member_info *m)
+static void count(struct rgroup *g, uint8_t join_state)
 {
-	struct rgroup *g = arg;
-
-	if (m->join_state & 0x1)
+	if (join_state & 0x1)
 		g->full++;
-	else if (m->join_state & 0x2)
+	else if (join_state & 0x2)
 		g->non++;
 	else
 		g->sendonly++;
-	return 0;
 }
 
 /* What an MGID stands for: "IPv4 239.1.1.1", "IPv4 broadcast", "IPv6
@@ -191,12 +171,23 @@ static void groups_text(struct imc_scn_report *rep, struct rgroups *gs)
 	free(order);
 }
 
+/* The requests served, by kind, in the order the report writes them. */
+static const struct {
+	const char *key;
+	unsigned kind;
+} req_keys[] = {
+	{ "get", IMC_SA_REQ_GET }, { "set", IMC_SA_REQ_SET },
+	{ "get_table", IMC_SA_REQ_GET_TABLE },
+	{ "delete", IMC_SA_REQ_DELETE }, { "other", IMC_SA_REQ_OTHER },
+};
+
 static int sa_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 {
 	const struct imc_sa *sa = scn_svc_sa_engine(c);
 	struct imc_fabric_totals tot;
 	struct imc_sa_stats st;
 	struct rgroups gs = { 0 };
+	struct snap snap = { 0 };
 	uint64_t full = 0, non = 0, so = 0, served = 0, ok, refused = 0;
 	int rc;
 
@@ -204,14 +195,21 @@ static int sa_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 		return 0;
 	imc_sa_get_stats(sa, &st);
 	imc_fabric_totals(imc_scn_fabric(c), &tot);
-	rc = imc_sa_foreach_group(sa, group_cb, &gs);
-	for (size_t i = 0; !rc && i < gs.n; i++) {
-		rc = imc_sa_foreach_member(sa, &gs.v[i].g.rec.mgid, member_cb,
-					   &gs.v[i]);
-		full += gs.v[i].full;
-		non += gs.v[i].non;
-		so += gs.v[i].sendonly;
+	rc = scn_sa_groups_collect(sa, &snap);
+	gs.v = rc ? NULL : calloc(snap.ng ? snap.ng : 1, sizeof(*gs.v));
+	if (!rc && !gs.v)
+		rc = -ENOMEM;
+	for (size_t i = 0; !rc && i < snap.ng; i++) {
+		struct rgroup *g = &gs.v[gs.n++];
+
+		g->g = snap.g[i].g;
+		for (size_t k = 0; k < snap.g[i].nm; k++)
+			count(g, snap.g[i].m[k].join_state);
+		full += g->full;
+		non += g->non;
+		so += g->sendonly;
 	}
+	scn_sa_snap_fini(&snap);
 	if (rc) {
 		free(gs.v);
 		return rc;
@@ -235,11 +233,9 @@ static int sa_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 	imc_scn_report_end(rep);
 	imc_scn_report_object(rep, "requests");
 	imc_scn_report_u64(rep, "served", served);
-	imc_scn_report_u64(rep, "get", st.requests[IMC_SA_REQ_GET]);
-	imc_scn_report_u64(rep, "set", st.requests[IMC_SA_REQ_SET]);
-	imc_scn_report_u64(rep, "get_table", st.requests[IMC_SA_REQ_GET_TABLE]);
-	imc_scn_report_u64(rep, "delete", st.requests[IMC_SA_REQ_DELETE]);
-	imc_scn_report_u64(rep, "other", st.requests[IMC_SA_REQ_OTHER]);
+	for (unsigned k = 0; k < IMC_ARRAY_SIZE(req_keys); k++)
+		imc_scn_report_u64(rep, req_keys[k].key,
+				   st.requests[req_keys[k].kind]);
 	imc_scn_report_u64(rep, "success", ok);
 	imc_scn_report_u64(rep, "refused", refused);
 	imc_scn_report_end(rep);

@@ -19,6 +19,7 @@
 #include "scenario/scn.h"
 #include "util/bytes.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "scenario/sa_run.h"
 
 static const char run_key;   /* imc_scn_data key of struct sa_run */
@@ -72,65 +73,45 @@ static uint16_t local_pkey(struct sa_run *r, uint32_t node, unsigned port,
 	return best;
 }
 
-static size_t ent_slot(const struct sa_run *r, uint32_t host,
-		       const struct imc_gid *mgid)
+static uint64_t ent_hash(uint32_t host, const struct imc_gid *mgid)
 {
-	size_t mask = r->entcap - 1;
-	size_t i = (size_t)imc_gid_hash(mgid, host) & mask;
-
-	while (r->ent[i].used && (r->ent[i].host != host ||
-				  !imc_gid_equal(&r->ent[i].mgid, mgid)))
-		i = (i + 1) & mask;
-	return i;
+	return imc_gid_hash(mgid, host);
 }
 
 struct sa_ent *scn_sa_ent_find(struct sa_run *r, uint32_t host,
 			       const struct imc_gid *mgid)
 {
-	size_t i;
+	uint64_t hash = ent_hash(host, mgid);
 
-	if (!r->entcap)
-		return NULL;
-	i = ent_slot(r, host, mgid);
-	return r->ent[i].used ? &r->ent[i] : NULL;
+	for (struct imc_hnode *n = imc_htab_bucket(&r->ents, hash); n;
+	     n = n->next) {
+		struct sa_ent *e = imc_container_of(n, struct sa_ent, node);
+
+		if (n->hash == hash && e->host == host &&
+		    imc_gid_equal(&e->mgid, mgid))
+			return e;
+	}
+	return NULL;
 }
 
-/* The entry of (host, mgid), created when absent. The table grows at half
- * full, so a pointer is good until the next ent_get(). */
+/* The entry of (host, mgid), created when absent. */
 static struct sa_ent *ent_get(struct sa_run *r, uint32_t host,
 			      const struct imc_gid *mgid)
 {
 	struct sa_ent *e = scn_sa_ent_find(r, host, mgid);
-	size_t i;
 
 	if (e)
 		return e;
-	if ((r->nent + 1) * 2 > r->entcap) {
-		size_t n = r->entcap ? r->entcap * 2 : 64;
-		struct sa_ent *old = r->ent;
-		size_t oldn = r->entcap;
-
-		r->ent = calloc(n, sizeof(*r->ent));
-		if (!r->ent) {
-			r->ent = old;
-			return NULL;
-		}
-		r->entcap = n;
-		for (size_t k = 0; k < oldn; k++)
-			if (old[k].used)
-				r->ent[ent_slot(r, old[k].host,
-						&old[k].mgid)] = old[k];
-		free(old);
-	}
-	i = ent_slot(r, host, mgid);
-	memset(&r->ent[i], 0, sizeof(r->ent[i]));
-	r->ent[i].used = true;
-	r->ent[i].host = host;
-	r->ent[i].mgid = *mgid;
-	r->ent[i].status = ST_NONE;
-	r->nent++;
-	return &r->ent[i];
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return NULL;
+	e->host = host;
+	e->mgid = *mgid;
+	e->status = ST_NONE;
+	imc_htab_insert(&r->ents, &e->node, ent_hash(host, mgid));
+	return e;
 }
+
 
 static void set_status(struct sa_run *r, uint32_t host,
 		       const struct imc_gid *mgid, uint32_t status)
@@ -160,25 +141,12 @@ bool scn_sa_mgid_resolve(struct sa_run *r, const struct scn_mgid *m,
 /* ------------------------------------------------------------------ */
 /* Snapshots */
 
-struct collect {
-	struct snap *s;
-	struct snap_group *cur;
-};
-
 static int group_cb(void *arg, const struct imc_sa_group_info *g)
 {
-	struct collect *co = arg;
-	struct snap *s = co->s;
+	struct snap *s = arg;
 
-	if (s->ng == s->cap) {
-		size_t n = s->cap ? s->cap * 2 : 16;
-		struct snap_group *ng = realloc(s->g, n * sizeof(*ng));
-
-		if (!ng)
-			return -ENOMEM;
-		s->g = ng;
-		s->cap = n;
-	}
+	if (IMC_VEC_RESERVE(&s->g, &s->cap, s->ng + 1))
+		return -ENOMEM;
 	memset(&s->g[s->ng], 0, sizeof(s->g[s->ng]));
 	s->g[s->ng++].g = *g;
 	return 0;
@@ -186,40 +154,27 @@ static int group_cb(void *arg, const struct imc_sa_group_info *g)
 
 static int member_cb(void *arg, const struct imc_sa_member_info *m)
 {
-	struct collect *co = arg;
-	struct snap_group *g = co->cur;
+	struct snap_group *g = arg;
 
-	if (g->nm == g->cap) {
-		size_t n = g->cap ? g->cap * 2 : 8;
-		struct snap_member *nm = realloc(g->m, n * sizeof(*nm));
-
-		if (!nm)
-			return -ENOMEM;
-		g->m = nm;
-		g->cap = n;
-	}
-	g->m[g->nm].m = *m;
-	g->m[g->nm++].name = NULL;
+	if (IMC_VEC_RESERVE(&g->m, &g->cap, g->nm + 1))
+		return -ENOMEM;
+	g->m[g->nm++] = *m;
 	return 0;
 }
 
-static void snap_fini(struct snap *s)
+void scn_sa_snap_fini(void *snap)
 {
+	struct snap *s = snap;
+
 	for (size_t i = 0; i < s->ng; i++) {
-		for (size_t k = 0; k < s->g[i].nm; k++)
-			free(s->g[i].m[k].name);
+		for (size_t k = 0; s->g[i].node && k < s->g[i].nm; k++)
+			free(s->g[i].node[k]);
+		free(s->g[i].node);
 		free(s->g[i].m);
 	}
 	free(s->g);
 	free(s->dot);
 	memset(s, 0, sizeof(*s));
-}
-
-static void show_clear(struct imc_scn_sa_show *sh)
-{
-	for (unsigned i = 0; i < sh->n; i++)
-		snap_fini(&sh->s[i]);
-	sh->n = 0;
 }
 
 /* The asked-for group's forwarding as the switches hold it now. */
@@ -248,11 +203,45 @@ static int snap_tree(struct sa_run *r, const struct imc_scn_sa_show *sh,
 	return 0;
 }
 
+int scn_sa_groups_collect(const struct imc_sa *sa, struct snap *s)
+{
+	int rc = imc_sa_foreach_group(sa, group_cb, s);
+
+	for (size_t i = 0; !rc && i < s->ng; i++)
+		rc = imc_sa_foreach_member(sa, &s->g[i].g.rec.mgid, member_cb,
+					   &s->g[i]);
+	return rc;
+}
+
+/* The port each member of g is ("H-000002:1"). */
+static int snap_names(struct sa_run *r, struct snap_group *g)
+{
+	int rc = 0;
+
+	g->node = calloc(g->nm ? g->nm : 1, sizeof(*g->node));
+	if (!g->node)
+		rc = -ENOMEM;
+	for (size_t k = 0; !rc && k < g->nm; k++) {
+		char name[IMC_TOPO_MAX_NAME + 8];
+		uint32_t node;
+		unsigned port;
+
+		if (imc_fabric_port_by_gid(r->f, &g->m[k].port_gid, &node,
+					   &port))
+			continue;
+		snprintf(name, sizeof(name), "%s:%u", r->t->node[node].name,
+			 port);
+		g->node[k] = strdup(name);
+		if (!g->node[k])
+			rc = -ENOMEM;
+	}
+	return rc;
+}
+
 int scn_sa_snapshot(struct sa_run *r, unsigned line)
 {
 	struct imc_scn_sa_show *sh = r->cfg->show;
 	const struct imc_sa *sa = imc_sa_fabric_sa(r->sf);
-	struct collect co;
 	struct snap s;
 	int rc;
 
@@ -262,64 +251,36 @@ int scn_sa_snapshot(struct sa_run *r, unsigned line)
 	s.at = imc_scn_now(r->c);
 	s.line = line;
 	imc_sa_get_stats(sa, &s.st);
-	co.s = &s;
-	co.cur = NULL;
-	rc = imc_sa_foreach_group(sa, group_cb, &co);
-	for (size_t i = 0; !rc && i < s.ng; i++) {
-		co.cur = &s.g[i];
-		rc = imc_sa_foreach_member(sa, &s.g[i].g.rec.mgid, member_cb,
-					   &co);
-		for (size_t k = 0; !rc && k < s.g[i].nm; k++) {
-			struct snap_member *m = &s.g[i].m[k];
-			char name[IMC_TOPO_MAX_NAME + 8];
-			uint32_t node;
-			unsigned port;
-
-			if (imc_fabric_port_by_gid(r->f, &m->m.port_gid, &node,
-						   &port))
-				continue;
-			snprintf(name, sizeof(name), "%s:%u",
-				 r->t->node[node].name, port);
-			m->name = strdup(name);
-			if (!m->name)
-				rc = -ENOMEM;
-		}
-	}
+	rc = scn_sa_groups_collect(sa, &s);
+	for (size_t i = 0; !rc && i < s.ng; i++)
+		rc = snap_names(r, &s.g[i]);
 	if (!rc && sh->want_tree)
 		rc = snap_tree(r, sh, &s);
-	if (!rc && sh->n == sh->cap) {
-		unsigned n = sh->cap ? sh->cap * 2 : 4;
-		struct snap *ns = realloc(sh->s, n * sizeof(*ns));
-
-		if (!ns)
-			rc = -ENOMEM;
-		else {
-			sh->s = ns;
-			sh->cap = n;
-		}
-	}
-	if (rc) {
-		snap_fini(&s);
-		return rc;
-	}
-	sh->s[sh->n++] = s;
-	return 0;
+	if (!rc)
+		rc = scn_snaps_add(&sh->snaps, &s);
+	if (rc)
+		scn_sa_snap_fini(&s);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */
 /* The run: start, clients, answers */
 
-static bool answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
-		   size_t len);
-
-/* The GSI's agent of these requests: takes the answers whose TID is
- * ours, passes on the rest (a tracker's client takes those). */
+/* The GSI's agent of these requests: it claims the run's TID high word
+ * (gsi_get()), so the GSI gives it the responses (IBA 13.4.5: the R bit)
+ * to these requests alone. Each client takes its own TIDs; an answer
+ * none has (to a retry of an answered request) is counted only. */
 static int host_agent_recv(struct imc_gsi_agent *a,
 			   const struct imc_ud_recv *rv)
 {
 	struct sa_host *h = imc_container_of(a, struct sa_host, agent);
 
-	return answer(h->r, h, rv->data, rv->len) ? 0 : -ENOMSG;
+	h->r->answers++;
+	h->answers++;
+	for (struct sa_cl *cl = h->cl; cl; cl = cl->next)
+		if (imc_sa_client_recv(cl->client, rv->data, rv->len) != -ESRCH)
+			break;
+	return 0;
 }
 
 static void qp1_recv(struct imc_qp *qp, const struct imc_ud_recv *rv,
@@ -378,6 +339,10 @@ static int gsi_get(struct sa_host *h)
 	if (rc)
 		return rc;
 	h->agent.recv = host_agent_recv;
+	/* The answers to these requests come to this agent alone: another
+	 * client of the port (a tracker's) matches on the TID's low word
+	 * only and could take one whose low word it also uses. */
+	h->agent.tid_high = IMC_SCN_MAGIC;
 	imc_gsi_add(h->gsi, &h->agent);
 	return 0;
 }
@@ -555,75 +520,115 @@ int scn_sa_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 	return 0;
 }
 
-static void req_free(struct req *q)
+/* The clients' transport: to the SA's port as it is now (a LID change is
+ * followed); an external SM's SA is at the SM LID the sender's PortInfo
+ * names (IBA 15.4.1: the SA is found through the SM LID). The TID's high
+ * word is the run's, as an OS MAD layer gives each agent its own (the
+ * client leaves it 0 and matches on the low word). */
+static int cl_send(void *ctx, const uint8_t *mad, size_t len)
 {
-	imc_timer_cancel(q->r->loop, &q->timer);
-	q->r->req[q->num] = NULL;
-	free(q);
-}
-
-static void req_send(struct req *q)
-{
-	struct sa_run *r = q->r;
-	struct sa_host *h = r->host[q->sender];
+	struct sa_cl *cl = ctx;
+	struct sa_host *h = cl->h;
+	struct sa_run *r = h->r;
 	struct imc_port_attr pa;
-	struct imc_ah ah;
+	uint8_t buf[IMC_MAD_SIZE];
+	uint16_t dlid = 0;
 	int rc;
 
-	memset(&ah, 0, sizeof(ah));
-	/* To the SA's port as it is now: a LID change is followed. An
-	 * external SM's SA is at the SM LID the sender's PortInfo names
-	 * (IBA 15.4.1: the SA is found through the SM LID). */
+	if (len > sizeof(buf))
+		return -EMSGSIZE;
 	if (r->external) {
 		if (!imc_fabric_port_attr(r->f, h->node, h->port, &pa) &&
 		    pa.state == IMC_PORT_ACTIVE)
-			ah.dlid = pa.sm_lid;
+			dlid = pa.sm_lid;
 	} else if (!imc_fabric_port_attr(r->f, r->sa_node, r->sa_port, &pa)) {
-		ah.dlid = pa.lid;
+		dlid = pa.lid;
 	}
-	rc = ah.dlid ? imc_gsi_send(h->gsi, ah.dlid, q->mad, IMC_MAD_SIZE) :
-		       -ENETDOWN;
+	memcpy(buf, mad, len);
+	imc_put32(buf + 8, IMC_SCN_MAGIC);
+	rc = dlid ? imc_gsi_send(h->gsi, dlid, buf, len) : -ENETDOWN;
 	if (rc) {
 		r->errors++;
 	} else {
 		r->requests++;
 		h->requests++;
 	}
-	q->tries++;
-	imc_timer_arm_in(r->loop, &q->timer, q->a->timeout);
+	return rc;
 }
 
-static void req_timeout(struct imc_timer *t)
+/* h's client for a's timeout= and retries=, made on first use. Each
+ * attempt waits timeout= (the backoff capped there) and its jitter. */
+static struct sa_cl *cl_get(struct sa_run *r, struct sa_host *h,
+			    const struct req_arg *a)
 {
-	struct req *q = imc_container_of(t, struct req, timer);
-	struct sa_run *r = q->r;
+	struct imc_sa_transport tr = { .send = cl_send };
+	struct imc_sa_client_config cfg;
+	struct sa_cl *cl;
 
-	if (q->tries <= q->a->retries) {
-		req_send(q);
-		return;
+	for (cl = h->cl; cl; cl = cl->next)
+		if (cl->timeout == a->timeout && cl->retries == a->retries)
+			return cl;
+	cl = calloc(1, sizeof(*cl));
+	if (!cl)
+		return NULL;
+	imc_sa_client_config_init(&cfg);
+	cfg.timeout = a->timeout;
+	cfg.max_timeout = a->timeout;
+	cfg.retries = a->retries;
+	/* Jitter and TIDs from the run's seed, the port and the client: a
+	 * seed replays. */
+	cfg.seed = (imc_scn_config(r->c)->seed * 0x10000 + h->idx) ^
+		   ((uint64_t)r->nclients << 48) ^ 0x5ca5ca00ull;
+	tr.ctx = cl;
+	if (imc_sa_client_create(r->loop, &tr, &cfg, &cl->client)) {
+		free(cl);
+		return NULL;
 	}
-	r->timeouts++;
-	set_status(r, q->sender, &q->mgid, ST_TIMEOUT);
-	req_free(q);
+	r->nclients++;
+	cl->h = h;
+	cl->timeout = a->timeout;
+	cl->retries = a->retries;
+	cl->next = h->cl;
+	h->cl = cl;
+	return cl;
 }
 
-static int req_build(struct sa_run *r, struct req *q, uint8_t state)
+static void done(struct sa_run *r, struct req *q, uint16_t status,
+		 const struct imc_mcmr *rec);
+
+/* The query's end: the answer, whatever its status, or every attempt
+ * unanswered (the client neither cancels nor flushes these). */
+static void req_done(void *arg, int err, const struct imc_sa_answer *ans)
+{
+	struct req *q = arg;
+	struct sa_run *r = q->r;
+	struct imc_mcmr rec;
+
+	imc_list_del(&q->link);
+	if (err) {
+		r->timeouts++;
+		set_status(r, q->sender, &q->mgid, ST_TIMEOUT);
+	} else {
+		if (imc_mcmr_unpack(&rec, ans->data, ans->len) < 0)
+			memset(&rec, 0, sizeof(rec));
+		done(r, q, ans->status, &rec);
+	}
+	free(q);
+}
+
+static int req_build(struct sa_run *r, const struct req *q, uint8_t state,
+		     struct imc_sa_mad *m)
 {
 	const struct req_arg *a = q->a;
-	struct imc_sa_mad m;
 	struct imc_mcmr rec = a->rec;
 	struct imc_port_attr pa;
 	uint64_t mask = a->mask | CM(MGID);
 
-	memset(&m, 0, sizeof(m));
-	m.mad.base_version = IMC_MAD_BASE_VERSION;
-	m.mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
-	m.mad.class_version = UMAD_SA_CLASS_VERSION;
-	m.mad.method = a->kind == REQ_JOIN ? UMAD_METHOD_SET :
-		       a->kind == REQ_LEAVE ? UMAD_SA_METHOD_DELETE :
-					      UMAD_METHOD_GET;
-	m.mad.tid = (uint64_t)IMC_SCN_MAGIC << 32 | (q->num + 1);
-	m.mad.attr_id = UMAD_SA_ATTR_MCMEMBER_REC;
+	memset(m, 0, sizeof(*m));
+	m->mad.method = a->kind == REQ_JOIN ? UMAD_METHOD_SET :
+			a->kind == REQ_LEAVE ? UMAD_SA_METHOD_DELETE :
+					       UMAD_METHOD_GET;
+	m->mad.attr_id = UMAD_SA_ATTR_MCMEMBER_REC;
 	rec.mgid = q->mgid;
 	if (a->kind != REQ_GET) {
 		/* o15-0.2.3, o15-0.1.14: MGID, PortGID, JoinState. */
@@ -641,11 +646,8 @@ static int req_build(struct sa_run *r, struct req *q, uint8_t state)
 			rec.pkey = IMC_PKEY_DEFAULT;
 		mask |= CREATE_COMPS;
 	}
-	m.sa.comp_mask = mask;
-	if (imc_mcmr_pack(&rec, m.data, sizeof(m.data)) < 0 ||
-	    imc_sa_mad_pack(&m, q->mad, sizeof(q->mad)) < 0)
-		return -EINVAL;
-	return 0;
+	m->sa.comp_mask = mask;
+	return imc_mcmr_pack(&rec, m->data, sizeof(m->data)) < 0 ? -EINVAL : 0;
 }
 
 int scn_sa_req_start(struct imc_scn_ctx *c, const struct req_arg *a)
@@ -654,7 +656,9 @@ int scn_sa_req_start(struct imc_scn_ctx *c, const struct req_arg *a)
 	struct sa_run *r;
 	struct sa_host *h, *mh;
 	struct sa_ent *e;
+	struct sa_cl *cl;
 	struct req *q;
+	struct imc_sa_mad m;
 	struct imc_gid mgid;
 	uint8_t state;
 	int rc = scn_sa_run_get(c, &r);
@@ -680,36 +684,26 @@ int scn_sa_req_start(struct imc_scn_ctx *c, const struct req_arg *a)
 		if (e && e->join_state)
 			state = e->join_state;
 	}
-	if (r->nreq == r->reqcap) {
-		size_t n = r->reqcap ? r->reqcap * 2 : 64;
-		struct req **nr = realloc(r->req, n * sizeof(*nr));
-
-		if (!nr)
-			return -ENOMEM;
-		r->req = nr;
-		r->reqcap = n;
-	}
-	if (r->nreq >= UINT32_MAX - 1)
-		return imc_scn_fail(c, -EOVERFLOW, "out of TIDs");
-	q = calloc(1, sizeof(*q));
+	cl = cl_get(r, h, a);
+	q = cl ? calloc(1, sizeof(*q)) : NULL;
 	if (!q)
 		return -ENOMEM;
 	q->r = r;
 	q->a = a;
-	q->num = (uint32_t)r->nreq;
 	q->sender = h->idx;
 	q->member = mh->idx;
 	q->mgid = mgid;
 	q->flow = scn_flow_id(c);
-	imc_timer_init(&q->timer, req_timeout);
-	rc = req_build(r, q, state);
+	rc = req_build(r, q, state, &m);
+	if (!rc)
+		rc = imc_sa_query_start(cl->client, &m, req_done, q, NULL);
 	if (rc) {
 		free(q);
-		return imc_scn_fail(c, rc, "cannot build the request");
+		return imc_scn_fail(c, rc, "cannot start the request: %s",
+				    strerror(-rc));
 	}
-	r->req[r->nreq++] = q;
+	imc_list_add_tail(&r->reqs, &q->link);
 	set_status(r, h->idx, &mgid, ST_PENDING);
-	req_send(q);
 	return 0;
 }
 
@@ -864,46 +858,6 @@ static void done(struct sa_run *r, struct req *q, uint16_t status,
 	}
 }
 
-/* True when the MAD is an answer to one of our requests (taken). */
-static bool answer(struct sa_run *r, struct sa_host *h, const uint8_t *buf,
-		   size_t len)
-{
-	struct imc_sa_mad m;
-	struct imc_mcmr rec;
-	struct req *q;
-	uint8_t full[IMC_MAD_SIZE];
-	uint32_t low;
-
-	/* A MAD is 256 bytes (IBA 13.4.2); OpenSM through umad2sim sends
-	 * only the bytes it filled, the rest being zero. */
-	if (len < IMC_MAD_SIZE) {
-		memset(full, 0, sizeof(full));
-		memcpy(full, buf, len);
-		buf = full;
-		len = sizeof(full);
-	}
-	/* Responses only (IBA 13.4.5: the R bit); TIDs are ours. */
-	if (imc_sa_mad_unpack(&m, buf, len) < 0 ||
-	    m.mad.mgmt_class != UMAD_CLASS_SUBN_ADM ||
-	    !(m.mad.method & UMAD_METHOD_RESP_MASK) ||
-	    m.mad.tid >> 32 != IMC_SCN_MAGIC)
-		return false;
-	low = (uint32_t)m.mad.tid;
-	if (low == 0 || low > r->nreq)
-		return true;
-	r->answers++;
-	h->answers++;
-	/* Done already: the answer to a retry of an answered request. */
-	q = r->req[low - 1];
-	if (!q || q->sender != h->idx)
-		return true;
-	if (imc_mcmr_unpack(&rec, m.data, sizeof(m.data)) < 0)
-		memset(&rec, 0, sizeof(rec));
-	done(r, q, m.mad.status, &rec);
-	req_free(q);
-	return true;
-}
-
 static void run_free(void *data)
 {
 	struct sa_run *r = data;
@@ -912,10 +866,26 @@ static void run_free(void *data)
 	if (r->sf)
 		scn_sa_snapshot(r, 0);
 	imc_timer_cancel(r->loop, &r->start);
-	for (size_t i = 0; i < r->nreq; i++)
-		if (r->req[i])
-			req_free(r->req[i]);
-	free(r->req);
+	nslots = r->pbase[r->t->nnodes];
+	/* The clients first: they free their queries without callbacks, and
+	 * the requests in flight are then ours to free. */
+	for (size_t i = 0; i < nslots; i++) {
+		struct sa_host *h = r->host[i];
+
+		while (h && h->cl) {
+			struct sa_cl *cl = h->cl;
+
+			h->cl = cl->next;
+			imc_sa_client_destroy(cl->client);
+			free(cl);
+		}
+	}
+	while (!imc_list_empty(&r->reqs)) {
+		struct req *q = imc_list_entry(r->reqs.next, struct req, link);
+
+		imc_list_del(&q->link);
+		free(q);
+	}
 	while (r->flows) {
 		struct sflow *fl = r->flows;
 
@@ -924,7 +894,6 @@ static void run_free(void *data)
 		free(fl->buf);
 		free(fl);
 	}
-	nslots = r->pbase[r->t->nnodes];
 	for (size_t i = 0; i < nslots; i++) {
 		struct sa_host *h = r->host[i];
 
@@ -938,7 +907,14 @@ static void run_free(void *data)
 	imc_sa_fabric_destroy(r->sf);
 	free(r->host);
 	free(r->pbase);
-	free(r->ent);
+	for (size_t pos = 0; r->ents.b;) {
+		struct imc_hnode *n = imc_htab_take(&r->ents, &pos);
+
+		if (!n)
+			break;
+		free(imc_container_of(n, struct sa_ent, node));
+	}
+	imc_htab_fini(&r->ents);
 	free(r);
 }
 
@@ -960,6 +936,7 @@ int scn_sa_run(struct imc_scn_ctx *c, void *data)
 	}
 	r->c = c;
 	r->cfg = a;
+	imc_list_init(&r->reqs);
 	r->f = imc_scn_fabric(c);
 	r->loop = imc_scn_loop(c);
 	r->t = t;
@@ -972,20 +949,22 @@ int scn_sa_run(struct imc_scn_ctx *c, void *data)
 	}
 	n = r->pbase[t->nnodes];
 	r->host = calloc(n ? n : 1, sizeof(*r->host));
-	if (!r->host) {
+	if (!r->host || imc_htab_init(&r->ents, 64)) {
+		free(r->host);
 		free(r->pbase);
 		free(r);
 		return -ENOMEM;
 	}
 	rc = imc_scn_data_set(c, &run_key, r, run_free);
 	if (rc) {
+		imc_htab_fini(&r->ents);
 		free(r->host);
 		free(r->pbase);
 		free(r);
 		return rc;
 	}
 	if (a->show)
-		show_clear(a->show);
+		scn_snaps_clear(&a->show->snaps);
 	/* Settings run before the SM's first sweep; the SA needs its port's
 	 * LID, so it starts from the loop at time 0, before any action. */
 	return imc_timer_arm_in(r->loop, &r->start, 0);
@@ -993,6 +972,8 @@ int scn_sa_run(struct imc_scn_ctx *c, void *data)
 
 /* ------------------------------------------------------------------ */
 /* The recorder */
+
+static const struct scn_snaps_kind snap_kind;
 
 int imc_scn_sa_show_create(struct imc_scenario *s,
 			   struct imc_scn_sa_show **out)
@@ -1017,6 +998,7 @@ int imc_scn_sa_show_create(struct imc_scenario *s,
 		return -ENOMEM;
 	sh->cfg = cfg;
 	cfg->show = sh;
+	sh->snaps.k = &snap_kind;
 	*out = sh;
 	return 0;
 }
@@ -1033,11 +1015,14 @@ int imc_scn_sa_show_tree(struct imc_scn_sa_show *sh,
 
 int imc_scn_sa_show_dot(const struct imc_scn_sa_show *sh, FILE *f)
 {
+	const struct snap *last;
+
 	if (!sh || !f)
 		return -EINVAL;
-	if (!sh->n || !sh->s[sh->n - 1].dot)
+	last = scn_snaps_last(&sh->snaps);
+	if (!last || !last->dot)
 		return -ENOENT;
-	fputs(sh->s[sh->n - 1].dot, f);
+	fputs(last->dot, f);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -1047,178 +1032,33 @@ void imc_scn_sa_show_destroy(struct imc_scn_sa_show *sh)
 		return;
 	if (sh->cfg)
 		sh->cfg->show = NULL;
-	show_clear(sh);
-	free(sh->s);
+	scn_snaps_fini(&sh->snaps);
 	free(sh);
 }
 
 unsigned imc_scn_sa_show_count(const struct imc_scn_sa_show *sh)
 {
-	return sh ? sh->n : 0;
-}
-
-static void field(FILE *f, const char *name)
-{
-	size_t n = strlen(name);
-
-	fprintf(f, "\t\t%s", name);
-	for (; n < DOTS; n++)
-		fputc('.', f);
-}
-
-static void js_text(FILE *f, uint8_t js)
-{
-	static const char *const names[] = {
-		"Full", "NonMember", "SendOnlyNonMember",
-		"SendOnlyFullMember",
-	};
-	bool first = true;
-
-	fprintf(f, "0x%X", js);
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(names); i++) {
-		if (!(js >> i & 1))
-			continue;
-		fprintf(f, "%s%s", first ? " (" : "+", names[i]);
-		first = false;
-	}
-	if (!first)
-		fputc(')', f);
-}
-
-static void snap_header(FILE *f, const struct snap *s)
-{
-	char t[32];
-
-	imc_scn_format_time(s->at, t, sizeof(t));
-	if (s->line)
-		fprintf(f, "SA at %s (sa-show, line %u):", t, s->line);
-	else
-		fprintf(f, "SA at the end of the run (%s):", t);
-	fprintf(f, " %" PRIu32 " groups, %" PRIu64 " members, %" PRIu32
-		" of %" PRIu32 " MLIDs in use, %" PRIu64
-		" MADs received, %" PRIu64 " dropped (queue full)\n",
-		s->st.groups, s->st.members, s->st.mlids_in_use,
-		s->st.mlids_total, s->st.received, s->st.drop_queue_full);
+	return sh ? (unsigned)sh->snaps.n : 0;
 }
 
 static void print_text(FILE *f, const void *snap)
 {
 	const struct snap *s = snap;
-	char gid[IMC_GID_STRLEN];
 
-	snap_header(f, s);
-	/* As saquery -g: one dump per group. */
-	for (size_t i = 0; i < s->ng; i++) {
-		const struct imc_sa_group_info *g = &s->g[i].g;
-		const struct imc_mcmr *r = &g->rec;
-
-		imc_gid_format(&r->mgid, gid);
-		fprintf(f, "MCMemberRecord group dump:\n");
-		field(f, "MGID");
-		fprintf(f, "%s\n", gid);
-		field(f, "Mlid");
-		fprintf(f, "0x%X\n", r->mlid);
-		field(f, "Qkey");
-		fprintf(f, "0x%08" PRIX32 "\n", r->qkey);
-		field(f, "Mtu");
-		fprintf(f, "0x%X\n", r->mtu);
-		field(f, "Rate");
-		fprintf(f, "0x%X\n", r->rate);
-		field(f, "pkey");
-		fprintf(f, "0x%X\n", r->pkey);
-		field(f, "SL");
-		fprintf(f, "0x%X\n", r->sl);
-		field(f, "TClass");
-		fprintf(f, "0x%X\n", r->tclass);
-		field(f, "FlowLabel");
-		fprintf(f, "0x%" PRIX32 "\n", r->flow_label);
-		field(f, "Scope");
-		fprintf(f, "0x%X\n", r->scope);
-		field(f, "Members");
-		fprintf(f, "%" PRIu32 " (%" PRIu32 " full)%s\n", g->members,
-			g->full_members, g->persistent ? ", persistent" : "");
-	}
-	/* As saquery -m: one dump per member, groups in MGID order. */
-	for (size_t i = 0; i < s->ng; i++) {
-		const struct snap_group *sg = &s->g[i];
-
-		imc_gid_format(&sg->g.rec.mgid, gid);
-		for (size_t k = 0; k < sg->nm; k++) {
-			const struct snap_member *m = &sg->m[k];
-			char pg[IMC_GID_STRLEN];
-
-			imc_gid_format(&m->m.port_gid, pg);
-			fprintf(f, "MCMemberRecord member dump:\n");
-			field(f, "MGID");
-			fprintf(f, "%s\n", gid);
-			field(f, "Mlid");
-			fprintf(f, "0x%X\n", sg->g.rec.mlid);
-			field(f, "PortGid");
-			fprintf(f, "%s\n", pg);
-			field(f, "JoinState");
-			js_text(f, m->m.join_state);
-			fputc('\n', f);
-			field(f, "ProxyJoin");
-			fprintf(f, "0x%X\n", m->m.proxy);
-			field(f, "NodeDescription");
-			fprintf(f, "%s\n", m->name ? m->name : "<unknown>");
-		}
-	}
-}
-
-static void stats_json(struct imc_json *j, const struct imc_sa_stats *st)
-{
-	imc_json_key(j, "stats");
-	imc_json_object_begin_line(j);
-	imc_json_kv_u64(j, "groups", st->groups);
-	imc_json_kv_u64(j, "members", st->members);
-	imc_json_kv_u64(j, "mlids_in_use", st->mlids_in_use);
-	imc_json_kv_u64(j, "mlids_total", st->mlids_total);
-	imc_json_kv_u64(j, "received", st->received);
-	imc_json_kv_u64(j, "drop_queue_full", st->drop_queue_full);
-	imc_json_kv_u64(j, "groups_created", st->groups_created);
-	imc_json_kv_u64(j, "groups_deleted", st->groups_deleted);
-	imc_json_kv_u64(j, "mft_adds", st->mft_adds);
-	imc_json_kv_u64(j, "mft_removes", st->mft_removes);
-	imc_json_object_end(j);
-}
-
-static void group_json(struct imc_json *j, const struct snap_group *sg)
-{
-	const struct imc_mcmr *r = &sg->g.rec;
-
-	imc_json_object_begin_line(j);
-	imc_json_kv_gid(j, "mgid", &r->mgid);
-	imc_json_kv_u64(j, "mlid", r->mlid);
-	imc_json_kv_u64(j, "qkey", r->qkey);
-	imc_json_kv_u64(j, "mtu", r->mtu);
-	imc_json_kv_u64(j, "rate", r->rate);
-	imc_json_kv_u64(j, "pkey", r->pkey);
-	imc_json_kv_u64(j, "sl", r->sl);
-	imc_json_kv_u64(j, "tclass", r->tclass);
-	imc_json_kv_u64(j, "flow_label", r->flow_label);
-	imc_json_kv_u64(j, "scope", r->scope);
-	imc_json_kv_bool(j, "persistent", sg->g.persistent);
-	imc_json_kv_u64(j, "full_members", sg->g.full_members);
-	imc_json_key(j, "members");
-	imc_json_array_begin_lines(j);
-	for (size_t k = 0; k < sg->nm; k++) {
-		const struct snap_member *m = &sg->m[k];
-
-		imc_json_object_begin_line(j);
-		imc_json_kv_gid(j, "port_gid", &m->m.port_gid);
-		imc_json_kv_u64(j, "lid", m->m.lid);
-		imc_json_kv_u64(j, "join_state", m->m.join_state);
-		imc_json_kv_bool(j, "proxy_join", m->m.proxy);
-		imc_json_key(j, "node");
-		if (m->name)
-			imc_json_string(j, m->name);
-		else
-			imc_json_null(j);
-		imc_json_object_end(j);
-	}
-	imc_json_array_end(j);
-	imc_json_object_end(j);
+	scn_snap_text_head(f, "SA", "sa-show", s->at, s->line);
+	fprintf(f, " %" PRIu32 " groups, %" PRIu64 " members, %" PRIu32
+		" of %" PRIu32 " MLIDs in use, %" PRIu64
+		" MADs received, %" PRIu64 " dropped (queue full)\n",
+		s->st.groups, s->st.members, s->st.mlids_in_use,
+		s->st.mlids_total, s->st.received, s->st.drop_queue_full);
+	/* As saquery -g: one dump per group; then as saquery -m: one dump
+	 * per member, groups in MGID order. */
+	for (size_t i = 0; i < s->ng; i++)
+		imc_sa_group_print_text(f, &s->g[i].g);
+	for (size_t i = 0; i < s->ng; i++)
+		for (size_t k = 0; k < s->g[i].nm; k++)
+			imc_sa_member_print_text(f, &s->g[i].g, &s->g[i].m[k],
+						 s->g[i].node[k]);
 }
 
 /* One snapshot: its time and statistics on the first line, a group a
@@ -1226,52 +1066,50 @@ static void group_json(struct imc_json *j, const struct snap_group *sg)
 static void snap_json(struct imc_json *j, const void *snap)
 {
 	const struct snap *s = snap;
-	char t[32];
 
-	imc_scn_format_time(s->at, t, sizeof(t));
-	imc_json_object_begin_line(j);
-	imc_json_kv_u64(j, "at_ns", s->at);
-	imc_json_kv_string(j, "at", t);
-	if (s->line)
-		imc_json_kv_u64(j, "line", s->line);
-	else
-		imc_json_kv_bool(j, "end", true);
-	stats_json(j, &s->st);
+	scn_snap_json_head(j, s->at, s->line);
+	imc_json_key(j, "stats");
+	imc_sa_stats_print_json(j, &s->st);
 	imc_json_key(j, "groups");
 	imc_json_array_begin_lines(j);
 	for (size_t i = 0; i < s->ng; i++)
-		group_json(j, &s->g[i]);
+		imc_sa_group_print_json(j, &s->g[i].g, s->g[i].m,
+					(const char *const *)s->g[i].node,
+					s->g[i].nm);
 	imc_json_array_end(j);
 	imc_json_object_end(j);
 }
 
+static const struct scn_snaps_kind snap_kind = {
+	.size = sizeof(struct snap), .fini = scn_sa_snap_fini, .text = print_text,
+	.to_json = snap_json,
+};
+
 int imc_scn_sa_show_print(const struct imc_scn_sa_show *sh, FILE *f,
 			  bool json)
 {
-	if (!sh || !f)
-		return -EINVAL;
-	return scn_snaps_print(f, json, sh->s, sh->n, sizeof(sh->s[0]),
-			       print_text, snap_json);
+	return sh && f ? scn_snaps_write(&sh->snaps, f, json) : -EINVAL;
 }
 
 int imc_scn_sa_show_print_last(const struct imc_scn_sa_show *sh, FILE *f,
 			       bool json)
 {
+	const void *last;
 	struct imc_json j;
 	int rc;
 
 	if (!sh || !f)
 		return -EINVAL;
-	if (!sh->n)
+	last = scn_snaps_last(&sh->snaps);
+	if (!last)
 		return -ENOENT;
 	if (!json) {
-		print_text(f, &sh->s[sh->n - 1]);
+		print_text(f, last);
 		return ferror(f) ? -EIO : 0;
 	}
 	imc_json_init(&j, f, 2, 0);
-	snap_json(&j, &sh->s[sh->n - 1]);
+	snap_json(&j, last);
 	rc = imc_json_finish(&j);
 	fputc('\n', f);
 	return rc ? rc : (ferror(f) ? -EIO : 0);
 }
-

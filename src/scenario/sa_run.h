@@ -7,9 +7,13 @@
 #include "ibmcast/gsi.h"
 #include "ibmcast/mcmr.h"
 #include "ibmcast/sa.h"
+#include "ibmcast/sa_client.h"
 #include "ibmcast/sa_fabric.h"
 #include "ibmcast/scenario_sa.h"
 #include "scenario/scn.h"
+#include "scenario/snaps.h"
+#include "util/hash.h"
+#include "util/list.h"
 
 #define CM(x) UMAD_SA_MCM_COMP_MASK_##x
 /* o15-0.2.3: the components a create must give. */
@@ -89,14 +93,10 @@ struct show_arg {
 /* ------------------------------------------------------------------ */
 /* Snapshots for --sa-show */
 
-struct snap_member {
-	struct imc_sa_member_info m;
-	char *name;                 /* "H-000002:1"; NULL: no such port */
-};
-
 struct snap_group {
 	struct imc_sa_group_info g;
-	struct snap_member *m;
+	struct imc_sa_member_info *m;
+	char **node;                /* "H-000002:1" of each; NULL: no port */
 	size_t nm, cap;
 };
 
@@ -113,14 +113,25 @@ struct imc_scn_sa_show {
 	struct sa_cfg *cfg;         /* NULL once the scenario is gone */
 	bool want_tree;             /* record tree_mgid's MFTs as DOT */
 	struct imc_gid tree_mgid;
-	struct snap *s;
-	unsigned n, cap;
+	struct scn_snaps snaps;     /* struct snap */
 };
 
 /* ------------------------------------------------------------------ */
 /* Run state */
 
 struct sa_run;
+struct sa_host;
+
+/* An SA client of a host for the requests of one timeout= and retries=
+ * (a client's attempts all follow its one configuration): a host has one
+ * per pair its lines use, most often one. */
+struct sa_cl {
+	struct sa_cl *next;
+	struct sa_host *h;
+	imc_time_t timeout;
+	unsigned retries;
+	struct imc_sa_client *client;
+};
 
 struct sa_host {
 	struct sa_run *r;
@@ -130,11 +141,12 @@ struct sa_host {
 	struct imc_gsi *gsi;        /* QP1, shared by the port's MAD users */
 	struct imc_qp *qp1;         /* the run's QP1; NULL on the SA's port */
 	struct imc_gsi_agent agent; /* takes the answers to these requests */
+	struct sa_cl *cl;           /* its SA clients */
 	uint64_t requests, answers;
 };
 
 struct sa_ent {
-	bool used;
+	struct imc_hnode node;      /* r->ents, by host and MGID */
 	uint32_t host;
 	struct imc_gid mgid;
 	uint32_t status;            /* last answer to host as sender */
@@ -143,16 +155,14 @@ struct sa_ent {
 	struct imc_qp *qp;          /* attached scenario QP, or NULL */
 };
 
+/* A request in flight: its client's query calls back with it. */
 struct req {
-	struct imc_timer timer;
+	struct imc_list link;       /* r->reqs */
 	struct sa_run *r;
 	const struct req_arg *a;
-	uint32_t num;               /* TID low word - 1 */
 	uint32_t sender, member;    /* host slots */
 	struct imc_gid mgid;        /* as sent */
-	unsigned tries;
 	uint32_t flow;              /* scenario flow number of the line */
-	uint8_t mad[IMC_MAD_SIZE];
 };
 
 struct sflow {
@@ -192,11 +202,10 @@ struct sa_run {
 	uint32_t *pbase;            /* first host slot of each node */
 	struct sa_host **host;      /* by slot, NULL until used */
 
-	struct sa_ent *ent;         /* open addressing, power of two */
-	size_t nent, entcap;
+	struct imc_htab ents;       /* struct sa_ent */
 
-	struct req **req;           /* by number, NULL once done */
-	size_t nreq, reqcap;
+	struct imc_list reqs;       /* struct req, not yet answered */
+	unsigned nclients;          /* SA clients made, for their seeds */
 
 	struct sflow *flows;
 
@@ -250,6 +259,10 @@ struct sa_ent *scn_sa_ent_find(struct sa_run *r, uint32_t host,
  * labelled join has had no answer yet. */
 bool scn_sa_mgid_resolve(struct sa_run *r, const struct scn_mgid *m,
 			 struct imc_gid *out);
+/* The SA's groups in MGID order, each with its members in PortGID
+ * order (no port names); free with scn_sa_snap_fini(). */
+int scn_sa_groups_collect(const struct imc_sa *sa, struct snap *s);
+void scn_sa_snap_fini(void *snap);
 /* A snapshot of the SA's groups for sa-show at scenario line line. */
 int scn_sa_snapshot(struct sa_run *r, unsigned line);
 /* Send the request of an sa-join/sa-leave/sa-get line. */

@@ -25,8 +25,9 @@
  *    MAD user of the port shares (these requests, the join trackers of
  *    mcast_verbs.c): a QP1 of the run's, or on the SA's port the SA's
  *    own, which hands the GSI what is not for the SA (other_mad);
- *  - requests by TID: the high word is IMC_SCN_MAGIC, the low word the
- *    request's number + 1, so an answer finds its request in O(1);
+ *  - requests through the library's SA client (sa_client.h), one client
+ *    per host and timeout=/retries= pair; the TID's high word is
+ *    IMC_SCN_MAGIC, which gives the answers to the host's clients;
  *  - per (host, MGID) entries in a hash table: the status of the last
  *    answer to that host as sender, and as member its JoinState and the
  *    scenario QP attached to the group;
@@ -36,7 +37,8 @@
  *
  *   state   event                        next
  *   sent    answer                       done: status, attach/detach
- *   sent    timeout, retries left        sent again with the same TID
+ *   sent    timeout (timeout= and up to  sent again with the same TID
+ *           a quarter of jitter), retries left
  *   sent    timeout, no retry left       done: status "timeout"
  *   done    another answer (of a retry)  counted as an answer only
  */
