@@ -63,17 +63,10 @@
 #include "util/text.h"
 #include "scenario/sa_run.h"
 
-/* The namespace of sa-join's as= names in the scenario's name index. */
-static const char label_space;
-
-/* An MGID word: a GID, 0, or @NAME (the MGID the answer to the sa-join
+/* The namespace of sa-join's as= names in the scenario's name index: an
+ * MGID word is a GID, 0, or @NAME (the MGID the answer to the sa-join
  * line with as=NAME carried). */
-static int mgid_parse(struct imc_scn_parser *p, const char *word,
-		      struct scn_mgid *m)
-{
-	return scn_mgid_parse(p, word, &label_space, "sa-join", SCN_MGID_ZERO,
-			      m);
-}
+static const char label_space;
 
 static const struct {
 	const char *name;
@@ -497,7 +490,8 @@ static int req_parse(struct imc_scn_parser *p, unsigned argc,
 	if (rc)
 		return rc;
 	a->member = a->host;
-	rc = mgid_parse(p, argv[1], &a->mgid);
+	rc = scn_mgid_parse(p, argv[1], &label_space, "sa-join",
+			    SCN_MGID_ZERO, &a->mgid);
 	if (rc)
 		return rc;
 	for (unsigned i = 2; i < argc; i++) {
@@ -724,7 +718,8 @@ struct subj_arg {
 static int mgid_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 			   const char *w, void *base)
 {
-	return mgid_parse(p, w, scn_arg_at(base, arg));
+	return scn_mgid_parse(p, w, &label_space, "sa-join", SCN_MGID_ZERO,
+			      scn_arg_at(base, arg));
 }
 
 static void mgid_word_print(FILE *f, const struct imc_topo *t,
