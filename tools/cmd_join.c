@@ -21,9 +21,9 @@
 #include "ibmcast/mcast_umad.h"
 #include "ibmcast/mcastd.h"
 #include "ibmcast/sa_attr.h"
-#include "umad/mcast_ctl.h"
+#include "ibmcast/mcast_ctl.h"
 #include "mcastd_show.h"
-#include "mcastd/mcastd_lock.h"
+#include "ibmcast/port_lock.h"
 #include "sa_tool.h"
 #include "tools.h"
 

@@ -14,7 +14,7 @@
 
 #include "ibmcast/gid.h"
 #include "ibmcast/json.h"
-#include "umad/mcast_ctl.h"
+#include "ibmcast/mcast_ctl.h"
 #include "mcastd_show.h"
 #include "tools.h"
 

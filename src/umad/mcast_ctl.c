@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "ibmcast/gid.h"
-#include "umad/mcast_ctl.h"
+#include "ibmcast/mcast_ctl.h"
 
 enum {
 	IO_TIMEOUT_MS = 2000,        /* a stuck peer does not hold us */
