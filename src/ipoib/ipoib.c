@@ -554,33 +554,17 @@ void ipo_flush_waiting(struct imc_ipoib *ifc)
 
 /* ---- own addresses ---- */
 
-int ipo_addr_cmp(const struct imc_ip_addr *a, const struct imc_ip_addr *b)
+static int own_cmp(const void *key, const void *e)
 {
-	if (a->family != b->family)
-		return a->family < b->family ? -1 : 1;
-	if (a->family == IMC_IPV4)
-		return a->v4 < b->v4 ? -1 : a->v4 > b->v4;
-	return memcmp(a->v6, b->v6, 16);
+	return imc_ip_addr_cmp(key, &((const struct own_addr *)e)->a);
 }
 
 /* Index of a in ifc->addrs, or -(insertion point) - 1. */
 static long addr_index(const struct imc_ipoib *ifc,
 		       const struct imc_ip_addr *a)
 {
-	size_t lo = 0, hi = ifc->naddrs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = ipo_addr_cmp(&ifc->addrs[mid].a, a);
-
-		if (c == 0)
-			return (long)mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -(long)lo - 1;
+	return imc_vec_bsearch(ifc->addrs, ifc->naddrs, sizeof(*ifc->addrs),
+			       a, own_cmp);
 }
 
 bool ipo_is_own(const struct imc_ipoib *ifc, const struct imc_ip_addr *a)
@@ -1114,7 +1098,7 @@ static int neigh_cmp(const void *a, const void *b)
 {
 	const struct imc_ipoib_neigh_info *x = a, *y = b;
 
-	return ipo_addr_cmp(&x->addr, &y->addr);
+	return imc_ip_addr_cmp(&x->addr, &y->addr);
 }
 
 void imc_ipoib_foreach_neigh(const struct imc_ipoib *ifc,

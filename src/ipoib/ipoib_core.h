@@ -119,8 +119,6 @@ struct imc_ipoib {
 
 /* ipoib.c */
 
-int ipo_addr_cmp(const struct imc_ip_addr *a, const struct imc_ip_addr *b);
-
 void ipo_drop(struct imc_ipoib *ifc, enum imc_ipoib_drop why);
 
 void ipo_ep_fabricate(struct ep *e);

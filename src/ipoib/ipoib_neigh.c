@@ -38,7 +38,7 @@ static struct neigh *neigh_find(const struct imc_ipoib *ifc,
 	     n = n->next) {
 		struct neigh *nb = imc_container_of(n, struct neigh, hn);
 
-		if (n->hash == h && ipo_addr_cmp(&nb->addr, a) == 0)
+		if (n->hash == h && imc_ip_addr_cmp(&nb->addr, a) == 0)
 			return nb;
 	}
 	return NULL;

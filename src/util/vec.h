@@ -61,4 +61,27 @@ static inline int imc_vec_reserve(void *parr, size_t *cap, size_t need,
 #define IMC_VEC_RESERVE(parr, cap, need) \
 	imc_vec_reserve((parr), (cap), (need), sizeof(**(parr)))
 
+/* Bisects the n elements of elem bytes at base, sorted as cmp(key,
+ * element) orders them, for key: the index of an element equal to key,
+ * or -(insertion point) - 1. */
+static inline long imc_vec_bsearch(const void *base, size_t n, size_t elem,
+				   const void *key,
+				   int (*cmp)(const void *key, const void *e))
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = cmp(key, (const char *)base + mid * elem);
+
+		if (c == 0)
+			return (long)mid;
+		if (c > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -(long)lo - 1;
+}
+
 #endif
