@@ -352,19 +352,18 @@ uint64_t ipo_gid_hash(const struct imc_ipoib *ifc, const struct imc_gid *g)
 	return imc_gid_hash(g, ifc->cfg.hash_seed);
 }
 
+static bool ep_eq(const struct imc_hnode *n, const void *gid)
+{
+	return imc_gid_equal(&imc_container_of(n, struct ep, hn)->gid, gid);
+}
+
 struct ep *ipo_ep_find(const struct imc_ipoib *ifc,
 		       const struct imc_gid *gid)
 {
-	uint64_t h = ipo_gid_hash(ifc, gid);
+	struct imc_hnode *n = imc_htab_find(&ifc->eps, ipo_gid_hash(ifc, gid),
+					    ep_eq, gid);
 
-	for (struct imc_hnode *n = imc_htab_bucket(&ifc->eps, h); n;
-	     n = n->next) {
-		struct ep *e = imc_container_of(n, struct ep, hn);
-
-		if (n->hash == h && imc_gid_equal(&e->gid, gid))
-			return e;
-	}
-	return NULL;
+	return n ? imc_container_of(n, struct ep, hn) : NULL;
 }
 
 /* The unicast AV of an endpoint, made from what the interface knows: the
