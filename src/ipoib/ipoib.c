@@ -371,22 +371,28 @@ struct ep *ipo_ep_find(const struct imc_ipoib *ifc,
  * TClass, FlowLabel and HopLimit (RFC 4391 4: the broadcast group's
  * parameters are the link's). The GRH always goes with it, so that the
  * peer finds us by GID. Only ever for a unicast GID. */
+void ipo_av_from(struct imc_ipoib_av *av, const struct imc_ipoib *ifc,
+		 const struct imc_mcmr *r, uint16_t dlid,
+		 const struct imc_gid *dgid)
+{
+	memset(av, 0, sizeof(*av));
+	av->dlid = dlid;
+	av->sl = r->sl;
+	av->rate = r->rate;
+	av->dgid = *dgid;
+	av->sgid_index = ifc->cfg.sgid_index;
+	av->tclass = r->tclass;
+	av->flow_label = r->flow_label;
+	av->hop_limit = r->hop_limit;
+}
+
 void ipo_ep_fabricate(struct ep *e)
 {
 	struct imc_ipoib *ifc = e->ifc;
-	const struct imc_mcmr *r = &ifc->brec;
 
 	if (imc_gid_is_multicast(&e->gid))
 		abort();
-	memset(&e->av, 0, sizeof(e->av));
-	e->av.dlid = e->lid;
-	e->av.sl = r->sl;
-	e->av.rate = r->rate;
-	e->av.dgid = e->gid;
-	e->av.sgid_index = ifc->cfg.sgid_index;
-	e->av.tclass = r->tclass;
-	e->av.flow_label = r->flow_label;
-	e->av.hop_limit = r->hop_limit;
+	ipo_av_from(&e->av, ifc, &ifc->brec, e->lid, &e->gid);
 	ifc->st.avs_fabricated++;
 	/* A stale AV made again from a new broadcast record is still to be
 	 * re-validated: the record says nothing of the peer's LID. */

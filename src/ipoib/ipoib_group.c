@@ -301,15 +301,7 @@ static void grp_cb(void *arg, struct imc_mcast_member *m,
 			break;
 		}
 		g->backoff = 0;
-		memset(&g->av, 0, sizeof(g->av));
-		g->av.dlid = r->mlid;
-		g->av.sl = r->sl;
-		g->av.rate = r->rate;
-		g->av.dgid = g->mgid;
-		g->av.sgid_index = ifc->cfg.sgid_index;
-		g->av.tclass = r->tclass;
-		g->av.flow_label = r->flow_label;
-		g->av.hop_limit = r->hop_limit;
+		ipo_av_from(&g->av, ifc, r, r->mlid, &g->mgid);
 		g->qkey = r->qkey;
 		ipo_grp_set_state(g, GRP_JOINED);
 		g->has_av = true;
