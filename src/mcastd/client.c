@@ -30,6 +30,7 @@
 #include "ibmcast/mcastd.h"
 #include "ibmcast/rng.h"
 #include "mcastd/proto.h"
+#include "util/unix.h"
 #include "util/vec.h"
 
 enum cstate {
@@ -298,22 +299,7 @@ static void arm_backoff(struct imc_mcastd *c)
 
 static int default_connect(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = -errno;
-
-		close(fd);
-		return e;
-	}
-	return fd;
+	return imc_unix_connect(path, NULL);
 }
 
 static int try_connect(struct imc_mcastd *c)
