@@ -468,13 +468,19 @@ static int query(struct lookup *lk)
 	memset(&m, 0, sizeof(m));
 	m.mad.method = UMAD_METHOD_GET;
 	switch (lk->stage) {
-	case LK_NODE_BY_GUID: {
+	case LK_NODE_BY_GUID:
+	case LK_NODE: {
 		struct imc_node_rec n;
 
 		memset(&n, 0, sizeof(n));
-		n.info.port_guid = lk->guid;
 		m.mad.attr_id = IMC_SA_ATTR_NODE_REC;
-		m.sa.comp_mask = IMC_NR_COMP_PORT_GUID;
+		if (lk->stage == LK_NODE) {
+			n.lid = lk->lid;
+			m.sa.comp_mask = IMC_NR_COMP_LID;
+		} else {
+			n.info.port_guid = lk->guid;
+			m.sa.comp_mask = IMC_NR_COMP_PORT_GUID;
+		}
 		imc_node_rec_pack(&n, m.data, sizeof(m.data));
 		break;
 	}
@@ -489,16 +495,6 @@ static int query(struct lookup *lk)
 		if (lk->stage == LK_PIR_PORT0)
 			m.sa.comp_mask |= IMC_PIR_COMP_PORT_NUM;
 		imc_port_info_rec_pack(&r, m.data, sizeof(m.data));
-		break;
-	}
-	case LK_NODE: {
-		struct imc_node_rec n;
-
-		memset(&n, 0, sizeof(n));
-		n.lid = lk->lid;
-		m.mad.attr_id = IMC_SA_ATTR_NODE_REC;
-		m.sa.comp_mask = IMC_NR_COMP_LID;
-		imc_node_rec_pack(&n, m.data, sizeof(m.data));
 		break;
 	}
 	case LK_PKEY: {
