@@ -56,6 +56,7 @@
 #include "ibmcast/mcmr.h"
 #include "ibmcast/rng.h"
 #include "mcast/mcast_int.h"
+#include "util/config.h"
 #include "util/mix.h"
 
 static void on_group_timer(struct imc_timer *tm);
@@ -1096,10 +1097,7 @@ int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
 	struct imc_sa_client_config cc;
 	struct imc_mcast *t;
 
-	if (!cfg) {
-		imc_mcast_config_init(&def);
-		cfg = &def;
-	}
+	cfg = IMC_CONFIG_OR_DEFAULT(cfg, def, imc_mcast_config_init);
 	if (!loop || !sa || !out ||
 	    (cfg->rejoin != IMC_MCAST_REJOIN_PACED &&
 	     cfg->rejoin != IMC_MCAST_REJOIN_IMMEDIATE) ||

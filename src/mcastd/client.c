@@ -30,6 +30,7 @@
 #include "ibmcast/mcastd.h"
 #include "ibmcast/rng.h"
 #include "mcastd/proto.h"
+#include "util/config.h"
 #include "util/unix.h"
 #include "util/vec.h"
 
@@ -706,10 +707,7 @@ int imc_mcastd_create(const struct imc_mcastd_config *cfg,
 	struct imc_mcastd *c;
 	int r;
 
-	if (!cfg) {
-		imc_mcastd_config_init(&def);
-		cfg = &def;
-	}
+	cfg = IMC_CONFIG_OR_DEFAULT(cfg, def, imc_mcastd_config_init);
 	if (!out || !cfg->backoff_min ||
 	    cfg->backoff_max < cfg->backoff_min)
 		return -EINVAL;

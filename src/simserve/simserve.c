@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "simserve/simserve_int.h"
+#include "util/config.h"
 
 enum {
 	BATCH = 32,                   /* datagrams per recvmmsg/sendmmsg */
@@ -659,10 +660,7 @@ int imc_simserve_create(struct imc_fabric *f, struct imc_loop *loop,
 		return -EINVAL;
 	if (imc_loop_is_virtual(loop))
 		return -EOPNOTSUPP;
-	if (!cfg) {
-		imc_simserve_config_init(&dc);
-		cfg = &dc;
-	}
+	cfg = IMC_CONFIG_OR_DEFAULT(cfg, dc, imc_simserve_config_init);
 	base = cfg->sockname ? cfg->sockname : getenv("IBSIM_SOCKNAME");
 	if (!base || !*base)
 		base = "sim";

@@ -15,6 +15,7 @@
 #include "ibmcast/sa_client.h"
 #include "ibmcast/sa_records.h"
 #include "ibmcast/sa_serve.h"
+#include "util/config.h"
 #include "util/list.h"
 #include "util/mix.h"
 #include "util/vec.h"
@@ -762,10 +763,7 @@ int imc_sa_serve_open(struct imc_loop *loop,
 	struct imc_sa_serve_config def;
 	int rc;
 
-	if (!cfg) {
-		imc_sa_serve_config_init(&def);
-		cfg = &def;
-	}
+	cfg = IMC_CONFIG_OR_DEFAULT(cfg, def, imc_sa_serve_config_init);
 	if (!loop || !out || !cfg->window ||
 	    cfg->window > WINDOW_MAX || !cfg->park_max)
 		return -EINVAL;
