@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "ibmcast/subnet.h"
+#include "util/vec.h"
 
 #define NONE UINT32_MAX
 #define NOHOP 255
@@ -119,30 +120,18 @@ static int sync_nodes(struct imc_subnet *s)
 	const struct imc_topo *t = s->topo;
 	uint32_t n = t->nnodes, old = s->nnodes;
 	uint32_t oldslots = s->base[old], slots = oldslots;
-	uint32_t *base;
-	uint8_t *down;
-	uint16_t *lid;
 
 	if (n <= old)
 		return 0;
 	for (uint32_t i = old; i < n; i++)
 		slots += t->node[i].nports + 1u;
-	base = realloc(s->base, ((size_t)n + 1) * sizeof(*base));
-	if (!base)
+	if (IMC_VEC_RESIZE(&s->base, (size_t)n + 1) ||
+	    IMC_VEC_RESIZE(&s->down, slots) || IMC_VEC_RESIZE(&s->lid, slots))
 		return -ENOMEM;
-	s->base = base;
-	down = realloc(s->down, slots * sizeof(*down));
-	if (!down)
-		return -ENOMEM;
-	s->down = down;
-	lid = realloc(s->lid, slots * sizeof(*lid));
-	if (!lid)
-		return -ENOMEM;
-	s->lid = lid;
 	for (uint32_t i = old; i < n; i++)
-		base[i + 1] = base[i] + t->node[i].nports + 1u;
-	memset(down + oldslots, 0, slots - oldslots);
-	memset(lid + oldslots, 0, (slots - oldslots) * sizeof(*lid));
+		s->base[i + 1] = s->base[i] + t->node[i].nports + 1u;
+	memset(s->down + oldslots, 0, slots - oldslots);
+	memset(s->lid + oldslots, 0, (slots - oldslots) * sizeof(*s->lid));
 	s->nnodes = n;
 	return 0;
 }

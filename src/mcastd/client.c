@@ -821,15 +821,9 @@ static int slot_alloc(struct imc_mcastd *c, uint32_t *out)
 		i++;
 	if (i == c->nslots) {
 		uint32_t n = c->nslots ? 2 * c->nslots : 16;
-		void *p = realloc(c->slots, n * sizeof(*c->slots));
 
-		if (!p)
+		if (IMC_VEC_RESIZE(&c->slots, n) || IMC_VEC_RESIZE(&c->gens, n))
 			return -ENOMEM;
-		c->slots = p;
-		p = realloc(c->gens, n * sizeof(*c->gens));
-		if (!p)
-			return -ENOMEM;
-		c->gens = p;
 		memset(c->slots + c->nslots, 0,
 		       (n - c->nslots) * sizeof(*c->slots));
 		memset(c->gens + c->nslots, 0,

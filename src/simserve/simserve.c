@@ -19,6 +19,7 @@
 
 #include "simserve/simserve_int.h"
 #include "util/config.h"
+#include "util/vec.h"
 
 enum {
 	BATCH = 32,                   /* datagrams per recvmmsg/sendmmsg */
@@ -297,8 +298,6 @@ static void client_cb(struct imc_fd_watch *w, unsigned events)
 
 static int slot_alloc(struct imc_simserve *s, uint32_t *slot)
 {
-	struct ss_client **cl;
-
 	if (s->nfree) {
 		*slot = s->free_slots[--s->nfree];
 		return 0;
@@ -307,16 +306,10 @@ static int slot_alloc(struct imc_simserve *s, uint32_t *slot)
 		return -ENOSPC;
 	if (s->ncl == s->clcap) {
 		uint32_t cap = s->clcap ? s->clcap * 2 : 16;
-		uint32_t *fs;
 
-		cl = realloc(s->cl, cap * sizeof(*cl));
-		if (!cl)
+		if (IMC_VEC_RESIZE(&s->cl, cap) ||
+		    IMC_VEC_RESIZE(&s->free_slots, cap))
 			return -ENOMEM;
-		s->cl = cl;
-		fs = realloc(s->free_slots, cap * sizeof(*fs));
-		if (!fs)
-			return -ENOMEM;
-		s->free_slots = fs;
 		s->clcap = cap;
 	}
 	s->cl[s->ncl] = NULL;

@@ -33,29 +33,48 @@ static inline size_t imc_vec_grown(size_t cap, size_t need, size_t elem)
 	return c > max ? max : c;
 }
 
+/* Reallocates the array whose pointer is at parr (a T ** passed as
+ * void *) to n (> 0) elements of elem bytes, for arrays whose size the
+ * caller decides (parallel arrays sharing one capacity, say). 0,
+ * -EOVERFLOW or -ENOMEM; on failure the array is unchanged; new
+ * elements are not initialized. */
+static inline int imc_vec_resize(void *parr, size_t n, size_t elem)
+{
+	void *p, *np;
+
+	if (elem && n > SIZE_MAX / elem)
+		return -EOVERFLOW;
+	/* T * and void * share a representation on every target this
+	 * builds for; memcpy keeps the access within the aliasing rules. */
+	memcpy(&p, parr, sizeof(p));
+	np = realloc(p, n * elem);
+	if (!np)
+		return -ENOMEM;
+	memcpy(parr, &np, sizeof(np));
+	return 0;
+}
+
+#define IMC_VEC_RESIZE(parr, n) \
+	imc_vec_resize((parr), (n), sizeof(**(parr)))
+
 /* Grows the array whose pointer is at parr (a T ** passed as void *) and
  * whose capacity is *cap to hold at least need elements of elem bytes.
  * 0, -EOVERFLOW or -ENOMEM; new elements are not initialized. */
 static inline int imc_vec_reserve(void *parr, size_t *cap, size_t need,
 				  size_t elem)
 {
-	void *p, *np;
 	size_t c;
+	int rc;
 
 	if (need <= *cap)
 		return 0;
 	c = imc_vec_grown(*cap, need, elem);
 	if (!c)
 		return -EOVERFLOW;
-	/* T * and void * share a representation on every target this
-	 * builds for; memcpy keeps the access within the aliasing rules. */
-	memcpy(&p, parr, sizeof(p));
-	np = realloc(p, c * elem);
-	if (!np)
-		return -ENOMEM;
-	memcpy(parr, &np, sizeof(np));
-	*cap = c;
-	return 0;
+	rc = imc_vec_resize(parr, c, elem);
+	if (!rc)
+		*cap = c;
+	return rc;
 }
 
 #define IMC_VEC_RESERVE(parr, cap, need) \
