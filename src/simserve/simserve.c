@@ -203,16 +203,11 @@ void ss_client_queue(struct ss_client *c, const uint8_t *pkt)
 
 /* ---- packets from clients ---- */
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
 /* ibsim's answer to what it cannot deliver: the packet back to its
  * sender with status 110 (ETIMEDOUT, sim_mad.c). */
 static void bounce(struct ss_client *c, uint8_t *pkt)
 {
-	put32(pkt + 16, htonl(IMC_IBSIM_STATUS_NO_ROUTE));
+	ss_put32(pkt + 16, htonl(IMC_IBSIM_STATUS_NO_ROUTE));
 	c->s->st.pkts_unrouted++;
 	ss_client_queue(c, pkt);
 }
