@@ -293,10 +293,7 @@ static void event_begin(struct imc_json *j, const char *name)
 static void event_end(struct imc_json *j)
 {
 	imc_json_object_end(j);
-	if (imc_json_finish(j) == 0)
-		printf("\n");
-	else
-		fprintf(stderr, "ibmcast join: JSON output failed\n");
+	(void)imc_tool_json_end(j, "ibmcast join");
 }
 
 static void print_joined(const struct session *s, const struct imc_mcmr *r)

@@ -255,6 +255,18 @@ static void raw_wait(struct raw *w, unsigned ms, bool probe)
 	imc_timer_cancel(w->loop, &w->timer);
 }
 
+/* m as a Get of attribute attr from the SA (IBA 15.2.1.1), the rest
+ * zero. */
+static void sa_get(struct imc_sa_mad *m, uint16_t attr)
+{
+	memset(m, 0, sizeof(*m));
+	m->mad.base_version = 1;
+	m->mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
+	m->mad.class_version = UMAD_SA_CLASS_VERSION;
+	m->mad.method = UMAD_METHOD_GET;
+	m->mad.attr_id = attr;
+}
+
 /* Sends a Get(ClassPortInfo), which every SA answers, to dlid: true
  * when its answer came within 20 s (or the request's came first). A
  * loaded machine may delay an SA past the 300 ms a request waits; the
@@ -264,12 +276,7 @@ static bool raw_probe(struct raw *w, const struct imc_umad_addr *to)
 	struct imc_sa_mad m;
 	uint8_t buf[IMC_MAD_SIZE];
 
-	memset(&m, 0, sizeof(m));
-	m.mad.base_version = 1;
-	m.mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
-	m.mad.class_version = UMAD_SA_CLASS_VERSION;
-	m.mad.method = UMAD_METHOD_GET;
-	m.mad.attr_id = UMAD_ATTR_CLASS_PORT_INFO;
+	sa_get(&m, UMAD_ATTR_CLASS_PORT_INFO);
 	/* The TID after the request's; raw_call() skips it afterwards. */
 	m.mad.tid = w->tid + 1;
 	imc_sa_mad_pack(&m, buf, sizeof(buf));
@@ -365,12 +372,7 @@ static int gid_of_lid(struct raw *w, uint16_t dlid, uint16_t lid,
 	struct imc_node_rec n;
 	uint8_t buf[IMC_MAD_SIZE];
 
-	memset(&m, 0, sizeof(m));
-	m.mad.base_version = 1;
-	m.mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
-	m.mad.class_version = UMAD_SA_CLASS_VERSION;
-	m.mad.method = UMAD_METHOD_GET;
-	m.mad.attr_id = IMC_SA_ATTR_NODE_REC;
+	sa_get(&m, IMC_SA_ATTR_NODE_REC);
 	m.sa.comp_mask = IMC_NR_COMP_LID;
 	memset(&n, 0, sizeof(n));
 	n.lid = lid;

@@ -475,10 +475,7 @@ static void report_json(struct run *r, const struct imc_storm_report *rep,
 	imc_json_kv_u64(&j, "timed_out", cs->timed_out);
 	imc_json_object_end(&j);
 	imc_json_object_end(&j);
-	if (imc_json_finish(&j) == 0)
-		printf("\n");
-	else
-		fprintf(stderr, "ibmcast storm: JSON output failed\n");
+	(void)imc_tool_json_end(&j, "ibmcast storm");
 }
 
 static void print_report(struct run *r)
