@@ -55,17 +55,13 @@ static bool name_eq(const struct imc_hnode *n, const void *key)
 static int grow_nodes(struct imc_topo *t, uint32_t cap)
 {
 	struct imc_topo_index *x = t->index;
-	uintptr_t old = (uintptr_t)x->hn;
 
 	if (IMC_VEC_RESIZE(&x->hn, cap))
 		return -ENOMEM;
-	if ((uintptr_t)x->hn != old) {
-		/* The entries moved: the chains point at the old ones. */
-		imc_htab_clear(&x->names);
-		for (uint32_t i = 0; i < t->nnodes; i++)
-			imc_htab_insert(&x->names, &x->hn[i],
-					hash(t->node[i].name));
-	}
+	/* The entries may have moved: the chains point at the old ones. */
+	imc_htab_clear(&x->names);
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		imc_htab_insert(&x->names, &x->hn[i], hash(t->node[i].name));
 	if (IMC_VEC_RESIZE(&t->node, cap))
 		return -ENOMEM;
 	t->cap = cap;

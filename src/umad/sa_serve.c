@@ -11,11 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ibmcast/gid.h"
 #include "ibmcast/mad.h"
 #include "ibmcast/sa_client.h"
 #include "ibmcast/sa_records.h"
 #include "ibmcast/sa_serve.h"
 #include "util/config.h"
+#include "util/hash.h"
 #include "util/list.h"
 #include "util/mix.h"
 #include "util/vec.h"
@@ -83,8 +85,9 @@ struct imc_sa_serve {
 	uint32_t *lid_port;         /* LID -> port index + 1 */
 	uint8_t *lid_state;         /* enum key_state */
 	imc_time_t *lid_miss;
-	uint32_t *gid_slot;         /* GID hash: port index + 1 */
-	uint32_t gid_mask;
+	struct imc_htab gids;       /* gid_hn[i]: ports[i] by GID */
+	struct imc_hnode *gid_hn;
+	size_t gid_cap;
 	struct gmeta *gmeta;
 	uint32_t gmeta_mask, gmeta_used;
 	uint64_t seed;
@@ -109,46 +112,47 @@ static uint64_t gid_hash(const struct imc_sa_serve *s, const struct imc_gid *g)
 	return imc_mix2(imc_get64(g->raw + 8), imc_get64(g->raw), s->seed);
 }
 
+struct gid_key {
+	const struct imc_sa_serve *s;
+	const struct imc_gid *g;
+};
+
+static bool gid_eq(const struct imc_hnode *n, const void *key)
+{
+	const struct gid_key *k = key;
+
+	return imc_gid_equal(&k->s->ports[n - k->s->gid_hn].gid, k->g);
+}
+
 static int gid_find(const struct imc_sa_serve *s, const struct imc_gid *g)
 {
-	if (!s->gid_slot)
-		return -1;
-	for (uint32_t i = (uint32_t)gid_hash(s, g) & s->gid_mask;;
-	     i = (i + 1) & s->gid_mask) {
-		uint32_t v = s->gid_slot[i];
+	struct gid_key k = { s, g };
+	struct imc_hnode *n = imc_htab_find(&s->gids, gid_hash(s, g), gid_eq,
+					    &k);
 
-		if (!v)
-			return -1;
-		if (!memcmp(s->ports[v - 1].gid.raw, g->raw, 16))
-			return (int)(v - 1);
-	}
+	return n ? (int)(n - s->gid_hn) : -1;
 }
 
 static void gid_put(struct imc_sa_serve *s, uint32_t idx)
 {
-	uint32_t i = (uint32_t)gid_hash(s, &s->ports[idx].gid) & s->gid_mask;
-
-	while (s->gid_slot[i])
-		i = (i + 1) & s->gid_mask;
-	s->gid_slot[i] = idx + 1;
+	imc_htab_insert(&s->gids, &s->gid_hn[idx],
+			gid_hash(s, &s->ports[idx].gid));
 }
 
-/* Rebuilds the GID table with room for n ports at half load. */
-static int gid_rebuild(struct imc_sa_serve *s, uint32_t n)
+/* Room for n index entries; when they grow (and so may move), every
+ * port is inserted again: the chains point at the old ones. Amortized
+ * O(1), as the array doubles. */
+static int gid_reserve(struct imc_sa_serve *s, size_t n)
 {
-	uint32_t size = 64;
-	uint32_t *slot;
+	size_t cap = s->gid_cap;
 
-	while (size < 2 * n)
-		size *= 2;
-	slot = calloc(size, sizeof(*slot));
-	if (!slot)
+	if (IMC_VEC_RESERVE(&s->gid_hn, &s->gid_cap, n))
 		return -ENOMEM;
-	free(s->gid_slot);
-	s->gid_slot = slot;
-	s->gid_mask = size - 1;
-	for (uint32_t i = 0; i < s->nports; i++)
-		gid_put(s, i);
+	if (s->gid_cap != cap) {
+		imc_htab_clear(&s->gids);
+		for (uint32_t i = 0; i < s->nports; i++)
+			gid_put(s, i);
+	}
 	return 0;
 }
 
@@ -161,9 +165,13 @@ static int dir_put(struct imc_sa_serve *s, const struct dport *p)
 	if (v) {
 		bool moved = memcmp(s->ports[v - 1].gid.raw, p->gid.raw, 16);
 
+		if (moved)
+			imc_htab_remove(&s->gids, &s->gid_hn[v - 1]);
 		s->ports[v - 1] = *p;
+		if (moved)
+			gid_put(s, v - 1);
 		s->lid_state[p->lid] = KEY_PRESENT;
-		return moved ? gid_rebuild(s, s->nports) : 0;
+		return 0;
 	}
 	if (other >= 0) {
 		/* The port moved to another LID: keep one entry. */
@@ -174,10 +182,8 @@ static int dir_put(struct imc_sa_serve *s, const struct dport *p)
 		s->lid_state[p->lid] = KEY_PRESENT;
 		return 0;
 	}
-	if (IMC_VEC_RESERVE(&s->ports, &s->cap, (size_t)s->nports + 1))
-		return -ENOMEM;
-	if (2 * (s->nports + 1) > s->gid_mask + 1 &&
-	    gid_rebuild(s, 2 * (s->nports + 1)) < 0)
+	if (IMC_VEC_RESERVE(&s->ports, &s->cap, (size_t)s->nports + 1) ||
+	    gid_reserve(s, (size_t)s->nports + 1))
 		return -ENOMEM;
 	s->ports[s->nports] = *p;
 	gid_put(s, s->nports);
@@ -781,7 +787,7 @@ int imc_sa_serve_open(struct imc_loop *loop,
 	s->gmeta_mask = 2 * GMETA_MAX - 1;
 	rc = -ENOMEM;
 	if (!s->lid_port || !s->lid_state || !s->lid_miss || !s->gmeta ||
-	    gid_rebuild(s, 32) < 0)
+	    imc_htab_init(&s->gids, 64) < 0)
 		goto fail;
 
 	memset(&uc, 0, sizeof(uc));
@@ -865,7 +871,8 @@ void imc_sa_serve_close(struct imc_sa_serve *s)
 	free(s->lid_port);
 	free(s->lid_state);
 	free(s->lid_miss);
-	free(s->gid_slot);
+	imc_htab_fini(&s->gids);
+	free(s->gid_hn);
 	free(s->gmeta);
 	free(s);
 }
