@@ -45,8 +45,10 @@ struct dport {
 	uint8_t n_pkeys;
 };
 
-/* A port GUID looked up or found absent (open addressing). */
+/* A port GUID looked up or found absent: s->gmeta[0 .. gmeta_used),
+ * each in s->gmetas by GUID. */
 struct gmeta {
+	struct imc_hnode hn;
 	uint64_t guid;
 	uint8_t state;              /* KEY_PENDING or KEY_ABSENT; 0: free */
 	imc_time_t miss_at;
@@ -88,8 +90,9 @@ struct imc_sa_serve {
 	struct imc_htab gids;       /* gid_hn[i]: ports[i] by GID */
 	struct imc_hnode *gid_hn;
 	size_t gid_cap;
-	struct gmeta *gmeta;
-	uint32_t gmeta_mask, gmeta_used;
+	struct gmeta *gmeta;        /* GMETA_MAX of them */
+	uint32_t gmeta_used;
+	struct imc_htab gmetas;
 	uint64_t seed;
 	/* scan */
 	uint32_t next_lid;
@@ -233,34 +236,34 @@ static int dir_by_lid(void *ctx, uint16_t lid, struct imc_sa_port *out)
 
 /* ---- port GUIDs pending or absent ---- */
 
-static struct gmeta *gmeta_probe(struct imc_sa_serve *s, uint64_t guid)
+static bool gmeta_eq(const struct imc_hnode *n, const void *guid)
 {
-	for (uint32_t i = (uint32_t)imc_mix64(guid ^ s->seed) & s->gmeta_mask;;
-	     i = (i + 1) & s->gmeta_mask) {
-		struct gmeta *g = &s->gmeta[i];
-
-		if (!g->state || g->guid == guid)
-			return g;
-	}
+	return imc_container_of(n, struct gmeta, hn)->guid ==
+	       *(const uint64_t *)guid;
 }
 
-/* Keeps the table at most half full: past GMETA_MAX keys the absent ones
- * are forgotten (they are only a cache), the pending ones kept. */
+/* Adds g (its GUID set) to the table. */
+static void gmeta_put(struct imc_sa_serve *s, struct gmeta *g)
+{
+	imc_htab_insert(&s->gmetas, &g->hn, imc_mix64(g->guid ^ s->seed));
+}
+
+/* Past GMETA_MAX keys the absent ones are forgotten (they are only a
+ * cache), the pending ones kept. */
 static void gmeta_trim(struct imc_sa_serve *s)
 {
 	struct gmeta keep[WINDOW_MAX * 4];
 	uint32_t n = 0;
 
-	for (uint32_t i = 0; i <= s->gmeta_mask; i++)
+	for (uint32_t i = 0; i < s->gmeta_used; i++)
 		if (s->gmeta[i].state == KEY_PENDING &&
 		    n < IMC_ARRAY_SIZE(keep))
 			keep[n++] = s->gmeta[i];
-	memset(s->gmeta, 0, (s->gmeta_mask + 1) * sizeof(*s->gmeta));
-	s->gmeta_used = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		*gmeta_probe(s, keep[i].guid) = keep[i];
-		s->gmeta_used++;
-	}
+	imc_htab_clear(&s->gmetas);
+	memcpy(s->gmeta, keep, n * sizeof(*keep));
+	s->gmeta_used = n;
+	for (uint32_t i = 0; i < n; i++)
+		gmeta_put(s, &s->gmeta[i]);
 }
 
 /* The entry of guid, or NULL; with add, a new free entry (state 0) when
@@ -268,16 +271,21 @@ static void gmeta_trim(struct imc_sa_serve *s)
 static struct gmeta *gmeta_slot(struct imc_sa_serve *s, uint64_t guid,
 				bool add)
 {
-	struct gmeta *g = gmeta_probe(s, guid);
+	struct imc_hnode *n = imc_htab_find(&s->gmetas,
+					    imc_mix64(guid ^ s->seed),
+					    gmeta_eq, &guid);
+	struct gmeta *g = n ? imc_container_of(n, struct gmeta, hn) : NULL;
 
-	if (g->state || !add)
-		return g->state ? g : NULL;
-	if (s->gmeta_used >= GMETA_MAX) {
-		gmeta_trim(s);
-		g = gmeta_probe(s, guid);
+	if ((g && g->state) || !add)
+		return g && g->state ? g : NULL;
+	if (!g) {
+		if (s->gmeta_used >= GMETA_MAX)
+			gmeta_trim(s);
+		g = &s->gmeta[s->gmeta_used++];
+		memset(g, 0, sizeof(*g));
+		g->guid = guid;
+		gmeta_put(s, g);
 	}
-	g->guid = guid;
-	s->gmeta_used++;
 	return g;
 }
 
@@ -301,7 +309,7 @@ static void finish(struct lookup *lk, bool found)
 		struct gmeta *g = gmeta_slot(s, lk->guid, false);
 
 		/* Found: the GID table answers from now on; the entry stays
-		 * (probe chains) as a stale "absent". */
+		 * as a stale "absent" until a trim forgets it. */
 		if (g) {
 			g->state = KEY_ABSENT;
 			g->miss_at = imc_loop_now(s->loop);
@@ -783,11 +791,11 @@ int imc_sa_serve_open(struct imc_loop *loop,
 	s->lid_port = calloc(LID_SPACE, sizeof(*s->lid_port));
 	s->lid_state = calloc(LID_SPACE, sizeof(*s->lid_state));
 	s->lid_miss = calloc(LID_SPACE, sizeof(*s->lid_miss));
-	s->gmeta = calloc(2 * GMETA_MAX, sizeof(*s->gmeta));
-	s->gmeta_mask = 2 * GMETA_MAX - 1;
+	s->gmeta = calloc(GMETA_MAX, sizeof(*s->gmeta));
 	rc = -ENOMEM;
 	if (!s->lid_port || !s->lid_state || !s->lid_miss || !s->gmeta ||
-	    imc_htab_init(&s->gids, 64) < 0)
+	    imc_htab_init(&s->gids, 64) < 0 ||
+	    imc_htab_init(&s->gmetas, GMETA_MAX) < 0)
 		goto fail;
 
 	memset(&uc, 0, sizeof(uc));
@@ -873,6 +881,7 @@ void imc_sa_serve_close(struct imc_sa_serve *s)
 	free(s->lid_miss);
 	imc_htab_fini(&s->gids);
 	free(s->gid_hn);
+	imc_htab_fini(&s->gmetas);
 	free(s->gmeta);
 	free(s);
 }
