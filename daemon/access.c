@@ -22,7 +22,7 @@ int daemon_resolve_group(struct daemon *d)
 	v = strtoul(name, &end, 10);
 	if (!errno && !*end && *name && v < UINT32_MAX) {
 		gid = (uint32_t)v;
-	} else if (imc_mcastd_policy_nss.group(NULL, name, &gid) < 0) {
+	} else if (imc_mcastd_policy_nss()->group(NULL, name, &gid) < 0) {
 		if (d->o.group) {
 			dlog(IMC_MCASTD_LOG_ERR, "unknown group '%s' (--group)",
 			     name);
@@ -45,7 +45,7 @@ int daemon_load_policy(struct daemon *d, bool reload)
 	int r;
 
 	if (d->o.policy)
-		r = imc_mcastd_policy_load(d->o.policy, &imc_mcastd_policy_nss,
+		r = imc_mcastd_policy_load(d->o.policy, imc_mcastd_policy_nss(),
 					   &p, err, sizeof(err));
 	else
 		r = imc_mcastd_policy_default(d->has_gid, (uint32_t)d->gid, &p);

@@ -13,8 +13,8 @@
 #include "ibmcast/loop.h"
 #include "ibmcast/mcast_umad.h"
 #include "ibmcast/mcastd_server.h"
-#include "mcastd/mcastd_lock.h"
-#include "mcastd/mcastd_policy.h"
+#include "ibmcast/port_lock.h"
+#include "ibmcast/mcastd_policy.h"
 
 #define IBMCASTD_MAX_PORTS 16
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "umad/mcast_ctl.h"
+#include "ibmcast/mcast_ctl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

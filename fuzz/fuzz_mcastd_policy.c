@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mcastd/mcastd_policy.h"
+#include "ibmcast/mcastd_policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

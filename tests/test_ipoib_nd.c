@@ -295,6 +295,29 @@ static void test_ip_addr_text(void **state)
 	assert_int_equal(imc_ip_addr_format(&a, buf), -EINVAL);
 }
 
+/* The one order of IP addresses: IPv4 before IPv6, IPv4 by value (host
+ * order, so 9.x before 10.x), IPv6 by bytes; equal is 0 both ways. */
+static void test_ip_addr_cmp(void **state)
+{
+	struct imc_ip_addr a, b, c;
+
+	(void)state;
+	assert_int_equal(imc_ip_addr_parse("9.255.255.255", &a, NULL), 0);
+	assert_int_equal(imc_ip_addr_parse("10.0.0.0", &b, NULL), 0);
+	assert_int_equal(imc_ip_addr_parse("::1", &c, NULL), 0);
+	assert_true(imc_ip_addr_cmp(&a, &b) < 0);
+	assert_true(imc_ip_addr_cmp(&b, &a) > 0);
+	assert_true(imc_ip_addr_cmp(&b, &c) < 0);
+	assert_true(imc_ip_addr_cmp(&c, &a) > 0);
+	assert_int_equal(imc_ip_addr_cmp(&a, &a), 0);
+	assert_int_equal(imc_ip_addr_parse("fe80::2", &a, NULL), 0);
+	assert_int_equal(imc_ip_addr_parse("fe80::10", &b, NULL), 0);
+	assert_true(imc_ip_addr_cmp(&a, &b) < 0);
+	assert_true(imc_ip_addr_cmp(&b, &a) > 0);
+	assert_int_equal(imc_ip_addr_parse("FE80::10", &c, NULL), 0);
+	assert_int_equal(imc_ip_addr_cmp(&b, &c), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,6 +328,7 @@ int main(void)
 		cmocka_unit_test(test_na_to_group_not_solicited),
 		cmocka_unit_test(test_ip_parse),
 		cmocka_unit_test(test_ip_addr_text),
+		cmocka_unit_test(test_ip_addr_cmp),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,7 +20,7 @@
 #include "ibmcast/mcast.h"
 #include "ibmcast/sa_client.h"
 
-#include "umad/mcast_ctl.h"
+#include "ibmcast/mcast_ctl.h"
 
 static const char good[] =
 	"ibmcast-mcast 1\n"

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "ibmcast/gid.h"
-#include "mcastd/mcastd_policy.h"
+#include "ibmcast/mcastd_policy.h"
 
 static int lookup(void *ctx, const char *name, uint32_t *id)
 {

@@ -23,9 +23,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ibmcast/mad.h"
 #include "ibmcast/packet.h"
 #include "ibmcast/pcap.h"
-#include "wire/vectors.h"
 
 #define VECTORS IMC_SOURCE_DIR "/tests/vectors/opensm-mcmr.txt"
 #define TSHARK_DLT \
@@ -166,20 +166,20 @@ static void read_pair(uint8_t *tx, uint8_t *rx, unsigned int *tx_slid,
 	FILE *f = fopen(VECTORS, "r");
 	char line[1024];
 	bool got_tx = false, got_rx = false;
-	struct imc_vector v;
+	struct imc_mad_line v;
 
 	assert_non_null(f);
 	while ((!got_tx || !got_rx) && fgets(line, sizeof(line), f)) {
-		int rc = imc_vector_parse_line(line, &v);
+		int rc = imc_mad_line_parse(line, &v);
 
 		assert_true(rc >= 0);
 		if (rc == 0)
 			continue;
-		if (!got_tx && v.dir == IMC_VECTOR_TX) {
+		if (!got_tx && v.dir == IMC_MAD_TX) {
 			memcpy(tx, v.mad, IMC_MAD_SIZE);
 			*tx_slid = v.lid;
 			got_tx = true;
-		} else if (!got_rx && v.dir == IMC_VECTOR_RX) {
+		} else if (!got_rx && v.dir == IMC_MAD_RX) {
 			memcpy(rx, v.mad, IMC_MAD_SIZE);
 			*rx_slid = v.lid;
 			got_rx = true;

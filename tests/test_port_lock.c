@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "mcastd/mcastd_lock.h"
+#include "ibmcast/port_lock.h"
 
 static void test_second_owner(void **state)
 {

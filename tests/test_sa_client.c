@@ -16,11 +16,11 @@
 
 #include "ibmcast/gid.h"
 #include "ibmcast/loop.h"
+#include "ibmcast/mad.h"
 #include "ibmcast/rmpp.h"
 #include "ibmcast/rng.h"
 #include "ibmcast/sa_attr.h"
 #include "ibmcast/sa_client.h"
-#include "wire/vectors.h"
 #include "util/bytes.h"
 
 #define MS IMC_NSEC_PER_MSEC
@@ -803,7 +803,7 @@ static void test_rmpp_too_big(void **state)
 static void load_capture(uint8_t *mad)
 {
 	char path[512], line[1024];
-	struct imc_vector v;
+	struct imc_mad_line v;
 	bool found = false;
 	FILE *f;
 
@@ -812,8 +812,8 @@ static void load_capture(uint8_t *mad)
 	f = fopen(path, "r");
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f))
-		if (imc_vector_parse_line(line, &v) == 1 &&
-		    v.dir == IMC_VECTOR_RX &&
+		if (imc_mad_line_parse(line, &v) == 1 &&
+		    v.dir == IMC_MAD_RX &&
 		    v.mad[3] == UMAD_SA_METHOD_GET_TABLE_RESP) {
 			memcpy(mad, v.mad, IMC_MAD_SIZE);
 			found = true;

@@ -11,13 +11,13 @@
 #include <cmocka.h>
 
 #include "ibmcast/ipoib_wire.h"
-#include "wire/vectors.h"
+#include "ibmcast/mad.h"
 #include "test_sa_fixture.h"
 
 #define VECTORS IMC_SOURCE_DIR "/tests/vectors/opensm-mcmr.txt"
 #define GARBAGE_AT 176   /* OpenSM's answers carry stale bytes from here */
 
-static struct imc_vector vecs[16];
+static struct imc_mad_line vecs[16];
 static size_t nvecs;
 
 static void load(void)
@@ -31,7 +31,7 @@ static void load(void)
 		skip();
 	}
 	while (fgets(line, sizeof(line), f) && nvecs < IMC_ARRAY_SIZE(vecs)) {
-		int rc = imc_vector_parse_line(line, &vecs[nvecs]);
+		int rc = imc_mad_line_parse(line, &vecs[nvecs]);
 
 		assert_true(rc >= 0);
 		nvecs += (size_t)rc;
@@ -99,7 +99,7 @@ static void answer_to(struct fx *f, size_t i, struct imc_sa_mad *ans)
 	struct imc_sa_mad req;
 	const struct fx_sent *s;
 
-	assert_int_equal(vecs[i].dir, IMC_VECTOR_TX);
+	assert_int_equal(vecs[i].dir, IMC_MAD_TX);
 	imc_sa_mad_unpack(&req, vecs[i].mad, IMC_MAD_SIZE);
 	assert_int_equal(fx_recv(f, vecs[i].lid, vecs[i].mad, IMC_MAD_SIZE), 0);
 	fx_run(f);

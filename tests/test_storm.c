@@ -22,7 +22,7 @@
 #include "ibmcast/sa_client.h"
 #include "test_sa_fixture.h"
 
-#include "sa_client/storm.h"
+#include "ibmcast/storm.h"
 
 #define CLIENT_LID 2
 #define DELAY (50 * IMC_NSEC_PER_USEC)     /* one way */
@@ -46,7 +46,7 @@ struct seen {
 struct net {
 	struct fx f;                /* first: the SA's ops get &net->f */
 	struct imc_sa_client *c;
-	struct storm *s;
+	struct imc_storm *s;
 	unsigned lose;              /* requests to lose, from now on */
 	unsigned on_way;            /* requests sent, not yet answered */
 	unsigned max_on_way;
@@ -161,7 +161,7 @@ static void net_down(struct net *n)
 {
 	struct imc_sa_client_stats cs;
 
-	storm_destroy(n->s);
+	imc_storm_destroy(n->s);
 	/* Let the MADs still on their way arrive (and be ignored). */
 	assert_int_equal(imc_loop_run(n->f.loop), 0);
 	imc_sa_client_get_stats(n->c, &cs);
@@ -172,26 +172,26 @@ static void net_down(struct net *n)
 	free(n);
 }
 
-static void run_done(void *arg, struct storm *s)
+static void run_done(void *arg, struct imc_storm *s)
 {
 	struct net *n = arg;
 
 	assert_ptr_equal(s, n->s);
 	n->done_calls++;
 	if (n->destroy_in_done) {
-		storm_destroy(s);
+		imc_storm_destroy(s);
 		n->s = NULL;
 	}
 }
 
-static struct storm_config config(const char *ops, uint64_t count,
+static struct imc_storm_config config(const char *ops, uint64_t count,
 				  uint32_t groups, unsigned inflight)
 {
-	struct storm_config cfg;
+	struct imc_storm_config cfg;
 	int k;
 
-	storm_config_init(&cfg);
-	k = storm_parse_ops(ops, cfg.cycle);
+	imc_storm_config_init(&cfg);
+	k = imc_storm_parse_ops(ops, cfg.cycle);
 	assert_true(k > 0);
 	cfg.cycle_len = (unsigned)k;
 	cfg.count = count;
@@ -201,24 +201,24 @@ static struct storm_config config(const char *ops, uint64_t count,
 	return cfg;
 }
 
-static void start(struct net *n, const struct storm_config *cfg)
+static void start(struct net *n, const struct imc_storm_config *cfg)
 {
-	assert_int_equal(storm_create(n->f.loop, n->c, cfg, run_done, n, &n->s),
+	assert_int_equal(imc_storm_create(n->f.loop, n->c, cfg, run_done, n, &n->s),
 			 0);
-	storm_start(n->s);
+	imc_storm_start(n->s);
 	/* Nothing happens inside the call. */
 	assert_int_equal(n->nseen, 0);
 	assert_int_equal(n->done_calls, 0);
 }
 
 /* A whole run: start, loop until idle, done called once. */
-static const struct storm_report *run(struct net *n,
-				      const struct storm_config *cfg)
+static const struct imc_storm_report *run(struct net *n,
+				      const struct imc_storm_config *cfg)
 {
 	start(n, cfg);
 	assert_int_equal(imc_loop_run(n->f.loop), 0);
 	assert_int_equal(n->done_calls, 1);
-	return storm_get_report(n->s);
+	return imc_storm_get_report(n->s);
 }
 
 /* The groups at the SA beside those it had when it started (its IPoIB
@@ -231,7 +231,7 @@ static uint32_t sa_groups(const struct net *n)
 	return st.groups - n->base_groups;
 }
 
-static uint64_t status_count(const struct storm_tally *t, uint16_t status)
+static uint64_t status_count(const struct imc_storm_tally *t, uint16_t status)
 {
 	for (unsigned i = 0; i < t->n_statuses; i++)
 		if (t->statuses[i].status == status)
@@ -243,33 +243,33 @@ static uint64_t status_count(const struct storm_tally *t, uint16_t status)
 
 static void test_parse_ops(void **state)
 {
-	enum storm_op c[STORM_MAX_CYCLE];
+	enum imc_storm_op c[IMC_STORM_MAX_CYCLE];
 
 	(void)state;
-	assert_int_equal(storm_parse_ops("join,rejoin,leave,create", c), 4);
-	assert_int_equal(c[0], STORM_JOIN);
-	assert_int_equal(c[1], STORM_REJOIN);
-	assert_int_equal(c[2], STORM_LEAVE);
-	assert_int_equal(c[3], STORM_CREATE);
-	assert_int_equal(storm_parse_ops("leave", c), 1);
-	assert_int_equal(c[0], STORM_LEAVE);
-	assert_int_equal(storm_parse_ops("", c), -EINVAL);
-	assert_int_equal(storm_parse_ops("join,", c), -EINVAL);
-	assert_int_equal(storm_parse_ops(",join", c), -EINVAL);
-	assert_int_equal(storm_parse_ops("join,,leave", c), -EINVAL);
-	assert_int_equal(storm_parse_ops("joins", c), -EINVAL);
-	assert_int_equal(storm_parse_ops("joi", c), -EINVAL);
-	assert_int_equal(storm_parse_ops("join,leave,join,leave,join,leave,"
+	assert_int_equal(imc_storm_parse_ops("join,rejoin,leave,create", c), 4);
+	assert_int_equal(c[0], IMC_STORM_JOIN);
+	assert_int_equal(c[1], IMC_STORM_REJOIN);
+	assert_int_equal(c[2], IMC_STORM_LEAVE);
+	assert_int_equal(c[3], IMC_STORM_CREATE);
+	assert_int_equal(imc_storm_parse_ops("leave", c), 1);
+	assert_int_equal(c[0], IMC_STORM_LEAVE);
+	assert_int_equal(imc_storm_parse_ops("", c), -EINVAL);
+	assert_int_equal(imc_storm_parse_ops("join,", c), -EINVAL);
+	assert_int_equal(imc_storm_parse_ops(",join", c), -EINVAL);
+	assert_int_equal(imc_storm_parse_ops("join,,leave", c), -EINVAL);
+	assert_int_equal(imc_storm_parse_ops("joins", c), -EINVAL);
+	assert_int_equal(imc_storm_parse_ops("joi", c), -EINVAL);
+	assert_int_equal(imc_storm_parse_ops("join,leave,join,leave,join,leave,"
 					 "join,leave", c), 8);
-	assert_int_equal(storm_parse_ops("join,leave,join,leave,join,leave,"
+	assert_int_equal(imc_storm_parse_ops("join,leave,join,leave,join,leave,"
 					 "join,leave,join", c), -EINVAL);
-	assert_string_equal(storm_op_name(STORM_REJOIN), "rejoin");
-	assert_null(storm_op_name(STORM_OPS));
+	assert_string_equal(imc_storm_op_name(IMC_STORM_REJOIN), "rejoin");
+	assert_null(imc_storm_op_name(IMC_STORM_OPS));
 }
 
 static void test_cycle_repeats(void **state)
 {
-	enum storm_op c[STORM_MAX_CYCLE];
+	enum imc_storm_op c[IMC_STORM_MAX_CYCLE];
 	static const struct { const char *ops; int want; } cases[] = {
 		{ "join", 1 }, { "join,leave", 1 }, { "rejoin", 1 },
 		{ "leave", 1 }, { "create,leave", 1 },
@@ -282,12 +282,12 @@ static void test_cycle_repeats(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < IMC_ARRAY_SIZE(cases); i++) {
-		int k = storm_parse_ops(cases[i].ops, c);
+		int k = imc_storm_parse_ops(cases[i].ops, c);
 
 		assert_true(k > 0);
-		if (storm_cycle_repeats(c, (unsigned)k) != cases[i].want)
+		if (imc_storm_cycle_repeats(c, (unsigned)k) != cases[i].want)
 			fail_msg("%s: %d, want %d", cases[i].ops,
-				 storm_cycle_repeats(c, (unsigned)k),
+				 imc_storm_cycle_repeats(c, (unsigned)k),
 				 cases[i].want);
 	}
 }
@@ -296,36 +296,36 @@ static void test_cycle_repeats(void **state)
 
 static void test_hist(void **state)
 {
-	struct storm_hist *h = calloc(1, sizeof(*h));
+	struct imc_storm_hist *h = calloc(1, sizeof(*h));
 	uint64_t p;
 
 	(void)state;
 	assert_non_null(h);
-	assert_int_equal(storm_hist_quantile(h, 0.5), 0);
+	assert_int_equal(imc_storm_hist_quantile(h, 0.5), 0);
 	/* Below 128 every value has its own bucket. */
 	for (uint64_t v = 1; v <= 100; v++)
-		storm_hist_add(h, v);
-	assert_int_equal(storm_hist_quantile(h, 0.5), 50);
-	assert_int_equal(storm_hist_quantile(h, 0.9), 90);
-	assert_int_equal(storm_hist_quantile(h, 0.99), 99);
-	assert_int_equal(storm_hist_quantile(h, 1.0), 100);
-	assert_int_equal(storm_hist_quantile(h, 0.0), 1);
+		imc_storm_hist_add(h, v);
+	assert_int_equal(imc_storm_hist_quantile(h, 0.5), 50);
+	assert_int_equal(imc_storm_hist_quantile(h, 0.9), 90);
+	assert_int_equal(imc_storm_hist_quantile(h, 0.99), 99);
+	assert_int_equal(imc_storm_hist_quantile(h, 1.0), 100);
+	assert_int_equal(imc_storm_hist_quantile(h, 0.0), 1);
 	memset(h, 0, sizeof(*h));
 	/* 1..100000 us in ns: within 1/64 above the true rank's value. */
 	for (uint64_t v = 1; v <= 100000; v++)
-		storm_hist_add(h, v * 1000);
-	p = storm_hist_quantile(h, 0.5);
+		imc_storm_hist_add(h, v * 1000);
+	p = imc_storm_hist_quantile(h, 0.5);
 	assert_true(p >= 50000000 && p <= 50000000 + 50000000 / 64);
-	p = storm_hist_quantile(h, 0.99);
+	p = imc_storm_hist_quantile(h, 0.99);
 	assert_true(p >= 99000000 && p <= 99000000 + 99000000 / 64);
-	assert_int_equal(storm_hist_quantile(h, 1.0), 100000000);
+	assert_int_equal(imc_storm_hist_quantile(h, 1.0), 100000000);
 	assert_int_equal(h->max, 100000000);
 	/* The extremes of the range. */
 	memset(h, 0, sizeof(*h));
-	storm_hist_add(h, UINT64_MAX);
-	storm_hist_add(h, 0);
-	assert_int_equal(storm_hist_quantile(h, 0.5), 0);
-	assert_true(storm_hist_quantile(h, 1.0) == UINT64_MAX);
+	imc_storm_hist_add(h, UINT64_MAX);
+	imc_storm_hist_add(h, 0);
+	assert_int_equal(imc_storm_hist_quantile(h, 0.5), 0);
+	assert_true(imc_storm_hist_quantile(h, 1.0) == UINT64_MAX);
 	free(h);
 }
 
@@ -334,8 +334,8 @@ static void test_hist(void **state)
 static void test_join_leave(void **state)
 {
 	struct net *n = net_up(32, 100 * IMC_NSEC_PER_MSEC, 3);
-	struct storm_config cfg = config("join,leave", 200, 200, 8);
-	const struct storm_report *r;
+	struct imc_storm_config cfg = config("join,leave", 200, 200, 8);
+	const struct imc_storm_report *r;
 	struct imc_sa_stats st;
 
 	(void)state;
@@ -343,22 +343,22 @@ static void test_join_leave(void **state)
 	assert_true(r->done);
 	assert_int_equal(r->cycles_started, 200);
 	assert_int_equal(r->cycles_done, 200);
-	assert_int_equal(r->op[STORM_JOIN].sent, 200);
-	assert_int_equal(r->op[STORM_JOIN].success, 200);
-	assert_int_equal(r->op[STORM_LEAVE].sent, 200);
-	assert_int_equal(r->op[STORM_LEAVE].success, 200);
-	assert_int_equal(status_count(&r->op[STORM_LEAVE], 0), 200);
-	assert_int_equal(r->op[STORM_REJOIN].sent, 0);
+	assert_int_equal(r->op[IMC_STORM_JOIN].sent, 200);
+	assert_int_equal(r->op[IMC_STORM_JOIN].success, 200);
+	assert_int_equal(r->op[IMC_STORM_LEAVE].sent, 200);
+	assert_int_equal(r->op[IMC_STORM_LEAVE].success, 200);
+	assert_int_equal(status_count(&r->op[IMC_STORM_LEAVE], 0), 200);
+	assert_int_equal(r->op[IMC_STORM_REJOIN].sent, 0);
 	assert_int_equal(r->teardown.sent, 0);
 	assert_int_equal(r->held, 0);
 	/* The window is full and never more. */
 	assert_int_equal(r->max_in_flight, 8);
 	assert_int_equal(n->max_on_way, 8);
 	/* Every answer takes exactly one round trip of the virtual wire. */
-	assert_int_equal(storm_hist_quantile(&r->op[STORM_JOIN].latency, 0.5),
+	assert_int_equal(imc_storm_hist_quantile(&r->op[IMC_STORM_JOIN].latency, 0.5),
 			 2 * DELAY);
-	assert_int_equal(r->op[STORM_LEAVE].latency.max, 2 * DELAY);
-	assert_int_equal(r->op[STORM_JOIN].latency.n, 200);
+	assert_int_equal(r->op[IMC_STORM_LEAVE].latency.max, 2 * DELAY);
+	assert_int_equal(r->op[IMC_STORM_JOIN].latency.n, 200);
 	/* 400 requests, 8 at a time, one round trip each. */
 	assert_int_equal(r->run_time, 400 / 8 * 2 * DELAY);
 	/* The SA created 200 groups and deleted them. */
@@ -387,8 +387,8 @@ static void test_join_leave(void **state)
 static void test_slot_order(void **state)
 {
 	struct net *n = net_up(32, 100 * IMC_NSEC_PER_MSEC, 3);
-	struct storm_config cfg = config("join,rejoin,leave", 30, 2, 8);
-	const struct storm_report *r;
+	struct imc_storm_config cfg = config("join,rejoin,leave", 30, 2, 8);
+	const struct imc_storm_report *r;
 	unsigned next[2] = { 0, 0 };
 	static const uint8_t want[3] = { UMAD_METHOD_SET, UMAD_METHOD_SET,
 					 UMAD_SA_METHOD_DELETE };
@@ -396,9 +396,9 @@ static void test_slot_order(void **state)
 	(void)state;
 	r = run(n, &cfg);
 	assert_int_equal(r->cycles_done, 30);
-	assert_int_equal(r->op[STORM_JOIN].success, 30);
-	assert_int_equal(r->op[STORM_REJOIN].success, 30);
-	assert_int_equal(r->op[STORM_LEAVE].success, 30);
+	assert_int_equal(r->op[IMC_STORM_JOIN].success, 30);
+	assert_int_equal(r->op[IMC_STORM_REJOIN].success, 30);
+	assert_int_equal(r->op[IMC_STORM_LEAVE].success, 30);
 	assert_int_equal(r->max_in_flight, 2);
 	assert_int_equal(n->nseen, 90);
 	for (size_t i = 0; i < n->nseen; i++) {
@@ -419,15 +419,15 @@ static void test_slot_order(void **state)
 static void test_create(void **state)
 {
 	struct net *n = net_up(32, 100 * IMC_NSEC_PER_MSEC, 3);
-	struct storm_config cfg = config("create,rejoin,leave", 50, 50, 16);
-	const struct storm_report *r;
+	struct imc_storm_config cfg = config("create,rejoin,leave", 50, 50, 16);
+	const struct imc_storm_report *r;
 	struct imc_sa_stats st;
 
 	(void)state;
 	r = run(n, &cfg);
-	assert_int_equal(r->op[STORM_CREATE].success, 50);
-	assert_int_equal(r->op[STORM_REJOIN].success, 50);
-	assert_int_equal(r->op[STORM_LEAVE].success, 50);
+	assert_int_equal(r->op[IMC_STORM_CREATE].success, 50);
+	assert_int_equal(r->op[IMC_STORM_REJOIN].success, 50);
+	assert_int_equal(r->op[IMC_STORM_LEAVE].success, 50);
 	assert_int_equal(r->unnamed, 0);
 	assert_int_equal(r->held, 0);
 	imc_sa_get_stats(n->f.sa, &st);
@@ -451,19 +451,19 @@ static void test_create(void **state)
 static void test_rejoin_absent(void **state)
 {
 	struct net *n = net_up(32, 100 * IMC_NSEC_PER_MSEC, 3);
-	struct storm_config cfg = config("rejoin", 40, 10, 32);
-	const struct storm_report *r;
+	struct imc_storm_config cfg = config("rejoin", 40, 10, 32);
+	const struct imc_storm_report *r;
 
 	(void)state;
 	r = run(n, &cfg);
-	assert_int_equal(r->op[STORM_REJOIN].sent, 40);
-	assert_int_equal(r->op[STORM_REJOIN].answered, 40);
-	assert_int_equal(r->op[STORM_REJOIN].success, 0);
-	assert_int_equal(r->op[STORM_REJOIN].n_statuses, 1);
-	assert_int_equal(status_count(&r->op[STORM_REJOIN], ST_INSUF_COMPS),
+	assert_int_equal(r->op[IMC_STORM_REJOIN].sent, 40);
+	assert_int_equal(r->op[IMC_STORM_REJOIN].answered, 40);
+	assert_int_equal(r->op[IMC_STORM_REJOIN].success, 0);
+	assert_int_equal(r->op[IMC_STORM_REJOIN].n_statuses, 1);
+	assert_int_equal(status_count(&r->op[IMC_STORM_REJOIN], ST_INSUF_COMPS),
 			 40);
 	assert_string_equal(imc_mad_status_str(
-		r->op[STORM_REJOIN].statuses[0].status), "INSUF_COMPS");
+		r->op[IMC_STORM_REJOIN].statuses[0].status), "INSUF_COMPS");
 	assert_int_equal(r->max_in_flight, 10);
 	assert_int_equal(r->held, 0);
 	assert_int_equal(r->teardown.sent, 0);
@@ -474,18 +474,18 @@ static void test_rejoin_absent(void **state)
 static void test_keep_and_teardown(void **state)
 {
 	struct net *n = net_up(32, 100 * IMC_NSEC_PER_MSEC, 3);
-	struct storm_config cfg = config("join", 100, 60, 32);
-	const struct storm_report *r;
+	struct imc_storm_config cfg = config("join", 100, 60, 32);
+	const struct imc_storm_report *r;
 
 	(void)state;
 	cfg.keep = true;
 	r = run(n, &cfg);
 	/* 100 joins on 60 groups: 40 of them joined twice */
-	assert_int_equal(r->op[STORM_JOIN].success, 100);
+	assert_int_equal(r->op[IMC_STORM_JOIN].success, 100);
 	assert_int_equal(r->held, 60);
 	assert_int_equal(r->teardown.sent, 0);
 	assert_int_equal(sa_groups(n), 60);
-	storm_destroy(n->s);
+	imc_storm_destroy(n->s);
 	n->s = NULL;
 	n->nseen = 0;
 	n->done_calls = 0;
@@ -494,7 +494,7 @@ static void test_keep_and_teardown(void **state)
 	cfg.keep = false;
 	cfg.count = 10;
 	r = run(n, &cfg);
-	assert_int_equal(r->op[STORM_JOIN].success, 10);
+	assert_int_equal(r->op[IMC_STORM_JOIN].success, 10);
 	assert_int_equal(r->teardown.sent, 10);
 	assert_int_equal(r->teardown.success, 10);
 	assert_int_equal(r->held, 0);
@@ -514,9 +514,9 @@ static void on_stopper(struct imc_timer *t)
 	struct stopper *sp = imc_container_of(t, struct stopper, t);
 
 	if (sp->abort)
-		storm_abort(sp->n->s);
+		imc_storm_abort(sp->n->s);
 	else
-		storm_stop(sp->n->s);
+		imc_storm_stop(sp->n->s);
 	/* done comes later, from the loop */
 	assert_int_equal(sp->n->done_calls, 0);
 }
@@ -526,9 +526,9 @@ static void on_stopper(struct imc_timer *t)
 static void test_stop(void **state)
 {
 	struct net *n = net_up(32, 100 * IMC_NSEC_PER_MSEC, 3);
-	struct storm_config cfg = config("join,rejoin,leave", 0, 100, 32);
+	struct imc_storm_config cfg = config("join,rejoin,leave", 0, 100, 32);
 	struct stopper sp = { .n = n };
-	const struct storm_report *r;
+	const struct imc_storm_report *r;
 
 	(void)state;
 	start(n, &cfg);
@@ -536,19 +536,19 @@ static void test_stop(void **state)
 	imc_timer_arm(n->f.loop, &sp.t, 10 * IMC_NSEC_PER_MSEC + DELAY);
 	assert_int_equal(imc_loop_run_until(n->f.loop, 10 * IMC_NSEC_PER_MSEC +
 					    DELAY), 0);
-	r = storm_get_report(n->s);
+	r = imc_storm_get_report(n->s);
 	assert_true(r->held > 0);
 	assert_true(r->cycles_started > 100);
 	assert_int_equal(imc_loop_run(n->f.loop), 0);
 	assert_int_equal(n->done_calls, 1);
-	r = storm_get_report(n->s);
+	r = imc_storm_get_report(n->s);
 	assert_true(r->cycles_done < r->cycles_started);
 	assert_true(r->teardown.sent > 0);
 	assert_int_equal(r->teardown.success, r->teardown.sent);
 	assert_int_equal(r->held, 0);
 	assert_int_equal(sa_groups(n), 0);
 	/* Every request started was answered. */
-	for (unsigned i = 0; i < STORM_OPS; i++)
+	for (unsigned i = 0; i < IMC_STORM_OPS; i++)
 		assert_int_equal(r->op[i].sent, r->op[i].success);
 	assert_int_equal(r->run_time, 10 * IMC_NSEC_PER_MSEC + 2 * DELAY);
 	assert_int_equal(r->teardown_time, 2 * DELAY);
@@ -559,13 +559,13 @@ static void test_stop(void **state)
 static void test_stop_idle(void **state)
 {
 	struct net *n = net_up(32, 100 * IMC_NSEC_PER_MSEC, 3);
-	struct storm_config cfg = config("join,leave", 10, 10, 4);
+	struct imc_storm_config cfg = config("join,leave", 10, 10, 4);
 
 	(void)state;
-	assert_int_equal(storm_create(n->f.loop, n->c, &cfg, run_done, n,
+	assert_int_equal(imc_storm_create(n->f.loop, n->c, &cfg, run_done, n,
 				      &n->s), 0);
 	n->destroy_in_done = true;
-	storm_stop(n->s);
+	imc_storm_stop(n->s);
 	assert_int_equal(n->done_calls, 0);
 	assert_int_equal(imc_loop_run(n->f.loop), 0);
 	assert_int_equal(n->done_calls, 1);
@@ -579,16 +579,16 @@ static void test_stop_idle(void **state)
 static void test_timeouts(void **state)
 {
 	struct net *n = net_up(32, 10 * IMC_NSEC_PER_MSEC, 1);
-	struct storm_config cfg = config("join", 5, 5, 4);
-	const struct storm_report *r;
+	struct imc_storm_config cfg = config("join", 5, 5, 4);
+	const struct imc_storm_report *r;
 
 	(void)state;
 	n->lose = 1000;
 	r = run(n, &cfg);
-	assert_int_equal(r->op[STORM_JOIN].sent, 5);
-	assert_int_equal(r->op[STORM_JOIN].timeouts, 5);
-	assert_int_equal(r->op[STORM_JOIN].answered, 0);
-	assert_int_equal(r->op[STORM_JOIN].latency.n, 0);
+	assert_int_equal(r->op[IMC_STORM_JOIN].sent, 5);
+	assert_int_equal(r->op[IMC_STORM_JOIN].timeouts, 5);
+	assert_int_equal(r->op[IMC_STORM_JOIN].answered, 0);
+	assert_int_equal(r->op[IMC_STORM_JOIN].latency.n, 0);
 	assert_int_equal(r->teardown.sent, 5);
 	assert_int_equal(r->teardown.timeouts, 5);
 	assert_int_equal(r->held, 5);
@@ -601,16 +601,16 @@ static void test_timeouts(void **state)
 static void test_retry(void **state)
 {
 	struct net *n = net_up(32, 10 * IMC_NSEC_PER_MSEC, 2);
-	struct storm_config cfg = config("join,leave", 3, 3, 1);
-	const struct storm_report *r;
+	struct imc_storm_config cfg = config("join,leave", 3, 3, 1);
+	const struct imc_storm_report *r;
 
 	(void)state;
 	n->lose = 1;
 	r = run(n, &cfg);
-	assert_int_equal(r->op[STORM_JOIN].success, 3);
-	assert_int_equal(r->op[STORM_JOIN].retries, 1);
-	assert_int_equal(r->op[STORM_LEAVE].retries, 0);
-	assert_true(r->op[STORM_JOIN].latency.max >= 10 * IMC_NSEC_PER_MSEC);
+	assert_int_equal(r->op[IMC_STORM_JOIN].success, 3);
+	assert_int_equal(r->op[IMC_STORM_JOIN].retries, 1);
+	assert_int_equal(r->op[IMC_STORM_LEAVE].retries, 0);
+	assert_true(r->op[IMC_STORM_JOIN].latency.max >= 10 * IMC_NSEC_PER_MSEC);
 	assert_int_equal(r->held, 0);
 	net_down(n);
 }
@@ -620,9 +620,9 @@ static void test_retry(void **state)
 static void test_abort(void **state)
 {
 	struct net *n = net_up(32, 100 * IMC_NSEC_PER_MSEC, 3);
-	struct storm_config cfg = config("join", 0, 64, 16);
+	struct imc_storm_config cfg = config("join", 0, 64, 16);
 	struct stopper sp = { .n = n, .abort = true };
-	const struct storm_report *r;
+	const struct imc_storm_report *r;
 
 	(void)state;
 	start(n, &cfg);
@@ -631,10 +631,10 @@ static void test_abort(void **state)
 	imc_timer_arm(n->f.loop, &sp.t, 3 * DELAY);
 	assert_int_equal(imc_loop_run(n->f.loop), 0);
 	assert_int_equal(n->done_calls, 1);
-	r = storm_get_report(n->s);
-	assert_int_equal(r->op[STORM_JOIN].sent, 32);
-	assert_int_equal(r->op[STORM_JOIN].success, 16);
-	assert_int_equal(r->op[STORM_JOIN].errors, 16);
+	r = imc_storm_get_report(n->s);
+	assert_int_equal(r->op[IMC_STORM_JOIN].sent, 32);
+	assert_int_equal(r->op[IMC_STORM_JOIN].success, 16);
+	assert_int_equal(r->op[IMC_STORM_JOIN].errors, 16);
 	assert_int_equal(r->teardown.sent, 0);
 	/* 16 taken, 16 in doubt */
 	assert_int_equal(r->held, 32);
@@ -646,14 +646,14 @@ static void test_abort(void **state)
 static void test_rate(void **state)
 {
 	struct net *n = net_up(32, 100 * IMC_NSEC_PER_MSEC, 3);
-	struct storm_config cfg = config("join,leave", 50, 50, 32);
-	const struct storm_report *r;
+	struct imc_storm_config cfg = config("join,leave", 50, 50, 32);
+	const struct imc_storm_report *r;
 
 	(void)state;
 	cfg.rate = 1000;
 	r = run(n, &cfg);
-	assert_int_equal(r->op[STORM_JOIN].success, 50);
-	assert_int_equal(r->op[STORM_LEAVE].success, 50);
+	assert_int_equal(r->op[IMC_STORM_JOIN].success, 50);
+	assert_int_equal(r->op[IMC_STORM_LEAVE].success, 50);
 	assert_int_equal(n->nseen, 100);
 	for (size_t i = 1; i < n->nseen; i++)
 		assert_int_equal(n->seen[i].at - n->seen[i - 1].at,
@@ -667,41 +667,41 @@ static void test_rate(void **state)
 static void test_create_bad_config(void **state)
 {
 	struct net *n = net_up(32, 100 * IMC_NSEC_PER_MSEC, 3);
-	struct storm_config cfg;
-	struct storm *s = (struct storm *)1;
+	struct imc_storm_config cfg;
+	struct imc_storm *s = (struct imc_storm *)1;
 
 	(void)state;
 	cfg = config("join", 1, 1, 33);
-	assert_int_equal(storm_create(n->f.loop, n->c, &cfg, run_done, n, &s),
+	assert_int_equal(imc_storm_create(n->f.loop, n->c, &cfg, run_done, n, &s),
 			 -EINVAL);
 	assert_null(s);
 	cfg = config("join", 1, 1, 0);
-	assert_int_equal(storm_create(n->f.loop, n->c, &cfg, run_done, n, &s),
+	assert_int_equal(imc_storm_create(n->f.loop, n->c, &cfg, run_done, n, &s),
 			 -EINVAL);
 	cfg = config("join", 1, 0, 1);
-	assert_int_equal(storm_create(n->f.loop, n->c, &cfg, run_done, n, &s),
+	assert_int_equal(imc_storm_create(n->f.loop, n->c, &cfg, run_done, n, &s),
 			 -EINVAL);
 	/* a create without a leave runs once per group */
 	cfg = config("create", 11, 10, 1);
-	assert_int_equal(storm_create(n->f.loop, n->c, &cfg, run_done, n, &s),
+	assert_int_equal(imc_storm_create(n->f.loop, n->c, &cfg, run_done, n, &s),
 			 -EINVAL);
 	cfg = config("create,create", 1, 10, 1);
-	assert_int_equal(storm_create(n->f.loop, n->c, &cfg, run_done, n, &s),
+	assert_int_equal(imc_storm_create(n->f.loop, n->c, &cfg, run_done, n, &s),
 			 -EINVAL);
 	cfg = config("join", 1, 1, 1);
 	cfg.join_state = 0;
-	assert_int_equal(storm_create(n->f.loop, n->c, &cfg, run_done, n, &s),
+	assert_int_equal(imc_storm_create(n->f.loop, n->c, &cfg, run_done, n, &s),
 			 -EINVAL);
 	cfg = config("join", 1, 1, 1);
 	cfg.rate = -1;
-	assert_int_equal(storm_create(n->f.loop, n->c, &cfg, run_done, n, &s),
+	assert_int_equal(imc_storm_create(n->f.loop, n->c, &cfg, run_done, n, &s),
 			 -EINVAL);
 	/* Until stopped, a create-only cycle ends when each group ran it. */
 	cfg = config("create", 0, 10, 4);
 	start(n, &cfg);
 	assert_int_equal(imc_loop_run(n->f.loop), 0);
-	assert_int_equal(storm_get_report(n->s)->op[STORM_CREATE].success, 10);
-	assert_int_equal(storm_get_report(n->s)->teardown.success, 10);
+	assert_int_equal(imc_storm_get_report(n->s)->op[IMC_STORM_CREATE].success, 10);
+	assert_int_equal(imc_storm_get_report(n->s)->teardown.success, 10);
 	assert_int_equal(sa_groups(n), 0);
 	net_down(n);
 }

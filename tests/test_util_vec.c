@@ -1,5 +1,7 @@
 /* util/vec.h and util/list.h: growth by doubling, contents kept across
- * growth, sizes that overflow refused, list order and safe deletion. */
+ * growth, sizes that overflow refused, exact resizes, bisection of a
+ * sorted array (found, and the insertion point of what is not), list
+ * order and safe deletion. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -64,6 +66,55 @@ static void test_vec_overflow_refused(void **state)
 	free(v);
 }
 
+static void test_vec_resize(void **state)
+{
+	uint16_t *v = NULL;
+
+	assert_int_equal(IMC_VEC_RESIZE(&v, 3), 0);
+	v[0] = 1, v[1] = 2, v[2] = 3;
+	assert_int_equal(IMC_VEC_RESIZE(&v, 1000), 0);
+	assert_int_equal(v[2], 3);
+	v[999] = 9;
+	assert_int_equal(IMC_VEC_RESIZE(&v, 2), 0);
+	assert_int_equal(v[1], 2);
+	/* too many bytes for size_t: refused, the array as it was */
+	assert_int_equal(IMC_VEC_RESIZE(&v, SIZE_MAX / 2 + 1), -EOVERFLOW);
+	assert_int_equal(v[0], 1);
+	free(v);
+}
+
+struct keyed {
+	int key;
+	int payload;
+};
+
+static int keyed_cmp(const void *key, const void *e)
+{
+	int k = *(const int *)key, x = ((const struct keyed *)e)->key;
+
+	return k < x ? -1 : k > x;
+}
+
+static void test_vec_bsearch(void **state)
+{
+	const struct keyed v[] = { { 2, 20 }, { 4, 40 }, { 6, 60 }, { 8, 80 } };
+	int k;
+
+	for (int i = 0; i < 4; i++) {
+		k = v[i].key;
+		assert_int_equal(imc_vec_bsearch(v, 4, sizeof(*v), &k,
+						 keyed_cmp), i);
+	}
+	/* absent keys: -(insertion point) - 1, at both ends and between */
+	k = 1;
+	assert_int_equal(imc_vec_bsearch(v, 4, sizeof(*v), &k, keyed_cmp), -1);
+	k = 5;
+	assert_int_equal(imc_vec_bsearch(v, 4, sizeof(*v), &k, keyed_cmp), -3);
+	k = 9;
+	assert_int_equal(imc_vec_bsearch(v, 4, sizeof(*v), &k, keyed_cmp), -5);
+	assert_int_equal(imc_vec_bsearch(v, 0, sizeof(*v), &k, keyed_cmp), -1);
+}
+
 struct item {
 	struct imc_list link;
 	int v;
@@ -111,6 +162,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vec_growth),
 		cmocka_unit_test(test_vec_overflow_refused),
+		cmocka_unit_test(test_vec_resize),
+		cmocka_unit_test(test_vec_bsearch),
 		cmocka_unit_test(test_list),
 	};
 

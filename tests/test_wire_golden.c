@@ -15,12 +15,11 @@
 
 #include "ibmcast/mad.h"
 #include "ibmcast/sa_attr.h"
-#include "wire/vectors.h"
 
 #define VECTORS IMC_SOURCE_DIR "/tests/vectors/opensm-mcmr.txt"
 #define MAX_MADS 16
 
-static struct imc_vector vecs[MAX_MADS];
+static struct imc_mad_line vecs[MAX_MADS];
 static size_t nvecs;
 static const char *load_error;
 
@@ -46,7 +45,7 @@ static int load(void **state)
 	}
 	while (fgets(line, sizeof(line), f)) {
 		int rc = nvecs < MAX_MADS ?
-			imc_vector_parse_line(line, &vecs[nvecs]) : -ENOSPC;
+			imc_mad_line_parse(line, &vecs[nvecs]) : -ENOSPC;
 
 		if (rc < 0) {
 			load_error = "malformed line in " VECTORS;
@@ -116,7 +115,7 @@ static void file_shape(void **state)
 	need_vectors();
 	assert_int_equal(nvecs, 8);
 	for (size_t i = 0; i < nvecs; i++) {
-		assert_int_equal(vecs[i].dir, i % 2 ? IMC_VECTOR_RX : IMC_VECTOR_TX);
+		assert_int_equal(vecs[i].dir, i % 2 ? IMC_MAD_RX : IMC_MAD_TX);
 		assert_int_equal(vecs[i].lid, 1);
 	}
 }

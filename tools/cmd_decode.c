@@ -14,7 +14,6 @@
 #include "ibmcast/packet.h"
 #include "ibmcast/pcap.h"
 #include "ibmcast/sa_attr.h"
-#include "wire/vectors.h"
 #include "sa_tool.h"
 #include "tools.h"
 
@@ -72,7 +71,7 @@ static void print_mcmr(const struct imc_mcmr *r, const char *indent)
 }
 
 /* Decodes, prints and re-encodes one MAD; fills *e. Returns 0 or 1. */
-static int decode_one(const struct imc_vector *v, unsigned idx, struct expect *e)
+static int decode_one(const struct imc_mad_line *v, unsigned idx, struct expect *e)
 {
 	struct imc_sa_mad m;
 	uint8_t again[IMC_MAD_SIZE];
@@ -84,7 +83,7 @@ static int decode_one(const struct imc_vector *v, unsigned idx, struct expect *e
 	}
 	printf("#%u %s LID %u: %s %s attr 0x%04x TID 0x%016" PRIx64
 	       " status 0x%04x %s comp_mask 0x%" PRIx64 " attr_offset %u%s\n",
-	       idx, v->dir == IMC_VECTOR_TX ? "tx" : "rx", v->lid,
+	       idx, v->dir == IMC_MAD_TX ? "tx" : "rx", v->lid,
 	       m.mad.mgmt_class == UMAD_CLASS_SUBN_ADM ? "SA" : "class?",
 	       method_str(m.mad.method), m.mad.attr_id, m.mad.tid,
 	       m.mad.status, imc_mad_status_str(m.mad.status), m.sa.comp_mask,
@@ -132,7 +131,7 @@ static int decode_one(const struct imc_vector *v, unsigned idx, struct expect *e
 	return fail;
 }
 
-static int write_packet(struct imc_pcap *pc, const struct imc_vector *v,
+static int write_packet(struct imc_pcap *pc, const struct imc_mad_line *v,
 			uint16_t dlid, unsigned idx)
 {
 	struct imc_ud_packet p;
@@ -330,11 +329,11 @@ static int decode_file(FILE *f, const char *name, struct imc_pcap *pc,
 	int fail = 0;
 
 	while (fgets(line, sizeof(line), f)) {
-		struct imc_vector v;
+		struct imc_mad_line v;
 		int rc;
 
 		lineno++;
-		rc = imc_vector_parse_line(line, &v);
+		rc = imc_mad_line_parse(line, &v);
 		if (rc == 0)
 			continue;
 		if (rc < 0) {
@@ -354,7 +353,7 @@ static int decode_file(FILE *f, const char *name, struct imc_pcap *pc,
 		if (decode_one(&v, n, &exp[n]))
 			fail = IMC_EXIT_FAIL;
 		if (pc) {
-			uint16_t dlid = v.dir == IMC_VECTOR_TX ?
+			uint16_t dlid = v.dir == IMC_MAD_TX ?
 				(uint16_t)o->sm_lid : last_tx_lid;
 
 			if (write_packet(pc, &v, dlid, n) < 0) {
@@ -363,7 +362,7 @@ static int decode_file(FILE *f, const char *name, struct imc_pcap *pc,
 				fail = IMC_EXIT_FAIL;
 			}
 		}
-		if (v.dir == IMC_VECTOR_TX)
+		if (v.dir == IMC_MAD_TX)
 			last_tx_lid = v.lid;
 		n++;
 	}

@@ -21,9 +21,9 @@
 #include "ibmcast/mcast_umad.h"
 #include "ibmcast/mcastd.h"
 #include "ibmcast/sa_attr.h"
-#include "umad/mcast_ctl.h"
+#include "ibmcast/mcast_ctl.h"
 #include "mcastd_show.h"
-#include "mcastd/mcastd_lock.h"
+#include "ibmcast/port_lock.h"
 #include "sa_tool.h"
 #include "tools.h"
 
@@ -293,10 +293,7 @@ static void event_begin(struct imc_json *j, const char *name)
 static void event_end(struct imc_json *j)
 {
 	imc_json_object_end(j);
-	if (imc_json_finish(j) == 0)
-		printf("\n");
-	else
-		fprintf(stderr, "ibmcast join: JSON output failed\n");
+	(void)imc_tool_json_end(j, "ibmcast join");
 }
 
 static void print_joined(const struct session *s, const struct imc_mcmr *r)
@@ -834,40 +831,32 @@ static const struct option lo[] = {
  * value, IMC_EXIT_USAGE when num() told so already. */
 static int rec_opt(struct opts *o, int ch)
 {
+	/* Options of one number field: its range and component bit come
+	 * from the record's field table (mcmr.h). */
+	static const struct {
+		int ch;
+		const char *field;
+	} num_fields[] = {
+		{ OPT_QKEY, "qkey" }, { OPT_PKEY, "pkey" }, { OPT_SL, "sl" },
+		{ OPT_TCLASS, "tclass" }, { OPT_FLOW, "flow_label" },
+		{ OPT_HOP, "hop_limit" },
+	};
 	uint64_t v;
 	int bad = 0;
 
+	for (size_t i = 0; i < IMC_ARRAY_SIZE(num_fields); i++) {
+		const struct imc_mcmr_field *f;
+
+		if (num_fields[i].ch != ch)
+			continue;
+		f = imc_mcmr_field_find(num_fields[i].field, false);
+		bad = num(lo, ch, 0, f->max, &v);
+		if (!bad)
+			imc_mcmr_field_set(&o->rec, f, v);
+		o->mask |= f->comp;
+		return bad;
+	}
 	switch (ch) {
-	case OPT_QKEY:
-		bad = num(lo, ch, 0, UINT32_MAX, &v);
-		o->rec.qkey = (uint32_t)v;
-		o->mask |= UMAD_SA_MCM_COMP_MASK_QKEY;
-		break;
-	case OPT_PKEY:
-		bad = num(lo, ch, 0, 0xffff, &v);
-		o->rec.pkey = (uint16_t)v;
-		o->mask |= UMAD_SA_MCM_COMP_MASK_PKEY;
-		break;
-	case OPT_SL:
-		bad = num(lo, ch, 0, 0xf, &v);
-		o->rec.sl = (uint8_t)v;
-		o->mask |= UMAD_SA_MCM_COMP_MASK_SL;
-		break;
-	case OPT_TCLASS:
-		bad = num(lo, ch, 0, 0xff, &v);
-		o->rec.tclass = (uint8_t)v;
-		o->mask |= UMAD_SA_MCM_COMP_MASK_TCLASS;
-		break;
-	case OPT_FLOW:
-		bad = num(lo, ch, 0, 0xfffff, &v);
-		o->rec.flow_label = (uint32_t)v;
-		o->mask |= UMAD_SA_MCM_COMP_MASK_FLOW_LABEL;
-		break;
-	case OPT_HOP:
-		bad = num(lo, ch, 0, 0xff, &v);
-		o->rec.hop_limit = (uint8_t)v;
-		o->mask |= UMAD_SA_MCM_COMP_MASK_HOP_LIMIT;
-		break;
 	case OPT_MTU:
 		bad = parse_mtu(optarg, &o->rec.mtu_sel, &o->rec.mtu);
 		o->mask |= UMAD_SA_MCM_COMP_MASK_MTU_SEL |

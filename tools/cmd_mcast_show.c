@@ -14,7 +14,7 @@
 
 #include "ibmcast/gid.h"
 #include "ibmcast/json.h"
-#include "umad/mcast_ctl.h"
+#include "ibmcast/mcast_ctl.h"
 #include "mcastd_show.h"
 #include "tools.h"
 
@@ -159,10 +159,7 @@ static void print_json(const char *dview, const struct imc_ctl_listing *l,
 	}
 	imc_json_array_end(&j);
 	imc_json_object_end(&j);
-	if (imc_json_finish(&j) == 0)
-		printf("\n");
-	else
-		fprintf(stderr, "ibmcast mcast: JSON output failed\n");
+	(void)imc_tool_json_end(&j, "ibmcast mcast");
 }
 
 static int is_sock(const struct dirent *d)

@@ -197,10 +197,7 @@ static void print_json(const char *path, const struct imc_scenario *s,
 	imc_json_kv_u64(&j, "skipped", r->nskipped);
 	imc_json_kv_bool(&j, "ok", !r->nfailed);
 	imc_json_object_end(&j);
-	if (imc_json_finish(&j) == 0)
-		printf("\n");
-	else
-		fprintf(stderr, "ibmcast run: JSON output failed\n");
+	(void)imc_tool_json_end(&j, "ibmcast run");
 }
 
 static void print_text(const char *path, const struct imc_scenario *s,

@@ -370,10 +370,7 @@ static void print_answer(const struct session *s, bool json)
 	if (j) {
 		imc_json_array_end(j);
 		imc_json_object_end(j);
-		if (imc_json_finish(j) == 0)
-			printf("\n");
-		else
-			fprintf(stderr, PROG ": JSON output failed\n");
+		(void)imc_tool_json_end(j, PROG);
 	}
 }
 
@@ -530,10 +527,7 @@ static void print_groups_json(const struct session *s,
 	}
 	imc_json_array_end(&j);
 	imc_json_object_end(&j);
-	if (imc_json_finish(&j) == 0)
-		printf("\n");
-	else
-		fprintf(stderr, PROG ": JSON output failed\n");
+	(void)imc_tool_json_end(&j, PROG);
 }
 
 static void print_groups(const struct session *s, const struct imc_mcmr *recs,

@@ -23,7 +23,6 @@
 #include "sa_tool.h"
 #include "sigwatch.h"
 #include "tools.h"
-#include "util/bytes.h"
 
 static void help(FILE *f)
 {
@@ -102,7 +101,7 @@ static int print_port(void *arg, const struct imc_sa_port *p)
 
 	imc_gid_format(&p->gid, g);
 	printf("port lid %u gid %s guid 0x%016" PRIx64 " port_num %u mtu %u "
-	       "rate %u%s pkeys", p->lid, g, imc_get64(p->gid.raw + 8),
+	       "rate %u%s pkeys", p->lid, g, imc_gid_guid(&p->gid),
 	       p->port_num, p->mtu, p->rate, p->switch_port0 ? " switch" : "");
 	for (size_t i = 0; i < p->n_pkeys; i++)
 		printf(" 0x%04x", p->pkeys[i]);
@@ -202,6 +201,15 @@ struct raw {
 	bool probe_got;
 };
 
+/* The common MAD header of mad (at least IMC_MAD_HDR_SIZE bytes). */
+static struct imc_mad_hdr mad_hdr(const uint8_t *mad)
+{
+	struct imc_mad_hdr h;
+
+	imc_mad_hdr_unpack(&h, mad, IMC_MAD_HDR_SIZE);
+	return h;
+}
+
 static void raw_recv(void *arg, const uint8_t *mad, size_t len,
 		     const struct imc_umad_addr *from)
 {
@@ -211,12 +219,12 @@ static void raw_recv(void *arg, const uint8_t *mad, size_t len,
 	if (!w->waiting || len < IMC_MAD_HDR_SIZE ||
 	    !(mad[3] & UMAD_METHOD_RESP_MASK))
 		return;
-	if (w->probe_tid && imc_get32(mad + 12) == w->probe_tid) {
+	if (w->probe_tid && (uint32_t)mad_hdr(mad).tid == w->probe_tid) {
 		w->probe_got = true;
 		imc_loop_stop(w->loop);
 		return;
 	}
-	if (imc_get32(mad + 12) != w->tid)
+	if ((uint32_t)mad_hdr(mad).tid != w->tid)
 		return;
 	memset(w->ans, 0, sizeof(w->ans));
 	memcpy(w->ans, mad, len);
@@ -247,6 +255,18 @@ static void raw_wait(struct raw *w, unsigned ms, bool probe)
 	imc_timer_cancel(w->loop, &w->timer);
 }
 
+/* m as a Get of attribute attr from the SA (IBA 15.2.1.1), the rest
+ * zero. */
+static void sa_get(struct imc_sa_mad *m, uint16_t attr)
+{
+	memset(m, 0, sizeof(*m));
+	m->mad.base_version = 1;
+	m->mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
+	m->mad.class_version = UMAD_SA_CLASS_VERSION;
+	m->mad.method = UMAD_METHOD_GET;
+	m->mad.attr_id = attr;
+}
+
 /* Sends a Get(ClassPortInfo), which every SA answers, to dlid: true
  * when its answer came within 20 s (or the request's came first). A
  * loaded machine may delay an SA past the 300 ms a request waits; the
@@ -256,12 +276,7 @@ static bool raw_probe(struct raw *w, const struct imc_umad_addr *to)
 	struct imc_sa_mad m;
 	uint8_t buf[IMC_MAD_SIZE];
 
-	memset(&m, 0, sizeof(m));
-	m.mad.base_version = 1;
-	m.mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
-	m.mad.class_version = UMAD_SA_CLASS_VERSION;
-	m.mad.method = UMAD_METHOD_GET;
-	m.mad.attr_id = UMAD_ATTR_CLASS_PORT_INFO;
+	sa_get(&m, UMAD_ATTR_CLASS_PORT_INFO);
 	/* The TID after the request's; raw_call() skips it afterwards. */
 	m.mad.tid = w->tid + 1;
 	imc_sa_mad_pack(&m, buf, sizeof(buf));
@@ -287,9 +302,10 @@ static int raw_call(struct raw *w, uint16_t dlid, uint8_t *mad, size_t len)
 		.sl = imc_umad_port(w->u)->sm_sl,
 	};
 	uint32_t tid = ++w->tid;
+	struct imc_mad_hdr h = mad_hdr(mad);
 
-	imc_put32(mad + 8, 0);
-	imc_put32(mad + 12, tid);
+	h.tid = tid;
+	imc_mad_hdr_pack(&h, mad, IMC_MAD_HDR_SIZE);
 	w->got = false;
 	for (int attempt = 0; attempt < 2 && !w->got; attempt++) {
 		int r = imc_umad_send(w->u, &to, mad, len);
@@ -356,23 +372,18 @@ static int gid_of_lid(struct raw *w, uint16_t dlid, uint16_t lid,
 	struct imc_node_rec n;
 	uint8_t buf[IMC_MAD_SIZE];
 
-	memset(&m, 0, sizeof(m));
-	m.mad.base_version = 1;
-	m.mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
-	m.mad.class_version = UMAD_SA_CLASS_VERSION;
-	m.mad.method = UMAD_METHOD_GET;
-	m.mad.attr_id = IMC_SA_ATTR_NODE_REC;
+	sa_get(&m, IMC_SA_ATTR_NODE_REC);
 	m.sa.comp_mask = IMC_NR_COMP_LID;
 	memset(&n, 0, sizeof(n));
 	n.lid = lid;
 	imc_node_rec_pack(&n, m.data, sizeof(m.data));
 	imc_sa_mad_pack(&m, buf, sizeof(buf));
-	if (raw_call(w, dlid, buf, sizeof(buf)) != 1 || imc_get16(w->ans + 4) ||
+	if (raw_call(w, dlid, buf, sizeof(buf)) != 1 || mad_hdr(w->ans).status ||
 	    imc_node_rec_unpack(&n, w->ans + IMC_SA_DATA_OFFSET,
 				w->len - IMC_SA_DATA_OFFSET) < 0)
 		return -ENOENT;
-	memcpy(out->raw, imc_umad_port(w->u)->gid.raw, 8);
-	imc_put64(out->raw + 8, n.info.port_guid);
+	imc_gid_set(out, imc_gid_prefix(&imc_umad_port(w->u)->gid),
+		    n.info.port_guid);
 	return 0;
 }
 
@@ -629,8 +640,11 @@ static char *normalize(const struct ctx *c, int side, const uint8_t *a,
 		       size_t len)
 {
 	size_t valid = len < IMC_MAD_SIZE ? len : IMC_MAD_SIZE;
-	unsigned off8 = imc_get16(a + 44);
-	uint16_t attr = imc_get16(a + 16);
+	struct imc_sa_hdr sa = { 0 };
+	unsigned off8 = valid >= IMC_SA_DATA_OFFSET &&
+		imc_sa_hdr_unpack(&sa, a + IMC_SA_DATA_OFFSET - IMC_SA_HDR_SIZE,
+				  IMC_SA_HDR_SIZE) >= 0 ? sa.attr_offset : 0;
+	uint16_t attr = mad_hdr(a).attr_id;
 	size_t step = off8 ? off8 * 8u : IMC_SA_DATA_SIZE;
 	char recs[4][400];
 	unsigned n = 0;
@@ -710,7 +724,7 @@ static char *normalize(const struct ctx *c, int side, const uint8_t *a,
 	if (!out)
 		return NULL;
 	snprintf(out, olen, "status=0x%04x method=0x%02x attr=0x%04x records=%u",
-		 imc_get16(a + 4), a[3], attr, n);
+		 mad_hdr(a).status, a[3], attr, n);
 	for (unsigned i = 0; i < n; i++) {
 		strcat(out, "\n    ");
 		strcat(out, recs[i]);
@@ -767,7 +781,7 @@ static int run_side(struct ctx *c, const struct ccase *k, int side,
 			continue;
 		}
 		snprintf(res->status[i], sizeof(res->status[i]), "%04x",
-			 imc_get16(c->w.ans + 4));
+			 mad_hdr(c->w.ans).status);
 		if (save[0] && add_var(c, save, side, c->w.ans, c->w.len) < 0)
 			return -EINVAL;
 		res->text[i] = normalize(c, side, c->w.ans, c->w.len);

@@ -18,7 +18,7 @@
 #include "ibmcast/umad.h"
 #include "sa_tool.h"
 #include "sigwatch.h"
-#include "sa_client/storm.h"
+#include "ibmcast/storm.h"
 #include "tools.h"
 
 #define PROG "ibmcast storm"
@@ -90,7 +90,7 @@ static void help(FILE *f)
 "Exit: 0 every request answered SUCCESS and nothing held at exit (or\n"
 "--keep); 1 a request failed, timed out or had another status, or the\n"
 "port could not be opened; 2 bad usage; 128+N after signal N (130 for\n"
-"SIGINT), with the report of what ran.\n", STORM_MAX_INFLIGHT);
+"SIGINT), with the report of what ran.\n", IMC_STORM_MAX_INFLIGHT);
 }
 
 /* ---- options ---- */
@@ -156,9 +156,9 @@ static int opt_state(const char *arg, void *f)
 
 static int opt_ops(const char *arg, void *f)
 {
-	enum storm_op cycle[STORM_MAX_CYCLE];
+	enum imc_storm_op cycle[IMC_STORM_MAX_CYCLE];
 
-	if (storm_parse_ops(arg, cycle) < 0)
+	if (imc_storm_parse_ops(arg, cycle) < 0)
 		return -EINVAL;
 	*(const char **)f = arg;
 	return 0;
@@ -182,8 +182,8 @@ static const struct sa_opt options[] = {
 	{ "duration", SA_OPT_FN, offsetof(struct opts, duration), 0, 0, 0, 0,
 	  opt_secs, offsetof(struct opts, duration_set) },
 	{ "groups", SA_OPT_NUM, SA_OPT_FIELD(struct opts, groups), 1,
-	  STORM_MAX_GROUPS, 1, NULL, offsetof(struct opts, groups_set) },
-	O("inflight", inflight, 1, STORM_MAX_INFLIGHT),
+	  IMC_STORM_MAX_GROUPS, 1, NULL, offsetof(struct opts, groups_set) },
+	O("inflight", inflight, 1, IMC_STORM_MAX_INFLIGHT),
 	FN("rate", rate, opt_rate),
 	FN("state", state, opt_state),
 	O("qkey", qkey, 0, UINT32_MAX),
@@ -210,11 +210,11 @@ static const char *const stopped_names[] = {
 
 struct run {
 	const struct opts *o;
-	struct storm_config cfg;
+	struct imc_storm_config cfg;
 	struct imc_loop *loop;
 	struct imc_umad *u;
 	struct imc_sa_client *c;
-	struct storm *s;
+	struct imc_storm *s;
 	struct sigwatch sw;
 	struct imc_timer end;
 	struct imc_timer tick;      /* progress on a terminal */
@@ -236,7 +236,7 @@ static imc_time_t mono(void *ctx)
 	       (imc_time_t)ts.tv_nsec;
 }
 
-static void on_done(void *arg, struct storm *s)
+static void on_done(void *arg, struct imc_storm *s)
 {
 	struct run *r = arg;
 
@@ -251,7 +251,7 @@ static void on_end(struct imc_timer *t)
 
 	if (r->stopped == STOP_DONE)
 		r->stopped = STOP_DURATION;
-	storm_stop(r->s);
+	imc_storm_stop(r->s);
 }
 
 #define TICK_NS (500 * IMC_NSEC_PER_MSEC)
@@ -259,7 +259,7 @@ static void on_end(struct imc_timer *t)
 /* Progress on stderr (a terminal): one line, rewritten in place. */
 static void show_progress(struct run *r)
 {
-	const struct storm_report *rep = storm_get_report(r->s);
+	const struct imc_storm_report *rep = imc_storm_get_report(r->s);
 	double t = (double)(mono(NULL) - r->t0) / 1e9;
 
 	fprintf(stderr, "\r" PROG ": %.1f s", t);
@@ -293,10 +293,10 @@ static void on_signal(struct sigwatch *sw)
 		r->signo = sw->signo;
 		r->first_signal = t;
 		r->stopped = STOP_SIGNAL;
-		storm_stop(r->s);
+		imc_storm_stop(r->s);
 	} else if (t - r->first_signal >= 500 * IMC_NSEC_PER_MSEC) {
 		r->stopped = STOP_ABORTED;
-		storm_abort(r->s);
+		imc_storm_abort(r->s);
 	}
 }
 
@@ -310,7 +310,7 @@ struct named {
 	uint64_t count;
 };
 
-static size_t by_name(const struct storm_tally *t, struct named *out)
+static size_t by_name(const struct imc_storm_tally *t, struct named *out)
 {
 	size_t n = 0;
 
@@ -341,11 +341,11 @@ static double per_sec(uint64_t n, imc_time_t t)
 }
 
 static void tally_json(struct imc_json *j, const char *name,
-		       const struct storm_tally *t, imc_time_t time)
+		       const struct imc_storm_tally *t, imc_time_t time)
 {
-	struct named st[STORM_MAX_STATUSES + 1];
+	struct named st[IMC_STORM_MAX_STATUSES + 1];
 	size_t n = by_name(t, st);
-	const struct storm_hist *h = &t->latency;
+	const struct imc_storm_hist *h = &t->latency;
 
 	imc_json_key(j, name);
 	imc_json_object_begin(j);
@@ -358,9 +358,9 @@ static void tally_json(struct imc_json *j, const char *name,
 	imc_json_kv_double(j, "per_sec", per_sec(t->answered, time), 1);
 	imc_json_key(j, "latency_us");
 	imc_json_object_begin(j);
-	imc_json_kv_double(j, "p50", us(storm_hist_quantile(h, 0.5)), 1);
-	imc_json_kv_double(j, "p90", us(storm_hist_quantile(h, 0.9)), 1);
-	imc_json_kv_double(j, "p99", us(storm_hist_quantile(h, 0.99)), 1);
+	imc_json_kv_double(j, "p50", us(imc_storm_hist_quantile(h, 0.5)), 1);
+	imc_json_kv_double(j, "p90", us(imc_storm_hist_quantile(h, 0.9)), 1);
+	imc_json_kv_double(j, "p99", us(imc_storm_hist_quantile(h, 0.99)), 1);
 	imc_json_kv_double(j, "max", us(h->max), 1);
 	imc_json_object_end(j);
 	imc_json_key(j, "statuses");
@@ -371,20 +371,20 @@ static void tally_json(struct imc_json *j, const char *name,
 	imc_json_object_end(j);
 }
 
-static void print_tally(const char *name, const struct storm_tally *t,
+static void print_tally(const char *name, const struct imc_storm_tally *t,
 			imc_time_t time)
 {
-	struct named st[STORM_MAX_STATUSES + 1];
+	struct named st[IMC_STORM_MAX_STATUSES + 1];
 	size_t n = by_name(t, st);
-	const struct storm_hist *h = &t->latency;
+	const struct imc_storm_hist *h = &t->latency;
 
 	printf("op %s sent=%" PRIu64 " answered=%" PRIu64 " success=%" PRIu64
 	       " timeouts=%" PRIu64 " errors=%" PRIu64 " retries=%" PRIu64
 	       " per_sec=%.0f p50_us=%.1f p90_us=%.1f p99_us=%.1f max_us=%.1f\n",
 	       name, t->sent, t->answered, t->success, t->timeouts, t->errors,
 	       t->retries, per_sec(t->answered, time),
-	       us(storm_hist_quantile(h, 0.5)), us(storm_hist_quantile(h, 0.9)),
-	       us(storm_hist_quantile(h, 0.99)), us(h->max));
+	       us(imc_storm_hist_quantile(h, 0.5)), us(imc_storm_hist_quantile(h, 0.9)),
+	       us(imc_storm_hist_quantile(h, 0.99)), us(h->max));
 	for (size_t i = 0; i < n; i++)
 		printf("  status %s %" PRIu64 "\n", st[i].name, st[i].count);
 }
@@ -398,7 +398,7 @@ static void print_header(const struct run *r)
 	printf("storm device=%s port=%u lid=%u gid=%s sm_lid=%u sa_lid=%u ops=",
 	       p->device, p->port, p->lid, g, p->sm_lid, imc_umad_sa_lid(r->u));
 	for (unsigned i = 0; i < r->cfg.cycle_len; i++)
-		printf("%s%s", i ? "," : "", storm_op_name(r->cfg.cycle[i]));
+		printf("%s%s", i ? "," : "", imc_storm_op_name(r->cfg.cycle[i]));
 	printf(" groups=%" PRIu32 " inflight=%u rate=%.1f join_state=0x%x "
 	       "count=%" PRIu64 " duration=%.3f keep=%s\n",
 	       r->cfg.groups, r->cfg.inflight, r->cfg.rate, r->cfg.join_state,
@@ -419,7 +419,7 @@ static void header_json(struct imc_json *j, const struct run *r)
 	imc_json_key(j, "ops");
 	imc_json_array_begin(j);
 	for (unsigned i = 0; i < r->cfg.cycle_len; i++)
-		imc_json_string(j, storm_op_name(r->cfg.cycle[i]));
+		imc_json_string(j, imc_storm_op_name(r->cfg.cycle[i]));
 	imc_json_array_end(j);
 	imc_json_kv_u64(j, "groups", r->cfg.groups);
 	imc_json_kv_u64(j, "inflight", r->cfg.inflight);
@@ -433,11 +433,11 @@ static void header_json(struct imc_json *j, const struct run *r)
 
 /* The report as one JSON object (text mode printed its header when the
  * run started). */
-static void report_json(struct run *r, const struct storm_report *rep,
-			const struct storm_tally *all,
+static void report_json(struct run *r, const struct imc_storm_report *rep,
+			const struct imc_storm_tally *all,
 			const struct imc_sa_client_stats *cs)
 {
-	bool seen[STORM_OPS] = { false };
+	bool seen[IMC_STORM_OPS] = { false };
 	struct imc_json j;
 
 	imc_json_init(&j, stdout, 0, 0);
@@ -446,12 +446,12 @@ static void report_json(struct run *r, const struct storm_report *rep,
 	imc_json_key(&j, "by_op");
 	imc_json_object_begin(&j);
 	for (unsigned i = 0; i < r->cfg.cycle_len; i++) {
-		enum storm_op op = r->cfg.cycle[i];
+		enum imc_storm_op op = r->cfg.cycle[i];
 
 		if (seen[op])
 			continue;
 		seen[op] = true;
-		tally_json(&j, storm_op_name(op), &rep->op[op], rep->run_time);
+		tally_json(&j, imc_storm_op_name(op), &rep->op[op], rep->run_time);
 	}
 	imc_json_object_end(&j);
 	if (all)
@@ -475,31 +475,28 @@ static void report_json(struct run *r, const struct storm_report *rep,
 	imc_json_kv_u64(&j, "timed_out", cs->timed_out);
 	imc_json_object_end(&j);
 	imc_json_object_end(&j);
-	if (imc_json_finish(&j) == 0)
-		printf("\n");
-	else
-		fprintf(stderr, "ibmcast storm: JSON output failed\n");
+	(void)imc_tool_json_end(&j, "ibmcast storm");
 }
 
 static void print_report(struct run *r)
 {
-	const struct storm_report *rep = storm_get_report(r->s);
+	const struct imc_storm_report *rep = imc_storm_get_report(r->s);
 	struct imc_sa_client_stats cs;
-	struct storm_tally *all = calloc(1, sizeof(*all));
-	bool seen[STORM_OPS] = { false };
+	struct imc_storm_tally *all = calloc(1, sizeof(*all));
+	bool seen[IMC_STORM_OPS] = { false };
 
 	imc_sa_client_get_stats(r->c, &cs);
 	for (unsigned i = 0; i < r->cfg.cycle_len; i++) {
-		enum storm_op op = r->cfg.cycle[i];
+		enum imc_storm_op op = r->cfg.cycle[i];
 
 		if (seen[op])
 			continue;
 		seen[op] = true;
 		if (!r->o->json)
-			print_tally(storm_op_name(op), &rep->op[op],
+			print_tally(imc_storm_op_name(op), &rep->op[op],
 				    rep->run_time);
 		if (all)
-			storm_tally_add(all, &rep->op[op]);
+			imc_storm_tally_add(all, &rep->op[op]);
 	}
 	if (r->o->json) {
 		report_json(r, rep, all, &cs);
@@ -524,9 +521,9 @@ static void print_report(struct run *r)
 }
 
 /* Whether every request of the run was answered SUCCESS. */
-static bool all_success(const struct storm_report *rep)
+static bool all_success(const struct imc_storm_report *rep)
 {
-	for (unsigned i = 0; i < STORM_OPS; i++)
+	for (unsigned i = 0; i < IMC_STORM_OPS; i++)
 		if (rep->op[i].success != rep->op[i].sent)
 			return false;
 	return rep->teardown.success == rep->teardown.sent;
@@ -574,7 +571,7 @@ static int open_port(struct run *r)
 	return 0;
 }
 
-static int run_storm(const struct opts *o, const struct storm_config *cfg)
+static int run_storm(const struct opts *o, const struct imc_storm_config *cfg)
 {
 	struct run r;
 	int e, rc = IMC_EXIT_FAIL;
@@ -598,7 +595,7 @@ static int run_storm(const struct opts *o, const struct storm_config *cfg)
 	if (open_port(&r) < 0)
 		goto out;
 	r.cfg.port_gid = imc_umad_port(r.u)->gid;
-	e = storm_create(r.loop, r.c, &r.cfg, on_done, &r, &r.s);
+	e = imc_storm_create(r.loop, r.c, &r.cfg, on_done, &r, &r.s);
 	if (e < 0) {
 		fprintf(stderr, PROG ": %s\n", strerror(-e));
 		goto out;
@@ -616,12 +613,12 @@ static int run_storm(const struct opts *o, const struct storm_config *cfg)
 		show_progress(&r);
 		imc_timer_arm_in(r.loop, &r.tick, TICK_NS);
 	}
-	storm_start(r.s);
+	imc_storm_start(r.s);
 	while (!r.done) {
 		e = imc_loop_run(r.loop);
 		if (e < 0) {
 			fprintf(stderr, PROG ": loop: %s\n", strerror(-e));
-			storm_abort(r.s);
+			imc_storm_abort(r.s);
 			r.stopped = STOP_ABORTED;
 			break;
 		}
@@ -632,7 +629,7 @@ static int run_storm(const struct opts *o, const struct storm_config *cfg)
 		fprintf(stderr, "\r%70s\r", "");
 	print_report(&r);
 	{
-		const struct storm_report *rep = storm_get_report(r.s);
+		const struct imc_storm_report *rep = imc_storm_get_report(r.s);
 
 		rc = all_success(rep) && !rep->unnamed &&
 		     (!rep->held || cfg->keep) && r.stopped != STOP_ABORTED ?
@@ -641,7 +638,7 @@ static int run_storm(const struct opts *o, const struct storm_config *cfg)
 	if (r.signo)
 		rc = 128 + r.signo;
 out:
-	storm_destroy(r.s);
+	imc_storm_destroy(r.s);
 	if (r.u)
 		imc_umad_attach(r.u, NULL);
 	imc_sa_client_destroy(r.c);
@@ -653,14 +650,14 @@ out:
 
 static int run(int argc, char **argv)
 {
-	struct storm_config cfg;
+	struct imc_storm_config cfg;
 	struct opts o;
 	int n, rep, rc;
 
 	memset(&o, 0, sizeof(o));
 	o.ops = "join,leave";
 	o.count = 1000;
-	o.inflight = STORM_MAX_INFLIGHT;
+	o.inflight = IMC_STORM_MAX_INFLIGHT;
 	o.state = UMAD_SA_MCM_JOIN_STATE_FULL_MEMBER;
 	o.qkey = 0x1234;
 	o.pkey = 0xffff;
@@ -677,10 +674,10 @@ static int run(int argc, char **argv)
 	if (o.count_set && o.duration_set)
 		return sa_tool_usage(PROG, "--count and --duration exclude "
 				     "each other");
-	storm_config_init(&cfg);
-	n = storm_parse_ops(o.ops, cfg.cycle);
+	imc_storm_config_init(&cfg);
+	n = imc_storm_parse_ops(o.ops, cfg.cycle);
 	cfg.cycle_len = (unsigned)n;
-	rep = storm_cycle_repeats(cfg.cycle, cfg.cycle_len);
+	rep = imc_storm_cycle_repeats(cfg.cycle, cfg.cycle_len);
 	if (rep < 0)
 		return sa_tool_usage(PROG, "--ops creates twice without a "
 				     "leave between");
@@ -690,8 +687,8 @@ static int run(int argc, char **argv)
 	else if (o.duration_set)
 		cfg.groups = 256;
 	else
-		cfg.groups = (uint32_t)(o.count < STORM_MAX_GROUPS ?
-					o.count : STORM_MAX_GROUPS);
+		cfg.groups = (uint32_t)(o.count < IMC_STORM_MAX_GROUPS ?
+					o.count : IMC_STORM_MAX_GROUPS);
 	if (!rep && cfg.count > cfg.groups)
 		return sa_tool_usage(PROG, "--ops creates without a leave: "
 				     "each group runs it once, so --count "

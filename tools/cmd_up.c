@@ -368,10 +368,7 @@ static void bridges_teardown(struct up *u, struct imc_scn_ctx *c)
 /* A JSON event ends with its line. */
 static void json_line(struct imc_json *j)
 {
-	if (imc_json_finish(j) == 0)
-		printf("\n");
-	else
-		fprintf(stderr, "ibmcast up: JSON output failed\n");
+	(void)imc_tool_json_end(j, "ibmcast up");
 }
 
 /* The kernel of a bridged host joined or left an IP multicast group, and

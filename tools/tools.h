@@ -39,6 +39,12 @@ int imc_opt_time(const char *prog, const char *name, const char *arg,
 int imc_opt_bad(const char *prog, const char *name, const char *arg,
 		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* Finishes JSON document j (imc_json_finish) and ends its line on
+ * stdout, or says "PROG: JSON output failed" on stderr. Returns what
+ * imc_json_finish returned. */
+struct imc_json;
+int imc_tool_json_end(struct imc_json *j, const char *prog);
+
 /* After "cannot open ... port": how to get a usable port (--device and
  * --port, or the ibsim harness with SIM_HOST), to stderr. err is the
  * open's negative errno. */

@@ -98,6 +98,10 @@ int imc_ip_addr_format(const struct imc_ip_addr *a,
 
 bool imc_ip_addr_is_multicast(const struct imc_ip_addr *a);
 
+/* Orders addresses: IPv4 before IPv6, then by address (host order for
+ * IPv4, bytes for IPv6); 0 when equal. */
+int imc_ip_addr_cmp(const struct imc_ip_addr *a, const struct imc_ip_addr *b);
+
 /* The Internet checksum (RFC 1071) of an ICMPv6 message with its pseudo
  * header (RFC 8200 8.1). */
 uint16_t imc_icmp6_csum(const uint8_t src[16], const uint8_t dst[16],

@@ -136,6 +136,30 @@ static inline unsigned imc_mad_status_field(uint16_t status)
  * "INVALID_ATTR_VALUE"), else "BUSY" or "REDIRECT". Static string. */
 const char *imc_mad_status_str(uint16_t status);
 
+/* The text form of captured MADs, one a line (tests/vectors/, read by
+ * `ibmcast decode`):
+ *
+ *   # comment
+ *   tx 1 0103020200...   (direction, source LID, 256 bytes as 512 hex digits)
+ *
+ * "tx" is a client request, "rx" the SA's answer. */
+enum imc_mad_dir {
+	IMC_MAD_TX,
+	IMC_MAD_RX,
+};
+
+struct imc_mad_line {
+	enum imc_mad_dir dir;
+	uint16_t lid;
+	uint8_t mad[IMC_MAD_SIZE];
+};
+
+/* Parses one line of that form (a trailing newline is allowed) into v.
+ * Returns 1 when v was filled, 0 for a blank or comment line, -EINVAL for
+ * anything else (bad direction, LID out of range, non-hex digit, trailing
+ * text) and -EMSGSIZE when the hex is not exactly IMC_MAD_SIZE bytes. */
+int imc_mad_line_parse(const char *line, struct imc_mad_line *v);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fabric_int.h"
+#include "util/config.h"
 
 /* ---- names ---- */
 
@@ -308,10 +309,7 @@ int imc_fabric_create(const struct imc_topo *topo, struct imc_loop *loop,
 	int err;
 
 	*out = NULL;
-	if (!cfg) {
-		imc_fabric_config_default(&def);
-		cfg = &def;
-	}
+	cfg = IMC_CONFIG_OR_DEFAULT(cfg, def, imc_fabric_config_default);
 	if (!topo || !loop || !config_ok(cfg))
 		return -EINVAL;
 	if (topo->sm_node >= topo->nnodes && !cfg->external_sm)

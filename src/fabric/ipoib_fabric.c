@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ibmcast/ipoib_fabric.h"
+#include "util/config.h"
 
 struct imc_ipoib_fabric {
 	struct imc_fabric *f;
@@ -108,10 +109,7 @@ int imc_ipoib_fabric_create(struct imc_fabric *f, uint32_t node,
 	struct imc_ipoib_ops ops;
 	int rc;
 
-	if (!cfg) {
-		imc_ipoib_config_init(&def);
-		cfg = &def;
-	}
+	cfg = IMC_CONFIG_OR_DEFAULT(cfg, def, imc_ipoib_config_init);
 	if (!f || !mcast || !host || !host->deliver || !out)
 		return -EINVAL;
 	rc = imc_fabric_port_attr(f, node, port, &pa);

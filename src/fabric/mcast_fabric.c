@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ibmcast/mcast_fabric.h"
+#include "util/config.h"
 
 struct imc_mcast_fabric {
 	struct imc_fabric *f;
@@ -112,10 +113,7 @@ int imc_mcast_fabric_create(struct imc_fabric *f, uint32_t node,
 	if (node >= t->nnodes || t->node[node].type != IMC_NODE_HCA ||
 	    imc_fabric_port_attr(f, node, port, &pa))
 		return -EINVAL;
-	if (!cfg) {
-		imc_mcast_fabric_config_init(&def);
-		cfg = &def;
-	}
+	cfg = IMC_CONFIG_OR_DEFAULT(cfg, def, imc_mcast_fabric_config_init);
 	mf = calloc(1, sizeof(*mf));
 	if (!mf)
 		return -ENOMEM;

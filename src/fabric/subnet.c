@@ -23,6 +23,8 @@
 #include <string.h>
 
 #include "ibmcast/subnet.h"
+#include "util/hash.h"
+#include "util/vec.h"
 
 #define NONE UINT32_MAX
 #define NOHOP 255
@@ -119,30 +121,18 @@ static int sync_nodes(struct imc_subnet *s)
 	const struct imc_topo *t = s->topo;
 	uint32_t n = t->nnodes, old = s->nnodes;
 	uint32_t oldslots = s->base[old], slots = oldslots;
-	uint32_t *base;
-	uint8_t *down;
-	uint16_t *lid;
 
 	if (n <= old)
 		return 0;
 	for (uint32_t i = old; i < n; i++)
 		slots += t->node[i].nports + 1u;
-	base = realloc(s->base, ((size_t)n + 1) * sizeof(*base));
-	if (!base)
+	if (IMC_VEC_RESIZE(&s->base, (size_t)n + 1) ||
+	    IMC_VEC_RESIZE(&s->down, slots) || IMC_VEC_RESIZE(&s->lid, slots))
 		return -ENOMEM;
-	s->base = base;
-	down = realloc(s->down, slots * sizeof(*down));
-	if (!down)
-		return -ENOMEM;
-	s->down = down;
-	lid = realloc(s->lid, slots * sizeof(*lid));
-	if (!lid)
-		return -ENOMEM;
-	s->lid = lid;
 	for (uint32_t i = old; i < n; i++)
-		base[i + 1] = base[i] + t->node[i].nports + 1u;
-	memset(down + oldslots, 0, slots - oldslots);
-	memset(lid + oldslots, 0, (slots - oldslots) * sizeof(*lid));
+		s->base[i + 1] = s->base[i] + t->node[i].nports + 1u;
+	memset(s->down + oldslots, 0, slots - oldslots);
+	memset(s->lid + oldslots, 0, (slots - oldslots) * sizeof(*s->lid));
 	s->nnodes = n;
 	return 0;
 }
@@ -554,8 +544,8 @@ struct classes {
 	uint8_t *port;          /* ports of each class, ascending */
 	uint32_t *lvl;          /* no port of the class carries fewer */
 	uint32_t *cur;          /* its ports before cur carry more than lvl */
-	uint32_t *slot;         /* hash of masks: class + 1, 0 empty */
-	uint32_t nslot;         /* power of two, at least 2 nsw */
+	struct imc_htab masks;  /* hn[c]: class c by its mask */
+	struct imc_hnode *hn;
 };
 
 static void classes_free(struct classes *k)
@@ -566,27 +556,40 @@ static void classes_free(struct classes *k)
 	free(k->port);
 	free(k->lvl);
 	free(k->cur);
-	free(k->slot);
+	imc_htab_fini(&k->masks);
+	free(k->hn);
 }
 
 static int classes_alloc(struct classes *k, uint32_t nsw, unsigned maxports)
 {
 	size_t n = (size_t)nsw + 1;
 
-	k->nslot = 16;
-	while (k->nslot < 2 * n)
-		k->nslot *= 2;
 	k->of = malloc(n * sizeof(*k->of));
 	k->rep = malloc(n * sizeof(*k->rep));
 	k->off = malloc((n + 1) * sizeof(*k->off));
 	k->port = malloc(n * (maxports + 1u));
 	k->lvl = malloc(n * sizeof(*k->lvl));
 	k->cur = malloc(n * sizeof(*k->cur));
-	k->slot = malloc(k->nslot * sizeof(*k->slot));
+	k->hn = malloc(n * sizeof(*k->hn));
 	if (!k->of || !k->rep || !k->off || !k->port || !k->lvl || !k->cur ||
-	    !k->slot)
+	    !k->hn || imc_htab_init(&k->masks, n))
 		return -ENOMEM;
 	return 0;
+}
+
+struct mask_key {
+	const struct classes *k;
+	const uint64_t *mask, *m;
+	unsigned words;
+};
+
+static bool mask_eq(const struct imc_hnode *n, const void *key)
+{
+	const struct mask_key *x = key;
+	uint32_t c = (uint32_t)(n - x->k->hn);
+
+	return !memcmp(x->mask + (size_t)x->k->rep[c] * x->words, x->m,
+		       x->words * sizeof(*x->m));
 }
 
 /* Groups the switch's destinations by mask (words 64-bit words each). */
@@ -595,13 +598,15 @@ static void classes_build(struct classes *k, const uint64_t *mask,
 {
 	uint32_t np = 0;
 
-	memset(k->slot, 0, k->nslot * sizeof(*k->slot));
+	imc_htab_clear(&k->masks);
 	k->n = 0;
 	k->off[0] = 0;
 	for (uint32_t d = 0; d < nsw; d++) {
 		const uint64_t *m = mask + (size_t)d * words;
 		uint64_t h = 0, any = 0;
-		uint32_t i, c;
+		struct mask_key key = { k, mask, m, words };
+		struct imc_hnode *hn;
+		uint32_t c;
 
 		for (unsigned w = 0; w < words; w++) {
 			h = (h ^ m[w]) * 0x9e3779b97f4a7c15ull;
@@ -611,16 +616,15 @@ static void classes_build(struct classes *k, const uint64_t *mask,
 			k->of[d] = NONE;
 			continue;
 		}
-		for (i = (uint32_t)(h >> 32) & (k->nslot - 1); k->slot[i];
-		     i = (i + 1) & (k->nslot - 1)) {
-			c = k->slot[i] - 1;
-			if (!memcmp(mask + (size_t)k->rep[c] * words, m,
-				    words * sizeof(*m)))
-				break;
-		}
-		if (!k->slot[i]) {
+		/* The product's high bits mix every bit of the mask: they
+		 * pick the bucket. */
+		h = h >> 32 | h << 32;
+		hn = imc_htab_find(&k->masks, h, mask_eq, &key);
+		if (hn) {
+			c = (uint32_t)(hn - k->hn);
+		} else {
 			c = k->n++;
-			k->slot[i] = c + 1;
+			imc_htab_insert(&k->masks, &k->hn[c], h);
 			k->rep[c] = d;
 			k->lvl[c] = 0;
 			k->cur[c] = 0;
@@ -630,7 +634,7 @@ static void classes_build(struct classes *k, const uint64_t *mask,
 						(unsigned)__builtin_ctzll(b));
 			k->off[c + 1] = np;
 		}
-		k->of[d] = k->slot[i] - 1;
+		k->of[d] = c;
 	}
 }
 

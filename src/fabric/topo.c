@@ -1,15 +1,18 @@
 /* Fabric topology: node table, name index and cables.
  *
- * The name index is an open-addressing hash table (linear probing) of node
- * indices keyed by the name string, kept at most half full so a lookup
- * touches a couple of slots on average. Nodes are never removed, so no
- * tombstones are needed.
+ * The name index is the one hash table (util/hash.h): node i's entry is
+ * hn[i], an array beside the node table with its capacity, keyed by the
+ * name string. Nodes are never removed; when the arrays move (they grow
+ * by doubling) the entries are inserted again, O(1) amortized.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ibmcast/topo.h"
+#include "util/hash.h"
+#include "util/mix.h"
+#include "util/vec.h"
 
 /* Node GUIDs derived for guid == 0: a Mellanox OUI (00:02:c9) prefix, one
  * 256-GUID block per node so HCA port GUIDs (node GUID + port) never
@@ -17,46 +20,51 @@
 #define DERIVED_GUID_BASE 0x0002c90300000000ull
 
 struct imc_topo_index {
-	uint32_t *slot;     /* node index + 1; 0 = empty */
-	uint32_t nslots;    /* power of two */
+	struct imc_htab names;
+	struct imc_hnode *hn;   /* hn[i]: node i in names; t->cap of them */
 	uint32_t hcas;
 	uint32_t switches;
 	uint32_t cables;
 };
 
-static uint32_t hash(const char *s)
+static uint64_t hash(const char *s)
 {
-	/* FNV-1a, 32 bits. */
+	/* FNV-1a, 32 bits, mixed so that every bit counts in a bucket. */
 	uint32_t h = 2166136261u;
 
 	while (*s) {
 		h ^= (uint8_t)*s++;
 		h *= 16777619u;
 	}
-	return h;
+	return imc_mix64(h);
 }
 
-static int grow_index(struct imc_topo *t)
+struct name_key {
+	const struct imc_topo *t;
+	const char *name;
+};
+
+static bool name_eq(const struct imc_hnode *n, const void *key)
+{
+	const struct name_key *k = key;
+
+	return !strcmp(k->t->node[n - k->t->index->hn].name, k->name);
+}
+
+/* Room for cap nodes in the node table and its index entries. */
+static int grow_nodes(struct imc_topo *t, uint32_t cap)
 {
 	struct imc_topo_index *x = t->index;
-	uint32_t n = x->nslots ? x->nslots * 2 : 64;
-	uint32_t *slot, i;
 
-	if (n < x->nslots)
+	if (IMC_VEC_RESIZE(&x->hn, cap))
 		return -ENOMEM;
-	slot = calloc(n, sizeof(*slot));
-	if (!slot)
+	/* The entries may have moved: the chains point at the old ones. */
+	imc_htab_clear(&x->names);
+	for (uint32_t i = 0; i < t->nnodes; i++)
+		imc_htab_insert(&x->names, &x->hn[i], hash(t->node[i].name));
+	if (IMC_VEC_RESIZE(&t->node, cap))
 		return -ENOMEM;
-	for (i = 0; i < t->nnodes; i++) {
-		uint32_t h = hash(t->node[i].name) & (n - 1);
-
-		while (slot[h])
-			h = (h + 1) & (n - 1);
-		slot[h] = i + 1;
-	}
-	free(x->slot);
-	x->slot = slot;
-	x->nslots = n;
+	t->cap = cap;
 	return 0;
 }
 
@@ -69,7 +77,8 @@ int imc_topo_create(struct imc_topo **out)
 	if (!t)
 		return -ENOMEM;
 	t->index = calloc(1, sizeof(*t->index));
-	if (!t->index) {
+	if (!t->index || imc_htab_init(&t->index->names, 64)) {
+		free(t->index);
 		free(t);
 		return -ENOMEM;
 	}
@@ -89,30 +98,25 @@ void imc_topo_destroy(struct imc_topo *t)
 		free(t->node[i].port);
 	}
 	free(t->node);
-	if (t->index)
-		free(t->index->slot);
+	if (t->index) {
+		imc_htab_fini(&t->index->names);
+		free(t->index->hn);
+	}
 	free(t->index);
 	free(t);
 }
 
 int imc_topo_find(const struct imc_topo *t, const char *name, uint32_t *idx)
 {
-	const struct imc_topo_index *x = t->index;
-	uint32_t h;
+	struct name_key k = { t, name };
+	struct imc_hnode *n = imc_htab_find(&t->index->names, hash(name),
+					    name_eq, &k);
 
-	if (!x->nslots)
+	if (!n)
 		return -ENOENT;
-	for (h = hash(name) & (x->nslots - 1); x->slot[h];
-	     h = (h + 1) & (x->nslots - 1)) {
-		uint32_t i = x->slot[h] - 1;
-
-		if (!strcmp(t->node[i].name, name)) {
-			if (idx)
-				*idx = i;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	if (idx)
+		*idx = (uint32_t)(n - t->index->hn);
+	return 0;
 }
 
 /* A name must survive a trip through a net file: one line, between
@@ -135,9 +139,8 @@ int imc_topo_add_node(struct imc_topo *t, enum imc_node_type type,
 {
 	struct imc_topo_index *x = t->index;
 	struct imc_topo_node *n;
-	uint32_t i, h;
+	uint32_t i;
 	unsigned p;
-	int rc;
 
 	if (type != IMC_NODE_HCA && type != IMC_NODE_SWITCH)
 		return -EINVAL;
@@ -149,22 +152,12 @@ int imc_topo_add_node(struct imc_topo *t, enum imc_node_type type,
 		return -ENOSPC;
 	if (!imc_topo_find(t, name, NULL))
 		return -EEXIST;
-	if ((uint64_t)(t->nnodes + 1) * 2 > x->nslots) {
-		rc = grow_index(t);
-		if (rc)
-			return rc;
-	}
 	if (t->nnodes == t->cap) {
 		uint32_t cap = t->cap ? t->cap * 2 : 16;
-		struct imc_topo_node *nn;
 
-		if (cap > IMC_TOPO_MAX_NODES)
-			cap = IMC_TOPO_MAX_NODES;
-		nn = realloc(t->node, (size_t)cap * sizeof(*nn));
-		if (!nn)
+		if (grow_nodes(t, cap < IMC_TOPO_MAX_NODES ? cap
+							   : IMC_TOPO_MAX_NODES))
 			return -ENOMEM;
-		t->node = nn;
-		t->cap = cap;
 	}
 	i = t->nnodes;
 	n = &t->node[i];
@@ -193,10 +186,7 @@ int imc_topo_add_node(struct imc_topo *t, enum imc_node_type type,
 			tp->guid = p == 0 ? 0 : n->guid + p;
 	}
 	t->nnodes++;
-	h = hash(name) & (x->nslots - 1);
-	while (x->slot[h])
-		h = (h + 1) & (x->nslots - 1);
-	x->slot[h] = i + 1;
+	imc_htab_insert(&x->names, &x->hn[i], hash(name));
 	if (type == IMC_NODE_HCA)
 		x->hcas++;
 	else

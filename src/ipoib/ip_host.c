@@ -6,6 +6,7 @@
 #include "ibmcast/ip_host.h"
 #include "ipoib/ipoib_core.h"
 #include "util/bytes.h"
+#include "util/vec.h"
 
 struct answer {
 	struct answer *next;
@@ -44,33 +45,22 @@ static void addr_of(unsigned version, const uint8_t *b,
 }
 
 /* The receive count of a group, made on first use when make; bisected. */
+static int gc_cmp(const void *key, const void *e)
+{
+	return imc_ip_addr_cmp(key, &((const struct gcount *)e)->g);
+}
+
 static struct gcount *gc_get(struct imc_ip_host *h,
 			     const struct imc_ip_addr *g, bool make)
 {
-	size_t lo = 0, hi = h->ngc;
+	long i = imc_vec_bsearch(h->gc, h->ngc, sizeof(*h->gc), g, gc_cmp);
+	size_t lo;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = ipo_addr_cmp(&h->gc[mid].g, g);
-
-		if (!c)
-			return &h->gc[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!make)
+	if (i >= 0)
+		return &h->gc[i];
+	if (!make || IMC_VEC_RESERVE(&h->gc, &h->gccap, h->ngc + 1))
 		return NULL;
-	if (h->ngc == h->gccap) {
-		size_t n = h->gccap ? h->gccap * 2 : 4;
-		struct gcount *ng = realloc(h->gc, n * sizeof(*ng));
-
-		if (!ng)
-			return NULL;
-		h->gc = ng;
-		h->gccap = n;
-	}
+	lo = (size_t)(-i - 1);
 	memmove(&h->gc[lo + 1], &h->gc[lo], (h->ngc - lo) * sizeof(*h->gc));
 	h->ngc++;
 	h->gc[lo].g = *g;
@@ -243,7 +233,7 @@ int imc_ip_host_addr_add(struct imc_ip_host *h, const struct imc_ip_addr *a,
 int imc_ip_host_addr_del(struct imc_ip_host *h, const struct imc_ip_addr *a)
 {
 	for (unsigned k = 0; k < h->naddrs; k++) {
-		if (ipo_addr_cmp(&h->addr[k], a))
+		if (imc_ip_addr_cmp(&h->addr[k], a))
 			continue;
 		if (h->ifc)
 			(void)imc_ipoib_addr_del(h->ifc, a);
@@ -285,7 +275,7 @@ bool imc_ip_host_owns(const struct imc_ip_host *h,
 		      const struct imc_ip_addr *a)
 {
 	for (unsigned k = 0; k < h->naddrs; k++)
-		if (!ipo_addr_cmp(&h->addr[k], a))
+		if (!imc_ip_addr_cmp(&h->addr[k], a))
 			return true;
 	return false;
 }

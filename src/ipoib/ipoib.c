@@ -352,19 +352,18 @@ uint64_t ipo_gid_hash(const struct imc_ipoib *ifc, const struct imc_gid *g)
 	return imc_gid_hash(g, ifc->cfg.hash_seed);
 }
 
+static bool ep_eq(const struct imc_hnode *n, const void *gid)
+{
+	return imc_gid_equal(&imc_container_of(n, struct ep, hn)->gid, gid);
+}
+
 struct ep *ipo_ep_find(const struct imc_ipoib *ifc,
 		       const struct imc_gid *gid)
 {
-	uint64_t h = ipo_gid_hash(ifc, gid);
+	struct imc_hnode *n = imc_htab_find(&ifc->eps, ipo_gid_hash(ifc, gid),
+					    ep_eq, gid);
 
-	for (struct imc_hnode *n = imc_htab_bucket(&ifc->eps, h); n;
-	     n = n->next) {
-		struct ep *e = imc_container_of(n, struct ep, hn);
-
-		if (n->hash == h && imc_gid_equal(&e->gid, gid))
-			return e;
-	}
-	return NULL;
+	return n ? imc_container_of(n, struct ep, hn) : NULL;
 }
 
 /* The unicast AV of an endpoint, made from what the interface knows: the
@@ -372,22 +371,28 @@ struct ep *ipo_ep_find(const struct imc_ipoib *ifc,
  * TClass, FlowLabel and HopLimit (RFC 4391 4: the broadcast group's
  * parameters are the link's). The GRH always goes with it, so that the
  * peer finds us by GID. Only ever for a unicast GID. */
+void ipo_av_from(struct imc_ipoib_av *av, const struct imc_ipoib *ifc,
+		 const struct imc_mcmr *r, uint16_t dlid,
+		 const struct imc_gid *dgid)
+{
+	memset(av, 0, sizeof(*av));
+	av->dlid = dlid;
+	av->sl = r->sl;
+	av->rate = r->rate;
+	av->dgid = *dgid;
+	av->sgid_index = ifc->cfg.sgid_index;
+	av->tclass = r->tclass;
+	av->flow_label = r->flow_label;
+	av->hop_limit = r->hop_limit;
+}
+
 void ipo_ep_fabricate(struct ep *e)
 {
 	struct imc_ipoib *ifc = e->ifc;
-	const struct imc_mcmr *r = &ifc->brec;
 
 	if (imc_gid_is_multicast(&e->gid))
 		abort();
-	memset(&e->av, 0, sizeof(e->av));
-	e->av.dlid = e->lid;
-	e->av.sl = r->sl;
-	e->av.rate = r->rate;
-	e->av.dgid = e->gid;
-	e->av.sgid_index = ifc->cfg.sgid_index;
-	e->av.tclass = r->tclass;
-	e->av.flow_label = r->flow_label;
-	e->av.hop_limit = r->hop_limit;
+	ipo_av_from(&e->av, ifc, &ifc->brec, e->lid, &e->gid);
 	ifc->st.avs_fabricated++;
 	/* A stale AV made again from a new broadcast record is still to be
 	 * re-validated: the record says nothing of the peer's LID. */
@@ -554,33 +559,17 @@ void ipo_flush_waiting(struct imc_ipoib *ifc)
 
 /* ---- own addresses ---- */
 
-int ipo_addr_cmp(const struct imc_ip_addr *a, const struct imc_ip_addr *b)
+static int own_cmp(const void *key, const void *e)
 {
-	if (a->family != b->family)
-		return a->family < b->family ? -1 : 1;
-	if (a->family == IMC_IPV4)
-		return a->v4 < b->v4 ? -1 : a->v4 > b->v4;
-	return memcmp(a->v6, b->v6, 16);
+	return imc_ip_addr_cmp(key, &((const struct own_addr *)e)->a);
 }
 
 /* Index of a in ifc->addrs, or -(insertion point) - 1. */
 static long addr_index(const struct imc_ipoib *ifc,
 		       const struct imc_ip_addr *a)
 {
-	size_t lo = 0, hi = ifc->naddrs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = ipo_addr_cmp(&ifc->addrs[mid].a, a);
-
-		if (c == 0)
-			return (long)mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -(long)lo - 1;
+	return imc_vec_bsearch(ifc->addrs, ifc->naddrs, sizeof(*ifc->addrs),
+			       a, own_cmp);
 }
 
 bool ipo_is_own(const struct imc_ipoib *ifc, const struct imc_ip_addr *a)
@@ -1114,7 +1103,7 @@ static int neigh_cmp(const void *a, const void *b)
 {
 	const struct imc_ipoib_neigh_info *x = a, *y = b;
 
-	return ipo_addr_cmp(&x->addr, &y->addr);
+	return imc_ip_addr_cmp(&x->addr, &y->addr);
 }
 
 void imc_ipoib_foreach_neigh(const struct imc_ipoib *ifc,

@@ -119,11 +119,16 @@ struct imc_ipoib {
 
 /* ipoib.c */
 
-int ipo_addr_cmp(const struct imc_ip_addr *a, const struct imc_ip_addr *b);
-
 void ipo_drop(struct imc_ipoib *ifc, enum imc_ipoib_drop why);
 
 void ipo_ep_fabricate(struct ep *e);
+
+/* av to dlid and dgid with the path parameters of record r (the
+ * broadcast group's for an endpoint, the group's own for a group) and
+ * the interface's SGID index. */
+void ipo_av_from(struct imc_ipoib_av *av, const struct imc_ipoib *ifc,
+		 const struct imc_mcmr *r, uint16_t dlid,
+		 const struct imc_gid *dgid);
 
 struct ep *ipo_ep_find(const struct imc_ipoib *ifc,
 		       const struct imc_gid *gid);

@@ -16,19 +16,20 @@ static void grp_cb(void *arg, struct imc_mcast_member *m,
 		   const struct imc_mcast_event *ev);
 static void grp_timer_fire(struct imc_timer *t);
 
+static bool grp_eq(const struct imc_hnode *n, const void *mgid)
+{
+	return imc_gid_equal(&imc_container_of(n, struct group, hn)->mgid,
+			     mgid);
+}
+
 struct group *ipo_grp_find(const struct imc_ipoib *ifc,
 			   const struct imc_gid *mgid)
 {
-	uint64_t h = ipo_gid_hash(ifc, mgid);
+	struct imc_hnode *n = imc_htab_find(&ifc->groups,
+					    ipo_gid_hash(ifc, mgid),
+					    grp_eq, mgid);
 
-	for (struct imc_hnode *n = imc_htab_bucket(&ifc->groups, h); n;
-	     n = n->next) {
-		struct group *g = imc_container_of(n, struct group, hn);
-
-		if (n->hash == h && imc_gid_equal(&g->mgid, mgid))
-			return g;
-	}
-	return NULL;
+	return n ? imc_container_of(n, struct group, hn) : NULL;
 }
 
 struct group *ipo_grp_new(struct imc_ipoib *ifc,
@@ -300,15 +301,7 @@ static void grp_cb(void *arg, struct imc_mcast_member *m,
 			break;
 		}
 		g->backoff = 0;
-		memset(&g->av, 0, sizeof(g->av));
-		g->av.dlid = r->mlid;
-		g->av.sl = r->sl;
-		g->av.rate = r->rate;
-		g->av.dgid = g->mgid;
-		g->av.sgid_index = ifc->cfg.sgid_index;
-		g->av.tclass = r->tclass;
-		g->av.flow_label = r->flow_label;
-		g->av.hop_limit = r->hop_limit;
+		ipo_av_from(&g->av, ifc, r, r->mlid, &g->mgid);
 		g->qkey = r->qkey;
 		ipo_grp_set_state(g, GRP_JOINED);
 		g->has_av = true;

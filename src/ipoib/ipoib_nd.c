@@ -26,6 +26,15 @@ void imc_ip_addr_v6(const uint8_t addr[16], struct imc_ip_addr *out)
 	memcpy(out->v6, addr, 16);
 }
 
+int imc_ip_addr_cmp(const struct imc_ip_addr *a, const struct imc_ip_addr *b)
+{
+	if (a->family != b->family)
+		return a->family < b->family ? -1 : 1;
+	if (a->family == IMC_IPV4)
+		return a->v4 < b->v4 ? -1 : a->v4 > b->v4;
+	return memcmp(a->v6, b->v6, 16);
+}
+
 bool imc_ip_addr_is_multicast(const struct imc_ip_addr *a)
 {
 	if (a->family == IMC_IPV4)

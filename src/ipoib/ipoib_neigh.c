@@ -29,19 +29,19 @@ static uint64_t addr_hash(const struct imc_ipoib *ifc,
 	return imc_gid_hash(&key, ifc->cfg.hash_seed ^ a->family);
 }
 
+static bool neigh_eq(const struct imc_hnode *n, const void *a)
+{
+	return !imc_ip_addr_cmp(&imc_container_of(n, struct neigh, hn)->addr,
+				a);
+}
+
 static struct neigh *neigh_find(const struct imc_ipoib *ifc,
 				const struct imc_ip_addr *a)
 {
-	uint64_t h = addr_hash(ifc, a);
+	struct imc_hnode *n = imc_htab_find(&ifc->neighs, addr_hash(ifc, a),
+					    neigh_eq, a);
 
-	for (struct imc_hnode *n = imc_htab_bucket(&ifc->neighs, h); n;
-	     n = n->next) {
-		struct neigh *nb = imc_container_of(n, struct neigh, hn);
-
-		if (n->hash == h && ipo_addr_cmp(&nb->addr, a) == 0)
-			return nb;
-	}
-	return NULL;
+	return n ? imc_container_of(n, struct neigh, hn) : NULL;
 }
 
 static void neigh_timer_fire(struct imc_timer *t);

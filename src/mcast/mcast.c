@@ -56,6 +56,7 @@
 #include "ibmcast/mcmr.h"
 #include "ibmcast/rng.h"
 #include "mcast/mcast_int.h"
+#include "util/config.h"
 #include "util/mix.h"
 
 static void on_group_timer(struct imc_timer *tm);
@@ -610,13 +611,31 @@ static void remap_mlid(struct group *g, uint16_t mlid)
 	}
 }
 
+/* Moves every member on list from to list to of group x; counted: their
+ * JoinState bits count in x (pending members; failed ones do not). */
+static void move_members(struct group *x, struct imc_list *from,
+			 struct imc_list *to, bool counted)
+{
+	for (struct imc_list *l = from->next, *next; l != from; l = next) {
+		struct imc_mcast_member *m =
+			imc_container_of(l, struct imc_mcast_member, link);
+
+		next = l->next;
+		imc_list_del(&m->link);
+		imc_list_add_tail(to, &m->link);
+		m->g = x;
+		if (counted)
+			count(x, m->req.join_state, 1);
+		x->n_members++;
+	}
+}
+
 /* A create answered with MGID mgid: key the group, or hand its members
  * to the group of that MGID the port already has. Returns the group the
  * members are in now. */
 static struct group *key_created(struct group *g, const struct imc_gid *mgid)
 {
 	struct group *x = mct_group_find(g->t, mgid);
-	struct imc_list *l, *next;
 
 	if (!x) {
 		group_key(g, mgid);
@@ -624,28 +643,9 @@ static struct group *key_created(struct group *g, const struct imc_gid *mgid)
 	}
 	/* The SA now holds our bits on x too. */
 	x->held |= g->held;
-	for (l = g->pending.next; l != &g->pending; l = next) {
-		struct imc_mcast_member *m =
-			imc_container_of(l, struct imc_mcast_member, link);
-
-		next = l->next;
-		imc_list_del(&m->link);
-		imc_list_add_tail(&x->pending, &m->link);
-		m->g = x;
-		count(x, m->req.join_state, 1);
-		x->n_members++;
-	}
+	move_members(x, &g->pending, &x->pending, true);
 	/* Failed members, if any, move too. */
-	for (l = g->members.next; l != &g->members; l = next) {
-		struct imc_mcast_member *m =
-			imc_container_of(l, struct imc_mcast_member, link);
-
-		next = l->next;
-		imc_list_del(&m->link);
-		imc_list_add_tail(&x->members, &m->link);
-		m->g = x;
-		x->n_members++;
-	}
+	move_members(x, &g->members, &x->members, false);
 	group_free(g);
 	mct_mark_dirty(x);
 	return x;
@@ -1097,10 +1097,7 @@ int imc_mcast_create(struct imc_loop *loop, struct imc_sa_client *sa,
 	struct imc_sa_client_config cc;
 	struct imc_mcast *t;
 
-	if (!cfg) {
-		imc_mcast_config_init(&def);
-		cfg = &def;
-	}
+	cfg = IMC_CONFIG_OR_DEFAULT(cfg, def, imc_mcast_config_init);
 	if (!loop || !sa || !out ||
 	    (cfg->rejoin != IMC_MCAST_REJOIN_PACED &&
 	     cfg->rejoin != IMC_MCAST_REJOIN_IMMEDIATE) ||

@@ -30,6 +30,8 @@
 #include "ibmcast/mcastd.h"
 #include "ibmcast/rng.h"
 #include "mcastd/proto.h"
+#include "util/config.h"
+#include "util/unix.h"
 #include "util/vec.h"
 
 enum cstate {
@@ -298,22 +300,7 @@ static void arm_backoff(struct imc_mcastd *c)
 
 static int default_connect(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = -errno;
-
-		close(fd);
-		return e;
-	}
-	return fd;
+	return imc_unix_connect(path, NULL);
 }
 
 static int try_connect(struct imc_mcastd *c)
@@ -720,10 +707,7 @@ int imc_mcastd_create(const struct imc_mcastd_config *cfg,
 	struct imc_mcastd *c;
 	int r;
 
-	if (!cfg) {
-		imc_mcastd_config_init(&def);
-		cfg = &def;
-	}
+	cfg = IMC_CONFIG_OR_DEFAULT(cfg, def, imc_mcastd_config_init);
 	if (!out || !cfg->backoff_min ||
 	    cfg->backoff_max < cfg->backoff_min)
 		return -EINVAL;
@@ -837,15 +821,9 @@ static int slot_alloc(struct imc_mcastd *c, uint32_t *out)
 		i++;
 	if (i == c->nslots) {
 		uint32_t n = c->nslots ? 2 * c->nslots : 16;
-		void *p = realloc(c->slots, n * sizeof(*c->slots));
 
-		if (!p)
+		if (IMC_VEC_RESIZE(&c->slots, n) || IMC_VEC_RESIZE(&c->gens, n))
 			return -ENOMEM;
-		c->slots = p;
-		p = realloc(c->gens, n * sizeof(*c->gens));
-		if (!p)
-			return -ENOMEM;
-		c->gens = p;
 		memset(c->slots + c->nslots, 0,
 		       (n - c->nslots) * sizeof(*c->slots));
 		memset(c->gens + c->nslots, 0,

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "ibmcast/gid.h"
-#include "mcastd/mcastd_policy.h"
+#include "ibmcast/mcastd_policy.h"
 #include "util/vec.h"
 
 enum who { WHO_ANY, WHO_UID, WHO_GID };
@@ -65,10 +65,15 @@ static int nss_group(void *ctx, const char *name, uint32_t *gid)
 	return 0;
 }
 
-const struct imc_mcastd_policy_resolver imc_mcastd_policy_nss = {
+static const struct imc_mcastd_policy_resolver nss = {
 	.user = nss_user,
 	.group = nss_group,
 };
+
+const struct imc_mcastd_policy_resolver *imc_mcastd_policy_nss(void)
+{
+	return &nss;
+}
 
 /* ---- parsing ---- */
 

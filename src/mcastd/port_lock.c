@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mcastd/mcastd_lock.h"
+#include "ibmcast/port_lock.h"
 
 struct imc_port_lock {
 	int fd;

@@ -29,6 +29,7 @@
 
 #include "ibmcast/gid.h"
 #include "mcastd/server_int.h"
+#include "util/config.h"
 
 /* A client that reads nothing gets closed once this much waits for it. */
 #define OUT_MAX (16u << 20)
@@ -723,10 +724,7 @@ int imc_mcastd_server_create(struct imc_loop *loop,
 	struct imc_mcastd_server_config def;
 	struct imc_mcastd_server *s;
 
-	if (!cfg) {
-		imc_mcastd_server_config_init(&def);
-		cfg = &def;
-	}
+	cfg = IMC_CONFIG_OR_DEFAULT(cfg, def, imc_mcastd_server_config_init);
 	if (!loop || !out || !cfg->limits.members ||
 	    !cfg->limits.in_flight || !cfg->limits.conns ||
 	    !cfg->limits.conns_per_uid ||

@@ -29,6 +29,7 @@
 #include "ibmcast/rmpp.h"
 #include "ibmcast/rng.h"
 #include "ibmcast/sa_client.h"
+#include "util/config.h"
 #include "util/hash.h"
 #include "util/list.h"
 #include "util/mix.h"
@@ -331,10 +332,7 @@ int imc_sa_client_create(struct imc_loop *loop,
 	struct imc_sa_client_config def;
 	struct imc_sa_client *c;
 
-	if (!cfg) {
-		imc_sa_client_config_init(&def);
-		cfg = &def;
-	}
+	cfg = IMC_CONFIG_OR_DEFAULT(cfg, def, imc_sa_client_config_init);
 	if (!loop || !tr || !tr->send || !out || !cfg->timeout ||
 	    cfg->max_timeout < cfg->timeout || !cfg->window ||
 	    cfg->window > 4096 || !cfg->max_payload)

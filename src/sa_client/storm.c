@@ -3,13 +3,13 @@
  * The run's states, changed only by set_state():
  *
  *   state      event                                     next
- *   IDLE       storm_start()                             RUNNING
- *   IDLE       storm_stop()                              TEARDOWN
- *   RUNNING    storm_stop()                              DRAINING
+ *   IDLE       imc_storm_start()                             RUNNING
+ *   IDLE       imc_storm_stop()                              TEARDOWN
+ *   RUNNING    imc_storm_stop()                              DRAINING
  *   RUNNING    the last cycle done, nothing in flight    TEARDOWN
  *   DRAINING   nothing in flight                         TEARDOWN
  *   TEARDOWN   every taken slot left (or keep)           DONE
- *   any        storm_abort()                             DONE
+ *   any        imc_storm_abort()                             DONE
  *
  * RUNNING sends the operations of the cycles; DRAINING sends nothing and
  * waits for the answers still due; TEARDOWN sends a leave per slot taken
@@ -27,7 +27,7 @@
 
 #include "ibmcast/mad.h"
 #include "ibmcast/sa_attr.h"
-#include "sa_client/storm.h"
+#include "ibmcast/storm.h"
 #include "util/bytes.h"
 
 /* Pacing lets requests catch up with a pump timer that fired late by up
@@ -51,53 +51,53 @@ enum hold {
 };
 
 struct slot {
-	struct storm *s;
+	struct imc_storm *s;
 	struct imc_gid assigned;    /* MGID of the last create; zero: none */
 	struct imc_sa_query *q;     /* request in flight */
-	struct storm_tally *tally;  /* where its answer is counted */
+	struct imc_storm_tally *tally;  /* where its answer is counted */
 	imc_time_t t0;              /* when it was started */
 	uint8_t pos;                /* next operation of the cycle running
 				     * on it; cycle_len when none runs */
-	uint8_t op;                 /* enum storm_op in flight */
+	uint8_t op;                 /* enum imc_storm_op in flight */
 	uint8_t hold;               /* enum hold */
 	uint8_t flight;             /* index in s->flight while in flight */
 };
 
-struct storm {
+struct imc_storm {
 	struct imc_loop *loop;
 	struct imc_sa_client *c;
-	struct storm_config cfg;
-	storm_done_cb done;
+	struct imc_storm_config cfg;
+	imc_storm_done_cb done;
 	void *arg;
 	enum state state;
 	struct slot *slots;
 	/* Slots with a request in flight (unordered, swap-removed). */
-	struct slot *flight[STORM_MAX_INFLIGHT];
+	struct slot *flight[IMC_STORM_MAX_INFLIGHT];
 	unsigned in_flight;
 	/* Slots whose next operation waits for a window slot, FIFO. */
-	uint32_t ready[STORM_MAX_INFLIGHT];
+	uint32_t ready[IMC_STORM_MAX_INFLIGHT];
 	unsigned ready_head, ready_len;
 	uint32_t teardown_next;     /* the next slot the teardown looks at */
 	imc_time_t t_start, t_teardown, pace_next;
 	double pace_step;           /* ns between two starts; 0: no pacing */
 	struct imc_timer pump_timer;
 	struct imc_timer done_timer;
-	struct storm_report r;
+	struct imc_storm_report r;
 };
 
-static const char *const op_names[STORM_OPS] = {
-	[STORM_JOIN] = "join",
-	[STORM_REJOIN] = "rejoin",
-	[STORM_LEAVE] = "leave",
-	[STORM_CREATE] = "create",
+static const char *const op_names[IMC_STORM_OPS] = {
+	[IMC_STORM_JOIN] = "join",
+	[IMC_STORM_REJOIN] = "rejoin",
+	[IMC_STORM_LEAVE] = "leave",
+	[IMC_STORM_CREATE] = "create",
 };
 
-const char *storm_op_name(enum storm_op op)
+const char *imc_storm_op_name(enum imc_storm_op op)
 {
-	return (unsigned)op < STORM_OPS ? op_names[op] : NULL;
+	return (unsigned)op < IMC_STORM_OPS ? op_names[op] : NULL;
 }
 
-int storm_parse_ops(const char *s, enum storm_op *cycle)
+int imc_storm_parse_ops(const char *s, enum imc_storm_op *cycle)
 {
 	int n = 0;
 
@@ -105,13 +105,13 @@ int storm_parse_ops(const char *s, enum storm_op *cycle)
 		size_t len = strcspn(s, ",");
 		unsigned i;
 
-		for (i = 0; i < STORM_OPS; i++)
+		for (i = 0; i < IMC_STORM_OPS; i++)
 			if (strlen(op_names[i]) == len &&
 			    !strncmp(s, op_names[i], len))
 				break;
-		if (i == STORM_OPS || n == STORM_MAX_CYCLE)
+		if (i == IMC_STORM_OPS || n == IMC_STORM_MAX_CYCLE)
 			return -EINVAL;
-		cycle[n++] = (enum storm_op)i;
+		cycle[n++] = (enum imc_storm_op)i;
 		s += len;
 		if (*s == ',' && !*++s)
 			return -EINVAL;     /* a trailing comma */
@@ -119,7 +119,7 @@ int storm_parse_ops(const char *s, enum storm_op *cycle)
 	return n ? n : -EINVAL;
 }
 
-int storm_cycle_repeats(const enum storm_op *cycle, unsigned n)
+int imc_storm_cycle_repeats(const enum imc_storm_op *cycle, unsigned n)
 {
 	/* Walk the cycle twice from a slot without a created group: a
 	 * create while the slot holds the last create's group loses that
@@ -127,13 +127,13 @@ int storm_cycle_repeats(const enum storm_op *cycle, unsigned n)
 	bool created = false;
 
 	for (unsigned i = 0; i < 2 * n; i++) {
-		enum storm_op op = cycle[i % n];
+		enum imc_storm_op op = cycle[i % n];
 
-		if (op == STORM_CREATE && created)
+		if (op == IMC_STORM_CREATE && created)
 			return i < n ? -EINVAL : 0;
-		if (op == STORM_CREATE)
+		if (op == IMC_STORM_CREATE)
 			created = true;
-		else if (op == STORM_LEAVE)
+		else if (op == IMC_STORM_LEAVE)
 			created = false;
 	}
 	return 1;
@@ -145,11 +145,11 @@ static unsigned hist_bucket(uint64_t v)
 {
 	unsigned e;
 
-	if (v < STORM_HIST_SUB)
+	if (v < IMC_STORM_HIST_SUB)
 		return (unsigned)v;
 	e = 63u - (unsigned)__builtin_clzll(v);   /* 6..63 */
-	return STORM_HIST_SUB * (e - 5) +
-	       (unsigned)(v >> (e - 6) & (STORM_HIST_SUB - 1));
+	return IMC_STORM_HIST_SUB * (e - 5) +
+	       (unsigned)(v >> (e - 6) & (IMC_STORM_HIST_SUB - 1));
 }
 
 /* The largest value of bucket b. */
@@ -157,16 +157,16 @@ static uint64_t hist_top(unsigned b)
 {
 	unsigned e, sub;
 
-	if (b < STORM_HIST_SUB)
+	if (b < IMC_STORM_HIST_SUB)
 		return b;
-	e = b / STORM_HIST_SUB + 5;
-	sub = b % STORM_HIST_SUB;
+	e = b / IMC_STORM_HIST_SUB + 5;
+	sub = b % IMC_STORM_HIST_SUB;
 	/* (64 + sub + 1) << (e - 6), less one; e = 63, sub = 63 wraps to
 	 * UINT64_MAX as it should. */
-	return ((uint64_t)(STORM_HIST_SUB + sub + 1) << (e - 6)) - 1;
+	return ((uint64_t)(IMC_STORM_HIST_SUB + sub + 1) << (e - 6)) - 1;
 }
 
-void storm_hist_add(struct storm_hist *h, uint64_t v)
+void imc_storm_hist_add(struct imc_storm_hist *h, uint64_t v)
 {
 	h->b[hist_bucket(v)]++;
 	h->n++;
@@ -174,7 +174,7 @@ void storm_hist_add(struct storm_hist *h, uint64_t v)
 		h->max = v;
 }
 
-uint64_t storm_hist_quantile(const struct storm_hist *h, double q)
+uint64_t imc_storm_hist_quantile(const struct imc_storm_hist *h, double q)
 {
 	uint64_t rank, seen = 0;
 
@@ -189,7 +189,7 @@ uint64_t storm_hist_quantile(const struct storm_hist *h, double q)
 		rank = 1;
 	if (rank > h->n)
 		rank = h->n;
-	for (unsigned b = 0; b < STORM_HIST_BUCKETS; b++) {
+	for (unsigned b = 0; b < IMC_STORM_HIST_BUCKETS; b++) {
 		seen += h->b[b];
 		if (seen >= rank)
 			return hist_top(b) < h->max ? hist_top(b) : h->max;
@@ -200,7 +200,7 @@ uint64_t storm_hist_quantile(const struct storm_hist *h, double q)
 /* ---- counting ---- */
 
 /* Counts n answers of status in t (statuses kept sorted). */
-static void count_status(struct storm_tally *t, uint16_t status, uint64_t n)
+static void count_status(struct imc_storm_tally *t, uint16_t status, uint64_t n)
 {
 	unsigned lo = 0, hi = t->n_statuses;
 
@@ -216,7 +216,7 @@ static void count_status(struct storm_tally *t, uint16_t status, uint64_t n)
 		t->statuses[lo].count += n;
 		return;
 	}
-	if (t->n_statuses == STORM_MAX_STATUSES) {
+	if (t->n_statuses == IMC_STORM_MAX_STATUSES) {
 		t->other_statuses += n;
 		return;
 	}
@@ -227,7 +227,7 @@ static void count_status(struct storm_tally *t, uint16_t status, uint64_t n)
 	t->n_statuses++;
 }
 
-void storm_tally_add(struct storm_tally *d, const struct storm_tally *t)
+void imc_storm_tally_add(struct imc_storm_tally *d, const struct imc_storm_tally *t)
 {
 	d->sent += t->sent;
 	d->answered += t->answered;
@@ -241,24 +241,24 @@ void storm_tally_add(struct storm_tally *d, const struct storm_tally *t)
 	d->latency.n += t->latency.n;
 	if (t->latency.max > d->latency.max)
 		d->latency.max = t->latency.max;
-	for (unsigned b = 0; b < STORM_HIST_BUCKETS; b++)
+	for (unsigned b = 0; b < IMC_STORM_HIST_BUCKETS; b++)
 		d->latency.b[b] += t->latency.b[b];
 }
 
 /* ---- slots ---- */
 
-static imc_time_t now(const struct storm *s)
+static imc_time_t now(const struct imc_storm *s)
 {
 	return s->cfg.clock ? s->cfg.clock(s->cfg.clock_ctx) :
 			      imc_loop_now(s->loop);
 }
 
-static uint32_t slot_index(const struct storm *s, const struct slot *sl)
+static uint32_t slot_index(const struct imc_storm *s, const struct slot *sl)
 {
 	return (uint32_t)(sl - s->slots);
 }
 
-static void slot_mgid(const struct storm *s, const struct slot *sl,
+static void slot_mgid(const struct imc_storm *s, const struct slot *sl,
 		      struct imc_gid *g)
 {
 	if (!imc_gid_is_zero(&sl->assigned)) {
@@ -275,12 +275,12 @@ static void slot_mgid(const struct storm *s, const struct slot *sl,
 	imc_put32(g->raw + 12, slot_index(s, sl) + 1);
 }
 
-void storm_slot_mgid(const struct storm *s, uint32_t i, struct imc_gid *g)
+void imc_storm_slot_mgid(const struct imc_storm *s, uint32_t i, struct imc_gid *g)
 {
 	slot_mgid(s, &s->slots[i], g);
 }
 
-static void set_hold(struct storm *s, struct slot *sl, enum hold h)
+static void set_hold(struct imc_storm *s, struct slot *sl, enum hold h)
 {
 	bool was = sl->hold != FREE, is = h != FREE;
 
@@ -294,23 +294,23 @@ static void set_hold(struct storm *s, struct slot *sl, enum hold h)
 }
 
 /* What an answer (or its absence, err < 0) tells of the membership. */
-static void settle(struct storm *s, struct slot *sl, enum storm_op op,
+static void settle(struct imc_storm *s, struct slot *sl, enum imc_storm_op op,
 		   int err, const struct imc_sa_answer *a)
 {
 	struct imc_mcmr rec;
 
 	if (err) {
 		/* The SA may or may not have acted on it. */
-		if (op == STORM_CREATE && sl->hold == FREE)
+		if (op == IMC_STORM_CREATE && sl->hold == FREE)
 			s->r.unnamed++;     /* no MGID to leave */
-		else if (op == STORM_JOIN || op == STORM_LEAVE ||
-			 op == STORM_CREATE)
+		else if (op == IMC_STORM_JOIN || op == IMC_STORM_LEAVE ||
+			 op == IMC_STORM_CREATE)
 			set_hold(s, sl, DOUBT);
 		return;
 	}
 	if (a->status == UMAD_STATUS_SUCCESS) {
 		switch (op) {
-		case STORM_CREATE:
+		case IMC_STORM_CREATE:
 			if (a->len >= IMC_MCMR_SIZE &&
 			    imc_mcmr_unpack(&rec, a->data, a->len) ==
 				    IMC_MCMR_SIZE &&
@@ -321,16 +321,16 @@ static void settle(struct storm *s, struct slot *sl, enum storm_op op,
 				s->r.unnamed++;
 			}
 			break;
-		case STORM_JOIN:
+		case IMC_STORM_JOIN:
 			set_hold(s, sl, TAKEN);
 			break;
-		case STORM_LEAVE:
+		case IMC_STORM_LEAVE:
 			set_hold(s, sl, FREE);
 			break;
 		default:
 			break;
 		}
-	} else if (op == STORM_LEAVE &&
+	} else if (op == IMC_STORM_LEAVE &&
 		   imc_sa_status_code(a->status) == UMAD_SA_STATUS_REQ_INVALID) {
 		/* Not a member (IBA 15.2.5.17.2; OpenSM answers so). */
 		set_hold(s, sl, FREE);
@@ -339,7 +339,7 @@ static void settle(struct storm *s, struct slot *sl, enum storm_op op,
 
 /* ---- state ---- */
 
-static void set_state(struct storm *s, enum state to)
+static void set_state(struct imc_storm *s, enum state to)
 {
 	static const bool ok[DONE + 1][DONE + 1] = {
 		[IDLE] = { [RUNNING] = true, [TEARDOWN] = true, [DONE] = true },
@@ -382,7 +382,7 @@ static void set_state(struct storm *s, enum state to)
 
 static void on_answer(void *arg, int err, const struct imc_sa_answer *a);
 
-static void flight_add(struct storm *s, struct slot *sl)
+static void flight_add(struct imc_storm *s, struct slot *sl)
 {
 	sl->flight = (uint8_t)s->in_flight;
 	s->flight[s->in_flight++] = sl;
@@ -390,7 +390,7 @@ static void flight_add(struct storm *s, struct slot *sl)
 		s->r.max_in_flight = s->in_flight;
 }
 
-static void flight_remove(struct storm *s, struct slot *sl)
+static void flight_remove(struct imc_storm *s, struct slot *sl)
 {
 	struct slot *last = s->flight[--s->in_flight];
 
@@ -400,8 +400,8 @@ static void flight_remove(struct storm *s, struct slot *sl)
 }
 
 /* Sends op for sl, counted in t. */
-static void issue(struct storm *s, struct slot *sl, enum storm_op op,
-		  struct storm_tally *t)
+static void issue(struct imc_storm *s, struct slot *sl, enum imc_storm_op op,
+		  struct imc_storm_tally *t)
 {
 	uint64_t mask = UMAD_SA_MCM_COMP_MASK_MGID |
 			UMAD_SA_MCM_COMP_MASK_PORT_GID |
@@ -412,15 +412,15 @@ static void issue(struct storm *s, struct slot *sl, enum storm_op op,
 
 	memset(&m, 0, sizeof(m));
 	memset(&r, 0, sizeof(r));
-	m.mad.method = op == STORM_LEAVE ? UMAD_SA_METHOD_DELETE :
+	m.mad.method = op == IMC_STORM_LEAVE ? UMAD_SA_METHOD_DELETE :
 					   UMAD_METHOD_SET;
 	m.mad.attr_id = UMAD_SA_ATTR_MCMEMBER_REC;
 	m.sa.sm_key = s->cfg.sm_key;
-	if (op != STORM_CREATE)
+	if (op != IMC_STORM_CREATE)
 		slot_mgid(s, sl, &r.mgid);
 	r.port_gid = s->cfg.port_gid;
 	r.join_state = s->cfg.join_state;
-	if (op == STORM_JOIN || op == STORM_CREATE) {
+	if (op == IMC_STORM_JOIN || op == IMC_STORM_CREATE) {
 		/* OpenSM's minimum to create a group (protocol.md). */
 		r.qkey = s->cfg.qkey;
 		r.pkey = s->cfg.pkey;
@@ -455,26 +455,26 @@ static void issue(struct storm *s, struct slot *sl, enum storm_op op,
 	flight_add(s, sl);
 }
 
-static void ready_push(struct storm *s, struct slot *sl)
+static void ready_push(struct imc_storm *s, struct slot *sl)
 {
-	s->ready[(s->ready_head + s->ready_len++) % STORM_MAX_INFLIGHT] =
+	s->ready[(s->ready_head + s->ready_len++) % IMC_STORM_MAX_INFLIGHT] =
 		slot_index(s, sl);
 }
 
-static struct slot *ready_pop(struct storm *s)
+static struct slot *ready_pop(struct imc_storm *s)
 {
 	uint32_t i;
 
 	if (!s->ready_len)
 		return NULL;
 	i = s->ready[s->ready_head];
-	s->ready_head = (s->ready_head + 1) % STORM_MAX_INFLIGHT;
+	s->ready_head = (s->ready_head + 1) % IMC_STORM_MAX_INFLIGHT;
 	s->ready_len--;
 	return &s->slots[i];
 }
 
 /* The slot of the next cycle, when it may start now. */
-static struct slot *next_cycle(struct storm *s)
+static struct slot *next_cycle(struct imc_storm *s)
 {
 	struct slot *sl;
 
@@ -489,7 +489,7 @@ static struct slot *next_cycle(struct storm *s)
 }
 
 /* The next slot the teardown leaves, or NULL. */
-static struct slot *next_held(struct storm *s)
+static struct slot *next_held(struct imc_storm *s)
 {
 	while (s->teardown_next < s->cfg.groups) {
 		struct slot *sl = &s->slots[s->teardown_next++];
@@ -502,7 +502,7 @@ static struct slot *next_held(struct storm *s)
 
 /* Whether pacing lets a request go now; if not, the pump timer is set
  * for when it will. */
-static bool paced(struct storm *s)
+static bool paced(struct imc_storm *s)
 {
 	imc_time_t t;
 
@@ -517,7 +517,7 @@ static bool paced(struct storm *s)
 }
 
 /* Sends what the window and pacing allow, then moves the state on. */
-static void pump(struct storm *s)
+static void pump(struct imc_storm *s)
 {
 	while ((s->state == RUNNING || s->state == TEARDOWN) &&
 	       s->in_flight < s->cfg.inflight && paced(s)) {
@@ -527,7 +527,7 @@ static void pump(struct storm *s)
 			sl = next_held(s);
 			if (!sl)
 				break;
-			issue(s, sl, STORM_LEAVE, &s->r.teardown);
+			issue(s, sl, IMC_STORM_LEAVE, &s->r.teardown);
 			if (sl->q)
 				continue;
 			imc_timer_arm_in(s->loop, &s->pump_timer, 0);
@@ -581,9 +581,9 @@ static void pump(struct storm *s)
 static void on_answer(void *arg, int err, const struct imc_sa_answer *a)
 {
 	struct slot *sl = arg;
-	struct storm *s = sl->s;
-	struct storm_tally *t = sl->tally;
-	enum storm_op op = (enum storm_op)sl->op;
+	struct imc_storm *s = sl->s;
+	struct imc_storm_tally *t = sl->tally;
+	enum imc_storm_op op = (enum imc_storm_op)sl->op;
 
 	flight_remove(s, sl);
 	if (err == -ETIMEDOUT) {
@@ -596,7 +596,7 @@ static void on_answer(void *arg, int err, const struct imc_sa_answer *a)
 		if (a->status == UMAD_STATUS_SUCCESS)
 			t->success++;
 		count_status(t, a->status, 1);
-		storm_hist_add(&t->latency, now(s) - sl->t0);
+		imc_storm_hist_add(&t->latency, now(s) - sl->t0);
 	}
 	settle(s, sl, op, err, a);
 	if (t != &s->r.teardown) {
@@ -614,12 +614,12 @@ static void on_answer(void *arg, int err, const struct imc_sa_answer *a)
 
 static void on_pump(struct imc_timer *t)
 {
-	pump(imc_container_of(t, struct storm, pump_timer));
+	pump(imc_container_of(t, struct imc_storm, pump_timer));
 }
 
 static void on_done(struct imc_timer *t)
 {
-	struct storm *s = imc_container_of(t, struct storm, done_timer);
+	struct imc_storm *s = imc_container_of(t, struct imc_storm, done_timer);
 
 	s->r.done = true;
 	s->done(s->arg, s);
@@ -627,39 +627,39 @@ static void on_done(struct imc_timer *t)
 
 /* ---- API ---- */
 
-void storm_config_init(struct storm_config *cfg)
+void imc_storm_config_init(struct imc_storm_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->cycle[0] = STORM_JOIN;
-	cfg->cycle[1] = STORM_LEAVE;
+	cfg->cycle[0] = IMC_STORM_JOIN;
+	cfg->cycle[1] = IMC_STORM_LEAVE;
 	cfg->cycle_len = 2;
 	cfg->count = 1000;
 	cfg->groups = 1000;
-	cfg->inflight = STORM_MAX_INFLIGHT;
+	cfg->inflight = IMC_STORM_MAX_INFLIGHT;
 	cfg->join_state = UMAD_SA_MCM_JOIN_STATE_FULL_MEMBER;
 	cfg->tag = 1;
 	cfg->qkey = 0x1234;
 	cfg->pkey = 0xffff;
 }
 
-int storm_create(struct imc_loop *loop, struct imc_sa_client *c,
-		 const struct storm_config *cfg, storm_done_cb done,
-		 void *arg, struct storm **out)
+int imc_storm_create(struct imc_loop *loop, struct imc_sa_client *c,
+		 const struct imc_storm_config *cfg, imc_storm_done_cb done,
+		 void *arg, struct imc_storm **out)
 {
-	struct storm *s;
+	struct imc_storm *s;
 	int rep;
 
 	*out = NULL;
 	if (!loop || !c || !cfg || !done || !cfg->cycle_len ||
-	    cfg->cycle_len > STORM_MAX_CYCLE || !cfg->groups ||
-	    cfg->groups > STORM_MAX_GROUPS || !cfg->inflight ||
-	    cfg->inflight > STORM_MAX_INFLIGHT || !(cfg->rate >= 0) ||
+	    cfg->cycle_len > IMC_STORM_MAX_CYCLE || !cfg->groups ||
+	    cfg->groups > IMC_STORM_MAX_GROUPS || !cfg->inflight ||
+	    cfg->inflight > IMC_STORM_MAX_INFLIGHT || !(cfg->rate >= 0) ||
 	    !cfg->join_state || cfg->join_state > 0xf)
 		return -EINVAL;
 	for (unsigned i = 0; i < cfg->cycle_len; i++)
-		if ((unsigned)cfg->cycle[i] >= STORM_OPS)
+		if ((unsigned)cfg->cycle[i] >= IMC_STORM_OPS)
 			return -EINVAL;
-	rep = storm_cycle_repeats(cfg->cycle, cfg->cycle_len);
+	rep = imc_storm_cycle_repeats(cfg->cycle, cfg->cycle_len);
 	if (rep < 0 || (!rep && cfg->count > cfg->groups))
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
@@ -690,7 +690,7 @@ int storm_create(struct imc_loop *loop, struct imc_sa_client *c,
 	return 0;
 }
 
-void storm_start(struct storm *s)
+void imc_storm_start(struct imc_storm *s)
 {
 	if (s->state != IDLE)
 		return;
@@ -698,7 +698,7 @@ void storm_start(struct storm *s)
 	imc_timer_arm_in(s->loop, &s->pump_timer, 0);
 }
 
-void storm_stop(struct storm *s)
+void imc_storm_stop(struct imc_storm *s)
 {
 	switch (s->state) {
 	case IDLE:
@@ -719,21 +719,21 @@ void storm_stop(struct storm *s)
 }
 
 /* Cancels every request in flight; their memberships are in doubt. */
-static void cancel_all(struct storm *s)
+static void cancel_all(struct imc_storm *s)
 {
 	while (s->in_flight) {
 		struct slot *sl = s->flight[s->in_flight - 1];
-		struct storm_tally *t = sl->tally;
+		struct imc_storm_tally *t = sl->tally;
 
 		imc_sa_query_cancel(sl->q);
 		flight_remove(s, sl);
 		t->errors++;
-		settle(s, sl, (enum storm_op)sl->op, -ECANCELED, NULL);
+		settle(s, sl, (enum imc_storm_op)sl->op, -ECANCELED, NULL);
 		sl->pos = (uint8_t)s->cfg.cycle_len;
 	}
 }
 
-void storm_abort(struct storm *s)
+void imc_storm_abort(struct imc_storm *s)
 {
 	if (s->state == DONE)
 		return;
@@ -742,7 +742,7 @@ void storm_abort(struct storm *s)
 	set_state(s, DONE);
 }
 
-void storm_destroy(struct storm *s)
+void imc_storm_destroy(struct imc_storm *s)
 {
 	if (!s)
 		return;
@@ -753,7 +753,7 @@ void storm_destroy(struct storm *s)
 	free(s);
 }
 
-const struct storm_report *storm_get_report(struct storm *s)
+const struct imc_storm_report *imc_storm_get_report(struct imc_storm *s)
 {
 	if (s->state == RUNNING || s->state == DRAINING)
 		s->r.run_time = now(s) - s->t_start;

@@ -21,19 +21,6 @@ enum {
 
 #define SLOT_MASK (0xffffull << 48)
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
 /* A MAD from the fabric as a struct sim_request for the client: the
  * address words as umad2sim reads them (network order in host words). */
 static void recv_cb(struct imc_fabric_mad_agent *a,
@@ -48,10 +35,10 @@ static void recv_cb(struct imc_fabric_mad_agent *a,
 	if (len > IMC_FABRIC_MAD_SIZE)
 		len = IMC_FABRIC_MAD_SIZE;
 	memset(pkt, 0, IMC_IBSIM_MAD_OFFSET);
-	put32(pkt + 0, htons(from->dlid));
-	put32(pkt + 4, htons(from->slid));
-	put32(pkt + 8, htonl(from->dqp));
-	put32(pkt + 12, htonl(from->sqp));
+	ss_put32(pkt + 0, htons(from->dlid));
+	ss_put32(pkt + 4, htons(from->slid));
+	ss_put32(pkt + 8, htonl(from->dqp));
+	ss_put32(pkt + 12, htonl(from->sqp));
 	be_len = htobe64((uint64_t)len);
 	memcpy(pkt + OFF_LENGTH, &be_len, 8);
 	memcpy(pkt + IMC_IBSIM_MAD_OFFSET, mad, len);
@@ -85,11 +72,11 @@ int ss_agent_send(struct ss_client *c, uint8_t *buf)
 	uint64_t be_len, len;
 
 	memset(&to, 0, sizeof(to));
-	to.dlid = ntohs((uint16_t)get32(buf + 0));
+	to.dlid = ntohs((uint16_t)ss_get32(buf + 0));
 	/* 0 asks for the port's own LID, as with ibsim; umad2sim sends
 	 * 0xFFFF with a permissive DLID. */
-	to.slid = ntohs((uint16_t)get32(buf + 4));
-	to.dqp = ntohl(get32(buf + 8)) & 0xffffff;
+	to.slid = ntohs((uint16_t)ss_get32(buf + 4));
+	to.dqp = ntohl(ss_get32(buf + 8)) & 0xffffff;
 	memcpy(&be_len, buf + OFF_LENGTH, 8);
 	len = be64toh(be_len);
 	/* ibsim relays all 256 bytes; an SMP is exactly 256 (IBA 14.2.1.1). */

@@ -30,19 +30,6 @@ enum {
 	OFF_DATA = 16,
 };
 
-static uint32_t get32(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
 /* struct sim_client_info: id, qp, issm, nodeid[32]. */
 static int do_connect(struct imc_simserve *s, uint8_t *d,
 		      const struct sockaddr_un *from, socklen_t fromlen)
@@ -51,7 +38,7 @@ static int do_connect(struct imc_simserve *s, uint8_t *d,
 	const char *name;
 	struct ss_client *c;
 	uint32_t node = s->default_node;
-	bool issm = get32(d + 8) != 0;
+	bool issm = ss_get32(d + 8) != 0;
 	size_t n;
 
 	memcpy(nodeid, d + 12, IMC_IBSIM_NODEID_LEN);
@@ -62,10 +49,10 @@ static int do_connect(struct imc_simserve *s, uint8_t *d,
 	 * does not count. */
 	if (issm && ss_node_sm_busy(s, node, NULL))
 		return -EBUSY;
-	if (ss_client_attach(s, get32(d), node, get32(d + 4), issm, from,
+	if (ss_client_attach(s, ss_get32(d), node, ss_get32(d + 4), issm, from,
 			     fromlen, &c) < 0)
 		return -EIO;
-	put32(d, c->slot);
+	ss_put32(d, c->slot);
 	/* The node actually attached to, cut to the field like ibsim's
 	 * strncpy(..., sizeof - 1). */
 	name = s->topo->node[node].name;
@@ -106,9 +93,9 @@ static int get_vendor(struct imc_simserve *s, struct ss_client *c,
 	/* struct sim_vendor: vendor id, part id, hw version, (4 bytes of
 	 * padding), fw version (ibsim answers 1). */
 	memset(d, 0, IMC_IBSIM_CTL_DATA);
-	put32(d, ni.vendor_id);
-	put32(d + 4, ni.device_id);
-	put32(d + 8, ni.revision);
+	ss_put32(d, ni.vendor_id);
+	ss_put32(d + 4, ni.device_id);
+	ss_put32(d + 8, ni.revision);
 	memcpy(d + 16, &fw, 8);
 	return 0;
 }
@@ -152,7 +139,7 @@ static int get_portinfo(struct imc_simserve *s, struct ss_client *c,
 static int set_issm(struct imc_simserve *s, struct ss_client *c,
 		    const uint8_t *d)
 {
-	bool on = get32(d) != 0;
+	bool on = ss_get32(d) != 0;
 
 	if (on && ss_node_sm_busy(s, c->node, c))
 		return -EBUSY;
@@ -190,13 +177,13 @@ static int dispatch(struct imc_simserve *s, struct ss_client *c,
 bool ss_ctl_handle(struct imc_simserve *s, uint8_t *buf,
 		   const struct sockaddr_un *from, socklen_t fromlen)
 {
-	uint32_t type = get32(buf + OFF_TYPE);
-	uint32_t slot = get32(buf + OFF_CLIENT);
+	uint32_t type = ss_get32(buf + OFF_TYPE);
+	uint32_t slot = ss_get32(buf + OFF_CLIENT);
 	uint8_t *d = buf + OFF_DATA;
 	struct ss_client *c;
 	int r;
 
-	if (get32(buf) != IMC_IBSIM_MAGIC)
+	if (ss_get32(buf) != IMC_IBSIM_MAGIC)
 		return false;           /* not ibsim's; ibsim ignores it too */
 	s->st.ctl_requests++;
 	if (type == CTL_CONNECT) {
@@ -212,7 +199,7 @@ bool ss_ctl_handle(struct imc_simserve *s, uint8_t *buf,
 		r = dispatch(s, c, type, d);
 	}
 	if (r < 0) {
-		put32(buf + OFF_TYPE, IMC_IBSIM_CTL_ERROR);
+		ss_put32(buf + OFF_TYPE, IMC_IBSIM_CTL_ERROR);
 		s->st.ctl_errors++;
 	}
 	return true;

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "simserve/simserve_int.h"
+#include "util/config.h"
+#include "util/vec.h"
 
 enum {
 	BATCH = 32,                   /* datagrams per recvmmsg/sendmmsg */
@@ -201,16 +203,11 @@ void ss_client_queue(struct ss_client *c, const uint8_t *pkt)
 
 /* ---- packets from clients ---- */
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
 /* ibsim's answer to what it cannot deliver: the packet back to its
  * sender with status 110 (ETIMEDOUT, sim_mad.c). */
 static void bounce(struct ss_client *c, uint8_t *pkt)
 {
-	put32(pkt + 16, htonl(IMC_IBSIM_STATUS_NO_ROUTE));
+	ss_put32(pkt + 16, htonl(IMC_IBSIM_STATUS_NO_ROUTE));
 	c->s->st.pkts_unrouted++;
 	ss_client_queue(c, pkt);
 }
@@ -296,8 +293,6 @@ static void client_cb(struct imc_fd_watch *w, unsigned events)
 
 static int slot_alloc(struct imc_simserve *s, uint32_t *slot)
 {
-	struct ss_client **cl;
-
 	if (s->nfree) {
 		*slot = s->free_slots[--s->nfree];
 		return 0;
@@ -306,16 +301,10 @@ static int slot_alloc(struct imc_simserve *s, uint32_t *slot)
 		return -ENOSPC;
 	if (s->ncl == s->clcap) {
 		uint32_t cap = s->clcap ? s->clcap * 2 : 16;
-		uint32_t *fs;
 
-		cl = realloc(s->cl, cap * sizeof(*cl));
-		if (!cl)
+		if (IMC_VEC_RESIZE(&s->cl, cap) ||
+		    IMC_VEC_RESIZE(&s->free_slots, cap))
 			return -ENOMEM;
-		s->cl = cl;
-		fs = realloc(s->free_slots, cap * sizeof(*fs));
-		if (!fs)
-			return -ENOMEM;
-		s->free_slots = fs;
 		s->clcap = cap;
 	}
 	s->cl[s->ncl] = NULL;
@@ -659,10 +648,7 @@ int imc_simserve_create(struct imc_fabric *f, struct imc_loop *loop,
 		return -EINVAL;
 	if (imc_loop_is_virtual(loop))
 		return -EOPNOTSUPP;
-	if (!cfg) {
-		imc_simserve_config_init(&dc);
-		cfg = &dc;
-	}
+	cfg = IMC_CONFIG_OR_DEFAULT(cfg, dc, imc_simserve_config_init);
 	base = cfg->sockname ? cfg->sockname : getenv("IBSIM_SOCKNAME");
 	if (!base || !*base)
 		base = "sim";

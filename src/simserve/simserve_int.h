@@ -9,10 +9,26 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/un.h>
 
 #include "ibmcast/simserve.h"
 #include "ibmcast/ibsim.h"
+
+/* ibsim's messages (struct sim_request, struct sim_ctl) are words in
+ * the host's order, as ibsim and umad2sim write them; no alignment. */
+static inline uint32_t ss_get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static inline void ss_put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
 
 /* Client states; set only through client_set_state() (simserve.c):
  *

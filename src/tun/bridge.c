@@ -120,33 +120,16 @@ void imc_tun_bridge_carrier(struct imc_tun_bridge *b, bool up)
 
 /* ---- multicast ---- */
 
-static int ip_cmp(const struct imc_ip_addr *x, const struct imc_ip_addr *y)
+static int g_cmp(const void *key, const void *e)
 {
-	if (x->family != y->family)
-		return x->family < y->family ? -1 : 1;
-	if (x->family == IMC_IPV4)
-		return x->v4 < y->v4 ? -1 : x->v4 > y->v4;
-	return memcmp(x->v6, y->v6, 16);
+	return imc_ip_addr_cmp(key, &((const struct mgroup *)e)->a);
 }
 
 /* Index of a in b->g, or -(insertion point) - 1. */
 static long g_index(const struct imc_tun_bridge *b,
 		    const struct imc_ip_addr *a)
 {
-	size_t lo = 0, hi = b->ng;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = ip_cmp(&b->g[mid].a, a);
-
-		if (!c)
-			return (long)mid;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -(long)lo - 1;
+	return imc_vec_bsearch(b->g, b->ng, sizeof(*b->g), a, g_cmp);
 }
 
 static void tell(struct imc_tun_bridge *b, enum imc_tun_bridge_mcast ev,

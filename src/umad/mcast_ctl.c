@@ -12,7 +12,8 @@
 #include <unistd.h>
 
 #include "ibmcast/gid.h"
-#include "umad/mcast_ctl.h"
+#include "ibmcast/mcast_ctl.h"
+#include "util/unix.h"
 
 enum {
 	IO_TIMEOUT_MS = 2000,        /* a stuck peer does not hold us */
@@ -71,12 +72,16 @@ void imc_ctl_write_listing(FILE *f, const struct imc_umad_port *p,
 	fprintf(f, "end\n");
 }
 
+static const struct timeval io_timeout = {
+	IO_TIMEOUT_MS / 1000, IO_TIMEOUT_MS % 1000 * 1000
+};
+
 static void set_timeouts(int fd)
 {
-	struct timeval tv = { IO_TIMEOUT_MS / 1000, IO_TIMEOUT_MS % 1000 * 1000 };
-
-	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &io_timeout,
+			 sizeof(io_timeout));
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &io_timeout,
+			 sizeof(io_timeout));
 }
 
 /* ---- server ---- */
@@ -338,23 +343,12 @@ void imc_ctl_listing_free(struct imc_ctl_listing *l)
 
 int imc_ctl_fetch(const char *path, struct imc_ctl_listing *l)
 {
-	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
-	int fd, r = 0;
+	int fd = imc_unix_connect(path, &io_timeout), r = 0;
 
-	if (strlen(path) >= sizeof(a.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(a.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -errno;
-	set_timeouts(fd);
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
+		return fd;
 	for (;;) {
 		ssize_t n;
 

@@ -14,6 +14,7 @@
 #include "ibmcast/mcast_umad.h"
 #include "umad/mcast_audit.h"
 #include "umad/umad_int.h"
+#include "util/config.h"
 
 #if defined(__has_include)
 #if __has_include(<infiniband/verbs.h>)
@@ -309,10 +310,7 @@ int imc_mcast_umad_open(struct imc_loop *loop,
 	struct imc_mcast_audit_config acfg;
 	struct imc_mcast_umad_config def;
 
-	if (!cfg) {
-		imc_mcast_umad_config_init(&def);
-		cfg = &def;
-	}
+	cfg = IMC_CONFIG_OR_DEFAULT(cfg, def, imc_mcast_umad_config_init);
 	if (!loop || !out || !cfg->audit_window ||
 	    cfg->watch > IMC_MCAST_UMAD_WATCH_NONE)
 		return -EINVAL;

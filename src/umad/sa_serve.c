@@ -11,10 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ibmcast/gid.h"
 #include "ibmcast/mad.h"
 #include "ibmcast/sa_client.h"
 #include "ibmcast/sa_records.h"
 #include "ibmcast/sa_serve.h"
+#include "util/config.h"
+#include "util/hash.h"
 #include "util/list.h"
 #include "util/mix.h"
 #include "util/vec.h"
@@ -42,8 +45,10 @@ struct dport {
 	uint8_t n_pkeys;
 };
 
-/* A port GUID looked up or found absent (open addressing). */
+/* A port GUID looked up or found absent: s->gmeta[0 .. gmeta_used),
+ * each in s->gmetas by GUID. */
 struct gmeta {
+	struct imc_hnode hn;
 	uint64_t guid;
 	uint8_t state;              /* KEY_PENDING or KEY_ABSENT; 0: free */
 	imc_time_t miss_at;
@@ -82,10 +87,12 @@ struct imc_sa_serve {
 	uint32_t *lid_port;         /* LID -> port index + 1 */
 	uint8_t *lid_state;         /* enum key_state */
 	imc_time_t *lid_miss;
-	uint32_t *gid_slot;         /* GID hash: port index + 1 */
-	uint32_t gid_mask;
-	struct gmeta *gmeta;
-	uint32_t gmeta_mask, gmeta_used;
+	struct imc_htab gids;       /* gid_hn[i]: ports[i] by GID */
+	struct imc_hnode *gid_hn;
+	size_t gid_cap;
+	struct gmeta *gmeta;        /* GMETA_MAX of them */
+	uint32_t gmeta_used;
+	struct imc_htab gmetas;
 	uint64_t seed;
 	/* scan */
 	uint32_t next_lid;
@@ -108,46 +115,47 @@ static uint64_t gid_hash(const struct imc_sa_serve *s, const struct imc_gid *g)
 	return imc_mix2(imc_get64(g->raw + 8), imc_get64(g->raw), s->seed);
 }
 
+struct gid_key {
+	const struct imc_sa_serve *s;
+	const struct imc_gid *g;
+};
+
+static bool gid_eq(const struct imc_hnode *n, const void *key)
+{
+	const struct gid_key *k = key;
+
+	return imc_gid_equal(&k->s->ports[n - k->s->gid_hn].gid, k->g);
+}
+
 static int gid_find(const struct imc_sa_serve *s, const struct imc_gid *g)
 {
-	if (!s->gid_slot)
-		return -1;
-	for (uint32_t i = (uint32_t)gid_hash(s, g) & s->gid_mask;;
-	     i = (i + 1) & s->gid_mask) {
-		uint32_t v = s->gid_slot[i];
+	struct gid_key k = { s, g };
+	struct imc_hnode *n = imc_htab_find(&s->gids, gid_hash(s, g), gid_eq,
+					    &k);
 
-		if (!v)
-			return -1;
-		if (!memcmp(s->ports[v - 1].gid.raw, g->raw, 16))
-			return (int)(v - 1);
-	}
+	return n ? (int)(n - s->gid_hn) : -1;
 }
 
 static void gid_put(struct imc_sa_serve *s, uint32_t idx)
 {
-	uint32_t i = (uint32_t)gid_hash(s, &s->ports[idx].gid) & s->gid_mask;
-
-	while (s->gid_slot[i])
-		i = (i + 1) & s->gid_mask;
-	s->gid_slot[i] = idx + 1;
+	imc_htab_insert(&s->gids, &s->gid_hn[idx],
+			gid_hash(s, &s->ports[idx].gid));
 }
 
-/* Rebuilds the GID table with room for n ports at half load. */
-static int gid_rebuild(struct imc_sa_serve *s, uint32_t n)
+/* Room for n index entries; when they grow (and so may move), every
+ * port is inserted again: the chains point at the old ones. Amortized
+ * O(1), as the array doubles. */
+static int gid_reserve(struct imc_sa_serve *s, size_t n)
 {
-	uint32_t size = 64;
-	uint32_t *slot;
+	size_t cap = s->gid_cap;
 
-	while (size < 2 * n)
-		size *= 2;
-	slot = calloc(size, sizeof(*slot));
-	if (!slot)
+	if (IMC_VEC_RESERVE(&s->gid_hn, &s->gid_cap, n))
 		return -ENOMEM;
-	free(s->gid_slot);
-	s->gid_slot = slot;
-	s->gid_mask = size - 1;
-	for (uint32_t i = 0; i < s->nports; i++)
-		gid_put(s, i);
+	if (s->gid_cap != cap) {
+		imc_htab_clear(&s->gids);
+		for (uint32_t i = 0; i < s->nports; i++)
+			gid_put(s, i);
+	}
 	return 0;
 }
 
@@ -160,9 +168,13 @@ static int dir_put(struct imc_sa_serve *s, const struct dport *p)
 	if (v) {
 		bool moved = memcmp(s->ports[v - 1].gid.raw, p->gid.raw, 16);
 
+		if (moved)
+			imc_htab_remove(&s->gids, &s->gid_hn[v - 1]);
 		s->ports[v - 1] = *p;
+		if (moved)
+			gid_put(s, v - 1);
 		s->lid_state[p->lid] = KEY_PRESENT;
-		return moved ? gid_rebuild(s, s->nports) : 0;
+		return 0;
 	}
 	if (other >= 0) {
 		/* The port moved to another LID: keep one entry. */
@@ -173,10 +185,8 @@ static int dir_put(struct imc_sa_serve *s, const struct dport *p)
 		s->lid_state[p->lid] = KEY_PRESENT;
 		return 0;
 	}
-	if (IMC_VEC_RESERVE(&s->ports, &s->cap, (size_t)s->nports + 1))
-		return -ENOMEM;
-	if (2 * (s->nports + 1) > s->gid_mask + 1 &&
-	    gid_rebuild(s, 2 * (s->nports + 1)) < 0)
+	if (IMC_VEC_RESERVE(&s->ports, &s->cap, (size_t)s->nports + 1) ||
+	    gid_reserve(s, (size_t)s->nports + 1))
 		return -ENOMEM;
 	s->ports[s->nports] = *p;
 	gid_put(s, s->nports);
@@ -226,34 +236,34 @@ static int dir_by_lid(void *ctx, uint16_t lid, struct imc_sa_port *out)
 
 /* ---- port GUIDs pending or absent ---- */
 
-static struct gmeta *gmeta_probe(struct imc_sa_serve *s, uint64_t guid)
+static bool gmeta_eq(const struct imc_hnode *n, const void *guid)
 {
-	for (uint32_t i = (uint32_t)imc_mix64(guid ^ s->seed) & s->gmeta_mask;;
-	     i = (i + 1) & s->gmeta_mask) {
-		struct gmeta *g = &s->gmeta[i];
-
-		if (!g->state || g->guid == guid)
-			return g;
-	}
+	return imc_container_of(n, struct gmeta, hn)->guid ==
+	       *(const uint64_t *)guid;
 }
 
-/* Keeps the table at most half full: past GMETA_MAX keys the absent ones
- * are forgotten (they are only a cache), the pending ones kept. */
+/* Adds g (its GUID set) to the table. */
+static void gmeta_put(struct imc_sa_serve *s, struct gmeta *g)
+{
+	imc_htab_insert(&s->gmetas, &g->hn, imc_mix64(g->guid ^ s->seed));
+}
+
+/* Past GMETA_MAX keys the absent ones are forgotten (they are only a
+ * cache), the pending ones kept. */
 static void gmeta_trim(struct imc_sa_serve *s)
 {
 	struct gmeta keep[WINDOW_MAX * 4];
 	uint32_t n = 0;
 
-	for (uint32_t i = 0; i <= s->gmeta_mask; i++)
+	for (uint32_t i = 0; i < s->gmeta_used; i++)
 		if (s->gmeta[i].state == KEY_PENDING &&
 		    n < IMC_ARRAY_SIZE(keep))
 			keep[n++] = s->gmeta[i];
-	memset(s->gmeta, 0, (s->gmeta_mask + 1) * sizeof(*s->gmeta));
-	s->gmeta_used = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		*gmeta_probe(s, keep[i].guid) = keep[i];
-		s->gmeta_used++;
-	}
+	imc_htab_clear(&s->gmetas);
+	memcpy(s->gmeta, keep, n * sizeof(*keep));
+	s->gmeta_used = n;
+	for (uint32_t i = 0; i < n; i++)
+		gmeta_put(s, &s->gmeta[i]);
 }
 
 /* The entry of guid, or NULL; with add, a new free entry (state 0) when
@@ -261,16 +271,21 @@ static void gmeta_trim(struct imc_sa_serve *s)
 static struct gmeta *gmeta_slot(struct imc_sa_serve *s, uint64_t guid,
 				bool add)
 {
-	struct gmeta *g = gmeta_probe(s, guid);
+	struct imc_hnode *n = imc_htab_find(&s->gmetas,
+					    imc_mix64(guid ^ s->seed),
+					    gmeta_eq, &guid);
+	struct gmeta *g = n ? imc_container_of(n, struct gmeta, hn) : NULL;
 
-	if (g->state || !add)
-		return g->state ? g : NULL;
-	if (s->gmeta_used >= GMETA_MAX) {
-		gmeta_trim(s);
-		g = gmeta_probe(s, guid);
+	if ((g && g->state) || !add)
+		return g && g->state ? g : NULL;
+	if (!g) {
+		if (s->gmeta_used >= GMETA_MAX)
+			gmeta_trim(s);
+		g = &s->gmeta[s->gmeta_used++];
+		memset(g, 0, sizeof(*g));
+		g->guid = guid;
+		gmeta_put(s, g);
 	}
-	g->guid = guid;
-	s->gmeta_used++;
 	return g;
 }
 
@@ -294,7 +309,7 @@ static void finish(struct lookup *lk, bool found)
 		struct gmeta *g = gmeta_slot(s, lk->guid, false);
 
 		/* Found: the GID table answers from now on; the entry stays
-		 * (probe chains) as a stale "absent". */
+		 * as a stale "absent" until a trim forgets it. */
 		if (g) {
 			g->state = KEY_ABSENT;
 			g->miss_at = imc_loop_now(s->loop);
@@ -468,13 +483,19 @@ static int query(struct lookup *lk)
 	memset(&m, 0, sizeof(m));
 	m.mad.method = UMAD_METHOD_GET;
 	switch (lk->stage) {
-	case LK_NODE_BY_GUID: {
+	case LK_NODE_BY_GUID:
+	case LK_NODE: {
 		struct imc_node_rec n;
 
 		memset(&n, 0, sizeof(n));
-		n.info.port_guid = lk->guid;
 		m.mad.attr_id = IMC_SA_ATTR_NODE_REC;
-		m.sa.comp_mask = IMC_NR_COMP_PORT_GUID;
+		if (lk->stage == LK_NODE) {
+			n.lid = lk->lid;
+			m.sa.comp_mask = IMC_NR_COMP_LID;
+		} else {
+			n.info.port_guid = lk->guid;
+			m.sa.comp_mask = IMC_NR_COMP_PORT_GUID;
+		}
 		imc_node_rec_pack(&n, m.data, sizeof(m.data));
 		break;
 	}
@@ -489,16 +510,6 @@ static int query(struct lookup *lk)
 		if (lk->stage == LK_PIR_PORT0)
 			m.sa.comp_mask |= IMC_PIR_COMP_PORT_NUM;
 		imc_port_info_rec_pack(&r, m.data, sizeof(m.data));
-		break;
-	}
-	case LK_NODE: {
-		struct imc_node_rec n;
-
-		memset(&n, 0, sizeof(n));
-		n.lid = lk->lid;
-		m.mad.attr_id = IMC_SA_ATTR_NODE_REC;
-		m.sa.comp_mask = IMC_NR_COMP_LID;
-		imc_node_rec_pack(&n, m.data, sizeof(m.data));
 		break;
 	}
 	case LK_PKEY: {
@@ -766,10 +777,7 @@ int imc_sa_serve_open(struct imc_loop *loop,
 	struct imc_sa_serve_config def;
 	int rc;
 
-	if (!cfg) {
-		imc_sa_serve_config_init(&def);
-		cfg = &def;
-	}
+	cfg = IMC_CONFIG_OR_DEFAULT(cfg, def, imc_sa_serve_config_init);
 	if (!loop || !out || !cfg->window ||
 	    cfg->window > WINDOW_MAX || !cfg->park_max)
 		return -EINVAL;
@@ -783,11 +791,11 @@ int imc_sa_serve_open(struct imc_loop *loop,
 	s->lid_port = calloc(LID_SPACE, sizeof(*s->lid_port));
 	s->lid_state = calloc(LID_SPACE, sizeof(*s->lid_state));
 	s->lid_miss = calloc(LID_SPACE, sizeof(*s->lid_miss));
-	s->gmeta = calloc(2 * GMETA_MAX, sizeof(*s->gmeta));
-	s->gmeta_mask = 2 * GMETA_MAX - 1;
+	s->gmeta = calloc(GMETA_MAX, sizeof(*s->gmeta));
 	rc = -ENOMEM;
 	if (!s->lid_port || !s->lid_state || !s->lid_miss || !s->gmeta ||
-	    gid_rebuild(s, 32) < 0)
+	    imc_htab_init(&s->gids, 64) < 0 ||
+	    imc_htab_init(&s->gmetas, GMETA_MAX) < 0)
 		goto fail;
 
 	memset(&uc, 0, sizeof(uc));
@@ -871,7 +879,9 @@ void imc_sa_serve_close(struct imc_sa_serve *s)
 	free(s->lid_port);
 	free(s->lid_state);
 	free(s->lid_miss);
-	free(s->gid_slot);
+	imc_htab_fini(&s->gids);
+	free(s->gid_hn);
+	imc_htab_fini(&s->gmetas);
 	free(s->gmeta);
 	free(s);
 }

@@ -162,6 +162,15 @@ static inline void imc_htab_remove(struct imc_htab *t, struct imc_hnode *n)
 		imc_htab_resize_(t, (t->mask + 1) / 2);
 }
 
+/* Forgets every entry (not freeing them) and keeps the buckets: for a
+ * caller whose entries moved (an array of nodes reallocated), before it
+ * inserts them again. Never fails. */
+static inline void imc_htab_clear(struct imc_htab *t)
+{
+	memset(t->b, 0, (t->mask + 1) * sizeof(*t->b));
+	t->n = 0;
+}
+
 /* The chain hash falls in; entries of other hashes share it. */
 static inline struct imc_hnode *imc_htab_bucket(const struct imc_htab *t,
 						uint64_t hash)

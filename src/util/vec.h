@@ -33,32 +33,74 @@ static inline size_t imc_vec_grown(size_t cap, size_t need, size_t elem)
 	return c > max ? max : c;
 }
 
+/* Reallocates the array whose pointer is at parr (a T ** passed as
+ * void *) to n (> 0) elements of elem bytes, for arrays whose size the
+ * caller decides (parallel arrays sharing one capacity, say). 0,
+ * -EOVERFLOW or -ENOMEM; on failure the array is unchanged; new
+ * elements are not initialized. */
+static inline int imc_vec_resize(void *parr, size_t n, size_t elem)
+{
+	void *p, *np;
+
+	if (elem && n > SIZE_MAX / elem)
+		return -EOVERFLOW;
+	/* T * and void * share a representation on every target this
+	 * builds for; memcpy keeps the access within the aliasing rules. */
+	memcpy(&p, parr, sizeof(p));
+	np = realloc(p, n * elem);
+	if (!np)
+		return -ENOMEM;
+	memcpy(parr, &np, sizeof(np));
+	return 0;
+}
+
+#define IMC_VEC_RESIZE(parr, n) \
+	imc_vec_resize((parr), (n), sizeof(**(parr)))
+
 /* Grows the array whose pointer is at parr (a T ** passed as void *) and
  * whose capacity is *cap to hold at least need elements of elem bytes.
  * 0, -EOVERFLOW or -ENOMEM; new elements are not initialized. */
 static inline int imc_vec_reserve(void *parr, size_t *cap, size_t need,
 				  size_t elem)
 {
-	void *p, *np;
 	size_t c;
+	int rc;
 
 	if (need <= *cap)
 		return 0;
 	c = imc_vec_grown(*cap, need, elem);
 	if (!c)
 		return -EOVERFLOW;
-	/* T * and void * share a representation on every target this
-	 * builds for; memcpy keeps the access within the aliasing rules. */
-	memcpy(&p, parr, sizeof(p));
-	np = realloc(p, c * elem);
-	if (!np)
-		return -ENOMEM;
-	memcpy(parr, &np, sizeof(np));
-	*cap = c;
-	return 0;
+	rc = imc_vec_resize(parr, c, elem);
+	if (!rc)
+		*cap = c;
+	return rc;
 }
 
 #define IMC_VEC_RESERVE(parr, cap, need) \
 	imc_vec_reserve((parr), (cap), (need), sizeof(**(parr)))
+
+/* Bisects the n elements of elem bytes at base, sorted as cmp(key,
+ * element) orders them, for key: the index of an element equal to key,
+ * or -(insertion point) - 1. */
+static inline long imc_vec_bsearch(const void *base, size_t n, size_t elem,
+				   const void *key,
+				   int (*cmp)(const void *key, const void *e))
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = cmp(key, (const char *)base + mid * elem);
+
+		if (c == 0)
+			return (long)mid;
+		if (c > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -(long)lo - 1;
+}
 
 #endif

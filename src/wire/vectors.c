@@ -1,7 +1,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "wire/vectors.h"
+#include "ibmcast/mad.h"
 #include "util/text.h"
 
 
@@ -12,7 +12,7 @@ static const char *skip_blank(const char *p)
 	return p;
 }
 
-int imc_vector_parse_line(const char *line, struct imc_vector *v)
+int imc_mad_line_parse(const char *line, struct imc_mad_line *v)
 {
 	const char *p = skip_blank(line);
 	unsigned long lid = 0;
@@ -21,9 +21,9 @@ int imc_vector_parse_line(const char *line, struct imc_vector *v)
 	if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0')
 		return 0;
 	if (!strncmp(p, "tx", 2))
-		v->dir = IMC_VECTOR_TX;
+		v->dir = IMC_MAD_TX;
 	else if (!strncmp(p, "rx", 2))
-		v->dir = IMC_VECTOR_RX;
+		v->dir = IMC_MAD_RX;
 	else
 		return -EINVAL;
 	p += 2;

@@ -15,8 +15,8 @@
  * else $IBMCAST_RUN_DIR, else $XDG_RUNTIME_DIR/ibmcast, else /run/ibmcast
  * for root, else /tmp/ibmcast-UID.
  */
-#ifndef IMC_UMAD_MCAST_CTL_H
-#define IMC_UMAD_MCAST_CTL_H
+#ifndef IBMCAST_MCAST_CTL_H
+#define IBMCAST_MCAST_CTL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -46,6 +46,7 @@ int imc_ctl_server_open(struct imc_loop *loop, const char *run_dir,
 			const struct imc_umad_port *p, const char *watch,
 			const struct imc_mcast *t, struct imc_ctl_server **out);
 
+/* The socket's path; valid until imc_ctl_server_close(). */
 const char *imc_ctl_server_path(const struct imc_ctl_server *s);
 
 /* Stops listening and removes the socket. NULL is a no-op. */
@@ -73,6 +74,7 @@ struct imc_ctl_listing {
 /* Parses a listing (the whole text). Returns 0, -EPROTO or -ENOMEM. */
 int imc_ctl_parse(const char *text, struct imc_ctl_listing *l);
 
+/* Frees what imc_ctl_parse() or imc_ctl_fetch() put in l (not l). */
 void imc_ctl_listing_free(struct imc_ctl_listing *l);
 
 /* Connects to the socket at path and reads its listing. Returns 0,

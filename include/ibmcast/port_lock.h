@@ -9,8 +9,8 @@
  * and holds "PID COMMAND" of its holder, for the refusal message. The
  * kernel drops the lock when the holder dies, however it dies.
  */
-#ifndef IMC_MCASTD_LOCK_H
-#define IMC_MCASTD_LOCK_H
+#ifndef IBMCAST_PORT_LOCK_H
+#define IBMCAST_PORT_LOCK_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -31,8 +31,8 @@
  * the membership in doubt. The teardown sends a leave for every slot
  * taken or in doubt, unless keep is set.
  */
-#ifndef IMC_SA_CLIENT_STORM_H
-#define IMC_SA_CLIENT_STORM_H
+#ifndef IBMCAST_STORM_H
+#define IBMCAST_STORM_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,83 +42,84 @@
 #include "ibmcast/loop.h"
 #include "ibmcast/sa_client.h"
 
-enum storm_op {
-	STORM_JOIN,
-	STORM_REJOIN,
-	STORM_LEAVE,
-	STORM_CREATE,
-	STORM_OPS,
+enum imc_storm_op {
+	IMC_STORM_JOIN,
+	IMC_STORM_REJOIN,
+	IMC_STORM_LEAVE,
+	IMC_STORM_CREATE,
+	IMC_STORM_OPS,
 };
 
 enum {
-	STORM_MAX_CYCLE = 8,        /* operations in one cycle */
+	IMC_STORM_MAX_CYCLE = 8,        /* operations in one cycle */
 	/* Requests in flight at most: ibsim deadlocks when one client
 	 * floods it (ibsim's own mcast_storm does, at 1,000 joins), and an
 	 * SA is shared by the whole subnet. */
-	STORM_MAX_INFLIGHT = 32,
-	STORM_MAX_GROUPS = 1 << 20,
-	STORM_MAX_STATUSES = 32,    /* distinct MAD statuses counted apart */
+	IMC_STORM_MAX_INFLIGHT = 32,
+	IMC_STORM_MAX_GROUPS = 1 << 20,
+	IMC_STORM_MAX_STATUSES = 32,    /* distinct MAD statuses counted apart */
 	/* Latency histogram: exact below 64 ns, then 64 buckets per power
 	 * of two (at most 1/64 = 1.6% above the true value). */
-	STORM_HIST_SUB = 64,
-	STORM_HIST_BUCKETS = STORM_HIST_SUB * 59,
+	IMC_STORM_HIST_SUB = 64,
+	IMC_STORM_HIST_BUCKETS = IMC_STORM_HIST_SUB * 59,
 };
 
 /* "join", "rejoin", "leave", "create"; NULL past the end. */
-const char *storm_op_name(enum storm_op op);
+const char *imc_storm_op_name(enum imc_storm_op op);
 
-/* Parses "join,leave,..." into cycle (at most STORM_MAX_CYCLE). Returns
+/* Parses "join,leave,..." into cycle (at most IMC_STORM_MAX_CYCLE). Returns
  * the number of operations, or -EINVAL. */
-int storm_parse_ops(const char *s, enum storm_op *cycle);
+int imc_storm_parse_ops(const char *s, enum imc_storm_op *cycle);
 
 /* Whether the cycle may run again on a slot: false when running it twice
  * would create a group while the slot still holds the one its last
  * create made (no leave between two creates). Returns 1 (repeatable),
  * 0 (runs once per slot), or -EINVAL when even one run creates twice
  * without a leave. */
-int storm_cycle_repeats(const enum storm_op *cycle, unsigned n);
+int imc_storm_cycle_repeats(const enum imc_storm_op *cycle, unsigned n);
 
-struct storm_hist {
+struct imc_storm_hist {
 	uint64_t n;
 	uint64_t max;
-	uint64_t b[STORM_HIST_BUCKETS];
+	uint64_t b[IMC_STORM_HIST_BUCKETS];
 };
 
-void storm_hist_add(struct storm_hist *h, uint64_t v);
+/* Counts value v (ns) in h. */
+void imc_storm_hist_add(struct imc_storm_hist *h, uint64_t v);
 
 /* The smallest bucket bound at or above a q-fraction of the values
  * (nearest rank), never above the largest value; 0 when empty. */
-uint64_t storm_hist_quantile(const struct storm_hist *h, double q);
+uint64_t imc_storm_hist_quantile(const struct imc_storm_hist *h, double q);
 
-struct storm_status {
+struct imc_storm_status {
 	uint16_t status;            /* MAD status as received */
 	uint64_t count;
 };
 
 /* What happened to the requests of one kind. */
-struct storm_tally {
+struct imc_storm_tally {
 	uint64_t sent;              /* requests started */
 	uint64_t answered;          /* with an answer, any status */
 	uint64_t success;           /* answered SUCCESS */
 	uint64_t timeouts;          /* every attempt unanswered */
 	uint64_t errors;            /* other failures: no memory to send,
-				     * an RMPP abort, storm_abort() */
+				     * an RMPP abort, imc_storm_abort() */
 	uint64_t retries;           /* sends after the first, answered ones */
-	struct storm_status statuses[STORM_MAX_STATUSES]; /* ascending */
+	struct imc_storm_status statuses[IMC_STORM_MAX_STATUSES]; /* ascending */
 	unsigned n_statuses;
-	uint64_t other_statuses;    /* past STORM_MAX_STATUSES distinct */
-	struct storm_hist latency;  /* start to answer (ns), answered ones */
+	uint64_t other_statuses;    /* past IMC_STORM_MAX_STATUSES distinct */
+	struct imc_storm_hist latency;  /* start to answer (ns), answered ones */
 };
 
 /* Adds the counts and latencies of t to d. */
-void storm_tally_add(struct storm_tally *d, const struct storm_tally *t);
+void imc_storm_tally_add(struct imc_storm_tally *d, const struct imc_storm_tally *t);
 
-struct storm_config {
-	enum storm_op cycle[STORM_MAX_CYCLE];
+struct imc_storm_config {
+	enum imc_storm_op cycle[IMC_STORM_MAX_CYCLE];
 	unsigned cycle_len;
-	uint64_t count;             /* cycles; 0: until storm_stop() */
-	uint32_t groups;            /* slots, 1..STORM_MAX_GROUPS */
-	unsigned inflight;          /* 1..STORM_MAX_INFLIGHT */
+	uint64_t count;             /* cycles; 0: until stopped */
+	uint32_t groups;            /* slots, 1..IMC_STORM_MAX_GROUPS */
+	unsigned inflight;          /* 1..IMC_STORM_MAX_INFLIGHT */
 	double rate;                /* requests started per second; 0: no pacing */
 	uint8_t join_state;         /* JoinState of joins, creates, leaves */
 	uint16_t tag;               /* MGIDs ff15:1234:TAG::N */
@@ -134,11 +135,11 @@ struct storm_config {
 
 /* The defaults: join,leave, 1000 cycles on 1000 groups, 32 in flight,
  * FullMember, tag 1, Q_Key 0x1234, P_Key 0xffff. */
-void storm_config_init(struct storm_config *cfg);
+void imc_storm_config_init(struct imc_storm_config *cfg);
 
-struct storm_report {
-	struct storm_tally op[STORM_OPS];
-	struct storm_tally teardown; /* the leaves of the teardown */
+struct imc_storm_report {
+	struct imc_storm_tally op[IMC_STORM_OPS];
+	struct imc_storm_tally teardown; /* the leaves of the teardown */
 	uint64_t cycles_started;
 	uint64_t cycles_done;
 	imc_time_t run_time;        /* start to the last answer before the
@@ -151,40 +152,40 @@ struct storm_report {
 	bool done;
 };
 
-struct storm;
+struct imc_storm;
 
 /* Called once, from the loop, when the run is over (the teardown done,
- * or storm_abort()). May destroy the storm. */
-typedef void (*storm_done_cb)(void *arg, struct storm *s);
+ * or imc_storm_abort()). May destroy the storm. */
+typedef void (*imc_storm_done_cb)(void *arg, struct imc_storm *s);
 
 /* A run on c (which must outlive it) per cfg (copied). c's window should
  * be at least cfg->inflight. Returns 0, -EINVAL (a bad configuration,
  * e.g. count above groups for a cycle that runs once per slot) or
  * -ENOMEM. */
-int storm_create(struct imc_loop *loop, struct imc_sa_client *c,
-		 const struct storm_config *cfg, storm_done_cb done,
-		 void *arg, struct storm **out);
+int imc_storm_create(struct imc_loop *loop, struct imc_sa_client *c,
+		 const struct imc_storm_config *cfg, imc_storm_done_cb done,
+		 void *arg, struct imc_storm **out);
 
 /* Starts sending, from the loop (not inside this call). */
-void storm_start(struct storm *s);
+void imc_storm_start(struct imc_storm *s);
 
 /* Sends no more operations: once those in flight are answered, the
  * teardown leaves what the run holds (unless keep), then done runs. */
-void storm_stop(struct storm *s);
+void imc_storm_stop(struct imc_storm *s);
 
 /* Cancels every request in flight and skips (or cuts short) the
  * teardown: done runs from the loop; what is still held is counted in
  * the report's held. */
-void storm_abort(struct storm *s);
+void imc_storm_abort(struct imc_storm *s);
 
 /* Cancels whatever is in flight, without callbacks; frees s. */
-void storm_destroy(struct storm *s);
+void imc_storm_destroy(struct imc_storm *s);
 
 /* The figures so far (run_time and held as of now); valid until
- * storm_destroy(). */
-const struct storm_report *storm_get_report(struct storm *s);
+ * imc_storm_destroy(). */
+const struct imc_storm_report *imc_storm_get_report(struct imc_storm *s);
 
 /* The MGID of slot i (its create's, once a create was answered). */
-void storm_slot_mgid(const struct storm *s, uint32_t i, struct imc_gid *g);
+void imc_storm_slot_mgid(const struct imc_storm *s, uint32_t i, struct imc_gid *g);
 
 #endif

@@ -28,8 +28,8 @@
  * Names are resolved once, when the file is read (a reload resolves them
  * again). Errors name FILE:LINE and what is wrong.
  */
-#ifndef IMC_MCASTD_POLICY_H
-#define IMC_MCASTD_POLICY_H
+#ifndef IBMCAST_MCASTD_POLICY_H
+#define IBMCAST_MCASTD_POLICY_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -53,8 +53,9 @@ struct imc_mcastd_policy_resolver {
 	void *ctx;
 };
 
-/* The system's user and group databases (getpwnam_r, getgrnam_r). */
-extern const struct imc_mcastd_policy_resolver imc_mcastd_policy_nss;
+/* The resolver of the system's user and group databases (getpwnam_r,
+ * getgrnam_r); static, never freed. */
+const struct imc_mcastd_policy_resolver *imc_mcastd_policy_nss(void);
 
 /* Parses text (len bytes, need not end in NUL), naming errors as
  * "FILE:LINE: what" in err. Returns 0 and *out, -EINVAL (err says why),
@@ -76,6 +77,7 @@ int imc_mcastd_policy_load(const char *path,
 int imc_mcastd_policy_default(bool has_gid, uint32_t gid,
 			      struct imc_mcastd_policy **out);
 
+/* Frees p. NULL is a no-op. */
 void imc_mcastd_policy_destroy(struct imc_mcastd_policy *p);
 
 /* Who asks: SO_PEERCRED's uid and gid, and the supplementary groups. */
@@ -100,6 +102,7 @@ int imc_mcastd_policy_check(const struct imc_mcastd_policy *p,
 			    const struct imc_mcastd_policy_query *q,
 			    unsigned *line);
 
+/* The number of rules of p. */
 size_t imc_mcastd_policy_rules(const struct imc_mcastd_policy *p);
 
 /* The policy in the file's syntax, numbers for names, one rule a line
