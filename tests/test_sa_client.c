@@ -892,27 +892,36 @@ static void on_report(void *arg, const struct imc_sa_mad *m)
 	got_report = *m;
 }
 
+/* A Report of trap 66 or 67 for mgid_a under tid, packed into buf. */
+static void report_mad(struct imc_sa_mad *m, uint8_t *buf, uint16_t trap,
+		       uint64_t tid)
+{
+	struct imc_gid issuer = { { 0xfe, 0x80, [15] = 1 } };
+	struct imc_notice n;
+
+	memset(m, 0, sizeof(*m));
+	m->mad.base_version = 1;
+	m->mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
+	m->mad.class_version = 2;
+	m->mad.method = UMAD_METHOD_REPORT;
+	m->mad.attr_id = UMAD_ATTR_NOTICE;
+	m->mad.tid = tid;
+	assert_int_equal(imc_notice_mcast_init(&n, trap, &mgid_a, 1, &issuer),
+			 0);
+	assert_int_equal(imc_notice_pack(&n, m->data, sizeof(m->data)),
+			 IMC_NOTICE_SIZE);
+	assert_int_equal(imc_sa_mad_pack(m, buf, IMC_MAD_SIZE), IMC_MAD_SIZE);
+}
+
 static void test_report(void **state)
 {
 	struct imc_notice n;
 	struct imc_sa_mad m;
 	uint8_t buf[IMC_MAD_SIZE];
-	struct imc_gid issuer = { { 0xfe, 0x80, [15] = 1 } };
 	struct imc_gid mgid;
 
 	imc_sa_client_set_report_handler(cl, on_report, &reports);
-	memset(&m, 0, sizeof(m));
-	m.mad.base_version = 1;
-	m.mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
-	m.mad.class_version = 2;
-	m.mad.method = UMAD_METHOD_REPORT;
-	m.mad.attr_id = UMAD_ATTR_NOTICE;
-	m.mad.tid = 0x0000000500000077ull;
-	assert_int_equal(imc_notice_mcast_init(&n, IMC_TRAP_MCAST_GROUP_CREATED,
-					       &mgid_a, 1, &issuer), 0);
-	assert_int_equal(imc_notice_pack(&n, m.data, sizeof(m.data)),
-			 IMC_NOTICE_SIZE);
-	assert_int_equal(imc_sa_mad_pack(&m, buf, sizeof(buf)), IMC_MAD_SIZE);
+	report_mad(&m, buf, IMC_TRAP_MCAST_GROUP_CREATED, 0x0000000500000077ull);
 	assert_int_equal(recv_mad(buf, sizeof(buf)), 0);
 	/* IBA 13.4.6.4: ReportResp, same TID and attribute. */
 	assert_int_equal(nsent, 1);
@@ -944,25 +953,12 @@ static void test_report(void **state)
 static void test_report_resent(void **state)
 {
 	struct imc_sa_client_stats st;
-	struct imc_notice n;
 	struct imc_sa_mad m;
 	uint8_t buf[IMC_MAD_SIZE];
-	struct imc_gid issuer = { { 0xfe, 0x80, [15] = 1 } };
 
 	imc_sa_client_set_report_handler(cl, on_report, &reports);
 	reports = 0;
-	memset(&m, 0, sizeof(m));
-	m.mad.base_version = 1;
-	m.mad.mgmt_class = UMAD_CLASS_SUBN_ADM;
-	m.mad.class_version = 2;
-	m.mad.method = UMAD_METHOD_REPORT;
-	m.mad.attr_id = UMAD_ATTR_NOTICE;
-	m.mad.tid = 0x02dab001ull;
-	assert_int_equal(imc_notice_mcast_init(&n, IMC_TRAP_MCAST_GROUP_CREATED,
-					       &mgid_a, 1, &issuer), 0);
-	assert_int_equal(imc_notice_pack(&n, m.data, sizeof(m.data)),
-			 IMC_NOTICE_SIZE);
-	assert_int_equal(imc_sa_mad_pack(&m, buf, sizeof(buf)), IMC_MAD_SIZE);
+	report_mad(&m, buf, IMC_TRAP_MCAST_GROUP_CREATED, 0x02dab001ull);
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(recv_mad(buf, sizeof(buf)), 0);
 		assert_int_equal(imc_loop_run_until(loop, imc_loop_now(loop) +
@@ -977,11 +973,7 @@ static void test_report_resent(void **state)
 	assert_int_equal(st.reports_repeated, 2);
 
 	/* Same TID, another trap: new. */
-	assert_int_equal(imc_notice_mcast_init(&n, IMC_TRAP_MCAST_GROUP_DELETED,
-					       &mgid_a, 1, &issuer), 0);
-	assert_int_equal(imc_notice_pack(&n, m.data, sizeof(m.data)),
-			 IMC_NOTICE_SIZE);
-	assert_int_equal(imc_sa_mad_pack(&m, buf, sizeof(buf)), IMC_MAD_SIZE);
+	report_mad(&m, buf, IMC_TRAP_MCAST_GROUP_DELETED, 0x02dab001ull);
 	assert_int_equal(recv_mad(buf, sizeof(buf)), 0);
 	assert_int_equal(reports, 2);
 	/* Its copy 9 s later: new again. */
