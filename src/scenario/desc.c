@@ -67,6 +67,19 @@ const char *scn_named_str(const struct scn_named *t, size_t n, uint64_t v)
 	return NULL;
 }
 
+void scn_named_format(const struct scn_named *t, size_t n, uint64_t v,
+		      bool hex, char *buf, size_t len)
+{
+	const char *name = scn_named_str(t, n, v);
+
+	if (name)
+		snprintf(buf, len, "%s", name);
+	else if (hex)
+		snprintf(buf, len, "0x%04" PRIx64, v);
+	else
+		snprintf(buf, len, "%" PRIu64, v);
+}
+
 /* The index of word among a WORD argument's names, or -1. */
 static int word_index(const struct scn_arg *a, const char *word)
 {

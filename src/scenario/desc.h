@@ -153,6 +153,20 @@ struct scn_named {
 int scn_named_parse(const struct scn_named *t, size_t n, const char *word,
 		    uint64_t *v);
 const char *scn_named_str(const struct scn_named *t, size_t n, uint64_t v);
+/* Writes the name of v in t into buf, or, for a value without a name,
+ * the number: "0x%04x" when hex, decimal otherwise. */
+void scn_named_format(const struct scn_named *t, size_t n, uint64_t v,
+		      bool hex, char *buf, size_t len);
+
+/* A subject's value_parse and value_format reading the table tab:
+ * pre_value_parse and pre_value_format. */
+#define SCN_NAMED_FUNCS(pre, tab, hex) \
+	static int pre##_value_parse(const char *word, uint64_t *v) \
+	{ return scn_named_parse(tab, sizeof(tab) / sizeof((tab)[0]), \
+				 word, v); } \
+	static void pre##_value_format(uint64_t v, char *buf, size_t len) \
+	{ scn_named_format(tab, sizeof(tab) / sizeof((tab)[0]), v, hex, \
+			   buf, len); }
 
 /* A multicast LID word, 0xc000..0xfffe (IBA 4.1.3). */
 int scn_mlid_parse(struct imc_scn_parser *p, const char *word,

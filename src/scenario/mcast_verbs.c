@@ -440,22 +440,7 @@ static const struct scn_named state_names[] = {
 	{ "left", ST_LEFT },
 };
 
-static int state_value_parse(const char *word, uint64_t *v)
-{
-	return scn_named_parse(state_names, IMC_ARRAY_SIZE(state_names), word,
-			       v);
-}
-
-static void state_value_format(uint64_t v, char *buf, size_t len)
-{
-	const char *name = scn_named_str(state_names,
-					 IMC_ARRAY_SIZE(state_names), v);
-
-	if (name)
-		snprintf(buf, len, "%s", name);
-	else
-		snprintf(buf, len, "%" PRIu64, v);
-}
+SCN_NAMED_FUNCS(state, state_names, false)
 
 static int state_observe(struct imc_scn_ctx *c, const void *data,
 			 uint64_t *v)

@@ -819,22 +819,7 @@ const char *scn_mad_status_name(uint64_t status)
 	return NULL;
 }
 
-static int status_value_parse(const char *word, uint64_t *v)
-{
-	return scn_named_parse(status_names, IMC_ARRAY_SIZE(status_names), word,
-			       v);
-}
-
-static void status_value_format(uint64_t v, char *buf, size_t len)
-{
-	const char *name = scn_named_str(status_names,
-					 IMC_ARRAY_SIZE(status_names), v);
-
-	if (name)
-		snprintf(buf, len, "%s", name);
-	else
-		snprintf(buf, len, "0x%04" PRIx64, v);
-}
+SCN_NAMED_FUNCS(status, status_names, true)
 
 static void mlid_value_format(uint64_t v, char *buf, size_t len)
 {
