@@ -366,3 +366,21 @@ void scn_desc_free(const struct scn_desc *d, void *data)
 	}
 	free(data);
 }
+
+static const struct scn_desc bare_desc = { .usage = "expected no argument" };
+
+int scn_bare_parse(struct imc_scn_parser *p, unsigned argc,
+		   const char *const *argv, void **data)
+{
+	return scn_desc_parse(p, &bare_desc, argc, argv, data);
+}
+
+void scn_bare_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	scn_desc_print(f, t, &bare_desc, data);
+}
+
+void scn_bare_free(void *data)
+{
+	scn_desc_free(&bare_desc, data);
+}

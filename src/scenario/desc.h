@@ -182,6 +182,18 @@ int scn_mlid_parse(struct imc_scn_parser *p, const char *word,
 	{ scn_desc_print(f, t, &(d), data); } \
 	static void pre##_free(void *data) { scn_desc_free(&(d), data); }
 
+/* The parse, print and free of a subject that takes no argument. */
+int scn_bare_parse(struct imc_scn_parser *p, unsigned argc,
+		   const char *const *argv, void **data);
+void scn_bare_print(FILE *f, const struct imc_topo *t, const void *data);
+void scn_bare_free(void *data);
+
+/* The initializer of a subject named nm that takes no argument and is
+ * observed by obs. */
+#define SCN_BARE_SUBJECT(nm, obs) \
+	{ .name = (nm), .parse = scn_bare_parse, .print = scn_bare_print, \
+	  .observe = (obs), .free = scn_bare_free }
+
 /* A verb whose parse, print and free are descriptor d's: pre_verb. */
 #define SCN_DESC_VERB(pre, nm, k, d, runfn) \
 	SCN_DESC_FUNCS(pre, d) \

@@ -837,9 +837,6 @@ static int mq_observe(struct imc_scn_ctx *c, const void *data,
 
 /* ---- ping-all-pairs, ping-all-unanswered ---- */
 
-static const struct scn_desc none_desc = { .usage = "expected no argument" };
-SCN_DESC_FUNCS(none, none_desc)
-
 static uint64_t pa_count(struct imc_scn_ctx *c, bool unanswered)
 {
 	const struct ipr *r = imc_scn_data(c, &scn_ipoib_run_key);
@@ -940,16 +937,10 @@ static const struct imc_scn_subject subj_max_queued = {
 	.observe = mq_observe, .free = mq_free,
 };
 
-static const struct imc_scn_subject subj_pa_pairs = {
-	.name = "ping-all-pairs", .parse = none_parse,
-	.print = none_print, .observe = pa_pairs_observe, .free = none_free,
-};
-
-static const struct imc_scn_subject subj_pa_unanswered = {
-	.name = "ping-all-unanswered", .parse = none_parse,
-	.print = none_print, .observe = pa_unanswered_observe,
-	.free = none_free,
-};
+static const struct imc_scn_subject subj_pa_pairs =
+	SCN_BARE_SUBJECT("ping-all-pairs", pa_pairs_observe);
+static const struct imc_scn_subject subj_pa_unanswered =
+	SCN_BARE_SUBJECT("ping-all-unanswered", pa_unanswered_observe);
 
 int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
 {

@@ -874,18 +874,10 @@ static const struct imc_scn_subject counters[] = {
 	{ .name = "mcast-max-in-flight", COUNT(K_MAX_IN_FLIGHT) },
 };
 
-static const struct scn_desc bare_desc = { .usage = "expected no argument" };
-SCN_DESC_FUNCS(bare, bare_desc)
-
-static const struct imc_scn_subject subj_consistent = {
-	.name = "mcast-consistent", .parse = bare_parse, .print = bare_print,
-	.observe = consistent_observe, .free = bare_free,
-};
-
-static const struct imc_scn_subject subj_orphans = {
-	.name = "mcast-orphans", .parse = bare_parse, .print = bare_print,
-	.observe = orphans_observe, .free = bare_free,
-};
+static const struct imc_scn_subject subj_consistent =
+	SCN_BARE_SUBJECT("mcast-consistent", consistent_observe);
+static const struct imc_scn_subject subj_orphans =
+	SCN_BARE_SUBJECT("mcast-orphans", orphans_observe);
 
 
 static const struct imc_scn_section section_mcast = {
