@@ -953,12 +953,9 @@ int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
 		&subj_answered, &subj_counter, &subj_cross, &subj_max_queued,
 		&subj_pa_pairs, &subj_pa_unanswered,
 	};
-	int rc = 0;
+	int rc = scn_lang_add_words(l, verbs, IMC_ARRAY_SIZE(verbs), subjects,
+				    IMC_ARRAY_SIZE(subjects));
 
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(verbs) && !rc; i++)
-		rc = imc_scn_lang_add_verb(l, verbs[i]);
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
-		rc = imc_scn_lang_add_subject(l, subjects[i]);
 	if (!rc)
 		rc = imc_scn_lang_add_section(l, &scn_section_ipoib);
 	return rc;

@@ -899,12 +899,9 @@ int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 		.mgid_flags = SCN_MGID_MCAST,
 		.resolve = scn_mcast_mgid_resolve_or_fail,
 	};
-	int rc = 0;
+	int rc = scn_lang_add_words(l, verbs, IMC_ARRAY_SIZE(verbs), subjects,
+				    IMC_ARRAY_SIZE(subjects));
 
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(verbs) && !rc; i++)
-		rc = imc_scn_lang_add_verb(l, verbs[i]);
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
-		rc = imc_scn_lang_add_subject(l, subjects[i]);
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(counters) && !rc; i++)
 		rc = imc_scn_lang_add_subject(l, &counters[i]);
 	if (!rc)

@@ -1016,12 +1016,9 @@ int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 	static const enum scn_svc kinds[] = {
 		SCN_SVC_PORT_GSI, SCN_SVC_SA_ENGINE, SCN_SVC_NAME_SA,
 	};
-	int rc = 0;
+	int rc = scn_lang_add_words(l, verbs, IMC_ARRAY_SIZE(verbs), subjects,
+				    IMC_ARRAY_SIZE(subjects));
 
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(verbs) && !rc; i++)
-		rc = imc_scn_lang_add_verb(l, verbs[i]);
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
-		rc = imc_scn_lang_add_subject(l, subjects[i]);
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(kinds) && !rc; i++)
 		rc = scn_lang_add_service(l, kinds[i], &sa_services);
 	if (!rc)
