@@ -182,17 +182,24 @@ int scn_mlid_parse(struct imc_scn_parser *p, const char *word,
 	{ scn_desc_print(f, t, &(d), data); } \
 	static void pre##_free(void *data) { scn_desc_free(&(d), data); }
 
-/* The parse, print and free of a subject that takes no argument. */
+/* The parse, print and free of a subject that takes no argument
+ * (SCN_DESC_SUBJECT(nm, scn_bare, obs)). */
 int scn_bare_parse(struct imc_scn_parser *p, unsigned argc,
 		   const char *const *argv, void **data);
 void scn_bare_print(FILE *f, const struct imc_topo *t, const void *data);
 void scn_bare_free(void *data);
 
-/* The initializer of a subject named nm that takes no argument and is
- * observed by obs. */
-#define SCN_BARE_SUBJECT(nm, obs) \
-	{ .name = (nm), .parse = scn_bare_parse, .print = scn_bare_print, \
-	  .observe = (obs), .free = scn_bare_free }
+/* The initializer of a subject named nm observed by obs, whose parse,
+ * print and free are pre_parse, pre_print and pre_free (e.g. from
+ * SCN_DESC_FUNCS); SCN_NAMED_SUBJECT adds vpre_value_parse and
+ * vpre_value_format (e.g. from SCN_NAMED_FUNCS). */
+#define SCN_DESC_SUBJECT(nm, pre, obs) \
+	{ .name = (nm), .parse = pre##_parse, .print = pre##_print, \
+	  .observe = (obs), .free = pre##_free }
+#define SCN_NAMED_SUBJECT(nm, pre, obs, vpre) \
+	{ .name = (nm), .parse = pre##_parse, .print = pre##_print, \
+	  .observe = (obs), .value_parse = vpre##_value_parse, \
+	  .value_format = vpre##_value_format, .free = pre##_free }
 
 /* A verb whose parse, print and free are descriptor d's: pre_verb. */
 #define SCN_DESC_VERB(pre, nm, k, d, runfn) \

@@ -818,29 +818,17 @@ static void hex_format(uint64_t v, char *buf, size_t len)
 	snprintf(buf, len, "0x%" PRIx64, v);
 }
 
-static const struct imc_scn_subject subj_state = {
-	.name = "mcast-state", .parse = name_parse, .print = name_print,
-	.observe = state_observe, .value_parse = state_value_parse,
-	.value_format = state_value_format, .free = name_free,
-};
+static const struct imc_scn_subject subj_state =
+	SCN_NAMED_SUBJECT("mcast-state", name, state_observe, state);
 
-static const struct imc_scn_subject subj_status = {
-	.name = "mcast-status", .parse = name_parse, .print = name_print,
-	.observe = status_observe, .value_parse = status_value_parse,
-	.value_format = status_value_format, .free = name_free,
-};
+static const struct imc_scn_subject subj_status =
+	SCN_NAMED_SUBJECT("mcast-status", name, status_observe, status);
 
-static const struct imc_scn_subject subj_callbacks = {
-	.name = "mcast-callbacks", .parse = callbacks_parse,
-	.print = callbacks_print, .observe = callbacks_observe,
-	.free = callbacks_free,
-};
+static const struct imc_scn_subject subj_callbacks =
+	SCN_DESC_SUBJECT("mcast-callbacks", callbacks, callbacks_observe);
 
-static const struct imc_scn_subject subj_members = {
-	.name = "mcast-members", .parse = host_mgid_parse,
-	.print = host_mgid_print, .observe = members_observe,
-	.free = host_mgid_free,
-};
+static const struct imc_scn_subject subj_members =
+	SCN_DESC_SUBJECT("mcast-members", host_mgid, members_observe);
 
 static const struct imc_scn_subject subj_held = {
 	.name = "mcast-held", .parse = host_mgid_parse,
@@ -875,9 +863,9 @@ static const struct imc_scn_subject counters[] = {
 };
 
 static const struct imc_scn_subject subj_consistent =
-	SCN_BARE_SUBJECT("mcast-consistent", consistent_observe);
+	SCN_DESC_SUBJECT("mcast-consistent", scn_bare, consistent_observe);
 static const struct imc_scn_subject subj_orphans =
-	SCN_BARE_SUBJECT("mcast-orphans", orphans_observe);
+	SCN_DESC_SUBJECT("mcast-orphans", scn_bare, orphans_observe);
 
 
 static const struct imc_scn_section section_mcast = {

@@ -943,18 +943,11 @@ static int queue_max_observe(struct imc_scn_ctx *c, const void *data,
 	return 0;
 }
 
-static const struct imc_scn_subject subj_status = {
-	.name = "sa-status", .parse = status_parse, .print = status_print,
-	.observe = status_observe, .value_parse = status_value_parse,
-	.value_format = status_value_format, .free = status_free,
-};
+static const struct imc_scn_subject subj_status =
+	SCN_NAMED_SUBJECT("sa-status", status, status_observe, status);
 
-
-static const struct imc_scn_subject subj_members = {
-	.name = "sa-members", .parse = mgid_subj_parse,
-	.print = mgid_subj_print, .observe = members_observe,
-	.free = mgid_subj_free,
-};
+static const struct imc_scn_subject subj_members =
+	SCN_DESC_SUBJECT("sa-members", mgid_subj, members_observe);
 
 static const struct imc_scn_subject subj_mlid = {
 	.name = "sa-mlid", .parse = mgid_subj_parse, .print = mgid_subj_print,
@@ -990,10 +983,8 @@ static const struct imc_scn_subject sa_counters[] = {
 	  SA_COUNTER(SA_RUN, struct sa_run, errors, -1) },
 };
 
-static const struct imc_scn_subject subj_queue_max = {
-	.name = "sa-queue-max", .parse = none_parse, .print = none_print,
-	.observe = queue_max_observe, .free = none_free,
-};
+static const struct imc_scn_subject subj_queue_max =
+	SCN_DESC_SUBJECT("sa-queue-max", none, queue_max_observe);
 
 /* ------------------------------------------------------------------ */
 
