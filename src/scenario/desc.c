@@ -384,3 +384,9 @@ void scn_bare_free(void *data)
 {
 	scn_desc_free(&bare_desc, data);
 }
+
+void scn_mgid_arg_print(FILE *f, const struct imc_topo *t,
+			const struct scn_arg *arg, const void *base)
+{
+	scn_mgid_print(f, scn_arg_cat(base, arg));
+}

@@ -168,6 +168,11 @@ void scn_named_format(const struct scn_named *t, size_t n, uint64_t v,
 	{ scn_named_format(tab, sizeof(tab) / sizeof((tab)[0]), v, hex, \
 			   buf, len); }
 
+/* The print of a CUSTOM argument whose field is a struct scn_mgid
+ * (scn_mgid_print). */
+void scn_mgid_arg_print(FILE *f, const struct imc_topo *t,
+			const struct scn_arg *arg, const void *base);
+
 /* A multicast LID word, 0xc000..0xfffe (IBA 4.1.3). */
 int scn_mlid_parse(struct imc_scn_parser *p, const char *word,
 		   uint16_t *mlid);

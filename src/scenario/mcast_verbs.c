@@ -370,12 +370,6 @@ static int host_mgid_word_parse(struct imc_scn_parser *p,
 	return mgid_parse(p, w, false, scn_arg_at(base, arg));
 }
 
-static void mgid_word_print(FILE *f, const struct imc_topo *t,
-			    const struct scn_arg *arg, const void *base)
-{
-	scn_mgid_print(f, scn_arg_cat(base, arg));
-}
-
 static int has_host(struct imc_scn_parser *p, void *data)
 {
 	struct subj_arg *a = data;
@@ -400,7 +394,7 @@ static const struct scn_arg host_args[] = {
 static const struct scn_arg host_mgid_args[] = {
 	SCN_A_HOST(struct subj_arg, host),
 	SCN_A_CUSTOM(struct subj_arg, mgid, "an MGID", host_mgid_word_parse,
-		     mgid_word_print, 0),
+		     scn_mgid_arg_print, 0),
 };
 
 #define SUBJ_DESC(tab, n, u, lo, hi) \

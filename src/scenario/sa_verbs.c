@@ -722,12 +722,6 @@ static int mgid_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 			      scn_arg_at(base, arg));
 }
 
-static void mgid_word_print(FILE *f, const struct imc_topo *t,
-			    const struct scn_arg *arg, const void *base)
-{
-	scn_mgid_print(f, scn_arg_cat(base, arg));
-}
-
 static int has_host(struct imc_scn_parser *p, void *data)
 {
 	struct subj_arg *a = data;
@@ -744,12 +738,12 @@ static const struct scn_arg host_args[] = {
 };
 static const struct scn_arg mgid_args[] = {
 	SCN_A_CUSTOM(struct subj_arg, mgid, "an MGID", mgid_word_parse,
-		     mgid_word_print, 0),
+		     scn_mgid_arg_print, 0),
 };
 static const struct scn_arg host_mgid_args[] = {
 	SCN_A_HOST(struct subj_arg, host),
 	SCN_A_CUSTOM(struct subj_arg, mgid, "an MGID", mgid_word_parse,
-		     mgid_word_print, 0),
+		     scn_mgid_arg_print, 0),
 };
 
 #define SUBJ_DESC(tab, u, lo, hi) \
