@@ -67,6 +67,19 @@ const char *scn_named_str(const struct scn_named *t, size_t n, uint64_t v)
 	return NULL;
 }
 
+void scn_named_format(const struct scn_named *t, size_t n, uint64_t v,
+		      bool hex, char *buf, size_t len)
+{
+	const char *name = scn_named_str(t, n, v);
+
+	if (name)
+		snprintf(buf, len, "%s", name);
+	else if (hex)
+		snprintf(buf, len, "0x%04" PRIx64, v);
+	else
+		snprintf(buf, len, "%" PRIu64, v);
+}
+
 /* The index of word among a WORD argument's names, or -1. */
 static int word_index(const struct scn_arg *a, const char *word)
 {
@@ -352,4 +365,28 @@ void scn_desc_free(const struct scn_desc *d, void *data)
 			a->free(a, data);
 	}
 	free(data);
+}
+
+static const struct scn_desc bare_desc = { .usage = "expected no argument" };
+
+int scn_bare_parse(struct imc_scn_parser *p, unsigned argc,
+		   const char *const *argv, void **data)
+{
+	return scn_desc_parse(p, &bare_desc, argc, argv, data);
+}
+
+void scn_bare_print(FILE *f, const struct imc_topo *t, const void *data)
+{
+	scn_desc_print(f, t, &bare_desc, data);
+}
+
+void scn_bare_free(void *data)
+{
+	scn_desc_free(&bare_desc, data);
+}
+
+void scn_mgid_arg_print(FILE *f, const struct imc_topo *t,
+			const struct scn_arg *arg, const void *base)
+{
+	scn_mgid_print(f, scn_arg_cat(base, arg));
 }

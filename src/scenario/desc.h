@@ -153,6 +153,25 @@ struct scn_named {
 int scn_named_parse(const struct scn_named *t, size_t n, const char *word,
 		    uint64_t *v);
 const char *scn_named_str(const struct scn_named *t, size_t n, uint64_t v);
+/* Writes the name of v in t into buf, or, for a value without a name,
+ * the number: "0x%04x" when hex, decimal otherwise. */
+void scn_named_format(const struct scn_named *t, size_t n, uint64_t v,
+		      bool hex, char *buf, size_t len);
+
+/* A subject's value_parse and value_format reading the table tab:
+ * pre_value_parse and pre_value_format. */
+#define SCN_NAMED_FUNCS(pre, tab, hex) \
+	static int pre##_value_parse(const char *word, uint64_t *v) \
+	{ return scn_named_parse(tab, sizeof(tab) / sizeof((tab)[0]), \
+				 word, v); } \
+	static void pre##_value_format(uint64_t v, char *buf, size_t len) \
+	{ scn_named_format(tab, sizeof(tab) / sizeof((tab)[0]), v, hex, \
+			   buf, len); }
+
+/* The print of a CUSTOM argument whose field is a struct scn_mgid
+ * (scn_mgid_print). */
+void scn_mgid_arg_print(FILE *f, const struct imc_topo *t,
+			const struct scn_arg *arg, const void *base);
 
 /* A multicast LID word, 0xc000..0xfffe (IBA 4.1.3). */
 int scn_mlid_parse(struct imc_scn_parser *p, const char *word,
@@ -167,6 +186,25 @@ int scn_mlid_parse(struct imc_scn_parser *p, const char *word,
 				const void *data) \
 	{ scn_desc_print(f, t, &(d), data); } \
 	static void pre##_free(void *data) { scn_desc_free(&(d), data); }
+
+/* The parse, print and free of a subject that takes no argument
+ * (SCN_DESC_SUBJECT(nm, scn_bare, obs)). */
+int scn_bare_parse(struct imc_scn_parser *p, unsigned argc,
+		   const char *const *argv, void **data);
+void scn_bare_print(FILE *f, const struct imc_topo *t, const void *data);
+void scn_bare_free(void *data);
+
+/* The initializer of a subject named nm observed by obs, whose parse,
+ * print and free are pre_parse, pre_print and pre_free (e.g. from
+ * SCN_DESC_FUNCS); SCN_NAMED_SUBJECT adds vpre_value_parse and
+ * vpre_value_format (e.g. from SCN_NAMED_FUNCS). */
+#define SCN_DESC_SUBJECT(nm, pre, obs) \
+	{ .name = (nm), .parse = pre##_parse, .print = pre##_print, \
+	  .observe = (obs), .free = pre##_free }
+#define SCN_NAMED_SUBJECT(nm, pre, obs, vpre) \
+	{ .name = (nm), .parse = pre##_parse, .print = pre##_print, \
+	  .observe = (obs), .value_parse = vpre##_value_parse, \
+	  .value_format = vpre##_value_format, .free = pre##_free }
 
 /* A verb whose parse, print and free are descriptor d's: pre_verb. */
 #define SCN_DESC_VERB(pre, nm, k, d, runfn) \

@@ -837,9 +837,6 @@ static int mq_observe(struct imc_scn_ctx *c, const void *data,
 
 /* ---- ping-all-pairs, ping-all-unanswered ---- */
 
-static const struct scn_desc none_desc = { .usage = "expected no argument" };
-SCN_DESC_FUNCS(none, none_desc)
-
 static uint64_t pa_count(struct imc_scn_ctx *c, bool unanswered)
 {
 	const struct ipr *r = imc_scn_data(c, &scn_ipoib_run_key);
@@ -898,58 +895,36 @@ static void state_value_format(uint64_t v, char *buf, size_t len)
 	snprintf(buf, len, "%s", imc_ipoib_state_str((enum imc_ipoib_state)v));
 }
 
-static const struct imc_scn_subject subj_carrier = {
-	.name = "ipoib-carrier", .parse = carrier_parse, .print = carrier_print,
-	.observe = subj_observe, .value_parse = carrier_value_parse,
-	.value_format = carrier_value_format, .free = carrier_free,
-};
+static const struct imc_scn_subject subj_carrier =
+	SCN_NAMED_SUBJECT("ipoib-carrier", carrier, subj_observe, carrier);
 
-static const struct imc_scn_subject subj_state = {
-	.name = "ipoib-state", .parse = state_parse, .print = state_print,
-	.observe = subj_observe, .value_parse = state_value_parse,
-	.value_format = state_value_format, .free = state_free,
-};
+static const struct imc_scn_subject subj_state =
+	SCN_NAMED_SUBJECT("ipoib-state", state, subj_observe, state);
 
-static const struct imc_scn_subject subj_received = {
-	.name = "ipoib-received", .parse = received_parse,
-	.print = received_print, .observe = subj_observe, .free = received_free,
-};
+static const struct imc_scn_subject subj_received =
+	SCN_DESC_SUBJECT("ipoib-received", received, subj_observe);
 
-static const struct imc_scn_subject subj_replies = {
-	.name = "ping-replies", .parse = replies_parse, .print = replies_print,
-	.observe = subj_observe, .free = replies_free,
-};
+static const struct imc_scn_subject subj_replies =
+	SCN_DESC_SUBJECT("ping-replies", replies, subj_observe);
 
-static const struct imc_scn_subject subj_answered = {
-	.name = "ping-answered", .parse = answered_parse, .print = answered_print,
-	.observe = subj_observe, .free = answered_free,
-};
+static const struct imc_scn_subject subj_answered =
+	SCN_DESC_SUBJECT("ping-answered", answered, subj_observe);
 
-static const struct imc_scn_subject subj_counter = {
-	.name = "ipoib-counter", .parse = ctr_parse,
-	.print = ctr_print, .observe = subj_observe, .free = ctr_free,
-};
+static const struct imc_scn_subject subj_counter =
+	SCN_DESC_SUBJECT("ipoib-counter", ctr, subj_observe);
 
 static const struct imc_scn_subject subj_cross = {
 	.name = "ipoib-cross-partition", .parse = cross_parse,
 	.print = cross_all_print, .observe = subj_observe, .free = cross_free,
 };
 
-static const struct imc_scn_subject subj_max_queued = {
-	.name = "ipoib-max-queued", .parse = mq_parse, .print = mq_print,
-	.observe = mq_observe, .free = mq_free,
-};
+static const struct imc_scn_subject subj_max_queued =
+	SCN_DESC_SUBJECT("ipoib-max-queued", mq, mq_observe);
 
-static const struct imc_scn_subject subj_pa_pairs = {
-	.name = "ping-all-pairs", .parse = none_parse,
-	.print = none_print, .observe = pa_pairs_observe, .free = none_free,
-};
-
-static const struct imc_scn_subject subj_pa_unanswered = {
-	.name = "ping-all-unanswered", .parse = none_parse,
-	.print = none_print, .observe = pa_unanswered_observe,
-	.free = none_free,
-};
+static const struct imc_scn_subject subj_pa_pairs =
+	SCN_DESC_SUBJECT("ping-all-pairs", scn_bare, pa_pairs_observe);
+static const struct imc_scn_subject subj_pa_unanswered =
+	SCN_DESC_SUBJECT("ping-all-unanswered", scn_bare, pa_unanswered_observe);
 
 int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
 {
@@ -962,12 +937,9 @@ int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
 		&subj_answered, &subj_counter, &subj_cross, &subj_max_queued,
 		&subj_pa_pairs, &subj_pa_unanswered,
 	};
-	int rc = 0;
+	int rc = scn_lang_add_words(l, verbs, IMC_ARRAY_SIZE(verbs), subjects,
+				    IMC_ARRAY_SIZE(subjects));
 
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(verbs) && !rc; i++)
-		rc = imc_scn_lang_add_verb(l, verbs[i]);
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
-		rc = imc_scn_lang_add_subject(l, subjects[i]);
 	if (!rc)
 		rc = imc_scn_lang_add_section(l, &scn_section_ipoib);
 	return rc;

@@ -122,6 +122,20 @@ int imc_scn_lang_add_subject(struct imc_scn_lang *l,
 		      s->name);
 }
 
+int scn_lang_add_words(struct imc_scn_lang *l,
+		       const struct imc_scn_verb *const *verbs, size_t nv,
+		       const struct imc_scn_subject *const *subjects,
+		       size_t ns)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < nv && !rc; i++)
+		rc = imc_scn_lang_add_verb(l, verbs[i]);
+	for (size_t i = 0; i < ns && !rc; i++)
+		rc = imc_scn_lang_add_subject(l, subjects[i]);
+	return rc;
+}
+
 int imc_scn_lang_add_section(struct imc_scn_lang *l,
 			     const struct imc_scn_section *s)
 {

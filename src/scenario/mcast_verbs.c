@@ -370,12 +370,6 @@ static int host_mgid_word_parse(struct imc_scn_parser *p,
 	return mgid_parse(p, w, false, scn_arg_at(base, arg));
 }
 
-static void mgid_word_print(FILE *f, const struct imc_topo *t,
-			    const struct scn_arg *arg, const void *base)
-{
-	scn_mgid_print(f, scn_arg_cat(base, arg));
-}
-
 static int has_host(struct imc_scn_parser *p, void *data)
 {
 	struct subj_arg *a = data;
@@ -400,7 +394,7 @@ static const struct scn_arg host_args[] = {
 static const struct scn_arg host_mgid_args[] = {
 	SCN_A_HOST(struct subj_arg, host),
 	SCN_A_CUSTOM(struct subj_arg, mgid, "an MGID", host_mgid_word_parse,
-		     mgid_word_print, 0),
+		     scn_mgid_arg_print, 0),
 };
 
 #define SUBJ_DESC(tab, n, u, lo, hi) \
@@ -440,22 +434,7 @@ static const struct scn_named state_names[] = {
 	{ "left", ST_LEFT },
 };
 
-static int state_value_parse(const char *word, uint64_t *v)
-{
-	return scn_named_parse(state_names, IMC_ARRAY_SIZE(state_names), word,
-			       v);
-}
-
-static void state_value_format(uint64_t v, char *buf, size_t len)
-{
-	const char *name = scn_named_str(state_names,
-					 IMC_ARRAY_SIZE(state_names), v);
-
-	if (name)
-		snprintf(buf, len, "%s", name);
-	else
-		snprintf(buf, len, "%" PRIu64, v);
-}
+SCN_NAMED_FUNCS(state, state_names, false)
 
 static int state_observe(struct imc_scn_ctx *c, const void *data,
 			 uint64_t *v)
@@ -833,29 +812,17 @@ static void hex_format(uint64_t v, char *buf, size_t len)
 	snprintf(buf, len, "0x%" PRIx64, v);
 }
 
-static const struct imc_scn_subject subj_state = {
-	.name = "mcast-state", .parse = name_parse, .print = name_print,
-	.observe = state_observe, .value_parse = state_value_parse,
-	.value_format = state_value_format, .free = name_free,
-};
+static const struct imc_scn_subject subj_state =
+	SCN_NAMED_SUBJECT("mcast-state", name, state_observe, state);
 
-static const struct imc_scn_subject subj_status = {
-	.name = "mcast-status", .parse = name_parse, .print = name_print,
-	.observe = status_observe, .value_parse = status_value_parse,
-	.value_format = status_value_format, .free = name_free,
-};
+static const struct imc_scn_subject subj_status =
+	SCN_NAMED_SUBJECT("mcast-status", name, status_observe, status);
 
-static const struct imc_scn_subject subj_callbacks = {
-	.name = "mcast-callbacks", .parse = callbacks_parse,
-	.print = callbacks_print, .observe = callbacks_observe,
-	.free = callbacks_free,
-};
+static const struct imc_scn_subject subj_callbacks =
+	SCN_DESC_SUBJECT("mcast-callbacks", callbacks, callbacks_observe);
 
-static const struct imc_scn_subject subj_members = {
-	.name = "mcast-members", .parse = host_mgid_parse,
-	.print = host_mgid_print, .observe = members_observe,
-	.free = host_mgid_free,
-};
+static const struct imc_scn_subject subj_members =
+	SCN_DESC_SUBJECT("mcast-members", host_mgid, members_observe);
 
 static const struct imc_scn_subject subj_held = {
 	.name = "mcast-held", .parse = host_mgid_parse,
@@ -889,18 +856,10 @@ static const struct imc_scn_subject counters[] = {
 	{ .name = "mcast-max-in-flight", COUNT(K_MAX_IN_FLIGHT) },
 };
 
-static const struct scn_desc bare_desc = { .usage = "expected no argument" };
-SCN_DESC_FUNCS(bare, bare_desc)
-
-static const struct imc_scn_subject subj_consistent = {
-	.name = "mcast-consistent", .parse = bare_parse, .print = bare_print,
-	.observe = consistent_observe, .free = bare_free,
-};
-
-static const struct imc_scn_subject subj_orphans = {
-	.name = "mcast-orphans", .parse = bare_parse, .print = bare_print,
-	.observe = orphans_observe, .free = bare_free,
-};
+static const struct imc_scn_subject subj_consistent =
+	SCN_DESC_SUBJECT("mcast-consistent", scn_bare, consistent_observe);
+static const struct imc_scn_subject subj_orphans =
+	SCN_DESC_SUBJECT("mcast-orphans", scn_bare, orphans_observe);
 
 
 static const struct imc_scn_section section_mcast = {
@@ -922,12 +881,9 @@ int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 		.mgid_flags = SCN_MGID_MCAST,
 		.resolve = scn_mcast_mgid_resolve_or_fail,
 	};
-	int rc = 0;
+	int rc = scn_lang_add_words(l, verbs, IMC_ARRAY_SIZE(verbs), subjects,
+				    IMC_ARRAY_SIZE(subjects));
 
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(verbs) && !rc; i++)
-		rc = imc_scn_lang_add_verb(l, verbs[i]);
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
-		rc = imc_scn_lang_add_subject(l, subjects[i]);
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(counters) && !rc; i++)
 		rc = imc_scn_lang_add_subject(l, &counters[i]);
 	if (!rc)

@@ -722,12 +722,6 @@ static int mgid_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 			      scn_arg_at(base, arg));
 }
 
-static void mgid_word_print(FILE *f, const struct imc_topo *t,
-			    const struct scn_arg *arg, const void *base)
-{
-	scn_mgid_print(f, scn_arg_cat(base, arg));
-}
-
 static int has_host(struct imc_scn_parser *p, void *data)
 {
 	struct subj_arg *a = data;
@@ -744,12 +738,12 @@ static const struct scn_arg host_args[] = {
 };
 static const struct scn_arg mgid_args[] = {
 	SCN_A_CUSTOM(struct subj_arg, mgid, "an MGID", mgid_word_parse,
-		     mgid_word_print, 0),
+		     scn_mgid_arg_print, 0),
 };
 static const struct scn_arg host_mgid_args[] = {
 	SCN_A_HOST(struct subj_arg, host),
 	SCN_A_CUSTOM(struct subj_arg, mgid, "an MGID", mgid_word_parse,
-		     mgid_word_print, 0),
+		     scn_mgid_arg_print, 0),
 };
 
 #define SUBJ_DESC(tab, u, lo, hi) \
@@ -819,22 +813,7 @@ const char *scn_mad_status_name(uint64_t status)
 	return NULL;
 }
 
-static int status_value_parse(const char *word, uint64_t *v)
-{
-	return scn_named_parse(status_names, IMC_ARRAY_SIZE(status_names), word,
-			       v);
-}
-
-static void status_value_format(uint64_t v, char *buf, size_t len)
-{
-	const char *name = scn_named_str(status_names,
-					 IMC_ARRAY_SIZE(status_names), v);
-
-	if (name)
-		snprintf(buf, len, "%s", name);
-	else
-		snprintf(buf, len, "0x%04" PRIx64, v);
-}
+SCN_NAMED_FUNCS(status, status_names, true)
 
 static void mlid_value_format(uint64_t v, char *buf, size_t len)
 {
@@ -958,18 +937,11 @@ static int queue_max_observe(struct imc_scn_ctx *c, const void *data,
 	return 0;
 }
 
-static const struct imc_scn_subject subj_status = {
-	.name = "sa-status", .parse = status_parse, .print = status_print,
-	.observe = status_observe, .value_parse = status_value_parse,
-	.value_format = status_value_format, .free = status_free,
-};
+static const struct imc_scn_subject subj_status =
+	SCN_NAMED_SUBJECT("sa-status", status, status_observe, status);
 
-
-static const struct imc_scn_subject subj_members = {
-	.name = "sa-members", .parse = mgid_subj_parse,
-	.print = mgid_subj_print, .observe = members_observe,
-	.free = mgid_subj_free,
-};
+static const struct imc_scn_subject subj_members =
+	SCN_DESC_SUBJECT("sa-members", mgid_subj, members_observe);
 
 static const struct imc_scn_subject subj_mlid = {
 	.name = "sa-mlid", .parse = mgid_subj_parse, .print = mgid_subj_print,
@@ -1005,10 +977,8 @@ static const struct imc_scn_subject sa_counters[] = {
 	  SA_COUNTER(SA_RUN, struct sa_run, errors, -1) },
 };
 
-static const struct imc_scn_subject subj_queue_max = {
-	.name = "sa-queue-max", .parse = none_parse, .print = none_print,
-	.observe = queue_max_observe, .free = none_free,
-};
+static const struct imc_scn_subject subj_queue_max =
+	SCN_DESC_SUBJECT("sa-queue-max", none, queue_max_observe);
 
 /* ------------------------------------------------------------------ */
 
@@ -1031,12 +1001,9 @@ int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 	static const enum scn_svc kinds[] = {
 		SCN_SVC_PORT_GSI, SCN_SVC_SA_ENGINE, SCN_SVC_NAME_SA,
 	};
-	int rc = 0;
+	int rc = scn_lang_add_words(l, verbs, IMC_ARRAY_SIZE(verbs), subjects,
+				    IMC_ARRAY_SIZE(subjects));
 
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(verbs) && !rc; i++)
-		rc = imc_scn_lang_add_verb(l, verbs[i]);
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(subjects) && !rc; i++)
-		rc = imc_scn_lang_add_subject(l, subjects[i]);
 	for (unsigned i = 0; i < IMC_ARRAY_SIZE(kinds) && !rc; i++)
 		rc = scn_lang_add_service(l, kinds[i], &sa_services);
 	if (!rc)

@@ -337,6 +337,13 @@ struct scn_svc_ops {
 		       struct imc_gid *out);
 };
 
+/* Adds a plugin's nv verbs and ns subjects, in order, stopping at the
+ * first error, which it returns (imc_scn_lang_add_verb/_subject). */
+int scn_lang_add_words(struct imc_scn_lang *l,
+		       const struct imc_scn_verb *const *verbs, size_t nv,
+		       const struct imc_scn_subject *const *subjects,
+		       size_t ns);
+
 /* 0, -EEXIST when kind has a provider, -EINVAL when ops lacks a function
  * of kind. Referenced, not copied. scn_service(): the provider or NULL. */
 int scn_lang_add_service(struct imc_scn_lang *l, enum scn_svc kind,

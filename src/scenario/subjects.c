@@ -61,10 +61,8 @@ static int hops_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
 	return 0;
 }
 
-static const struct imc_scn_subject subj_hops = {
-	.name = "hops", .parse = none_parse, .print = none_print,
-	.observe = hops_observe, .free = none_free,
-};
+static const struct imc_scn_subject subj_hops =
+	SCN_DESC_SUBJECT("hops", none, hops_observe);
 
 /* ---- drops REASON [PORT] ---- */
 
@@ -152,10 +150,8 @@ static int drops_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
 	return 0;
 }
 
-static const struct imc_scn_subject subj_drops = {
-	.name = "drops", .parse = drops_parse, .print = drops_print,
-	.observe = drops_observe, .free = drops_free,
-};
+static const struct imc_scn_subject subj_drops =
+	SCN_DESC_SUBJECT("drops", drops, drops_observe);
 
 /* ---- cable and port counters ---- */
 
