@@ -21,27 +21,6 @@
 
 static const char run_key;   /* imc_scn_data key of struct mc_run */
 
-/* A P_Key of the port's table in the partition of pkey (IBA 10.9.1.2:
- * the low 15 bits), full membership first; pkey itself when none. */
-static uint16_t local_pkey(struct imc_fabric *f, uint32_t node,
-			   unsigned port, uint16_t pkey)
-{
-	struct imc_port_attr pa;
-	uint16_t best = pkey;
-	bool found = false;
-
-	if (imc_fabric_port_attr(f, node, port, &pa))
-		return pkey;
-	for (unsigned i = 0; i < pa.npkeys; i++) {
-		if ((pa.pkeys[i] & 0x7fff) != (pkey & 0x7fff))
-			continue;
-		if (!found || (pa.pkeys[i] & 0x8000))
-			best = pa.pkeys[i];
-		found = true;
-	}
-	return best;
-}
-
 /* ------------------------------------------------------------------ */
 /* The run */
 
@@ -355,8 +334,9 @@ int scn_mcast_join_run(struct imc_scn_ctx *c, void *data)
 		struct imc_qp *qp;
 
 		rc = imc_scn_qp(c, a->host.node, a->host.port,
-				local_pkey(r->f, a->host.node, a->host.port,
-					   pkey), qkey, &qp);
+				scn_local_pkey(r->f, a->host.node,
+					       a->host.port, pkey),
+				qkey, &qp);
 		if (rc)
 			return imc_scn_fail(c, rc,
 				"%s has no QP for P_Key 0x%04x: %s",

@@ -52,27 +52,6 @@ struct sa_host *scn_sa_host_find(struct sa_run *r, uint32_t node,
 	return r->host[r->pbase[node] + port];
 }
 
-/* A P_Key of the port's table in the partition of pkey (IBA 10.9.1.2:
- * the low 15 bits), full membership first; pkey itself when none. */
-static uint16_t local_pkey(struct sa_run *r, uint32_t node, unsigned port,
-			   uint16_t pkey)
-{
-	struct imc_port_attr pa;
-	uint16_t best = pkey;
-	bool found = false;
-
-	if (imc_fabric_port_attr(r->f, node, port, &pa))
-		return pkey;
-	for (unsigned i = 0; i < pa.npkeys; i++) {
-		if ((pa.pkeys[i] & 0x7fff) != (pkey & 0x7fff))
-			continue;
-		if (!found || (pa.pkeys[i] & 0x8000))
-			best = pa.pkeys[i];
-		found = true;
-	}
-	return best;
-}
-
 static uint64_t ent_hash(uint32_t host, const struct imc_gid *mgid)
 {
 	return imc_gid_hash(mgid, host);
@@ -310,7 +289,8 @@ static int own_qp1(struct sa_run *r, struct sa_host *h)
 	int rc;
 
 	if (!imc_fabric_port_attr(r->f, h->node, h->port, &pa) && pa.npkeys) {
-		pkey = local_pkey(r, h->node, h->port, IMC_PKEY_DEFAULT);
+		pkey = scn_local_pkey(r->f, h->node, h->port,
+				      IMC_PKEY_DEFAULT);
 		if ((pkey & 0x7fff) != 0x7fff || !pkey_in(&pa, pkey))
 			pkey = pa.pkeys[0];
 	}
@@ -709,65 +689,18 @@ int scn_sa_req_start(struct imc_scn_ctx *c, const struct req_arg *a)
 
 /* ---- multicast flows ---- */
 
-static void flow_fire(struct imc_timer *t)
-{
-	struct sflow *fl = imc_container_of(t, struct sflow, timer);
-	int rc;
-
-	if (fl->size >= IMC_SCN_HDR_SIZE)
-		imc_put32(fl->buf + 8, fl->seq);
-	/* IBA 10.5.2.5: multicast goes to QP 0xFFFFFF with a GRH. */
-	rc = imc_qp_send(fl->qp, &fl->ah, IMC_MCAST_QPN, fl->qkey, fl->buf,
-			 fl->size);
-	imc_scn_count_send(fl->r->c, fl->node, fl->port, rc);
-	if (++fl->seq < fl->count)
-		imc_timer_arm_in(fl->r->loop, &fl->timer, fl->interval);
-}
-
 int scn_sa_flow_start(struct sa_run *r, uint32_t node, unsigned port,
 		      const struct imc_mcmr *g, uint32_t count, uint32_t size,
 		      imc_time_t interval, uint8_t sl, uint32_t flow)
 {
-	struct sflow *fl;
-	int rc;
+	const struct scn_group grp = { .mlid = g->mlid, .mgid = g->mgid,
+				       .pkey = g->pkey, .qkey = g->qkey };
+	const struct scn_flow f = {
+		.from = { node, port }, .ah = { .sl = sl }, .count = count,
+		.size = size, .interval = interval, .id = flow,
+	};
 
-	fl = calloc(1, sizeof(*fl));
-	if (!fl)
-		return -ENOMEM;
-	fl->buf = calloc(1, size ? size : 1);
-	if (!fl->buf) {
-		free(fl);
-		return -ENOMEM;
-	}
-	rc = imc_scn_qp(r->c, node, port,
-			local_pkey(r, node, port, g->pkey), g->qkey, &fl->qp);
-	if (rc) {
-		free(fl->buf);
-		free(fl);
-		return rc;
-	}
-	fl->r = r;
-	fl->node = node;
-	fl->port = port;
-	fl->qkey = g->qkey;
-	fl->count = count;
-	fl->size = size;
-	fl->interval = interval;
-	fl->ah.dlid = g->mlid;
-	fl->ah.sl = sl;
-	fl->ah.has_grh = true;
-	fl->ah.dgid = g->mgid;
-	fl->ah.hop_limit = 0xff;
-	for (uint32_t i = 0; i < size; i++)
-		fl->buf[i] = (uint8_t)i;
-	if (size >= IMC_SCN_HDR_SIZE) {
-		imc_put32(fl->buf, IMC_SCN_MAGIC);
-		imc_put32(fl->buf + 4, flow);
-	}
-	imc_timer_init(&fl->timer, flow_fire);
-	fl->next = r->flows;
-	r->flows = fl;
-	return imc_timer_arm_in(r->loop, &fl->timer, 0);
+	return scn_flow_to_group(r->c, &f, &grp);
 }
 
 /* ---- answers ---- */
@@ -793,7 +726,7 @@ static void member_joined(struct sa_run *r, uint32_t member,
 	/* The member's QP for the group's P_Key and Q_Key gets its
 	 * datagrams (IBA 10.5.2.5: attach to MGID and MLID). */
 	rc = imc_scn_qp(r->c, mh->node, mh->port,
-			local_pkey(r, mh->node, mh->port, rec->pkey),
+			scn_local_pkey(r->f, mh->node, mh->port, rec->pkey),
 			rec->qkey, &qp);
 	if (!rc) {
 		rc = imc_qp_attach(qp, &rec->mgid, rec->mlid);
@@ -885,14 +818,6 @@ static void run_free(void *data)
 
 		imc_list_del(&q->link);
 		free(q);
-	}
-	while (r->flows) {
-		struct sflow *fl = r->flows;
-
-		r->flows = fl->next;
-		imc_timer_cancel(r->loop, &fl->timer);
-		free(fl->buf);
-		free(fl);
 	}
 	for (size_t i = 0; i < nslots; i++) {
 		struct sa_host *h = r->host[i];

@@ -165,20 +165,6 @@ struct req {
 	uint32_t flow;              /* scenario flow number of the line */
 };
 
-struct sflow {
-	struct imc_timer timer;
-	struct sa_run *r;
-	struct sflow *next;
-	struct imc_qp *qp;
-	struct imc_ah ah;
-	uint32_t qkey;
-	uint32_t node;
-	unsigned port;
-	uint32_t count, seq, size;
-	imc_time_t interval;
-	uint8_t *buf;
-};
-
 struct label_slot {
 	struct imc_gid mgid;
 };
@@ -207,7 +193,6 @@ struct sa_run {
 	struct imc_list reqs;       /* struct req, not yet answered */
 	unsigned nclients;          /* SA clients made, for their seeds */
 
-	struct sflow *flows;
 
 	uint64_t requests, answers, timeouts;
 	uint64_t errors;            /* sends refused, attaches failed */

@@ -501,6 +501,36 @@ void scn_host_stats(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 /* The flow number of the action running now: its index. */
 uint32_t scn_flow_id(struct imc_scn_ctx *c);
 
+/* A traffic flow (flow.c): count datagrams of size bytes from the QP qp
+ * of the port from, interval apart, to dqpn with qkey and the address
+ * ah; with follow, ah's DLID and DGID are the port to's at each datagram
+ * (none when it has no attributes). Each datagram of size >= 12 carries
+ * IMC_SCN_MAGIC, id and its sequence number. */
+struct scn_flow {
+	struct scn_port_arg from;
+	struct imc_qp *qp;
+	struct imc_ah ah;
+	bool follow;
+	struct scn_port_arg to;
+	uint32_t dqpn, qkey;
+	uint32_t count, size;
+	imc_time_t interval;
+	uint32_t id;
+};
+/* Starts f for the length of the run, its first datagram now (from the
+ * loop). Returns 0 or -ENOMEM. */
+int scn_flow_start(struct imc_scn_ctx *c, const struct scn_flow *f);
+/* Starts the flow tmpl (from, ah.sl, count, size, interval, id) to the
+ * group g: from the port's QP of g's Q_Key and of its P_Key in g's
+ * partition (scn_local_pkey), to QP 0xFFFFFF, g's MLID and MGID with a
+ * GRH (IBA 10.5.2.5). Returns 0, -ENOMEM, or imc_scn_qp()'s error. */
+int scn_flow_to_group(struct imc_scn_ctx *c, const struct scn_flow *tmpl,
+		      const struct scn_group *g);
+/* A P_Key of node:port's table in the partition of pkey (IBA 10.9.1.2:
+ * the low 15 bits), full membership first; pkey itself when none. */
+uint16_t scn_local_pkey(struct imc_fabric *f, uint32_t node, unsigned port,
+			uint16_t pkey);
+
 /* The scenario being run. */
 const struct imc_scenario *scn_scenario(struct imc_scn_ctx *c);
 

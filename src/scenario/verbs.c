@@ -8,7 +8,6 @@
 
 #include "scenario/desc.h"
 #include "scenario/scn.h"
-#include "util/bytes.h"
 #include "util/vec.h"
 
 #define MCAST_QPN 0xFFFFFFu   /* multicast DestQP, IBA 10.5.2.5 */
@@ -505,59 +504,6 @@ static const struct scn_desc mcast_desc = {
 		.mcast = true, .grh = true },
 };
 
-/* One flow per send or mcast line, for the length of a run. */
-struct flow {
-	struct imc_timer timer;
-	struct imc_scn_ctx *c;
-	const struct traffic_arg *a;
-	struct imc_qp *qp;
-	uint32_t dqpn;
-	uint32_t seq;
-	uint8_t *buf;
-};
-
-static void flow_free(void *data)
-{
-	struct flow *fl = data;
-
-	imc_timer_cancel(imc_scn_loop(fl->c), &fl->timer);
-	free(fl->buf);
-	free(fl);
-}
-
-static void flow_fire(struct imc_timer *t)
-{
-	struct flow *fl = imc_container_of(t, struct flow, timer);
-	const struct traffic_arg *a = fl->a;
-	struct imc_scn_ctx *c = fl->c;
-	struct imc_ah ah;
-	int rc;
-
-	memset(&ah, 0, sizeof(ah));
-	ah.sl = a->sl;
-	ah.has_grh = a->grh;
-	ah.hop_limit = 0xFF;
-	if (a->mcast) {
-		ah.dlid = a->g.mlid;
-		ah.dgid = a->g.mgid;
-	} else {
-		struct imc_port_attr pa;
-
-		/* The LID as it is now: a LID change is followed. */
-		if (!imc_fabric_port_attr(imc_scn_fabric(c), a->dst.node,
-					  a->dst.port, &pa)) {
-			ah.dlid = pa.lid;
-			ah.dgid = pa.gid;
-		}
-	}
-	if (a->size >= IMC_SCN_HDR_SIZE)
-		imc_put32(fl->buf + 8, fl->seq);
-	rc = imc_qp_send(fl->qp, &ah, fl->dqpn, a->qkey, fl->buf, a->size);
-	imc_scn_count_send(c, a->src.node, a->src.port, rc);
-	if (++fl->seq < a->count)
-		imc_timer_arm_in(imc_scn_loop(c), &fl->timer, a->interval);
-}
-
 /* The destination QP: the host's QP for the same P_Key; when its table
  * lacks that exact P_Key, its QP for the partition's other membership
  * (0x8002 for 0x0002: full and limited members may talk), else its first
@@ -600,46 +546,30 @@ static int traffic_run(struct imc_scn_ctx *c, void *data)
 {
 	const struct traffic_arg *a = data;
 	const struct imc_topo *t = imc_scn_topo(c);
-	struct flow *fl;
+	struct scn_flow f = {
+		.from = a->src, .follow = !a->mcast, .to = a->dst,
+		.qkey = a->qkey, .count = a->count, .size = a->size,
+		.interval = a->interval, .id = scn_flow_id(c),
+		.ah = { .sl = a->sl, .has_grh = a->grh, .hop_limit = 0xFF },
+	};
 	int rc;
 
-	fl = calloc(1, sizeof(*fl));
-	if (!fl)
-		return -ENOMEM;
-	fl->buf = calloc(1, a->size ? a->size : 1);
-	if (!fl->buf) {
-		free(fl);
-		return -ENOMEM;
-	}
-	fl->c = c;
-	fl->a = a;
-	imc_timer_init(&fl->timer, flow_fire);
-	rc = imc_scn_data_set(c, a, fl, flow_free);
-	if (rc) {
-		free(fl->buf);
-		free(fl);
-		return rc;
-	}
 	/* A member sends from the QP it has attached. */
 	rc = imc_scn_qp(c, a->src.node, a->src.port, a->pkey,
-			a->mcast ? a->g.qkey : IMC_SCN_QKEY, &fl->qp);
+			a->mcast ? a->g.qkey : IMC_SCN_QKEY, &f.qp);
 	if (rc == -EINVAL)
 		return imc_scn_fail(c, rc, "%s has no P_Key 0x%04x in its table",
 				    t->node[a->src.node].name, a->pkey);
 	if (rc)
 		return rc;
-	if (a->mcast)
-		fl->dqpn = MCAST_QPN;
-	else if ((rc = dest_qpn(c, a, &fl->dqpn)))
+	if (a->mcast) {
+		f.dqpn = MCAST_QPN;
+		f.ah.dlid = a->g.mlid;
+		f.ah.dgid = a->g.mgid;
+	} else if ((rc = dest_qpn(c, a, &f.dqpn))) {
 		return rc;
-	for (uint32_t i = 0; i < a->size; i++)
-		fl->buf[i] = (uint8_t)i;
-	if (a->size >= IMC_SCN_HDR_SIZE) {
-		imc_put32(fl->buf, IMC_SCN_MAGIC);
-		imc_put32(fl->buf + 4, scn_flow_id(c));
 	}
-	/* The first datagram leaves now, from the loop. */
-	return imc_timer_arm_in(imc_scn_loop(c), &fl->timer, 0);
+	return scn_flow_start(c, &f);
 }
 
 SCN_DESC_VERB(send, "send", IMC_SCN_ACTION, send_desc, traffic_run);
