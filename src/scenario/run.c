@@ -86,6 +86,7 @@ struct imc_scn_ctx {
 	struct host **hslot;      /* by slot, NULL until first used */
 	size_t nhosts;
 
+	struct scn_port_gsis *gsis;  /* port_gsi.c: after the data, freed */
 	struct imc_htab data;     /* struct data_ent by key */
 	struct data_ent *newest;  /* then older ones: freed in this order */
 
@@ -133,6 +134,11 @@ static imc_time_t at_loop(const struct imc_scn_ctx *c, imc_time_t t)
 uint32_t scn_flow_id(struct imc_scn_ctx *c)
 {
 	return c->cur ? c->cur->index : UINT32_MAX;
+}
+
+struct scn_port_gsis **scn_ctx_port_gsis(struct imc_scn_ctx *c)
+{
+	return &c->gsis;
 }
 
 const struct imc_scenario *scn_scenario(struct imc_scn_ctx *c)
@@ -620,6 +626,9 @@ static size_t ctx_free(struct imc_scn_ctx *c)
 		free(e);
 	}
 	imc_htab_fini(&c->data);
+	/* The GSIs after their users (trackers, SA clients), which took
+	 * their agents off them. */
+	scn_port_gsis_free(c->gsis, c->s->topo);
 	if (c->acts) {
 		for (unsigned i = 0; i < c->s->nactions; i++)
 			imc_timer_cancel(c->loop, &c->acts[i].timer);

@@ -246,7 +246,7 @@ int scn_sa_snapshot(struct sa_run *r, unsigned line)
 /* The run: start, clients, answers */
 
 /* The GSI's agent of these requests: it claims the run's TID high word
- * (gsi_get()), so the GSI gives it the responses (IBA 13.4.5: the R bit)
+ * (agent_add()), so the GSI gives it the responses (IBA 13.4.5: the R bit)
  * to these requests alone. Each client takes its own TIDs; an answer
  * none has (to a retry of an answered request) is counted only. */
 static int host_agent_recv(struct imc_gsi_agent *a,
@@ -262,69 +262,18 @@ static int host_agent_recv(struct imc_gsi_agent *a,
 	return 0;
 }
 
-static void qp1_recv(struct imc_qp *qp, const struct imc_ud_recv *rv,
-		     void *ctx)
+/* h's GSI, the port's (the run's); its agent takes our answers. */
+static void agent_add(struct sa_host *h, struct imc_gsi *gsi)
 {
-	struct sa_host *h = ctx;
-
-	(void)qp;
-	imc_gsi_input(h->gsi, rv);
-}
-
-static bool pkey_in(const struct imc_port_attr *pa, uint16_t pkey)
-{
-	for (unsigned i = 0; i < pa->npkeys; i++)
-		if (pa->pkeys[i] == pkey)
-			return true;
-	return false;
-}
-
-/* A QP1 of the run's for the GSI of h. The GSI sends with a P_Key of the
- * port's table (IBA 13.5.3): the default partition's, full membership
- * first, else the table's first. */
-static int own_qp1(struct sa_run *r, struct sa_host *h)
-{
-	struct imc_port_attr pa;
-	uint16_t pkey = IMC_PKEY_DEFAULT;
-	int rc;
-
-	if (!imc_fabric_port_attr(r->f, h->node, h->port, &pa) && pa.npkeys) {
-		pkey = scn_local_pkey(r->f, h->node, h->port,
-				      IMC_PKEY_DEFAULT);
-		if ((pkey & 0x7fff) != 0x7fff || !pkey_in(&pa, pkey))
-			pkey = pa.pkeys[0];
-	}
-	rc = imc_qp_create(r->f, h->node, h->port, IMC_QP1, IMC_QP1_QKEY,
-			   pkey, qp1_recv, h, &h->qp1);
-	if (!rc)
-		imc_gsi_set_qp(h->gsi, h->qp1);
-	return rc;
-}
-
-static void drop_qp1(struct sa_host *h)
-{
-	imc_gsi_set_qp(h->gsi, NULL);
-	imc_qp_destroy(h->qp1);
-	h->qp1 = NULL;
-}
-
-/* h's GSI, with no QP yet; its agent takes our answers. */
-static int gsi_get(struct sa_host *h)
-{
-	int rc;
-
 	if (h->gsi)
-		return 0;
-	rc = imc_gsi_create_shared(NULL, &h->gsi);
-	if (rc)
-		return rc;
+		return;
+	h->gsi = gsi;
 	h->agent.recv = host_agent_recv;
 	/* The answers to these requests come to this agent alone: another
 	 * client of the port (a tracker's) matches on the TID's low word
 	 * only and could take one whose low word it also uses. */
 	h->agent.tid_high = IMC_SCN_MAGIC;
 	imc_gsi_add(h->gsi, &h->agent);
-	return 0;
 }
 
 int scn_sa_start(struct sa_run *r)
@@ -335,6 +284,7 @@ int scn_sa_start(struct sa_run *r)
 	uint32_t node;
 	unsigned port;
 	struct imc_sa_bcast bc[PARTITIONS_MAX + 1];
+	struct imc_gsi *gsi;
 
 	imc_sa_fabric_config_init(&fc);
 	if (a->npart || (a->mask & SA_BCAST_QKEY)) {
@@ -369,13 +319,12 @@ int scn_sa_start(struct sa_run *r)
 	}
 	r->start_err = imc_fabric_sm_port(r->f, &node, &port);
 	h = r->start_err ? NULL : host_get(r, node, port);
-	if (!r->start_err && (!h || gsi_get(h)))
+	if (!r->start_err && (!h || scn_port_qp1_lend(r->c, node, port, &gsi)))
 		r->start_err = -ENOMEM;
 	if (r->start_err)
 		return r->start_err;
 	/* The SA takes the port's QP1 and hands the GSI the rest. */
-	if (h->qp1)
-		drop_qp1(h);
+	agent_add(h, gsi);
 	fc.other_mad = imc_gsi_input;
 	fc.other_ctx = h->gsi;
 	r->start_err = imc_sa_fabric_create(r->f, &fc, &r->sf);
@@ -401,7 +350,7 @@ int scn_sa_stop(struct sa_run *r, bool keep)
 	imc_gsi_set_qp(h->gsi, NULL);
 	imc_sa_fabric_destroy(r->sf);
 	r->sf = NULL;
-	return keep ? 0 : own_qp1(r, h);
+	return keep ? 0 : scn_port_qp1_return(r->c, h->node, h->port);
 }
 
 static void start_fire(struct imc_timer *t)
@@ -456,17 +405,12 @@ const struct imc_sa *scn_sa_engine(struct imc_scn_ctx *c)
 /* h's GSI with a QP1: the run's, or the SA's on its port. */
 static int qp1_get(struct sa_run *r, struct sa_host *h)
 {
-	int rc;
+	struct imc_gsi *gsi;
+	int rc = scn_port_gsi(r->c, h->node, h->port, &gsi);
 
-	if (h->gsi && (h->qp1 || (h->node == r->sa_node &&
-				  h->port == r->sa_port)))
-		return 0;
-	rc = gsi_get(h);
-	if (rc)
-		return rc;
-	if (h->node == r->sa_node && h->port == r->sa_port)
-		return 0;
-	return own_qp1(r, h);
+	if (!rc)
+		agent_add(h, gsi);
+	return rc;
 }
 
 void scn_sa_links_changed(struct imc_scn_ctx *c)
@@ -824,9 +768,13 @@ static void run_free(void *data)
 
 		if (!h)
 			continue;
-		if (h->qp1)
-			imc_qp_destroy(h->qp1);
-		imc_gsi_destroy(h->gsi);
+		/* The GSI is the run's and outlives us (no SA QP on it). */
+		if (h->gsi) {
+			if (r->sf && h->node == r->sa_node &&
+			    h->port == r->sa_port)
+				imc_gsi_set_qp(h->gsi, NULL);
+			imc_gsi_remove(&h->agent);
+		}
 		free(h);
 	}
 	imc_sa_fabric_destroy(r->sf);

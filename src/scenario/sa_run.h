@@ -138,8 +138,7 @@ struct sa_host {
 	uint32_t idx;               /* slot: pbase[node] + port */
 	uint32_t node;
 	unsigned port;
-	struct imc_gsi *gsi;        /* QP1, shared by the port's MAD users */
-	struct imc_qp *qp1;         /* the run's QP1; NULL on the SA's port */
+	struct imc_gsi *gsi;        /* the port's (the run's), our agent on it */
 	struct imc_gsi_agent agent; /* takes the answers to these requests */
 	struct sa_cl *cl;           /* its SA clients */
 	uint64_t requests, answers;
@@ -208,14 +207,12 @@ extern const struct imc_scn_verb scn_sa_verb;
 int scn_sa_run_get(struct imc_scn_ctx *c, struct sa_run **out);
 int scn_sa_engine_get(struct imc_scn_ctx *c, struct sa_run **out);
 
-/* The port GSI service (scn.h): QP1 of the HCA port node:port as a GSI
- * (gsi.h) that every MAD user of the port shares for the rest of the run
- * (sa-* requests, join trackers): a QP1 of the run's, or on the SA's
- * port the SA's own; when the SA moves (sa-restart after sm move) the
- * GSI stays and its QP changes. Created on first use. Fails the run
- * (imc_scn_fail()) when the scenario has no sa line (with optional:
- * -ENOENT, the run going on) or the SA cannot start. Freed when the run
- * ends, before the fabric (agents still added are forgotten). */
+/* The port GSI service (scn.h): the run's GSI of node:port
+ * (scn_port_gsi()) with the SA started first, so that on the SA's port
+ * the QP1 is the SA's own (lent, scn_port_qp1_lend()); when the SA moves
+ * (sa-restart after sm move) the GSI stays and its QP changes. Fails the
+ * run (imc_scn_fail()) when the scenario has no sa line (with optional:
+ * -ENOENT, the run going on) or the SA cannot start. */
 int scn_sa_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 	       bool optional, struct imc_gsi **out);
 /* The SA engine service: the engine running now, or NULL (no sa line,

@@ -526,6 +526,23 @@ int scn_flow_start(struct imc_scn_ctx *c, const struct scn_flow *f);
  * GRH (IBA 10.5.2.5). Returns 0, -ENOMEM, or imc_scn_qp()'s error. */
 int scn_flow_to_group(struct imc_scn_ctx *c, const struct scn_flow *tmpl,
 		      const struct scn_group *g);
+/* The run's GSI of node:port (port_gsi.c): QP1 as a shared GSI (gsi.h)
+ * for every MAD user of the port, made on first use; it has a QP1 of the
+ * run's unless the port's QP1 is lent. -EINVAL for no such port. The
+ * GSIs are freed after the run data: their users remove their agents. */
+int scn_port_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		 struct imc_gsi **out);
+/* Lends node:port's QP1 to a MAD engine of the port's own (the SA): the
+ * run's QP1 goes and *out, the port's GSI with no QP, is the engine's to
+ * set its QP on and to feed the MADs it does not take. Returning it
+ * gives the GSI a QP1 of the run's again. */
+int scn_port_qp1_lend(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		      struct imc_gsi **out);
+int scn_port_qp1_return(struct imc_scn_ctx *c, uint32_t node, unsigned port);
+/* The run's port GSIs (run.c keeps them, port_gsi.c makes and frees them). */
+struct scn_port_gsis;
+struct scn_port_gsis **scn_ctx_port_gsis(struct imc_scn_ctx *c);
+void scn_port_gsis_free(struct scn_port_gsis *g, const struct imc_topo *t);
 /* A P_Key of node:port's table in the partition of pkey (IBA 10.9.1.2:
  * the low 15 bits), full membership first; pkey itself when none. */
 uint16_t scn_local_pkey(struct imc_fabric *f, uint32_t node, unsigned port,

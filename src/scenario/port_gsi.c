@@ -1,0 +1,164 @@
+/* The GSI of each fabric port (QP1, IBA 13.5), the run's: one per port,
+ * shared by every MAD user of the port (SA clients, join trackers). The
+ * port's QP1 is the run's, unless a MAD engine of the port's own (the
+ * SA) has it lent: the engine then feeds the GSI the MADs it does not
+ * take. The GSIs outlive the run data (their users), which remove their
+ * agents when they go. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "ibmcast/gsi.h"
+#include "ibmcast/packet.h"
+#include "scenario/scn.h"
+
+struct port_gsi {
+	struct imc_gsi *gsi;
+	struct imc_qp *qp1;       /* the run's QP1, or NULL */
+	bool lent;                /* QP1 is an engine's (no QP1 of the run's) */
+};
+
+struct scn_port_gsis {
+	uint32_t *pbase;          /* scn_port_slots() */
+	struct port_gsi **slot;   /* NULL until first used */
+};
+
+static void qp1_recv(struct imc_qp *qp, const struct imc_ud_recv *rv,
+		     void *ctx)
+{
+	struct port_gsi *pg = ctx;
+
+	(void)qp;
+	imc_gsi_input(pg->gsi, rv);
+}
+
+static bool pkey_in(const struct imc_port_attr *pa, uint16_t pkey)
+{
+	for (unsigned i = 0; i < pa->npkeys; i++)
+		if (pa->pkeys[i] == pkey)
+			return true;
+	return false;
+}
+
+/* node:port's slot with its GSI (no QP yet when new). */
+static int slot_get(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		    struct port_gsi **out)
+{
+	const struct imc_topo *t = imc_scn_topo(c);
+	struct scn_port_gsis **gp = scn_ctx_port_gsis(c), *g = *gp;
+	struct port_gsi **pp;
+	int rc;
+
+	if (node >= t->nnodes || port > t->node[node].nports)
+		return -EINVAL;
+	if (!g) {
+		g = calloc(1, sizeof(*g));
+		if (!g || scn_port_slots(t, &g->pbase)) {
+			free(g);
+			return -ENOMEM;
+		}
+		g->slot = calloc(g->pbase[t->nnodes], sizeof(*g->slot));
+		if (!g->slot) {
+			free(g->pbase);
+			free(g);
+			return -ENOMEM;
+		}
+		*gp = g;
+	}
+	pp = &g->slot[g->pbase[node] + port];
+	if (!*pp) {
+		*pp = calloc(1, sizeof(**pp));
+		if (!*pp)
+			return -ENOMEM;
+	}
+	if (!(*pp)->gsi) {
+		rc = imc_gsi_create_shared(NULL, &(*pp)->gsi);
+		if (rc)
+			return rc;
+	}
+	*out = *pp;
+	return 0;
+}
+
+/* A QP1 of the run's for the GSI. The GSI sends with a P_Key of the
+ * port's table (IBA 13.5.3): the default partition's, full membership
+ * first, else the table's first. */
+static int own_qp1(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		   struct port_gsi *pg)
+{
+	struct imc_fabric *f = imc_scn_fabric(c);
+	struct imc_port_attr pa;
+	uint16_t pkey = IMC_PKEY_DEFAULT;
+	int rc;
+
+	if (!imc_fabric_port_attr(f, node, port, &pa) && pa.npkeys) {
+		pkey = scn_local_pkey(f, node, port, IMC_PKEY_DEFAULT);
+		if ((pkey & 0x7fff) != 0x7fff || !pkey_in(&pa, pkey))
+			pkey = pa.pkeys[0];
+	}
+	rc = imc_qp_create(f, node, port, IMC_QP1, IMC_QP1_QKEY, pkey,
+			   qp1_recv, pg, &pg->qp1);
+	if (!rc)
+		imc_gsi_set_qp(pg->gsi, pg->qp1);
+	return rc;
+}
+
+int scn_port_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		 struct imc_gsi **out)
+{
+	struct port_gsi *pg;
+	int rc = slot_get(c, node, port, &pg);
+
+	if (rc)
+		return rc;
+	*out = pg->gsi;
+	return pg->qp1 || pg->lent ? 0 : own_qp1(c, node, port, pg);
+}
+
+int scn_port_qp1_lend(struct imc_scn_ctx *c, uint32_t node, unsigned port,
+		      struct imc_gsi **out)
+{
+	struct port_gsi *pg;
+	int rc = slot_get(c, node, port, &pg);
+
+	if (rc)
+		return rc;
+	if (pg->qp1) {
+		imc_gsi_set_qp(pg->gsi, NULL);
+		imc_qp_destroy(pg->qp1);
+		pg->qp1 = NULL;
+	}
+	pg->lent = true;
+	*out = pg->gsi;
+	return 0;
+}
+
+int scn_port_qp1_return(struct imc_scn_ctx *c, uint32_t node, unsigned port)
+{
+	struct port_gsi *pg;
+	int rc = slot_get(c, node, port, &pg);
+
+	if (rc)
+		return rc;
+	imc_gsi_set_qp(pg->gsi, NULL);
+	pg->lent = false;
+	return pg->qp1 ? 0 : own_qp1(c, node, port, pg);
+}
+
+void scn_port_gsis_free(struct scn_port_gsis *g, const struct imc_topo *t)
+{
+	if (!g)
+		return;
+	for (size_t i = 0; i < g->pbase[t->nnodes]; i++) {
+		struct port_gsi *pg = g->slot[i];
+
+		if (!pg)
+			continue;
+		imc_gsi_destroy(pg->gsi);
+		if (pg->qp1)
+			imc_qp_destroy(pg->qp1);
+		free(pg);
+	}
+	free(g->slot);
+	free(g->pbase);
+	free(g);
+}
