@@ -15,11 +15,13 @@ struct port_gsi {
 	struct imc_gsi *gsi;
 	struct imc_qp *qp1;       /* the run's QP1, or NULL */
 	bool lent;                /* QP1 is an engine's (no QP1 of the run's) */
+	uint32_t node;
+	unsigned port;
 };
 
 struct scn_port_gsis {
 	uint32_t *pbase;          /* scn_port_slots() */
-	struct port_gsi **slot;   /* NULL until first used */
+	struct port_gsi *slot[];  /* NULL until first used */
 };
 
 static void qp1_recv(struct imc_qp *qp, const struct imc_ud_recv *rv,
@@ -40,62 +42,52 @@ static bool pkey_in(const struct imc_port_attr *pa, uint16_t pkey)
 }
 
 /* node:port's slot with its GSI (no QP yet when new). */
-static int slot_get(struct imc_scn_ctx *c, uint32_t node, unsigned port,
-		    struct port_gsi **out)
+static struct port_gsi *slot_get(struct imc_scn_ctx *c, uint32_t node,
+				 unsigned port)
 {
 	const struct imc_topo *t = imc_scn_topo(c);
-	struct scn_port_gsis **gp = scn_ctx_port_gsis(c), *g = *gp;
+	struct scn_port_gsis **gp = scn_ctx_port_gsis(c);
+	uint32_t *pbase = NULL;
 	struct port_gsi **pp;
-	int rc;
 
 	if (node >= t->nnodes || port > t->node[node].nports)
-		return -EINVAL;
-	if (!g) {
-		g = calloc(1, sizeof(*g));
-		if (!g || scn_port_slots(t, &g->pbase)) {
-			free(g);
-			return -ENOMEM;
-		}
-		g->slot = calloc(g->pbase[t->nnodes], sizeof(*g->slot));
-		if (!g->slot) {
-			free(g->pbase);
-			free(g);
-			return -ENOMEM;
-		}
-		*gp = g;
+		return NULL;
+	if (!*gp && !scn_port_slots(t, &pbase)) {
+		*gp = calloc(1, sizeof(**gp) +
+			     pbase[t->nnodes] * sizeof((*gp)->slot[0]));
+		if (!*gp)
+			free(pbase);
+		else
+			(*gp)->pbase = pbase;
 	}
-	pp = &g->slot[g->pbase[node] + port];
-	if (!*pp) {
-		*pp = calloc(1, sizeof(**pp));
-		if (!*pp)
-			return -ENOMEM;
-	}
-	if (!(*pp)->gsi) {
-		rc = imc_gsi_create_shared(NULL, &(*pp)->gsi);
-		if (rc)
-			return rc;
-	}
-	*out = *pp;
-	return 0;
+	if (!*gp)
+		return NULL;
+	pp = &(*gp)->slot[(*gp)->pbase[node] + port];
+	if (!*pp && (*pp = calloc(1, sizeof(**pp))))
+		**pp = (struct port_gsi){ .node = node, .port = port };
+	if (*pp && !(*pp)->gsi && imc_gsi_create_shared(NULL, &(*pp)->gsi))
+		return NULL;
+	return *pp;
 }
 
-/* A QP1 of the run's for the GSI. The GSI sends with a P_Key of the
- * port's table (IBA 13.5.3): the default partition's, full membership
- * first, else the table's first. */
-static int own_qp1(struct imc_scn_ctx *c, uint32_t node, unsigned port,
-		   struct port_gsi *pg)
+/* A QP1 of the run's for the GSI, unless lent. The GSI sends with a
+ * P_Key of the port's table (IBA 13.5.3): the default partition's, full
+ * membership first, else the table's first. */
+static int own_qp1(struct imc_scn_ctx *c, struct port_gsi *pg)
 {
 	struct imc_fabric *f = imc_scn_fabric(c);
 	struct imc_port_attr pa;
 	uint16_t pkey = IMC_PKEY_DEFAULT;
 	int rc;
 
-	if (!imc_fabric_port_attr(f, node, port, &pa) && pa.npkeys) {
-		pkey = scn_local_pkey(f, node, port, IMC_PKEY_DEFAULT);
+	if (pg->qp1 || pg->lent)
+		return 0;
+	if (!imc_fabric_port_attr(f, pg->node, pg->port, &pa) && pa.npkeys) {
+		pkey = scn_local_pkey(f, pg->node, pg->port, IMC_PKEY_DEFAULT);
 		if ((pkey & 0x7fff) != 0x7fff || !pkey_in(&pa, pkey))
 			pkey = pa.pkeys[0];
 	}
-	rc = imc_qp_create(f, node, port, IMC_QP1, IMC_QP1_QKEY, pkey,
+	rc = imc_qp_create(f, pg->node, pg->port, IMC_QP1, IMC_QP1_QKEY, pkey,
 			   qp1_recv, pg, &pg->qp1);
 	if (!rc)
 		imc_gsi_set_qp(pg->gsi, pg->qp1);
@@ -105,28 +97,24 @@ static int own_qp1(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 int scn_port_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 		 struct imc_gsi **out)
 {
-	struct port_gsi *pg;
-	int rc = slot_get(c, node, port, &pg);
+	struct port_gsi *pg = slot_get(c, node, port);
 
-	if (rc)
-		return rc;
+	if (!pg)
+		return -ENOMEM;
 	*out = pg->gsi;
-	return pg->qp1 || pg->lent ? 0 : own_qp1(c, node, port, pg);
+	return own_qp1(c, pg);
 }
 
 int scn_port_qp1_lend(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 		      struct imc_gsi **out)
 {
-	struct port_gsi *pg;
-	int rc = slot_get(c, node, port, &pg);
+	struct port_gsi *pg = slot_get(c, node, port);
 
-	if (rc)
-		return rc;
-	if (pg->qp1) {
-		imc_gsi_set_qp(pg->gsi, NULL);
-		imc_qp_destroy(pg->qp1);
-		pg->qp1 = NULL;
-	}
+	if (!pg)
+		return -ENOMEM;
+	imc_gsi_set_qp(pg->gsi, NULL);
+	imc_qp_destroy(pg->qp1);
+	pg->qp1 = NULL;
 	pg->lent = true;
 	*out = pg->gsi;
 	return 0;
@@ -134,14 +122,13 @@ int scn_port_qp1_lend(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 
 int scn_port_qp1_return(struct imc_scn_ctx *c, uint32_t node, unsigned port)
 {
-	struct port_gsi *pg;
-	int rc = slot_get(c, node, port, &pg);
+	struct port_gsi *pg = slot_get(c, node, port);
 
-	if (rc)
-		return rc;
+	if (!pg)
+		return -ENOMEM;
 	imc_gsi_set_qp(pg->gsi, NULL);
 	pg->lent = false;
-	return pg->qp1 ? 0 : own_qp1(c, node, port, pg);
+	return own_qp1(c, pg);
 }
 
 void scn_port_gsis_free(struct scn_port_gsis *g, const struct imc_topo *t)
@@ -154,11 +141,9 @@ void scn_port_gsis_free(struct scn_port_gsis *g, const struct imc_topo *t)
 		if (!pg)
 			continue;
 		imc_gsi_destroy(pg->gsi);
-		if (pg->qp1)
-			imc_qp_destroy(pg->qp1);
+		imc_qp_destroy(pg->qp1);
 		free(pg);
 	}
-	free(g->slot);
 	free(g->pbase);
 	free(g);
 }

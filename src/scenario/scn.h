@@ -528,8 +528,9 @@ int scn_flow_to_group(struct imc_scn_ctx *c, const struct scn_flow *tmpl,
 		      const struct scn_group *g);
 /* The run's GSI of node:port (port_gsi.c): QP1 as a shared GSI (gsi.h)
  * for every MAD user of the port, made on first use; it has a QP1 of the
- * run's unless the port's QP1 is lent. -EINVAL for no such port. The
- * GSIs are freed after the run data: their users remove their agents. */
+ * run's unless the port's QP1 is lent. -ENOMEM when it cannot be made
+ * (or node:port is no port). The GSIs are freed after the run data:
+ * their users remove their agents. */
 int scn_port_gsi(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 		 struct imc_gsi **out);
 /* Lends node:port's QP1 to a MAD engine of the port's own (the SA): the
