@@ -58,8 +58,6 @@ const char scn_mcast_cfg_key;
 /* ------------------------------------------------------------------ */
 /* Small helpers */
 
-static const struct imc_scn_verb verb_join;
-
 /* The namespace of mcast-join's as= names in the scenario's name index;
  * the empty name (never an as= name) keys the file's first mcast-join. */
 static const char label_space;
@@ -137,16 +135,15 @@ SCN_DESC_VERB(cfg, "mcast-tracker", IMC_SCN_SETTING, cfg_desc, cfg_run);
 /* ------------------------------------------------------------------ */
 /* mcast-join */
 
-static void join_free(void *data)
+/* What the line's options hold; the recorder keeps no pointer to it. */
+static void join_rest_free(const struct scn_arg *arg, void *base)
 {
-	struct mc_join *a = data;
+	struct mc_join *a = base;
 
-	if (!a)
-		return;
+	(void)arg;
 	if (a->show)
 		a->show->head = NULL;
 	free(a->name);
-	free(a);
 }
 
 /* state= names at least one JoinState bit: a join of none is no join
@@ -164,12 +161,12 @@ static int state_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 	return rc;
 }
 
-/* as=NAME: its field is the whole line, which the name index keys. */
+/* as=NAME: the name index keys the line by it. */
 static int as_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 			const char *v, void *field)
 {
-	struct mc_join *a = field;
-	int rc = scn_as_opt_parse(p, o, v, &a->name);
+	struct mc_join *a = imc_container_of(field, struct mc_join, name);
+	int rc = scn_as_opt_parse(p, o, v, field);
 
 	if (rc)
 		return rc;
@@ -178,11 +175,6 @@ static int as_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 		return imc_scn_parse_error(p,
 			"as=%s: an earlier mcast-join has that name", v);
 	return rc;
-}
-
-static void as_opt_print(FILE *f, const struct scn_opt *o, const void *field)
-{
-	scn_as_opt_print(f, o, &((const struct mc_join *)field)->name);
 }
 
 /* In the order they print; state= first, from the last argument. */
@@ -195,8 +187,9 @@ static const struct scn_opt join_opts[] = {
 	SCN_O_FLAG("noqp", struct mc_join, noqp),
 	SCN_O_TIME_H("retry", struct mc_join, retry, 1,
 		     "expected a time above 0"),
-	{ .key = "as", .type = SCN_OPT_CUSTOM, .offset = 0,
-	  .parse = as_opt_parse, .print = as_opt_print },
+	{ .key = "as", .type = SCN_OPT_CUSTOM,
+	  .offset = offsetof(struct mc_join, name),
+	  .parse = as_opt_parse, .print = scn_as_opt_print },
 };
 static const struct scn_optset join_set = SCN_OPTSET(join_opts);
 
@@ -226,7 +219,7 @@ static const struct scn_arg join_args[] = {
 	SCN_A_HOST(struct mc_join, host),
 	SCN_A_CUSTOM(struct mc_join, mgid, "an MGID", join_mgid_parse,
 		     scn_mgid_arg_print, 0),
-	SCN_A_UNKNOWN(join_usage, join_rest_print),
+	SCN_A_UNKNOWN(join_usage, join_rest_print, join_rest_free),
 };
 
 /* The file's first mcast-join keys the show recorder (head). */
@@ -250,21 +243,8 @@ static const struct scn_desc join_desc = {
 	.done = join_done,
 };
 
-static int join_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
-{
-	return scn_desc_parse(p, &join_desc, argc, argv, data);
-}
-
-static void join_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	scn_desc_print(f, t, &join_desc, data);
-}
-
-static const struct imc_scn_verb verb_join = {
-	.name = "mcast-join", .kind = IMC_SCN_ACTION, .parse = join_parse,
-	.print = join_print, .run = scn_mcast_join_run, .free = join_free,
-};
+SCN_DESC_VERB(join, "mcast-join", IMC_SCN_ACTION, join_desc,
+	      scn_mcast_join_run);
 
 /* ------------------------------------------------------------------ */
 /* mcast-leave NAME */
@@ -891,7 +871,7 @@ static const struct imc_scn_section section_mcast = {
 int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
-		&cfg_verb, &verb_join, &leave_verb, &scn_verb_mcast_send,
+		&cfg_verb, &join_verb, &leave_verb, &scn_verb_mcast_send,
 		&show_verb,
 	};
 	static const struct imc_scn_subject *const subjects[] = {

@@ -329,16 +329,6 @@ const struct imc_scn_verb scn_sa_verb = {
 /* ------------------------------------------------------------------ */
 /* sa-join, sa-leave, sa-get */
 
-static void req_arg_free(void *data)
-{
-	struct req_arg *a = data;
-
-	if (!a)
-		return;
-	free(a->label);
-	free(a);
-}
-
 /* A component option (SCN_O_MCMR): KEY=N sets a field of the
  * MCMemberRecord (the table of ibmcast/mcmr.h gives its bits); mtu=,
  * rate= and life= take a selector and a code (selcode_parse) into two
@@ -547,6 +537,12 @@ static void req_rest_print(FILE *f, const struct imc_topo *t,
 	}
 }
 
+static void req_label_free(const struct scn_arg *arg, void *base)
+{
+	(void)arg;
+	free(((struct req_arg *)base)->label);
+}
+
 static int mgid_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 			   const char *w, void *base)
 {
@@ -565,7 +561,7 @@ static const char get_usage[] =
 	SCN_A_HOST(struct req_arg, host), \
 	SCN_A_CUSTOM(struct req_arg, mgid, "an MGID", mgid_word_parse, \
 		     scn_mgid_arg_print, 0), \
-	SCN_A_UNKNOWN(u, req_rest_print), \
+	SCN_A_UNKNOWN(u, req_rest_print, req_label_free), \
 }
 static const struct scn_arg join_args[] = REQ_ARGS(join_usage);
 static const struct scn_arg leave_args[] = REQ_ARGS(leave_usage);
@@ -597,20 +593,10 @@ static int req_run(struct imc_scn_ctx *c, void *data)
 	return scn_sa_req_start(c, data);
 }
 
-#define REQ_VERB(pre, nm, k) \
-	static int pre##_parse(struct imc_scn_parser *p, unsigned argc, \
-			       const char *const *argv, void **data) \
-	{ return scn_desc_parse(p, &req_descs[k], argc, argv, data); } \
-	static void pre##_print(FILE *f, const struct imc_topo *t, \
-				const void *data) \
-	{ scn_desc_print(f, t, &req_descs[k], data); } \
-	static const struct imc_scn_verb verb_##pre = { \
-		.name = (nm), .kind = IMC_SCN_ACTION, .parse = pre##_parse, \
-		.print = pre##_print, .run = req_run, .free = req_arg_free, \
-	}
-REQ_VERB(join, "sa-join", REQ_JOIN);
-REQ_VERB(leave, "sa-leave", REQ_LEAVE);
-REQ_VERB(get, "sa-get", REQ_GET);
+SCN_DESC_VERB(join, "sa-join", IMC_SCN_ACTION, req_descs[REQ_JOIN], req_run);
+SCN_DESC_VERB(leave, "sa-leave", IMC_SCN_ACTION, req_descs[REQ_LEAVE],
+	      req_run);
+SCN_DESC_VERB(get, "sa-get", IMC_SCN_ACTION, req_descs[REQ_GET], req_run);
 
 /* ------------------------------------------------------------------ */
 /* Services (scn.h): @NAME of sa-mcast, GSIs, the engine, sends */
@@ -1000,7 +986,7 @@ static const struct imc_scn_plugin plugin_sa = {
 int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
-		&scn_sa_verb, &verb_join, &verb_leave, &verb_get,
+		&scn_sa_verb, &join_verb, &leave_verb, &get_verb,
 		&scn_verb_sa_mcast, &show_verb, &restart_verb,
 	};
 	static const struct imc_scn_subject *const subjects[] = {
