@@ -224,6 +224,10 @@ static void test_parse_errors(void **state)
 		     "t.scn:2: mcast-join: state: expected full, nonmember, sendonly, sendonly-full (joined by +) or 0..15, got 'owner'");
 	expect_error(TOPO "mcast-join H-000001 ff15::1 mtu=ge:4\n",
 		     "t.scn:2: mcast-join: mtu: expected gt, lt, eq, max or min before ':', got 'ge:4'");
+	expect_error(TOPO "mcast-join H-000001 ff15::1 noqp noqp\n",
+		     "t.scn:2: mcast-join: noqp given twice on this line");
+	expect_error(TOPO "mcast-join H-000001 ff15::1 retry=0\n",
+		     "t.scn:2: mcast-join: retry: expected a time above 0");
 	expect_error(TOPO "mcast-join H-000001 ff15::1 proxy=H-000002\n",
 		     "t.scn:2: mcast-join: unknown option 'proxy=H-000002'; expected 'mcast-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [noqp] [retry=TIME] [as=NAME]'");
 	expect_error(TOPO "mcast-leave\n",

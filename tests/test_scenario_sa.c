@@ -178,6 +178,17 @@ static void test_print(void **state)
 	has(out, "\nsa\nat 0 sa-join H-000001:1 ff15::1\n");
 	free(out);
 	imc_scenario_destroy(s);
+
+	/* A flow's size= and interval= print with send=N, N > 0, only (with
+	 * their defaults then); retries=0 is the default and prints
+	 * nothing. */
+	s = parse(TOPO "sa\nsa-join H-000001 ff15::1 send=0 size=100 "
+		  "interval=3us retries=0\nsa-join H-000002 ff15::1 send=2\n");
+	out = print(s);
+	has(out, "\nat 0 sa-join H-000001:1 ff15::1\n"
+		 "at 0 sa-join H-000002:1 ff15::1 send=2 size=64 interval=1us\n");
+	free(out);
+	imc_scenario_destroy(s);
 }
 
 static void test_parse_errors(void **state)
@@ -229,6 +240,10 @@ static void test_parse_errors(void **state)
 		     "t.scn:2: sa-join: timeout: longer than 0");
 	expect_error(TOPO "sa-join H-000001 ff15::1 retries=1001\n",
 		     "t.scn:2: sa-join: retries: 1001 is out of range (at most 1000)");
+	expect_error(TOPO "sa-join H-000001 ff15::1 create create\n",
+		     "t.scn:2: sa-join: create given twice on this line");
+	expect_error(TOPO "sa-join H-000001 ff15::1 noqp\n",
+		     "t.scn:2: sa-join: unknown option 'noqp'; expected 'sa-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [as=NAME] [proxy=HOST] [send=N size= interval=] [retries= timeout=]'");
 	/* Options of sa-join only. */
 	expect_error(TOPO "sa-leave H-000001 ff15::1 create\n",
 		     "t.scn:2: sa-leave: unknown option 'create'; expected 'sa-leave HOST MGID|@NAME [state=...] [proxy=HOST] [retries= timeout=]'");

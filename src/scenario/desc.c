@@ -390,3 +390,11 @@ void scn_mgid_arg_print(FILE *f, const struct imc_topo *t,
 {
 	scn_mgid_print(f, scn_arg_cat(base, arg));
 }
+
+int scn_arg_unknown_parse(struct imc_scn_parser *p, const struct scn_arg *a,
+			  const char *word, void *base)
+{
+	(void)base;
+	return imc_scn_parse_error(p, "unknown option '%s'; %s", word,
+				   a->help);
+}

@@ -63,6 +63,7 @@ struct mc_join {
 	imc_time_t retry;           /* retry=: join again this long after a
 				     * failure; 0: never */
 	char *name;                 /* as=NAME */
+	uint32_t given;             /* options given, by index in its table */
 	struct mc_join *head;       /* the file's first mcast-join line */
 	struct imc_scn_mcast_show *show;   /* on head: the recorder */
 };

@@ -58,8 +58,6 @@ const char scn_mcast_cfg_key;
 /* ------------------------------------------------------------------ */
 /* Small helpers */
 
-static const struct imc_scn_verb verb_join;
-
 /* The namespace of mcast-join's as= names in the scenario's name index;
  * the empty name (never an as= name) keys the file's first mcast-join. */
 static const char label_space;
@@ -137,112 +135,116 @@ SCN_DESC_VERB(cfg, "mcast-tracker", IMC_SCN_SETTING, cfg_desc, cfg_run);
 /* ------------------------------------------------------------------ */
 /* mcast-join */
 
-static void join_free(void *data)
+/* What the line's options hold; the recorder keeps no pointer to it. */
+static void join_rest_free(const struct scn_arg *arg, void *base)
 {
-	struct mc_join *a = data;
+	struct mc_join *a = base;
 
-	if (!a)
-		return;
+	(void)arg;
 	if (a->show)
 		a->show->head = NULL;
 	free(a->name);
-	free(a);
 }
 
+/* state= names at least one JoinState bit: a join of none is no join
+ * (IBA 15.2.5.17). */
+static int state_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			   const char *v, void *field)
+{
+	uint8_t *st = field;
+	int rc = scn_join_state_parse(p, v, st);
+
+	(void)o;
+	if (!rc && (!*st || *st > 0xf))
+		rc = imc_scn_parse_error(p,
+			"state: at least one JoinState bit");
+	return rc;
+}
+
+/* as=NAME: the name index keys the line by it. */
+static int as_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			const char *v, void *field)
+{
+	struct mc_join *a = imc_container_of(field, struct mc_join, name);
+	int rc = scn_as_opt_parse(p, o, v, field);
+
+	if (rc)
+		return rc;
+	rc = scn_name_add(p->s, &label_space, v, a);
+	if (rc == -EEXIST)
+		return imc_scn_parse_error(p,
+			"as=%s: an earlier mcast-join has that name", v);
+	return rc;
+}
+
+/* In the order they print; state= first, from the last argument. */
 static const struct scn_opt join_opts[] = {
+	{ .key = "state", .type = SCN_OPT_CUSTOM, .flags = SCN_OPT_NOPRINT,
+	  .offset = offsetof(struct mc_join, state),
+	  .parse = state_opt_parse },
+	SCN_O_MCMR_COMPS(struct mc_join, rec),
 	SCN_O_FLAG("create", struct mc_join, create),
 	SCN_O_FLAG("noqp", struct mc_join, noqp),
 	SCN_O_TIME_H("retry", struct mc_join, retry, 1,
 		     "expected a time above 0"),
+	{ .key = "as", .type = SCN_OPT_CUSTOM,
+	  .offset = offsetof(struct mc_join, name),
+	  .parse = as_opt_parse, .print = scn_as_opt_print },
 };
 static const struct scn_optset join_set = SCN_OPTSET(join_opts);
 
-static int join_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
+static int join_mgid_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+			   const char *w, void *base)
 {
-	static const char usage[] =
-		"expected 'mcast-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [noqp] [retry=TIME] [as=NAME]'";
-	struct mc_join *a;
-	uint64_t given = 0;
-	int rc;
-
-	if (argc < 2)
-		return imc_scn_parse_error(p, "%s", usage);
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	a->head = scn_mcast_head_lookup(p->s);
-	if (!a->head) {
-		a->head = a;
-		rc = scn_name_add(p->s, &label_space, "", a);
-		if (rc)
-			return rc;
-	}
-	rc = imc_scn_parse_host(p, argv[0], &a->host.node, &a->host.port);
-	if (!rc)
-		rc = mgid_parse(p, argv[1], true, &a->mgid);
-	for (unsigned i = 2; !rc && i < argc; i++) {
-		const char *v;
-		bool m = false;
-
-		if (imc_scn_kv(argv[i], "state", &v)) {
-			rc = scn_join_state_parse(p, v, &a->state);
-			if (!rc && (!a->state || a->state > 0xf))
-				rc = imc_scn_parse_error(p,
-					"state: at least one JoinState bit");
-			a->state_set = true;
-		} else if ((rc = scn_mcmr_comp_opt(p, argv[i], &a->rec,
-						 &a->mask)) != 1) {
-			/* a component, or its error */
-		} else if ((rc = scn_opt_word(p, &join_set, argv[i], a,
-					      &given, &m)) || m) {
-			/* create, noqp or retry=, or its error */
-		} else if (imc_scn_kv(argv[i], "as", &v)) {
-			rc = 0;
-			if (!scn_label_ok(v))
-				return imc_scn_parse_error(p,
-					"as: expected a name of letters, digits, '_', '-' or '.' (at most %d), got '%s'",
-					SCN_LABEL_MAX, v);
-			free(a->name);
-			a->name = strdup(v);
-			if (!a->name)
-				return -ENOMEM;
-			rc = scn_name_add(p->s, &label_space, v, a);
-			if (rc == -EEXIST)
-				return imc_scn_parse_error(p,
-					"as=%s: an earlier mcast-join has that name",
-					v);
-			if (rc)
-				return rc;
-		} else {
-			rc = imc_scn_parse_error(p, "unknown option '%s'; %s",
-						 argv[i], usage);
-		}
-	}
-	return rc;
+	return mgid_parse(p, w, true, scn_arg_at(base, arg));
 }
 
-static void join_print(FILE *f, const struct imc_topo *t, const void *data)
+static void join_rest_print(FILE *f, const struct imc_topo *t,
+			    const struct scn_arg *arg, const void *base)
 {
-	const struct mc_join *a = data;
+	const struct mc_join *a = base;
 
-	scn_print_port_arg(f, t, &a->host);
-	scn_mgid_print(f, &a->mgid);
+	(void)t;
+	(void)arg;
 	if (a->state_set) {
 		fputs(" state=", f);
 		scn_join_state_print(f, a->state);
 	}
-	scn_mcmr_comp_print(f, &a->rec, a->mask);
-	scn_opts_print(f, &join_set, a, a->retry ? 7 : 3);
-	if (a->name)
-		fprintf(f, " as=%s", a->name);
 }
 
-static const struct imc_scn_verb verb_join = {
-	.name = "mcast-join", .kind = IMC_SCN_ACTION, .parse = join_parse,
-	.print = join_print, .run = scn_mcast_join_run, .free = join_free,
+static const char join_usage[] =
+	"expected 'mcast-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [noqp] [retry=TIME] [as=NAME]'";
+
+static const struct scn_arg join_args[] = {
+	SCN_A_HOST(struct mc_join, host),
+	SCN_A_CUSTOM(struct mc_join, mgid, "an MGID", join_mgid_parse,
+		     scn_mgid_arg_print, 0),
+	SCN_A_UNKNOWN(join_usage, join_rest_print, join_rest_free),
 };
+
+/* The file's first mcast-join keys the show recorder (head). */
+static int join_done(struct imc_scn_parser *p, void *data)
+{
+	struct mc_join *a = data;
+
+	a->state_set = a->given & 1;
+	a->mask = scn_mcmr_comp_mask(&join_set, a->given);
+	a->head = scn_mcast_head_lookup(p->s);
+	if (a->head)
+		return 0;
+	a->head = a;
+	return scn_name_add(p->s, &label_space, "", a);
+}
+
+static const struct scn_desc join_desc = {
+	.usage = join_usage, .min = 2, SCN_ARGS(join_args), .opts = &join_set,
+	.keep = SCN_KEEP_GIVEN, .given_off = offsetof(struct mc_join, given),
+	.given_size = sizeof(uint32_t), .size = sizeof(struct mc_join),
+	.done = join_done,
+};
+
+SCN_DESC_VERB(join, "mcast-join", IMC_SCN_ACTION, join_desc,
+	      scn_mcast_join_run);
 
 /* ------------------------------------------------------------------ */
 /* mcast-leave NAME */
@@ -869,7 +871,7 @@ static const struct imc_scn_section section_mcast = {
 int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
-		&cfg_verb, &verb_join, &leave_verb, &scn_verb_mcast_send,
+		&cfg_verb, &join_verb, &leave_verb, &scn_verb_mcast_send,
 		&show_verb,
 	};
 	static const struct imc_scn_subject *const subjects[] = {

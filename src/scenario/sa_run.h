@@ -82,6 +82,7 @@ struct req_arg {
 	uint32_t send_size;
 	imc_time_t send_interval;
 	uint32_t retries;
+	uint32_t given;             /* options given, by index in the verb's table */
 	bool timeout_set;
 	imc_time_t timeout;
 };

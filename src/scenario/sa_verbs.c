@@ -166,14 +166,13 @@ static int selcode_parse(struct imc_scn_parser *p, const char *what,
 	return rc;
 }
 
-static void selcode_print(FILE *f, const char *what, uint8_t sel,
-			  uint8_t code, bool life)
+static void selcode_print(FILE *f, uint8_t sel, uint8_t code, bool life)
 {
 	const char *w = sel_words[sel & 3];
 
 	if (life && sel == UMAD_SA_SELECTOR_SMALLEST_AVAIL)
 		w = "min";
-	fprintf(f, " %s=%s:%u", what, w, code);
+	fprintf(f, "%s:%u", w, code);
 }
 
 /* ------------------------------------------------------------------ */
@@ -330,116 +329,140 @@ const struct imc_scn_verb scn_sa_verb = {
 /* ------------------------------------------------------------------ */
 /* sa-join, sa-leave, sa-get */
 
-static void req_arg_free(void *data)
+/* A component option (SCN_O_MCMR): KEY=N sets a field of the
+ * MCMemberRecord (the table of ibmcast/mcmr.h gives its bits); mtu=,
+ * rate= and life= take a selector and a code (selcode_parse) into two
+ * fields. */
+int scn_mcmr_comp_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			const char *v, void *field)
 {
-	struct req_arg *a = data;
-
-	if (!a)
-		return;
-	free(a->label);
-	free(a);
-}
-
-/* sa-join's record options, in the order they print: KEY=N sets a field
- * of the MCMemberRecord (the table of ibmcast/mcmr.h gives its bits) and
- * its ComponentMask bit; mtu=, rate= and life= take a selector and a code
- * (selcode_parse) into two fields. */
-static const char *const comp_keys[] = {
-	"qkey", "pkey", "tclass", "sl", "flow", "hop", "scope",
-	"mtu", "rate", "life", "mlid",
-};
-
-/* A component of an MCMemberRecord template, from comp_keys, into rec,
- * with its ComponentMask bits into *mask. Returns 1 when word is none of
- * them. */
-int scn_mcmr_comp_opt(struct imc_scn_parser *p, const char *word,
-		    struct imc_mcmr *rec, uint64_t *mask)
-{
-	uint8_t *base = (uint8_t *)rec;
-	const struct imc_mcmr_field *f;
-	const char *v;
+	const struct imc_mcmr_field *f = imc_mcmr_field_find(o->key, true);
+	uint8_t *rec = field;
 	uint64_t x = 0;
 	int rc;
 
-	for (size_t i = 0; i < IMC_ARRAY_SIZE(comp_keys); i++) {
-		if (!imc_scn_kv(word, comp_keys[i], &v))
-			continue;
-		f = imc_mcmr_field_find(comp_keys[i], true);
-		if (f->sel_comp) {
-			rc = selcode_parse(p, f->key, v, base + f->sel_offset,
-					   base + f->offset);
-		} else {
-			rc = imc_scn_parse_uint(p, f->key, v, f->max, &x);
-			if (!rc)
-				(void)imc_mcmr_field_set(rec, f, x);
-		}
-		*mask |= f->comp | f->sel_comp;
-		return rc;
-	}
-	return 1;
+	if (f->sel_comp)
+		return selcode_parse(p, f->key, v, rec + f->sel_offset,
+				     rec + f->offset);
+	rc = imc_scn_parse_uint(p, f->key, v, f->max, &x);
+	if (!rc)
+		(void)imc_mcmr_field_set(field, f, x);
+	return rc;
 }
 
-void scn_mcmr_comp_print(FILE *f, const struct imc_mcmr *r, uint64_t mask)
+void scn_mcmr_comp_print(FILE *f, const struct scn_opt *o, const void *field)
 {
-	for (size_t i = 0; i < IMC_ARRAY_SIZE(comp_keys); i++) {
-		const struct imc_mcmr_field *d =
-			imc_mcmr_field_find(comp_keys[i], true);
-		uint64_t v = imc_mcmr_field_get(r, d);
-		const uint8_t *sel = (const uint8_t *)r + d->sel_offset;
+	const struct imc_mcmr_field *d = imc_mcmr_field_find(o->key, true);
+	uint64_t v = imc_mcmr_field_get(field, d);
+	const uint8_t *sel = (const uint8_t *)field + d->sel_offset;
 
-		if (!(mask & d->comp))
-			continue;
-		if (d->sel_comp)
-			selcode_print(f, d->key, *sel, (uint8_t)v,
-				      d->comp == CM(LIFE_TIME));
-		else if (d->hex)
-			fprintf(f, " %s=0x%0*" PRIx64, d->key, (int)d->hex, v);
-		else
-			fprintf(f, " %s=%" PRIu64, d->key, v);
-	}
+	if (d->sel_comp)
+		selcode_print(f, *sel, (uint8_t)v, d->comp == CM(LIFE_TIME));
+	else if (d->hex)
+		fprintf(f, "0x%0*" PRIx64, (int)d->hex, v);
+	else
+		fprintf(f, "%" PRIu64, v);
 }
 
-/* The options only sa-join takes. Returns 1 when word is none of them. */
+uint64_t scn_mcmr_comp_mask(const struct scn_optset *set, uint64_t given)
+{
+	uint64_t mask = 0;
+
+	for (unsigned k = 0; k < set->n; k++) {
+		const struct imc_mcmr_field *f;
+
+		if (!(given & (1ull << k)) ||
+		    set->opt[k].parse != scn_mcmr_comp_parse)
+			continue;
+		f = imc_mcmr_field_find(set->opt[k].key, true);
+		mask |= f->comp | f->sel_comp;
+	}
+	return mask;
+}
+
+int scn_as_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+		     const char *v, void *field)
+{
+	char **name = field;
+
+	(void)o;
+	if (!scn_label_ok(v))
+		return imc_scn_parse_error(p,
+			"as: expected a name of letters, digits, '_', '-' or '.' (at most %d), got '%s'",
+			SCN_LABEL_MAX, v);
+	free(*name);
+	*name = strdup(v);
+	return *name ? 0 : -ENOMEM;
+}
+
+void scn_as_opt_print(FILE *f, const struct scn_opt *o, const void *field)
+{
+	(void)o;
+	fputs(*(char *const *)field, f);
+}
+
+static int state_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			   const char *v, void *field)
+{
+	(void)o;
+	return scn_join_state_parse(p, v, field);
+}
+
+static int proxy_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			   const char *v, void *field)
+{
+	struct scn_port_arg *m = field;
+
+	(void)o;
+	return imc_scn_parse_host(p, v, &m->node, &m->port);
+}
+
+/* state= and proxy= print before the others, from the last argument
+ * (the port's name needs the topology). */
+#define REQ_O_STATE \
+	{ .key = "state", .type = SCN_OPT_CUSTOM, .flags = SCN_OPT_NOPRINT, \
+	  .offset = offsetof(struct req_arg, state), \
+	  .parse = state_opt_parse }
+#define REQ_O_PROXY \
+	{ .key = "proxy", .type = SCN_OPT_CUSTOM, .flags = SCN_OPT_NOPRINT, \
+	  .offset = offsetof(struct req_arg, member), \
+	  .parse = proxy_opt_parse }
+#define REQ_O_RETRY \
+	SCN_O_UINT("retries", struct req_arg, retries, 0, RETRIES_MAX), \
+	SCN_O_TIME_H("timeout", struct req_arg, timeout, 1, "longer than 0")
+
+/* By enum req_kind; each in the order its options print. */
 static const struct scn_opt join_opts[] = {
+	REQ_O_STATE, REQ_O_PROXY,
+	SCN_O_MCMR_COMPS(struct req_arg, rec),
 	SCN_O_FLAG("create", struct req_arg, create),
+	{ .key = "as", .type = SCN_OPT_CUSTOM,
+	  .offset = offsetof(struct req_arg, label),
+	  .parse = scn_as_opt_parse, .print = scn_as_opt_print },
 	SCN_O_UINT("send", struct req_arg, send_count, 0, 0),
 	SCN_O_UINT("size", struct req_arg, send_size, 0, SCN_FLOW_SIZE_MAX),
 	SCN_O_TIME("interval", struct req_arg, send_interval),
+	REQ_O_RETRY,
 };
-static const struct scn_optset join_set = SCN_OPTSET(join_opts);
-
-/* Every request's retries= and timeout=. */
-static const struct scn_opt req_opts[] = {
-	SCN_O_UINT("retries", struct req_arg, retries, 0, RETRIES_MAX),
-	SCN_O_TIME_H("timeout", struct req_arg, timeout, 1, "longer than 0"),
+static const struct scn_opt leave_opts[] = {
+	REQ_O_STATE, REQ_O_PROXY, REQ_O_RETRY,
 };
-static const struct scn_optset req_set = SCN_OPTSET(req_opts);
+static const struct scn_opt get_opts[] = {
+	REQ_O_RETRY,
+};
+static const struct scn_optset req_sets[] = {
+	[REQ_JOIN] = SCN_OPTSET(join_opts),
+	[REQ_LEAVE] = SCN_OPTSET(leave_opts),
+	[REQ_GET] = SCN_OPTSET(get_opts),
+};
 
-static int join_opt(struct imc_scn_parser *p, struct req_arg *a,
-		    const char *word, uint64_t *given)
+/* The bit of option key in set's given mask, 0 when set has none. */
+static uint64_t opt_bit(const struct scn_optset *set, const char *key)
 {
-	const char *v;
-	int rc = scn_mcmr_comp_opt(p, word, &a->rec, &a->mask);
-
-	if (rc != 1)
-		return rc;
-	rc = 0;
-	if (imc_scn_kv(word, "as", &v)) {
-		if (!scn_label_ok(v))
-			return imc_scn_parse_error(p,
-				"as: expected a name of letters, digits, '_', '-' or '.' (at most %d), got '%s'",
-				SCN_LABEL_MAX, v);
-		free(a->label);
-		a->label = strdup(v);
-		if (!a->label)
-			return -ENOMEM;
-	} else {
-		bool m;
-
-		rc = scn_opt_word(p, &join_set, word, a, given, &m);
-		return rc || m ? rc : 1;
-	}
-	return rc;
+	for (unsigned k = 0; k < set->n; k++)
+		if (!strcmp(set->opt[k].key, key))
+			return 1ull << k;
+	return 0;
 }
 
 /* A join that gives MLID and Q_Key of a literal MGID also defines the
@@ -464,60 +487,28 @@ static int join_define_group(struct imc_scn_parser *p, const struct req_arg *a)
 	return scn_group_add(p->s, &g);
 }
 
-static int req_parse(struct imc_scn_parser *p, unsigned argc,
-		     const char *const *argv, void **data, enum req_kind kind)
+/* After every word: what the options given say, and as= into the name
+ * index. A flow's size= and interval= print with send=N (N > 0) only,
+ * and retries= when above 0, so that print(parse(x)) is x's form. */
+static int req_done(struct imc_scn_parser *p, void *data)
 {
-	static const char *const usage[] = {
-		[REQ_JOIN] = "expected 'sa-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [as=NAME] [proxy=HOST] [send=N size= interval=] [retries= timeout=]'",
-		[REQ_LEAVE] = "expected 'sa-leave HOST MGID|@NAME [state=...] [proxy=HOST] [retries= timeout=]'",
-		[REQ_GET] = "expected 'sa-get HOST MGID|@NAME [retries= timeout=]'",
-	};
-	struct req_arg *a;
-	uint64_t rgiven = 0, jgiven = 0;
+	struct req_arg *a = data;
+	const struct scn_optset *set = &req_sets[a->kind];
+	uint64_t flow = opt_bit(set, "send") | opt_bit(set, "size") |
+			opt_bit(set, "interval");
 	int rc;
 
-	if (argc < 2)
-		return imc_scn_parse_error(p, "%s", usage[kind]);
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	a->kind = kind;
-	a->timeout = DEFAULT_TIMEOUT;
-	a->send_size = 64;
-	a->send_interval = IMC_NSEC_PER_USEC;
-	rc = imc_scn_parse_host(p, argv[0], &a->host.node, &a->host.port);
-	if (rc)
-		return rc;
-	a->member = a->host;
-	rc = scn_mgid_parse(p, argv[1], &label_space, "sa-join",
-			    SCN_MGID_ZERO, &a->mgid);
-	if (rc)
-		return rc;
-	for (unsigned i = 2; i < argc; i++) {
-		const char *v;
-		bool m = false;
-
-		if (kind != REQ_GET && imc_scn_kv(argv[i], "state", &v)) {
-			rc = scn_join_state_parse(p, v, &a->state);
-			a->state_set = true;
-		} else if (kind != REQ_GET && imc_scn_kv(argv[i], "proxy", &v)) {
-			rc = imc_scn_parse_host(p, v, &a->member.node,
-						&a->member.port);
-			a->proxy = true;
-		} else if ((rc = scn_opt_word(p, &req_set, argv[i], a, &rgiven,
-					      &m)) || m) {
-			a->timeout_set = rgiven & 2;
-		} else if (kind == REQ_JOIN &&
-			   (rc = join_opt(p, a, argv[i], &jgiven)) != 1) {
-			/* taken */
-		} else {
-			rc = imc_scn_parse_error(p, "unknown option '%s'; %s",
-						 argv[i], usage[kind]);
-		}
-		if (rc)
-			return rc;
-	}
+	a->given &= (uint32_t)~flow;
+	if (a->send_count)
+		a->given |= (uint32_t)flow;
+	if (!a->retries)
+		a->given &= (uint32_t)~opt_bit(set, "retries");
+	a->state_set = a->given & opt_bit(set, "state");
+	a->proxy = a->given & opt_bit(set, "proxy");
+	a->timeout_set = a->given & opt_bit(set, "timeout");
+	a->mask = scn_mcmr_comp_mask(set, a->given);
+	if (!a->proxy)
+		a->member = a->host;
 	if (a->label) {
 		rc = scn_name_add(p->s, &label_space, a->label, a);
 		if (rc == -EEXIST)
@@ -527,36 +518,15 @@ static int req_parse(struct imc_scn_parser *p, unsigned argc,
 		if (rc)
 			return rc;
 	}
-	if (kind == REQ_JOIN)
-		return join_define_group(p, a);
-	return 0;
+	return a->kind == REQ_JOIN ? join_define_group(p, a) : 0;
 }
 
-static int join_parse(struct imc_scn_parser *p, unsigned argc,
-		      const char *const *argv, void **data)
+static void req_rest_print(FILE *f, const struct imc_topo *t,
+			   const struct scn_arg *arg, const void *base)
 {
-	return req_parse(p, argc, argv, data, REQ_JOIN);
-}
+	const struct req_arg *a = base;
 
-static int leave_parse(struct imc_scn_parser *p, unsigned argc,
-		       const char *const *argv, void **data)
-{
-	return req_parse(p, argc, argv, data, REQ_LEAVE);
-}
-
-static int get_parse(struct imc_scn_parser *p, unsigned argc,
-		     const char *const *argv, void **data)
-{
-	return req_parse(p, argc, argv, data, REQ_GET);
-}
-
-static void req_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct req_arg *a = data;
-	const struct imc_mcmr *r = &a->rec;
-
-	scn_print_port_arg(f, t, &a->host);
-	scn_mgid_print(f, &a->mgid);
+	(void)arg;
 	if (a->state_set) {
 		fputs(" state=", f);
 		scn_join_state_print(f, a->state);
@@ -565,34 +535,68 @@ static void req_print(FILE *f, const struct imc_topo *t, const void *data)
 		fputs(" proxy=", f);
 		imc_scn_print_port(f, t, a->member.node, a->member.port);
 	}
-	scn_mcmr_comp_print(f, r, a->mask);
-	scn_opts_print(f, &join_set, a, 1);
-	if (a->label)
-		fprintf(f, " as=%s", a->label);
-	scn_opts_print(f, &join_set, a, a->send_count ? 0xe : 0);
-	scn_opts_print(f, &req_set, a, (a->retries ? 1 : 0) |
-				       (a->timeout_set ? 2 : 0));
 }
+
+static void req_label_free(const struct scn_arg *arg, void *base)
+{
+	(void)arg;
+	free(((struct req_arg *)base)->label);
+}
+
+static int mgid_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
+			   const char *w, void *base)
+{
+	return scn_mgid_parse(p, w, &label_space, "sa-join", SCN_MGID_ZERO,
+			      scn_arg_at(base, arg));
+}
+
+static const char join_usage[] =
+	"expected 'sa-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [as=NAME] [proxy=HOST] [send=N size= interval=] [retries= timeout=]'";
+static const char leave_usage[] =
+	"expected 'sa-leave HOST MGID|@NAME [state=...] [proxy=HOST] [retries= timeout=]'";
+static const char get_usage[] =
+	"expected 'sa-get HOST MGID|@NAME [retries= timeout=]'";
+
+#define REQ_ARGS(u) { \
+	SCN_A_HOST(struct req_arg, host), \
+	SCN_A_CUSTOM(struct req_arg, mgid, "an MGID", mgid_word_parse, \
+		     scn_mgid_arg_print, 0), \
+	SCN_A_UNKNOWN(u, req_rest_print, req_label_free), \
+}
+static const struct scn_arg join_args[] = REQ_ARGS(join_usage);
+static const struct scn_arg leave_args[] = REQ_ARGS(leave_usage);
+static const struct scn_arg get_args[] = REQ_ARGS(get_usage);
+
+#define REQ_DEFAULTS(k) { .kind = (k), .timeout = DEFAULT_TIMEOUT, \
+	.send_size = 64, .send_interval = IMC_NSEC_PER_USEC }
+static const struct req_arg req_defaults[] = {
+	[REQ_JOIN] = REQ_DEFAULTS(REQ_JOIN),
+	[REQ_LEAVE] = REQ_DEFAULTS(REQ_LEAVE),
+	[REQ_GET] = REQ_DEFAULTS(REQ_GET),
+};
+
+#define REQ_DESC(k, tab, u) { \
+	.usage = (u), .min = 2, SCN_ARGS(tab), \
+	.opts = &req_sets[k], .keep = SCN_KEEP_GIVEN, \
+	.given_off = offsetof(struct req_arg, given), \
+	.given_size = sizeof(uint32_t), .size = sizeof(struct req_arg), \
+	.defaults = &req_defaults[k], .done = req_done, \
+}
+static const struct scn_desc req_descs[] = {
+	[REQ_JOIN] = REQ_DESC(REQ_JOIN, join_args, join_usage),
+	[REQ_LEAVE] = REQ_DESC(REQ_LEAVE, leave_args, leave_usage),
+	[REQ_GET] = REQ_DESC(REQ_GET, get_args, get_usage),
+};
 
 static int req_run(struct imc_scn_ctx *c, void *data)
 {
 	return scn_sa_req_start(c, data);
 }
 
-static const struct imc_scn_verb verb_join = {
-	.name = "sa-join", .kind = IMC_SCN_ACTION, .parse = join_parse,
-	.print = req_print, .run = req_run, .free = req_arg_free,
-};
-
-static const struct imc_scn_verb verb_leave = {
-	.name = "sa-leave", .kind = IMC_SCN_ACTION, .parse = leave_parse,
-	.print = req_print, .run = req_run, .free = req_arg_free,
-};
-
-static const struct imc_scn_verb verb_get = {
-	.name = "sa-get", .kind = IMC_SCN_ACTION, .parse = get_parse,
-	.print = req_print, .run = req_run, .free = req_arg_free,
-};
+SCN_DESC_VERB(join, "sa-join", IMC_SCN_ACTION, req_descs[REQ_JOIN], req_run);
+SCN_DESC_VERB(leave, "sa-leave", IMC_SCN_ACTION, req_descs[REQ_LEAVE],
+	      req_run);
+SCN_DESC_VERB(get, "sa-get", IMC_SCN_ACTION, req_descs[REQ_GET], req_run);
 
 /* ------------------------------------------------------------------ */
 /* Services (scn.h): @NAME of sa-mcast, GSIs, the engine, sends */
@@ -714,13 +718,6 @@ struct subj_arg {
 	struct scn_mgid mgid;
 	const struct sa_counter *k;
 };
-
-static int mgid_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
-			   const char *w, void *base)
-{
-	return scn_mgid_parse(p, w, &label_space, "sa-join", SCN_MGID_ZERO,
-			      scn_arg_at(base, arg));
-}
 
 static int has_host(struct imc_scn_parser *p, void *data)
 {
@@ -989,7 +986,7 @@ static const struct imc_scn_plugin plugin_sa = {
 int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
-		&scn_sa_verb, &verb_join, &verb_leave, &verb_get,
+		&scn_sa_verb, &join_verb, &leave_verb, &get_verb,
 		&scn_verb_sa_mcast, &show_verb, &restart_verb,
 	};
 	static const struct imc_scn_subject *const subjects[] = {

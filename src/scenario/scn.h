@@ -375,16 +375,32 @@ int scn_svc_group_send(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 extern const struct imc_scn_verb scn_verb_mcast_send;
 extern const struct imc_scn_verb scn_verb_sa_mcast;
 
-/* A component of an MCMemberRecord template (qkey=, pkey=, tclass=,
+/* The components of an MCMemberRecord template (qkey=, pkey=, tclass=,
  * sl=, flow=, hop=, scope=, mtu=SEL:CODE, rate=SEL:CODE, life=SEL:CODE,
- * mlid=), as sa-join and mcast-join take it: its value into rec, its
- * ComponentMask bits (IBA 15.2.5.17) into *mask. Returns 0, 1 when word
- * is none of them, or the parse error. scn_mcmr_comp_print() writes back
- * those of mask (sa_verbs.c). */
+ * mlid=), as sa-join and mcast-join take them: options of a table whose
+ * field is the struct imc_mcmr f of T, in the order they print.
+ * scn_mcmr_comp_mask() gives the ComponentMask bits (IBA 15.2.5.17) of
+ * those given (sa_verbs.c). */
 struct imc_mcmr;
-int scn_mcmr_comp_opt(struct imc_scn_parser *p, const char *word,
-		      struct imc_mcmr *rec, uint64_t *mask);
-void scn_mcmr_comp_print(FILE *f, const struct imc_mcmr *rec, uint64_t mask);
+int scn_mcmr_comp_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			const char *value, void *field);
+void scn_mcmr_comp_print(FILE *f, const struct scn_opt *o, const void *field);
+uint64_t scn_mcmr_comp_mask(const struct scn_optset *set, uint64_t given);
+#define SCN_O_MCMR(k, T, f) \
+	{ .key = (k), .type = SCN_OPT_CUSTOM, .offset = offsetof(T, f), \
+	  .parse = scn_mcmr_comp_parse, .print = scn_mcmr_comp_print }
+#define SCN_O_MCMR_COMPS(T, f) \
+	SCN_O_MCMR("qkey", T, f), SCN_O_MCMR("pkey", T, f), \
+	SCN_O_MCMR("tclass", T, f), SCN_O_MCMR("sl", T, f), \
+	SCN_O_MCMR("flow", T, f), SCN_O_MCMR("hop", T, f), \
+	SCN_O_MCMR("scope", T, f), SCN_O_MCMR("mtu", T, f), \
+	SCN_O_MCMR("rate", T, f), SCN_O_MCMR("life", T, f), \
+	SCN_O_MCMR("mlid", T, f)
+
+/* as=NAME (scn_label_ok()) into the char * field, and back. */
+int scn_as_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+		     const char *value, void *field);
+void scn_as_opt_print(FILE *f, const struct scn_opt *o, const void *field);
 
 /* JoinState as state= takes it (full, nonmember, sendonly,
  * sendonly-full joined by +, or 0..15), and back. */
