@@ -5,14 +5,13 @@
  * (node -> member ports, tree-edge ports). Only switches on the tree have
  * a record, so 10,000 small groups on a large fabric cost little.
  *
- * Cost (docs/performance.md, "One hash table, one list"): against the
- * former open-addressing tables, whose records sat in the slots, the SA
- * engine's benchmarks are within noise and peak memory is lower (a group
- * starts with two 16-bucket arrays, not 8 slots of each record). What
- * costs more is in the trees' own benchmark: a probe reaches its record
- * through the bucket, a repair copies the tree record by record and a
- * clear frees each record, so rebuilds and repairs of every tree cost
- * 1.25-2x, leaves in large groups about 1.6x, a clear 2-4.6x.
+ * Cost (docs/performance.md, "One hash table, one list"): records live
+ * behind the buckets, not in the slots of an open-addressing array, so a
+ * probe costs one load more, a repair copies the tree record by record
+ * and a clear frees each record: in the trees' own benchmark rebuilds and
+ * repairs cost 1.25-2x what in-slot records cost, leaves in large groups
+ * about 1.6x, a clear 2-4.6x. The SA engine's benchmarks do not see it,
+ * and peak memory is lower (a group starts with two 16-bucket arrays).
  *
  * Invariants, kept by every call:
  *  - the tree switches and edges form a forest;
