@@ -89,7 +89,8 @@ struct imc_sa_client {
 	struct imc_htab tids;
 	imc_sa_report_cb report_cb;
 	void *report_arg;
-	struct report_seen seen[REPORTS_SEEN];
+	/* Made with the first Report: most clients never get one. */
+	struct report_seen *seen;       /* REPORTS_SEEN entries, a ring */
 	unsigned seen_next;             /* oldest entry, overwritten next */
 	struct imc_htab seen_tab;       /* entries in use, by TID and bytes */
 	struct imc_sa_client_stats st;
@@ -345,11 +346,6 @@ int imc_sa_client_create(struct imc_loop *loop,
 		free(c);
 		return -ENOMEM;
 	}
-	if (imc_htab_init(&c->seen_tab, REPORTS_SEEN) < 0) {
-		imc_htab_fini(&c->tids);
-		free(c);
-		return -ENOMEM;
-	}
 	c->loop = loop;
 	c->tr = *tr;
 	c->cfg = *cfg;
@@ -381,7 +377,10 @@ void imc_sa_client_destroy(struct imc_sa_client *c)
 	drop_list(c, &c->flight);
 	drop_list(c, &c->done);
 	imc_htab_fini(&c->tids);
-	imc_htab_fini(&c->seen_tab);
+	if (c->seen) {
+		imc_htab_fini(&c->seen_tab);
+		free(c->seen);
+	}
 	free(c);
 }
 
@@ -535,6 +534,18 @@ static bool report_seen(struct imc_sa_client *c, const uint8_t *buf,
 	imc_time_t now = imc_loop_now(c->loop);
 	struct report_seen *e;
 
+	if (!c->seen) {
+		/* Without memory for it, Reports are handed over every time
+		 * they come: a copy too, but none lost. */
+		c->seen = calloc(REPORTS_SEEN, sizeof(*c->seen));
+		if (!c->seen)
+			return false;
+		if (imc_htab_init(&c->seen_tab, REPORTS_SEEN) < 0) {
+			free(c->seen);
+			c->seen = NULL;
+			return false;
+		}
+	}
 	for (struct imc_hnode *n = imc_htab_bucket(&c->seen_tab, h); n;
 	     n = n->next) {
 		e = imc_container_of(n, struct report_seen, node);
