@@ -7,14 +7,7 @@
 # against OpenSM in examples_c_umad.sh.
 # Arguments: build directory, source directory.
 set -u
-build=$(realpath "${1:?build directory}")
-src=$(realpath "${2:?source directory}")
-# A sanitized build's libraries need the sanitizer runtime in the program.
-san=
-grep -q '^IMC_SANITIZE:BOOL=ON$' "$build/CMakeCache.txt" 2>/dev/null &&
-	san="-fsanitize=address,undefined"
-cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
-cc=${cc:-${CC:-cc}}
+. "$(dirname "$0")/lib/example_build.sh"
 command -v pkg-config >/dev/null 2>&1 || { echo "SKIP: pkg-config not installed"; exit 77; }
 command -v make >/dev/null 2>&1 || { echo "SKIP: make not installed"; exit 77; }
 tmp=$(mktemp -d)

@@ -5,14 +5,7 @@
 # it is held. Skipped (77, with the reason) without ibsim/OpenSM.
 # Arguments: build directory, source directory.
 set -u
-build=$(realpath "${1:?build directory}")
-src=$(realpath "${2:?source directory}")
-# A sanitized build's libraries need the sanitizer runtime in the program.
-san=
-grep -q '^IMC_SANITIZE:BOOL=ON$' "$build/CMakeCache.txt" 2>/dev/null &&
-	san="-fsanitize=address,undefined"
-cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
-cc=${cc:-${CC:-cc}}
+. "$(dirname "$0")/lib/example_build.sh"
 if [ -z "${IBSIM_HARNESS_DIR:-}" ]; then
 	command -v pkg-config >/dev/null 2>&1 || { echo "SKIP: pkg-config not installed"; exit 77; }
 	command -v make >/dev/null 2>&1 || { echo "SKIP: make not installed"; exit 77; }

@@ -3,14 +3,7 @@
 # and the output it shows for mcast_fabric is what the program prints.
 # Arguments: build directory, source directory.
 set -u
-build=$(realpath "${1:?build directory}")
-src=$(realpath "${2:?source directory}")
-# A sanitized build's libraries need the sanitizer runtime in the program.
-san=
-grep -q '^IMC_SANITIZE:BOOL=ON$' "$build/CMakeCache.txt" 2>/dev/null &&
-	san="-fsanitize=address,undefined"
-cc=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$build/CMakeCache.txt")
-cc=${cc:-${CC:-cc}}
+. "$(dirname "$0")/lib/example_build.sh"
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 not installed"; exit 77; }
 python3 "$src/scripts/doc-snippets.py" "$src/docs/library.md" || exit 1
 n=$(grep -c '^<!-- snippet: ' "$src/docs/library.md")
