@@ -358,7 +358,6 @@ static void send_av_on_fabric(void **state)
 	struct peer P[2];
 	struct imc_sa_fabric *sf;
 	struct imc_mcast_av av;
-	struct imc_ah ah;
 	struct world w;
 	uint32_t v = 0xC0FFEE;
 	unsigned np = 0;
@@ -408,17 +407,9 @@ static void send_av_on_fabric(void **state)
 	assert_int_equal(av.flow_label, 0x123);
 	assert_int_equal(av.tclass, 8);
 	assert_int_equal(av.qkey, QKEY);
-	memset(&ah, 0, sizeof(ah));
-	ah.dlid = av.dlid;
-	ah.sl = av.sl;
-	ah.static_rate = av.rate;
-	ah.has_grh = av.grh;
-	ah.dgid = av.dgid;
-	ah.flow_label = av.flow_label;
-	ah.hop_limit = av.hop_limit;
-	ah.tclass = av.tclass;
-	assert_int_equal(imc_qp_send(P[0].qp, &ah, av.remote_qpn, av.qkey, &v,
-				     sizeof(v)), 0);
+	assert_int_equal(imc_mcast_fabric_send(P[0].qp, &av, &v, sizeof(v)), 0);
+	assert_int_equal(imc_mcast_fabric_send(NULL, &av, &v, sizeof(v)),
+			 -EINVAL);
 	assert_int_equal(imc_loop_run(w.loop), 0);
 	assert_int_equal(P[1].rx, 1);
 	assert_int_equal(P[1].last, 0xC0FFEE);

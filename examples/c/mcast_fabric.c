@@ -82,22 +82,11 @@ static int join(struct host *h)
 static int send_to_group(struct host *h, const char *text)
 {
 	struct imc_mcast_av av;
-	struct imc_ah ah;
 	int rc = imc_mcast_send_av(&h->rec, &av);
 
 	if (rc)
 		return rc;
-	memset(&ah, 0, sizeof(ah));
-	ah.dlid = av.dlid;
-	ah.sl = av.sl;
-	ah.static_rate = av.rate;
-	ah.has_grh = av.grh;
-	ah.dgid = av.dgid;
-	ah.flow_label = av.flow_label;
-	ah.hop_limit = av.hop_limit;
-	ah.tclass = av.tclass;
-	return imc_qp_send(h->qp, &ah, av.remote_qpn, av.qkey, text,
-			   strlen(text));
+	return imc_mcast_fabric_send(h->qp, &av, text, strlen(text));
 }
 /* [/send] */
 

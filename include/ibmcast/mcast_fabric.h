@@ -58,6 +58,15 @@ void imc_mcast_fabric_destroy(struct imc_mcast_fabric *mf);
 int imc_mcast_fabric_port_event(enum imc_port_event ev,
 				enum imc_mcast_port_event *out);
 
+/* Sends len bytes from qp (a UD QP of the fabric) to a joined group,
+ * through the send AV imc_mcast_send_av() gave: DLID = the MLID, its SL
+ * and rate, a GRH to the MGID with its TClass, FlowLabel and HopLimit,
+ * the multicast QPN and the group's Q_Key. The same fields fill
+ * struct ibv_ah_attr and the work request on verbs. Returns 0 or
+ * imc_qp_send()'s error (-EINVAL for a NULL argument). */
+int imc_mcast_fabric_send(struct imc_qp *qp, const struct imc_mcast_av *av,
+			  const void *data, size_t len);
+
 /* The tracker (join and leave through it), its SA client, its GSI. */
 struct imc_mcast *imc_mcast_fabric_tracker(const struct imc_mcast_fabric *mf);
 struct imc_sa_client *imc_mcast_fabric_client(

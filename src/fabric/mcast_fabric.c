@@ -62,6 +62,25 @@ static int qp_detach(void *ctx, void *qp, const struct imc_gid *mgid,
 	return imc_qp_detach(qp, mgid, mlid);
 }
 
+int imc_mcast_fabric_send(struct imc_qp *qp, const struct imc_mcast_av *av,
+			  const void *data, size_t len)
+{
+	struct imc_ah ah;
+
+	if (!qp || !av)
+		return -EINVAL;
+	memset(&ah, 0, sizeof(ah));
+	ah.dlid = av->dlid;
+	ah.sl = av->sl;
+	ah.static_rate = av->rate;
+	ah.has_grh = av->grh;
+	ah.dgid = av->dgid;
+	ah.flow_label = av->flow_label;
+	ah.hop_limit = av->hop_limit;
+	ah.tclass = av->tclass;
+	return imc_qp_send(qp, &ah, av->remote_qpn, av->qkey, data, len);
+}
+
 int imc_mcast_fabric_port_event(enum imc_port_event ev,
 				enum imc_mcast_port_event *out)
 {
