@@ -1,7 +1,8 @@
 /* libibmcast-sim, the world the host stack is proven on: the embedded
  * fabric (topologies, the simulator's SM, switches, links, QPs), the SA
  * multicast engine and its multicast trees, the SA served on the fabric
- * and beside OpenSM, the ibsim protocol server and the scenario language.
+ * and beside OpenSM, the ibsim protocol server, OpenSM run on it, and the
+ * scenario language.
  * It includes <ibmcast/ibmcast.h>; link with
  * `pkg-config --cflags --libs ibmcast-sim` (which brings libibmcast).
  */
@@ -16,6 +17,7 @@
 #include "ibmcast/ipoib_fabric.h"
 #include "ibmcast/mcast_fabric.h"
 #include "ibmcast/mtree.h"
+#include "ibmcast/opensm.h"
 #include "ibmcast/sa.h"
 #include "ibmcast/sa_fabric.h"
 #include "ibmcast/sa_serve.h"
