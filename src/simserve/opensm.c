@@ -41,6 +41,8 @@ struct imc_opensm {
 	unsigned starts;
 	imc_time_t t_start;      /* loop time of the last start */
 	imc_time_t up_time;
+	struct imc_timer tick;   /* the wait's poll */
+	bool ticked;             /* it fired: the loop was not stopped */
 	long log_off;            /* osm.log read up to here */
 	bool log_up;             /* SUBNET UP seen since the last start */
 	char opensm[512];        /* config, IBMCAST_OPENSM or "opensm" */
@@ -117,6 +119,17 @@ static void free_args(char **args)
 	free(args);
 }
 
+/* The wait's poll: the run of the loop ends here, unless someone else
+ * stopped it first (fds run before timers in a round, and a stop skips
+ * the round's timers, so a stop is never taken for a tick). */
+static void tick(struct imc_timer *t)
+{
+	struct imc_opensm *o = imc_container_of(t, struct imc_opensm, tick);
+
+	o->ticked = true;
+	imc_loop_stop(o->loop);
+}
+
 int imc_opensm_create(struct imc_simserve *srv, struct imc_fabric *f,
 		      struct imc_loop *loop,
 		      const struct imc_opensm_config *cfg,
@@ -142,6 +155,7 @@ int imc_opensm_create(struct imc_simserve *srv, struct imc_fabric *f,
 	o->f = f;
 	o->loop = loop;
 	o->state = IMC_OPENSM_IDLE;
+	imc_timer_init(&o->tick, tick);
 	o->node = cfg->node;
 	o->grace = cfg->term_grace ? cfg->term_grace : GRACE_DEFAULT;
 	o->keep = cfg->keep_dir;
@@ -429,7 +443,7 @@ static int reap(struct imc_opensm *o)
 
 int imc_opensm_wait_up(struct imc_opensm *o, imc_time_t timeout)
 {
-	imc_time_t t0 = imc_loop_now(o->loop), now = t0, until;
+	imc_time_t t0 = imc_loop_now(o->loop), now = t0;
 	int rc;
 
 	if (!timeout)
@@ -446,17 +460,19 @@ int imc_opensm_wait_up(struct imc_opensm *o, imc_time_t timeout)
 				    (double)timeout / 1e9, o->log_up ?
 				    "SUBNET UP, but ports not ACTIVE" :
 				    "no SUBNET UP", o->dir);
-		until = now + POLL;
-		rc = imc_loop_run_until(o->loop, until);
+		o->ticked = false;
+		rc = imc_timer_arm_in(o->loop, &o->tick, POLL);
+		if (!rc)
+			rc = imc_loop_run(o->loop);
+		imc_timer_cancel(o->loop, &o->tick);
 		if (rc < 0)
 			return fail(o, rc, "loop: %s", strerror(-rc));
 		rc = reap(o);
 		if (rc)
 			return rc;
-		now = imc_loop_now(o->loop);
-		/* A run that ends before its deadline was stopped. */
-		if (now < until)
+		if (!o->ticked)
 			return fail(o, -EINTR, "stopped before the subnet was up");
+		now = imc_loop_now(o->loop);
 	}
 	o->up_time = now - o->t_start;
 	set_state(o, IMC_OPENSM_UP);
