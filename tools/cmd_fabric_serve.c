@@ -15,6 +15,7 @@
 #include "ibmcast/fabric.h"
 #include "ibmcast/fabric_mad.h"
 #include "ibmcast/loop.h"
+#include "ibmcast/opensm.h"
 #include "ibmcast/sa_records.h"
 #include "ibmcast/simserve.h"
 #include "ibmcast/topo.h"
@@ -31,7 +32,9 @@ enum {
 	ATTR_PORT_INFO = 0x0015,
 	ATTR_LFT = 0x0019,
 };
-#define U2S_DEFAULT "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
+/* OpenSM missing: what a test harness takes for a skip (automake's 77). */
+#define EXIT_NO_OPENSM 77
+#define MAX_OSM_ARGS 32
 
 static void help(FILE *f)
 {
@@ -39,21 +42,38 @@ static void help(FILE *f)
 		"usage: ibmcast fabric serve NETFILE|SPEC [--sock NAME] [--node NODE]\n"
 		"                            [--seed N] [--dump FILE] [--stats] [--verbose]\n"
 		"                            [--control FIFO] [--joins P,G[,POLICY]] [--ipoib N]\n"
+		"                            [--opensm [--osm-args \"ARGS\"] [--up-wait SECS]]\n"
 		"\n"
 		"Builds the embedded fabric from an ibnetdiscover/ibsim net file or a\n"
 		"generator spec (switch:hosts=N, fat-tree:leaves=L,hosts=H,spines=S,\n"
 		"fat-tree:pods=P,leaves=L,hosts=H,aggs=A,spines=S; docs/scenarios.md)\n"
 		"and serves ibsim's client protocol on it, with no SM of its own: run\n"
-		"OpenSM on it with LD_PRELOAD=libumad2sim.so and the printed exports,\n"
-		"then saquery, smpquery, ibnetdiscover, ibroute, perfquery or ibmcast's\n"
-		"umad tools the same way. Prints the shell exports a client needs\n"
-		"(IBSIM_SOCKNAME, LD_PRELOAD) once the control socket is bound, then\n"
-		"runs until SIGINT or SIGTERM.\n"
+		"OpenSM on it (--opensm, or by hand with LD_PRELOAD=libumad2sim.so and\n"
+		"the printed exports), then saquery, smpquery, ibnetdiscover, ibroute,\n"
+		"perfquery or ibmcast's umad tools the same way. Prints the shell\n"
+		"exports a client needs (IBSIM_SOCKNAME, LD_PRELOAD) once the control\n"
+		"socket is bound (with --opensm: once the subnet is up), then runs\n"
+		"until SIGINT or SIGTERM.\n"
 		"\n"
+		"--opensm      start OpenSM on the served fabric (LD_PRELOAD=libumad2sim.so,\n"
+		"              OSM_TMP_DIR, OSM_CACHE_DIR, osm.log and osm.out in a\n"
+		"              private directory under TMPDIR, removed at exit) and print\n"
+		"              the exports only once it has logged SUBNET UP and every\n"
+		"              cabled port is ACTIVE, after a line on stderr: 'opensm: pid\n"
+		"              PID SUBNET UP, every port ACTIVE after S s (DIR)'. On\n"
+		"              SIGINT or SIGTERM OpenSM gets SIGTERM (SIGKILL 2 s later)\n"
+		"              and is reaped before the command exits. The binary is\n"
+		"              IBMCAST_OPENSM, else opensm on PATH; exit status 77 when\n"
+		"              it or umad2sim is missing, 1 when OpenSM exits (then or\n"
+		"              later) or does not bring the subnet up in time. --joins\n"
+		"              and --ipoib start once the subnet is up\n"
+		"--osm-args ARGS  extra OpenSM arguments, split at blanks (with --opensm)\n"
+		"--up-wait SECS  how long OpenSM may take to bring the subnet up\n"
+		"              (with --opensm; default 60)\n"
 		"--sock NAME   socket base name (default IBSIM_SOCKNAME, else \"sim\")\n"
-		"--node NODE   where a client that names no node attaches (default: the\n"
-		"              first node of the net file, as ibsim; a generated\n"
-		"              fabric's first HCA)\n"
+		"--node NODE   where a client that names no node attaches, OpenSM\n"
+		"              started by --opensm too (default: the first node of the\n"
+		"              net file, as ibsim; a generated fabric's first HCA)\n"
 		"--seed N      the fabric's random streams (default 1)\n"
 		"--dump FILE   on exit, write every port's LID and state and every\n"
 		"              switch's LFT as the fabric holds them, one line each:\n"
@@ -85,7 +105,7 @@ static void help(FILE *f)
 		"format ibsim and ibnetdiscover's topology files use) to stdout.\n"
 		"\n"
 		"The umad2sim path printed is %s, or\n"
-		"IBMCAST_UMAD2SIM when set.\n", U2S_DEFAULT);
+		"IBMCAST_UMAD2SIM when set.\n", IMC_OPENSM_UMAD2SIM_DEFAULT);
 }
 
 struct opts {
@@ -99,7 +119,43 @@ struct opts {
 	const char *control;
 	const char *joins;
 	unsigned ipoib;
+	bool opensm;
+	uint64_t up_wait;          /* seconds */
+	char *osm_argv[MAX_OSM_ARGS + 1];
+	char osm_args[512];        /* osm_argv points into it */
 };
+
+/* --osm-args and --up-wait belong to --opensm; the arguments are split
+ * at blanks (no quoting: OpenSM's options take no blanks). */
+static int parse_opensm(struct opts *o, const char *args, const char *wait)
+{
+	size_t n = 0;
+	char *tok, *save;
+
+	if (!o->opensm && (args || wait)) {
+		fprintf(stderr, PROG ": --%s needs --opensm\n",
+			args ? "osm-args" : "up-wait");
+		return -1;
+	}
+	if (!args)
+		return 0;
+	if (strlen(args) >= sizeof(o->osm_args)) {
+		fprintf(stderr, PROG ": --osm-args: longer than %zu bytes\n",
+			sizeof(o->osm_args) - 1);
+		return -1;
+	}
+	strcpy(o->osm_args, args);
+	for (tok = strtok_r(o->osm_args, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		if (n == MAX_OSM_ARGS) {
+			fprintf(stderr, PROG ": --osm-args: more than %d "
+				"arguments\n", MAX_OSM_ARGS);
+			return -1;
+		}
+		o->osm_argv[n++] = tok;
+	}
+	return 0;
+}
 
 static int parse(int argc, char **argv, struct opts *o)
 {
@@ -113,14 +169,19 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "control", required_argument, NULL, 'c' },
 		{ "joins", required_argument, NULL, 'j' },
 		{ "ipoib", required_argument, NULL, 'i' },
+		{ "opensm", no_argument, NULL, 'o' },
+		{ "osm-args", required_argument, NULL, 'a' },
+		{ "up-wait", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *osm_args = NULL, *up_wait = NULL;
 	char *end;
 	int ch;
 
 	memset(o, 0, sizeof(*o));
 	o->seed = 1;
+	o->up_wait = 60;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		switch (ch) {
@@ -162,6 +223,18 @@ static int parse(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 			break;
+		case 'o':
+			o->opensm = true;
+			break;
+		case 'a':
+			osm_args = optarg;
+			break;
+		case 'u':
+			up_wait = optarg;
+			if (imc_opt_num(PROG, "up-wait", optarg, 1, 86400,
+					&o->up_wait))
+				return -1;
+			break;
 		case 'h':
 			help(stdout);
 			exit(IMC_EXIT_OK);
@@ -179,7 +252,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		return -1;
 	}
 	o->source = argv[optind];
-	return 0;
+	return parse_opensm(o, osm_args, up_wait);
 }
 
 /* A generator spec names its shape before a colon; anything else is a
@@ -198,13 +271,76 @@ static int load_topo(const char *src, struct imc_topo **t)
 	return r;
 }
 
-static void print_exports(const struct imc_simserve *s)
+/* u2s: the umad2sim OpenSM was started with, else NULL. */
+static void print_exports(const struct imc_simserve *s, const char *u2s)
 {
-	const char *u2s = getenv("IBMCAST_UMAD2SIM");
+	const char *env = getenv("IBMCAST_UMAD2SIM");
 
+	if (!u2s)
+		u2s = env && *env ? env : IMC_OPENSM_UMAD2SIM_DEFAULT;
 	printf("export IBSIM_SOCKNAME=%s\n", imc_simserve_sockname(s));
-	printf("export LD_PRELOAD=%s\n", u2s && *u2s ? u2s : U2S_DEFAULT);
+	printf("export LD_PRELOAD=%s\n", u2s);
 	fflush(stdout);
+}
+
+/* --opensm: OpenSM on the served fabric, at the server's default node,
+ * and the wait until it has brought the subnet up. Returns 0 or the
+ * exit status; *osm is set even on failure (destroy it). A signal
+ * during the wait (the loop stopped) is a clean end: -1. */
+static int opensm_up(const struct opts *o, struct imc_simserve *s,
+		     struct imc_fabric *f, struct imc_loop *loop,
+		     struct imc_opensm **osm)
+{
+	struct imc_opensm_config oc;
+	struct imc_opensm_status st;
+	int r;
+
+	imc_opensm_config_init(&oc);
+	oc.args = (const char *const *)o->osm_argv;
+	r = imc_opensm_create(s, f, loop, &oc, osm);
+	if (r < 0) {
+		fprintf(stderr, PROG ": opensm: %s\n", strerror(-r));
+		return IMC_EXIT_FAIL;
+	}
+	r = imc_opensm_start(*osm);
+	if (!r)
+		r = imc_opensm_wait_up(*osm, o->up_wait * IMC_NSEC_PER_SEC);
+	if (r == -EINTR)
+		return -1;
+	if (r < 0) {
+		fprintf(stderr, PROG ": %s\n", imc_opensm_reason(*osm));
+		return r == -ENOPKG ? EXIT_NO_OPENSM : IMC_EXIT_FAIL;
+	}
+	imc_opensm_get_status(*osm, &st);
+	fprintf(stderr, "opensm: pid %ld SUBNET UP, every port ACTIVE after "
+		"%.3f s (%s)\n", (long)st.pid, (double)st.up_time / 1e9,
+		st.dir);
+	return 0;
+}
+
+static const char *umad2sim_of(struct imc_opensm *osm)
+{
+	struct imc_opensm_status st;
+
+	imc_opensm_get_status(osm, &st);
+	return st.umad2sim;
+}
+
+/* Stops OpenSM before the command exits; 1 when it had exited by
+ * itself before (the reason on stderr). */
+static int opensm_down(struct imc_opensm *osm)
+{
+	struct imc_opensm_status st;
+
+	if (!osm)
+		return IMC_EXIT_OK;
+	imc_opensm_get_status(osm, &st);
+	if (st.state == IMC_OPENSM_EXITED) {
+		fprintf(stderr, PROG ": %s\n", imc_opensm_reason(osm));
+		return IMC_EXIT_FAIL;
+	}
+	imc_opensm_stop(osm);
+	return IMC_EXIT_OK;
 }
 
 static void print_stats(const struct imc_simserve *s)
@@ -369,6 +505,7 @@ static int run_serve(const struct opts *o)
 	struct imc_fabric_config fc;
 	struct imc_simserve_config sc;
 	struct imc_simserve *s = NULL;
+	struct imc_opensm *osm = NULL;
 	struct imc_fabric *f = NULL;
 	struct imc_loop *loop = NULL;
 	struct imc_topo *t = NULL;
@@ -419,6 +556,10 @@ static int run_serve(const struct opts *o)
 			strerror(-r));
 		goto out;
 	}
+	if (o->opensm && (r = opensm_up(o, s, f, loop, &osm)) != 0) {
+		rc = r < 0 ? IMC_EXIT_OK : r;
+		goto out;
+	}
 	if (o->joins && (r = fabric_joins_start(f, &jo, &joins)) < 0) {
 		fprintf(stderr, PROG ": joins: %s\n", strerror(-r));
 		goto out;
@@ -427,13 +568,13 @@ static int run_serve(const struct opts *o)
 		fprintf(stderr, PROG ": ipoib: %s\n", strerror(-r));
 		goto out;
 	}
-	print_exports(s);
+	print_exports(s, osm ? umad2sim_of(osm) : NULL);
 	r = imc_loop_run(loop);
 	if (r < 0) {
 		fprintf(stderr, PROG ": loop: %s\n", strerror(-r));
 		goto out;
 	}
-	rc = IMC_EXIT_OK;
+	rc = opensm_down(osm);
 	if (o->stats)
 		print_stats(s);
 	if (o->dump && (r = write_dump(f, o->dump)) < 0) {
@@ -443,6 +584,7 @@ static int run_serve(const struct opts *o)
 out:
 	fabric_ipoib_stop(ipoib);
 	fabric_joins_stop(joins);
+	imc_opensm_destroy(osm);
 	control_close(&ctl, loop);
 	imc_simserve_destroy(s);
 	imc_fabric_destroy(f);
