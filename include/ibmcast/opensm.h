@@ -104,8 +104,10 @@ int imc_opensm_start(struct imc_opensm *o);
 /* Runs the loop until the subnet is up (see above), at most timeout
  * (0: 60 s). Returns 0 (also when it was up already), -ETIMEDOUT,
  * -ECHILD (OpenSM exited; its status in the reason), -EINTR (the loop
- * was stopped, imc_loop_stop()), -ESRCH (not started) or the loop's
- * error; imc_opensm_reason() says why, naming the log to read. */
+ * was stopped by someone else, imc_loop_stop(), e.g. for a signal),
+ * -ESRCH (not started) or the loop's error; imc_opensm_reason() says
+ * why, naming the log to read. After -ETIMEDOUT and -EINTR OpenSM still
+ * runs: wait again, or stop or destroy it. */
 int imc_opensm_wait_up(struct imc_opensm *o, imc_time_t timeout);
 
 /* Kills OpenSM with SIGKILL (as a crashed SM) and starts it again in the
@@ -137,7 +139,8 @@ struct imc_opensm_status {
 };
 
 /* Fills st, first reaping OpenSM if it has exited (the state is then
- * EXITED). The strings live as long as the object. */
+ * EXITED and imc_opensm_reason() says how). The strings live as long
+ * as the object. */
 void imc_opensm_get_status(struct imc_opensm *o, struct imc_opensm_status *st);
 
 /* Why the last call that failed did, a sentence without a final period

@@ -82,10 +82,11 @@ static int fail(struct imc_opensm *o, int rc, const char *fmt, ...)
 	return rc;
 }
 
+static const struct imc_opensm_config defaults = { .node = IMC_TOPO_NONE };
+
 void imc_opensm_config_init(struct imc_opensm_config *c)
 {
-	memset(c, 0, sizeof(*c));
-	c->node = IMC_TOPO_NONE;
+	*c = defaults;
 }
 
 static const char *pick(const char *cfg, const char *env, const char *def)
@@ -135,30 +136,28 @@ int imc_opensm_create(struct imc_simserve *srv, struct imc_fabric *f,
 		      const struct imc_opensm_config *cfg,
 		      struct imc_opensm **out)
 {
-	struct imc_opensm_config def;
 	struct imc_opensm *o;
-	int rc;
 
 	*out = NULL;
-	if (!cfg) {
-		imc_opensm_config_init(&def);
-		cfg = &def;
-	}
+	cfg = cfg ? cfg : &defaults;
 	if (!srv || !f || !loop || imc_loop_is_virtual(loop) ||
 	    (cfg->node != IMC_TOPO_NONE &&
 	     cfg->node >= imc_fabric_topo(f)->nnodes))
 		return -EINVAL;
 	o = calloc(1, sizeof(*o));
-	if (!o)
+	if (!o || copy_args(o, cfg->args)) {
+		if (o)
+			free_args(o->args);
+		free(o);
 		return -ENOMEM;
+	}
 	o->srv = srv;
 	o->f = f;
 	o->loop = loop;
-	o->state = IMC_OPENSM_IDLE;
-	imc_timer_init(&o->tick, tick);
 	o->node = cfg->node;
 	o->grace = cfg->term_grace ? cfg->term_grace : GRACE_DEFAULT;
 	o->keep = cfg->keep_dir;
+	imc_timer_init(&o->tick, tick);
 	snprintf(o->tmpdir, sizeof(o->tmpdir), "%s",
 		 pick(cfg->tmpdir, "TMPDIR", "/tmp"));
 	snprintf(o->opensm, sizeof(o->opensm), "%s",
@@ -166,12 +165,6 @@ int imc_opensm_create(struct imc_simserve *srv, struct imc_fabric *f,
 	snprintf(o->u2s, sizeof(o->u2s), "%s",
 		 pick(cfg->umad2sim, "IBMCAST_UMAD2SIM",
 		      IMC_OPENSM_UMAD2SIM_DEFAULT));
-	rc = copy_args(o, cfg->args);
-	if (rc) {
-		free_args(o->args);
-		free(o);
-		return rc;
-	}
 	*out = o;
 	return 0;
 }
