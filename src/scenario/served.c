@@ -112,7 +112,6 @@ static const struct imc_scn_verb verb_opensm = {
  * same node, as a crashed SM restarted: the new one sweeps, keeps the
  * LIDs it finds in the ports, and sets ClientReregister on every port
  * (IBA 14.4.11), so that the hosts join again. Does not wait for it. */
-
 static int restart_parse(struct imc_scn_parser *p, unsigned argc,
 			 const char *const *argv, void **data)
 {

@@ -169,20 +169,22 @@ int imc_opensm_create(struct imc_simserve *srv, struct imc_fabric *f,
 	return 0;
 }
 
-/* An executable on PATH, or name itself when it holds a '/'. */
+/* An executable on PATH, or name itself when it holds a '/'; a path
+ * longer than out is not tried. */
 static int find_exec(const char *name, char *out, size_t len)
 {
 	const char *path = getenv("PATH");
+	int k;
 
 	if (strchr(name, '/')) {
-		snprintf(out, len, "%s", name);
-		return access(out, X_OK) ? -ENOENT : 0;
+		k = snprintf(out, len, "%s", name);
+		return (size_t)k >= len || access(out, X_OK) ? -ENOENT : 0;
 	}
 	while (path && *path) {
 		size_t n = strcspn(path, ":");
 
-		snprintf(out, len, "%.*s/%s", (int)n, path, name);
-		if (n && !access(out, X_OK))
+		k = snprintf(out, len, "%.*s/%s", (int)n, path, name);
+		if (n && (size_t)k < len && !access(out, X_OK))
 			return 0;
 		path += n + (path[n] == ':');
 	}
