@@ -116,6 +116,20 @@ static bool exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+/* Waits (at most 60 s) until the stand-in has made DIR/ready: what it
+ * does before is done, however slowly the machine runs. */
+static void wait_ready(struct imc_opensm *o)
+{
+	struct imc_opensm_status st;
+	char ready[320];
+
+	imc_opensm_get_status(o, &st);
+	snprintf(ready, sizeof(ready), "%s/ready", st.dir);
+	for (int i = 0; i < 6000 && !exists(ready); i++)
+		usleep(10000);
+	assert_true(exists(ready));
+}
+
 static void test_bad_args(void **state)
 {
 	struct world *w = *state;
@@ -253,9 +267,10 @@ static void test_timeout(void **state)
 	pid_t pid;
 
 	config(w, &c, script(w, "upsays", "echo 'SUBNET UP' >> \"$3\"\n"
-			     "exec sleep 60"));
+			     "touch ready\nexec sleep 60"));
 	assert_int_equal(imc_opensm_create(w->srv, w->fab, w->loop, &c, &o), 0);
 	assert_int_equal(imc_opensm_start(o), 0);
+	wait_ready(o);
 	assert_int_equal(imc_opensm_wait_up(o, 300 * IMC_NSEC_PER_MSEC),
 			 -ETIMEDOUT);
 	assert_reason(o, "OpenSM did not bring the subnet up in 0.3 s "
@@ -344,8 +359,6 @@ static void test_stop_kill(void **state)
 	struct imc_opensm *o;
 	pid_t pid;
 
-	char ready[320];
-
 	config(w, &c, script(w, "stubborn", "trap '' TERM\ntouch ready\n"
 			     "while :; do sleep 1; done"));
 	c.term_grace = 200 * IMC_NSEC_PER_MSEC;
@@ -353,11 +366,7 @@ static void test_stop_kill(void **state)
 	assert_int_equal(imc_opensm_start(o), 0);
 	imc_opensm_get_status(o, &st);
 	pid = st.pid;
-	/* SIGTERM only once the trap is set (at most 60 s). */
-	snprintf(ready, sizeof(ready), "%s/ready", st.dir);
-	for (int i = 0; i < 6000 && !exists(ready); i++)
-		usleep(10000);
-	assert_true(exists(ready));
+	wait_ready(o);          /* SIGTERM only once the trap is set */
 	imc_opensm_stop(o);
 	imc_opensm_get_status(o, &st);
 	assert_true(WIFSIGNALED(st.wait_status));
