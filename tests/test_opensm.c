@@ -190,7 +190,7 @@ static void test_missing(void **state)
 }
 
 /* The stand-in records its arguments, its environment and where it
- * runs, then exits 3. */
+ * runs, then exits 3 once told to (DIR/go). */
 static void test_exits(void **state)
 {
 	struct world *w = *state;
@@ -205,7 +205,8 @@ static void test_exits(void **state)
 			     "echo \"$*\" > args\n"
 			     "echo \"$IBSIM_SOCKNAME $SIM_HOST $OSM_TMP_DIR "
 			     "$OSM_CACHE_DIR $LD_PRELOAD\" > env\n"
-			     "pwd > cwd\nexit 3"));
+			     "pwd > cwd\ntouch ready\n"
+			     "while [ ! -e go ]; do sleep 0.05; done\nexit 3"));
 	c.args = args;
 	c.node = 2;
 	assert_int_equal(imc_opensm_create(w->srv, w->fab, w->loop, &c, &o), 0);
@@ -217,7 +218,12 @@ static void test_exits(void **state)
 	assert_int_equal(strncmp(st.dir, w->tmp, strlen(w->tmp)), 0);
 	assert_non_null(strstr(st.dir, "/ibmcast-opensm."));
 	snprintf(dir, sizeof(dir), "%s", st.dir);
-	assert_int_equal(imc_opensm_wait_up(o, 30 * IMC_NSEC_PER_SEC), -ECHILD);
+	wait_ready(o);
+	imc_opensm_get_status(o, &st);
+	assert_int_equal(st.state, IMC_OPENSM_STARTING);
+	snprintf(path, sizeof(path), "%s/go", dir);
+	assert_int_equal(mknod(path, S_IFREG | 0600, 0), 0);
+	assert_int_equal(imc_opensm_wait_up(o, 60 * IMC_NSEC_PER_SEC), -ECHILD);
 	snprintf(want, sizeof(want), "opensm exited (status 3; see %s/osm.out)",
 		 dir);
 	assert_string_equal(imc_opensm_reason(o), want);
@@ -246,7 +252,10 @@ static void test_exits(void **state)
 	snprintf(path, sizeof(path), "%s/cwd", dir);
 	assert_true(exists(path));
 
-	/* A second start after the exit, in the same directory. */
+	/* A second start after the exit, in the same directory (it waits
+	 * for DIR/go again). */
+	snprintf(path, sizeof(path), "%s/go", dir);
+	assert_int_equal(unlink(path), 0);
 	assert_int_equal(imc_opensm_start(o), 0);
 	imc_opensm_get_status(o, &st);
 	assert_int_equal(st.state, IMC_OPENSM_STARTING);
