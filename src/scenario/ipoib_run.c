@@ -37,7 +37,7 @@ static const struct iface *sender_of(const struct ipr *r,
 
 	if (imc_fabric_port_by_gid(r->f, gid, &node, &port))
 		return NULL;
-	ps = r->ports[r->pbase[node] + port];
+	ps = *scn_ports_at(&r->ports, node, port);
 	for (const struct iface *s = ps ? ps->ifs : NULL; s; s = s->next)
 		if (imc_ip_host_owns(host_of(s), a))
 			return s;
@@ -83,10 +83,10 @@ static void host_packet(void *ctx, const struct imc_ipoib_packet *p,
 /* Interfaces stop (leaving their groups through the port's tracker,
  * which lives on), the tracker lets go of their QPs at once, then the QPs
  * go: the trackers' state is freed after this (scn_svc_tracker_prepare()). */
-static void port_free(struct pstate *ps)
+static void port_free(void *data)
 {
-	if (!ps)
-		return;
+	struct pstate *ps = data;
+
 	while (ps->ifs) {
 		struct iface *i = ps->ifs;
 
@@ -100,8 +100,9 @@ static void port_free(struct pstate *ps)
 static int port_get(struct ipr *r, uint32_t node, unsigned port,
 		    struct pstate **out)
 {
-	uint32_t slot = r->pbase[node] + port;
-	struct pstate *ps = r->ports[slot];
+	struct pstate **slot = (struct pstate **)scn_ports_at(&r->ports, node,
+							     port);
+	struct pstate *ps = *slot;
 	int rc;
 
 	if (ps) {
@@ -121,7 +122,7 @@ static int port_get(struct ipr *r, uint32_t node, unsigned port,
 		free(ps);
 		return rc;
 	}
-	r->ports[slot] = ps;
+	*slot = ps;
 	*out = ps;
 	return 0;
 }
@@ -132,7 +133,7 @@ static int port_get(struct ipr *r, uint32_t node, unsigned port,
 struct iface *scn_ipoib_iface_find(const struct ipr *r,
 				   const struct if_arg *a)
 {
-	const struct pstate *ps = r->ports[r->pbase[a->node] + a->port];
+	const struct pstate *ps = *scn_ports_at(&r->ports, a->node, a->port);
 
 	if (!ps)
 		return NULL;
@@ -142,7 +143,24 @@ struct iface *scn_ipoib_iface_find(const struct ipr *r,
 	return NULL;
 }
 
-/* The interface goes; its QP stays until the tracker let go of it. */
+struct iface *scn_ipoib_iface_next(const struct ipr *r,
+				   const struct iface *i)
+{
+	uint32_t s = 0;
+
+	if (i && i->next)
+		return i->next;
+	if (i)
+		s = scn_ports_idx(&r->ports, i->ps->node, i->ps->port) + 1;
+	for (; s < r->ports.n; s++) {
+		const struct pstate *ps = r->ports.slot[s];
+
+		if (ps && ps->ifs)
+			return ps->ifs;
+	}
+	return NULL;
+}
+
 /* The counts of the host model, with what went to a tap. */
 void scn_ipoib_iface_stats(const struct iface *i,
 			   struct imc_ip_host_stats *st)
@@ -218,7 +236,6 @@ static void flow_free_all(struct ipr *r)
 static void run_free(void *data)
 {
 	struct ipr *r = data;
-	uint32_t n = r->pbase[r->t->nnodes];
 
 	flow_free_all(r);
 	while (r->rounds) {
@@ -229,22 +246,13 @@ static void run_free(void *data)
 		free(rd->p);
 		free(rd);
 	}
-	for (uint32_t s = 0; s < n; s++) {
-		struct pstate *ps = r->ports[s];
-
-		if (ps)
-			port_free(ps);
-	}
-	free(r->ports);
-	free(r->pbase);
+	scn_ports_fini(&r->ports, port_free);
 	free(r);
 }
 
 int scn_ipoib_run_get(struct imc_scn_ctx *c, struct ipr **out)
 {
 	struct ipr *r = imc_scn_data(c, &scn_ipoib_run_key);
-	const struct imc_topo *t = imc_scn_topo(c);
-	uint32_t n;
 	int rc;
 
 	if (r) {
@@ -257,25 +265,15 @@ int scn_ipoib_run_get(struct imc_scn_ctx *c, struct ipr **out)
 	r->c = c;
 	r->f = imc_scn_fabric(c);
 	r->loop = imc_scn_loop(c);
-	r->t = t;
-	if (scn_port_slots(t, &r->pbase)) {
-		free(r);
-		return -ENOMEM;
-	}
-	n = r->pbase[t->nnodes];
-	r->ports = calloc(n ? n : 1, sizeof(*r->ports));
+	r->t = imc_scn_topo(c);
+	rc = scn_ports_init(&r->ports, r->t);
 	/* The trackers' state first: ours is freed before it. */
-	rc = r->ports ? scn_svc_tracker_prepare(c) : -ENOMEM;
+	if (!rc)
+		rc = scn_svc_tracker_prepare(c);
+	if (!rc)
+		rc = imc_scn_data_set(c, &scn_ipoib_run_key, r, run_free);
 	if (rc) {
-		free(r->ports);
-		free(r->pbase);
-		free(r);
-		return rc;
-	}
-	rc = imc_scn_data_set(c, &scn_ipoib_run_key, r, run_free);
-	if (rc) {
-		free(r->ports);
-		free(r->pbase);
+		scn_ports_fini(&r->ports, NULL);
 		free(r);
 		return rc;
 	}
@@ -305,10 +303,10 @@ void scn_ipoib_foreach(struct imc_scn_ctx *c,
 		       void *arg)
 {
 	struct ipr *r = imc_scn_data(c, &scn_ipoib_run_key);
-	uint32_t n = r ? r->pbase[r->t->nnodes] : 0;
+	uint32_t n = r ? r->ports.n : 0;
 
 	for (uint32_t s = 0; s < n; s++) {
-		const struct pstate *ps = r->ports[s];
+		const struct pstate *ps = r->ports.slot[s];
 		const struct iface *prev = NULL, *next;
 
 		/* A port's interfaces (a few) by P_Key: each time the
@@ -430,27 +428,15 @@ static int pa_pair(struct round *rd, size_t *cap, struct iface *a,
  * address of the second on a prefix of the first's, in port order. */
 static int pa_pairs(struct ipr *r, struct round *rd)
 {
-	uint32_t nslots = r->pbase[r->t->nnodes];
 	size_t cap = 0;
 	int rc = 0;
 
-	for (uint32_t s = 0; s < nslots && !rc; s++) {
-		struct pstate *ps = r->ports[s];
-
-		for (struct iface *a = ps ? ps->ifs : NULL; a && !rc;
-		     a = a->next)
-			for (uint32_t t = 0; t < nslots && !rc; t++) {
-				struct pstate *pt = r->ports[t];
-
-				for (struct iface *b = pt ? pt->ifs : NULL;
-				     b && !rc; b = b->next) {
-					if (!imc_ipoib_fabric_host_reaches(a->fh,
-									   b->fh))
-						continue;
-					rc = pa_pair(rd, &cap, a, b);
-				}
-			}
-	}
+	for (struct iface *a = scn_ipoib_iface_next(r, NULL); a && !rc;
+	     a = scn_ipoib_iface_next(r, a))
+		for (struct iface *b = scn_ipoib_iface_next(r, NULL); b && !rc;
+		     b = scn_ipoib_iface_next(r, b))
+			if (imc_ipoib_fabric_host_reaches(a->fh, b->fh))
+				rc = pa_pair(rd, &cap, a, b);
 	return rc;
 }
 

@@ -9,6 +9,7 @@
 #include "ibmcast/ipoib.h"
 #include "ibmcast/ipoib_fabric.h"
 #include "ibmcast/scenario_ipoib.h"
+#include "scenario/ports.h"
 #include "scenario/scn.h"
 
 #define ADDRS_MAX 16
@@ -132,8 +133,7 @@ struct ipr {
 	struct imc_fabric *f;
 	struct imc_loop *loop;
 	const struct imc_topo *t;
-	uint32_t *pbase;             /* first port slot of each node */
-	struct pstate **ports;       /* by slot, NULL until used */
+	struct scn_ports ports;      /* struct pstate, made on first use */
 	struct flow *flows;
 	struct round *rounds;        /* of ping-all lines, newest first */
 };
@@ -160,6 +160,10 @@ static inline struct imc_ipoib *ifc_of(const struct iface *i)
 
 /* The run's state, made on first use. */
 int scn_ipoib_run_get(struct imc_scn_ctx *c, struct ipr **out);
+/* The interface after i (NULL: the first): ports in slot order, a
+ * port's newest first; NULL after the last. */
+struct iface *scn_ipoib_iface_next(const struct ipr *r,
+				   const struct iface *i);
 /* The interface of a (node, port, P_Key), or NULL when not up. */
 struct iface *scn_ipoib_iface_find(const struct ipr *r,
 				   const struct if_arg *a);

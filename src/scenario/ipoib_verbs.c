@@ -771,12 +771,9 @@ static int subj_observe(struct imc_scn_ctx *c, const void *data,
 
 	*value = a->kind == S_CARRIER ? 1 : 0;
 	if (a->every) {
-		uint32_t n = r ? r->pbase[r->t->nnodes] : 0;
-
-		for (uint32_t k = 0; k < n; k++)
-			for (const struct iface *j = r->ports[k] ?
-			     r->ports[k]->ifs : NULL; j; j = j->next)
-				*value += observe_one(a, (struct iface *)j);
+		for (struct iface *j = r ? scn_ipoib_iface_next(r, NULL) : NULL;
+		     j; j = scn_ipoib_iface_next(r, j))
+			*value += observe_one(a, j);
 		return 0;
 	}
 	for (uint32_t k = 0; k < a->hosts.n; k++) {
@@ -817,21 +814,19 @@ static int mq_observe(struct imc_scn_ctx *c, const void *data,
 		K_QUEUED_MAX_ENDPOINT, K_QUEUED_MAX_GROUP, K_QUEUED_MAX,
 	};
 	const struct ipr *r = imc_scn_data(c, &scn_ipoib_run_key);
-	uint32_t n = r ? r->pbase[r->t->nnodes] : 0;
 	unsigned k = counter[*(const unsigned *)data];
 
 	*value = 0;
-	for (uint32_t s = 0; s < n; s++)
-		for (const struct iface *i = r->ports[s] ?
-		     r->ports[s]->ifs : NULL; i; i = i->next) {
-			struct imc_ipoib_stats st;
-			uint64_t v;
+	for (const struct iface *i = r ? scn_ipoib_iface_next(r, NULL) : NULL;
+	     i; i = scn_ipoib_iface_next(r, i)) {
+		struct imc_ipoib_stats st;
+		uint64_t v;
 
-			imc_ipoib_get_stats(ifc_of(i), &st);
-			v = counter_value(&st, k);
-			if (v > *value)
-				*value = v;
-		}
+		imc_ipoib_get_stats(ifc_of(i), &st);
+		v = counter_value(&st, k);
+		if (v > *value)
+			*value = v;
+	}
 	return 0;
 }
 

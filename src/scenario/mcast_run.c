@@ -29,14 +29,12 @@ static const struct scn_snaps_kind snap_kind;
 static void run_free(void *data)
 {
 	struct mc_run *r = data;
-	size_t nslots = r->pbase[r->t->nnodes];
 
 	if (r->show && !r->ended)
 		scn_mcast_show_snapshot(r, 0);
 	/* Trackers first: no callback after, QPs detached. */
 	imc_mcast_fabric_set_destroy(r->set);
-	for (size_t i = 0; i < nslots; i++)
-		free(r->port[i]);
+	scn_ports_fini(&r->ports, free);
 	while (r->members) {
 		struct mc_member *m = r->members;
 
@@ -44,8 +42,6 @@ static void run_free(void *data)
 		imc_timer_cancel(imc_fabric_loop(r->f), &m->retry);
 		free(m);
 	}
-	free(r->port);
-	free(r->pbase);
 	free(r);
 }
 
@@ -57,7 +53,6 @@ int scn_mcast_run_get(struct imc_scn_ctx *c, bool make, struct mc_run **out)
 	struct mc_run *r = imc_scn_data(c, &run_key);
 	const struct imc_topo *t = imc_scn_topo(c);
 	const struct mc_join *head;
-	uint32_t n;
 	int rc;
 
 	*out = r;
@@ -71,23 +66,14 @@ int scn_mcast_run_get(struct imc_scn_ctx *c, bool make, struct mc_run **out)
 	r->f = imc_scn_fabric(c);
 	r->t = t;
 	r->tail = &r->members;
-	if (scn_port_slots(t, &r->pbase)) {
-		free(r);
-		return -ENOMEM;
-	}
-	n = r->pbase[t->nnodes];
-	r->port = calloc(n ? n : 1, sizeof(*r->port));
-	if (!r->port || imc_mcast_fabric_set_create(r->f, &r->set)) {
-		free(r->port);
-		free(r->pbase);
-		free(r);
-		return -ENOMEM;
-	}
-	rc = imc_scn_data_set(c, &run_key, r, run_free);
+	rc = scn_ports_init(&r->ports, t);
+	if (!rc && imc_mcast_fabric_set_create(r->f, &r->set))
+		rc = -ENOMEM;
+	if (!rc)
+		rc = imc_scn_data_set(c, &run_key, r, run_free);
 	if (rc) {
 		imc_mcast_fabric_set_destroy(r->set);
-		free(r->port);
-		free(r->pbase);
+		scn_ports_fini(&r->ports, NULL);
 		free(r);
 		return rc;
 	}
@@ -102,7 +88,7 @@ int scn_mcast_run_get(struct imc_scn_ctx *c, bool make, struct mc_run **out)
 struct mc_port *scn_mcast_port_find(const struct mc_run *r, uint32_t node,
 				    unsigned port)
 {
-	return r ? r->port[r->pbase[node] + port] : NULL;
+	return r ? *scn_ports_at(&r->ports, node, port) : NULL;
 }
 
 /* The tracker of node:port, made on first use on the port's GSI. Without
@@ -111,10 +97,10 @@ struct mc_port *scn_mcast_port_find(const struct mc_run *r, uint32_t node,
 static int port_get(struct mc_run *r, uint32_t node, unsigned port,
 		    bool sa_optional, struct mc_port **out)
 {
-	uint32_t idx = r->pbase[node] + port;
+	uint32_t idx = scn_ports_idx(&r->ports, node, port);
 	const struct mc_cfg *cfg = imc_scn_data(r->c, &scn_mcast_cfg_key);
 	struct imc_mcast_fabric_config fc;
-	struct mc_port *p = r->port[idx];
+	struct mc_port *p = r->ports.slot[idx];
 	struct imc_gsi *gsi;
 	int rc;
 
@@ -165,7 +151,7 @@ static int port_get(struct mc_run *r, uint32_t node, unsigned port,
 		free(p);
 		return rc;
 	}
-	r->port[idx] = p;
+	r->ports.slot[idx] = p;
 	*out = p;
 	return 0;
 }
@@ -399,19 +385,19 @@ static void snap_fini(void *snap)
 void scn_mcast_show_snapshot(struct mc_run *r, unsigned line)
 {
 	struct imc_scn_mcast_show *sh = r->show;
-	size_t nslots = r->pbase[r->t->nnodes], np = 0;
+	size_t nslots = r->ports.n, np = 0;
 	struct snap s;
 
 	memset(&s, 0, sizeof(s));
 	s.at = imc_scn_now(r->c);
 	s.line = line;
 	for (size_t i = 0; i < nslots; i++)
-		np += r->port[i] != NULL;
+		np += r->ports.slot[i] != NULL;
 	s.p = calloc(np ? np : 1, sizeof(*s.p));
 	if (!s.p)
 		return;
 	for (size_t i = 0; i < nslots; i++) {
-		const struct mc_port *p = r->port[i];
+		const struct mc_port *p = r->ports.slot[i];
 		const struct imc_mcast *t;
 		struct snap_port *sp;
 		char name[IMC_TOPO_MAX_NAME + 8];
@@ -578,12 +564,12 @@ int scn_mcast_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 	if (!r || !r->members)
 		return 0;
 	/* The ports the members are on. */
-	n = r->pbase[r->t->nnodes];
+	n = r->ports.n;
 	on = calloc(n ? n : 1, sizeof(*on));
 	if (!on)
 		return -ENOMEM;
 	for (const struct mc_member *x = r->members; x; x = x->next) {
-		uint32_t slot = r->pbase[x->p->node] + x->p->port;
+		uint32_t slot = scn_ports_idx(&r->ports, x->p->node, x->p->port);
 
 		mports += !on[slot];
 		on[slot] = true;
@@ -591,10 +577,11 @@ int scn_mcast_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 	free(on);
 	memset(&sum, 0, sizeof(sum));
 	for (uint32_t i = 0; i < n; i++) {
-		if (!r->port[i])
+		const struct mc_port *p = r->ports.slot[i];
+
+		if (!p)
 			continue;
-		imc_mcast_get_stats(imc_mcast_fabric_tracker(r->port[i]->mf),
-				    &st);
+		imc_mcast_get_stats(imc_mcast_fabric_tracker(p->mf), &st);
 		ports++;
 		sum.joins += st.joins;
 		sum.leaves += st.leaves;

@@ -9,6 +9,7 @@
 #include "ibmcast/mcast_fabric.h"
 #include "ibmcast/sa.h"
 #include "ibmcast/scenario_mcast.h"
+#include "scenario/ports.h"
 #include "scenario/scn.h"
 #include "scenario/snaps.h"
 
@@ -133,8 +134,7 @@ struct mc_run {
 	const struct imc_topo *t;
 	struct imc_scn_mcast_show *show;
 	struct imc_mcast_fabric_set *set;  /* the ports' trackers */
-	uint32_t *pbase;            /* first slot of each node */
-	struct mc_port **port;      /* by slot, NULL until used */
+	struct scn_ports ports;     /* struct mc_port, made on first use */
 	struct mc_member *members, **tail;
 	bool ended;                 /* the end-of-run snapshot is taken */
 };

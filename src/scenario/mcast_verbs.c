@@ -573,13 +573,13 @@ static int counter_observe(struct imc_scn_ctx *c, const void *data,
 		*v = counter_of(r, NULL, a->k);
 		return 0;
 	}
-	nslots = r->pbase[r->t->nnodes];
+	nslots = r->ports.n;
 	for (size_t i = 0; i < nslots; i++) {
 		uint64_t x;
 
-		if (!r->port[i])
+		if (!r->ports.slot[i])
 			continue;
-		x = counter_of(r, r->port[i], a->k);
+		x = counter_of(r, r->ports.slot[i], a->k);
 		if (a->k->how != K_MAX_IN_FLIGHT)
 			*v += x;
 		else if (x > *v)
@@ -638,8 +638,8 @@ static int cons_member(void *arg, const struct imc_sa_member_info *m)
 	size_t slot = 0;
 
 	if (r && !imc_fabric_port_by_gid(r->f, &m->port_gid, &node, &port)) {
-		slot = r->pbase[node] + port;
-		if (r->port[slot])
+		slot = scn_ports_idx(&r->ports, node, port);
+		if (r->ports.slot[slot])
 			gi = pg_find(&k->pg[slot], &k->mgid);
 	}
 	if (gi < 0) {
@@ -685,17 +685,18 @@ static int cons_run(struct imc_scn_ctx *c, struct cons *k)
 	k->sa = scn_svc_sa_engine(c);
 	if (!k->r)   /* no tracker: every membership is a discrepancy */
 		return k->sa ? imc_sa_foreach_group(k->sa, cons_group, k) : 0;
-	nslots = k->r->pbase[k->r->t->nnodes];
+	nslots = k->r->ports.n;
 	k->pg = calloc(nslots ? nslots : 1, sizeof(*k->pg));
 	k->seen = calloc(nslots ? nslots : 1, sizeof(*k->seen));
 	if (!k->pg || !k->seen)
 		return -ENOMEM;
 	for (size_t i = 0; i < nslots && !rc; i++) {
-		if (!k->r->port[i])
+		const struct mc_port *p = k->r->ports.slot[i];
+
+		if (!p)
 			continue;
-		rc = imc_mcast_foreach_group(
-			imc_mcast_fabric_tracker(k->r->port[i]->mf), scn_mcast_group_cb,
-			&k->pg[i]);
+		rc = imc_mcast_foreach_group(imc_mcast_fabric_tracker(p->mf),
+					     scn_mcast_group_cb, &k->pg[i]);
 		if (!rc && k->pg[i].ng) {
 			k->seen[i] = calloc(k->pg[i].ng, sizeof(bool));
 			if (!k->seen[i])
@@ -719,7 +720,7 @@ static int cons_run(struct imc_scn_ctx *c, struct cons *k)
 
 static void cons_fini(struct cons *k)
 {
-	size_t nslots = k->r ? k->r->pbase[k->r->t->nnodes] : 0;
+	size_t nslots = k->r ? k->r->ports.n : 0;
 
 	for (size_t i = 0; i < nslots && k->pg; i++) {
 		free(k->pg[i].g);

@@ -536,18 +536,3 @@ int scn_snaps_write(const struct scn_snaps *s, FILE *f, bool json)
 	return scn_snaps_print(f, json, s->v, s->n, s->k->size, s->k->text,
 			       s->k->to_json);
 }
-
-int scn_port_slots(const struct imc_topo *t, uint32_t **pbase)
-{
-	uint32_t n = 0, *b = calloc((size_t)t->nnodes + 1, sizeof(*b));
-
-	if (!b)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < t->nnodes; i++) {
-		b[i] = n;
-		n += t->node[i].nports + 1u;
-	}
-	b[t->nnodes] = n;
-	*pbase = b;
-	return 0;
-}

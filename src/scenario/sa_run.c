@@ -30,8 +30,8 @@ static const char run_key;   /* imc_scn_data key of struct sa_run */
 static struct sa_host *host_get(struct sa_run *r, uint32_t node,
 				unsigned port)
 {
-	uint32_t idx = r->pbase[node] + port;
-	struct sa_host *h = r->host[idx];
+	uint32_t idx = scn_ports_idx(&r->hosts, node, port);
+	struct sa_host *h = r->hosts.slot[idx];
 
 	if (h)
 		return h;
@@ -42,14 +42,14 @@ static struct sa_host *host_get(struct sa_run *r, uint32_t node,
 	h->idx = idx;
 	h->node = node;
 	h->port = port;
-	r->host[idx] = h;
+	r->hosts.slot[idx] = h;
 	return h;
 }
 
 struct sa_host *scn_sa_host_find(struct sa_run *r, uint32_t node,
 				 unsigned port)
 {
-	return r->host[r->pbase[node] + port];
+	return *scn_ports_at(&r->hosts, node, port);
 }
 
 static uint64_t ent_hash(uint32_t host, const struct imc_gid *mgid)
@@ -652,7 +652,7 @@ int scn_sa_flow_start(struct sa_run *r, uint32_t node, unsigned port,
 static void member_joined(struct sa_run *r, uint32_t member,
 			  const struct imc_mcmr *rec)
 {
-	const struct sa_host *mh = r->host[member];
+	const struct sa_host *mh = r->hosts.slot[member];
 	struct sa_ent *e = ent_get(r, member, &rec->mgid);
 	struct imc_qp *qp;
 	int rc;
@@ -735,19 +735,31 @@ static void done(struct sa_run *r, struct req *q, uint16_t status,
 	}
 }
 
+/* The GSI is the run's and outlives the host (no SA QP on it). */
+static void host_free(void *data)
+{
+	struct sa_host *h = data;
+	struct sa_run *r = h->r;
+
+	if (h->gsi) {
+		if (r->sf && h->node == r->sa_node && h->port == r->sa_port)
+			imc_gsi_set_qp(h->gsi, NULL);
+		imc_gsi_remove(&h->agent);
+	}
+	free(h);
+}
+
 static void run_free(void *data)
 {
 	struct sa_run *r = data;
-	size_t nslots;
 
 	if (r->sf)
 		scn_sa_snapshot(r, 0);
 	imc_timer_cancel(r->loop, &r->start);
-	nslots = r->pbase[r->t->nnodes];
 	/* The clients first: they free their queries without callbacks, and
 	 * the requests in flight are then ours to free. */
-	for (size_t i = 0; i < nslots; i++) {
-		struct sa_host *h = r->host[i];
+	for (size_t i = 0; i < r->hosts.n; i++) {
+		struct sa_host *h = r->hosts.slot[i];
 
 		while (h && h->cl) {
 			struct sa_cl *cl = h->cl;
@@ -763,23 +775,8 @@ static void run_free(void *data)
 		imc_list_del(&q->link);
 		free(q);
 	}
-	for (size_t i = 0; i < nslots; i++) {
-		struct sa_host *h = r->host[i];
-
-		if (!h)
-			continue;
-		/* The GSI is the run's and outlives us (no SA QP on it). */
-		if (h->gsi) {
-			if (r->sf && h->node == r->sa_node &&
-			    h->port == r->sa_port)
-				imc_gsi_set_qp(h->gsi, NULL);
-			imc_gsi_remove(&h->agent);
-		}
-		free(h);
-	}
+	scn_ports_fini(&r->hosts, host_free);
 	imc_sa_fabric_destroy(r->sf);
-	free(r->host);
-	free(r->pbase);
 	for (size_t pos = 0; r->ents.b;) {
 		struct imc_hnode *n = imc_htab_take(&r->ents, &pos);
 
@@ -796,7 +793,6 @@ int scn_sa_run(struct imc_scn_ctx *c, void *data)
 	struct sa_cfg *a = data;
 	const struct imc_topo *t = imc_scn_topo(c);
 	struct sa_run *r = calloc(1, sizeof(*r));
-	uint32_t n;
 	int rc;
 
 	if (!r)
@@ -816,23 +812,14 @@ int scn_sa_run(struct imc_scn_ctx *c, void *data)
 	r->external = imc_scn_config(c)->external_sm;
 	r->sa_node = r->external ? UINT32_MAX : 0;
 	imc_timer_init(&r->start, start_fire);
-	if (scn_port_slots(t, &r->pbase)) {
-		free(r);
-		return -ENOMEM;
-	}
-	n = r->pbase[t->nnodes];
-	r->host = calloc(n ? n : 1, sizeof(*r->host));
-	if (!r->host || imc_htab_init(&r->ents, 64)) {
-		free(r->host);
-		free(r->pbase);
-		free(r);
-		return -ENOMEM;
-	}
-	rc = imc_scn_data_set(c, &run_key, r, run_free);
+	rc = scn_ports_init(&r->hosts, t);
+	if (!rc && imc_htab_init(&r->ents, 64))
+		rc = -ENOMEM;
+	if (!rc)
+		rc = imc_scn_data_set(c, &run_key, r, run_free);
 	if (rc) {
 		imc_htab_fini(&r->ents);
-		free(r->host);
-		free(r->pbase);
+		scn_ports_fini(&r->hosts, NULL);
 		free(r);
 		return rc;
 	}

@@ -10,6 +10,7 @@
 #include "ibmcast/sa_client.h"
 #include "ibmcast/sa_fabric.h"
 #include "ibmcast/scenario_sa.h"
+#include "scenario/ports.h"
 #include "scenario/scn.h"
 #include "scenario/snaps.h"
 #include "util/hash.h"
@@ -136,7 +137,7 @@ struct sa_cl {
 
 struct sa_host {
 	struct sa_run *r;
-	uint32_t idx;               /* slot: pbase[node] + port */
+	uint32_t idx;               /* its slot in r->hosts */
 	uint32_t node;
 	unsigned port;
 	struct imc_gsi *gsi;        /* the port's (the run's), our agent on it */
@@ -185,8 +186,7 @@ struct sa_run {
 	uint32_t sa_node;
 	unsigned sa_port;
 
-	uint32_t *pbase;            /* first host slot of each node */
-	struct sa_host **host;      /* by slot, NULL until used */
+	struct scn_ports hosts;     /* struct sa_host, made on first use */
 
 	struct imc_htab ents;       /* struct sa_ent */
 

@@ -559,7 +559,7 @@ int scn_port_qp1_return(struct imc_scn_ctx *c, uint32_t node, unsigned port);
 /* The run's port GSIs (run.c keeps them, port_gsi.c makes and frees them). */
 struct scn_port_gsis;
 struct scn_port_gsis **scn_ctx_port_gsis(struct imc_scn_ctx *c);
-void scn_port_gsis_free(struct scn_port_gsis *g, const struct imc_topo *t);
+void scn_port_gsis_free(struct scn_port_gsis *g);
 /* A P_Key of node:port's table in the partition of pkey (IBA 10.9.1.2:
  * the low 15 bits), full membership first; pkey itself when none. */
 uint16_t scn_local_pkey(struct imc_fabric *f, uint32_t node, unsigned port,
@@ -596,10 +596,6 @@ const struct scn_group *scn_group_find(const struct imc_scenario *s,
 				       uint16_t mlid);
 int scn_group_add(struct imc_scenario *s, const struct scn_group *g);
 
-/* A slot per (node, port) of t, ports 0..nports: *pbase (t->nnodes + 1
- * entries, the caller frees it) gives node i's first slot, and
- * (*pbase)[t->nnodes] the number of slots. Returns 0 or -ENOMEM. */
-int scn_port_slots(const struct imc_topo *t, uint32_t **pbase);
 
 struct imc_json;
 
