@@ -298,44 +298,6 @@ int scn_ipoib_iface_need(struct imc_scn_ctx *c, const struct if_arg *a,
 	return 0;
 }
 
-void scn_ipoib_foreach(struct imc_scn_ctx *c,
-		       void (*fn)(void *arg, const struct scn_ipoib_if *i),
-		       void *arg)
-{
-	struct ipr *r = imc_scn_data(c, &scn_ipoib_run_key);
-	uint32_t n = r ? r->ports.n : 0;
-
-	for (uint32_t s = 0; s < n; s++) {
-		const struct pstate *ps = r->ports.slot[s];
-		const struct iface *prev = NULL, *next;
-
-		/* A port's interfaces (a few) by P_Key: each time the
-		 * smallest above the one before. */
-		for (; ps; prev = next) {
-			struct scn_ipoib_if x;
-			struct imc_ip_host_stats st;
-
-			next = NULL;
-			for (const struct iface *i = ps->ifs; i; i = i->next)
-				if ((!prev || i->pkey > prev->pkey) &&
-				    (!next || i->pkey < next->pkey))
-					next = i;
-			if (!next)
-				break;
-			x.node = ps->node;
-			x.port = ps->port;
-			x.pkey = next->pkey;
-			x.ifc = ifc_of(next);
-			scn_ipoib_iface_stats(next, &st);
-			x.received = st.received;
-			x.received_mcast = st.received_mcast;
-			x.ping_replies = st.ping_replies;
-			x.ping_answered = st.ping_answered;
-			fn(arg, &x);
-		}
-	}
-}
-
 /* The flow's next packet: an ICMP(v6) echo request with `size` bytes of
  * data (RFC 792, RFC 4443 4.1), or a UDP datagram to the discard port
  * (RFC 863) with `size` bytes of payload. */

@@ -570,22 +570,6 @@ const struct imc_scenario *scn_scenario(struct imc_scn_ctx *c);
 
 extern const struct imc_scn_section scn_section_sa;
 
-/* Each IPoIB interface of the run (ipoib_verbs.c) with its host model's
- * counts, ports in node order, a port's interfaces by P_Key; nothing
- * when the run made none. The report's ipoib section (ipoib_report.c)
- * reads them. */
-struct imc_ipoib;
-struct scn_ipoib_if {
-	uint32_t node;
-	unsigned port;
-	uint16_t pkey;
-	const struct imc_ipoib *ifc;
-	uint64_t received, received_mcast;   /* IP packets, host model */
-	uint64_t ping_replies, ping_answered;
-};
-void scn_ipoib_foreach(struct imc_scn_ctx *c,
-		       void (*fn)(void *arg, const struct scn_ipoib_if *i),
-		       void *arg);
 extern const struct imc_scn_section scn_section_ipoib;
 
 /* The line of the earlier setting line of verb, or 0 (settings are few). */
