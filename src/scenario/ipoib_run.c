@@ -17,6 +17,7 @@
 #include "ibmcast/scenario_ipoib.h"
 #include "scenario/scn.h"
 #include "util/bytes.h"
+#include "util/vec.h"
 #include "scenario/ipoib_run.h"
 
 const char scn_ipoib_run_key;   /* imc_scn_data key of struct ipr */
@@ -222,14 +223,15 @@ int scn_ipoib_iface_get(struct ipr *r, const struct if_arg *a,
 	return 0;
 }
 
-static void flow_free_all(struct ipr *r)
+static void rounds_free(struct ipr *r, struct round **list)
 {
-	struct flow *fl;
+	struct round *rd;
 
-	while ((fl = r->flows)) {
-		r->flows = fl->next;
-		imc_timer_cancel(r->loop, &fl->t);
-		free(fl);
+	while ((rd = *list)) {
+		*list = rd->next;
+		imc_timer_cancel(r->loop, &rd->t);
+		free(rd->p);
+		free(rd);
 	}
 }
 
@@ -237,15 +239,8 @@ static void run_free(void *data)
 {
 	struct ipr *r = data;
 
-	flow_free_all(r);
-	while (r->rounds) {
-		struct round *rd = r->rounds;
-
-		r->rounds = rd->next;
-		imc_timer_cancel(r->loop, &rd->t);
-		free(rd->p);
-		free(rd);
-	}
+	rounds_free(r, &r->flows);
+	rounds_free(r, &r->rounds);
 	scn_ports_fini(&r->ports, port_free);
 	free(r);
 }
@@ -298,25 +293,41 @@ int scn_ipoib_iface_need(struct imc_scn_ctx *c, const struct if_arg *a,
 	return 0;
 }
 
-/* The flow's next packet: an ICMP(v6) echo request with `size` bytes of
- * data (RFC 792, RFC 4443 4.1), or a UDP datagram to the discard port
- * (RFC 863) with `size` bytes of payload. */
-static void flow_fire(struct imc_timer *t)
+/* The next packet: an ICMP(v6) echo request with `size` bytes of data
+ * (RFC 792, RFC 4443 4.1), or a UDP datagram to the discard port (RFC
+ * 863) with `size` bytes of payload. */
+static void round_fire(struct imc_timer *t)
 {
-	struct flow *fl = imc_container_of(t, struct flow, t);
-	struct ipr *r = fl->i->ps->r;
-	const struct flow_arg *a = fl->a;
+	struct round *rd = imc_container_of(t, struct round, t);
+	const struct pair *pr = &rd->p[rd->sent % rd->n];
+	struct ipr *r = pr->src->ps->r;
 
-	if (a->ping)
-		(void)imc_ip_host_ping(host_of(fl->i), &fl->src, &a->dst, fl->id,
-				       (uint16_t)(fl->sent + 1), a->size);
+	if (rd->udp)
+		(void)imc_ip_host_udp(host_of(pr->src), &pr->from, &pr->to,
+				      (uint16_t)(33000 + rd->id), 9, NULL,
+				      rd->size);
 	else
-		(void)imc_ip_host_udp(host_of(fl->i), &fl->src, &a->dst,
-				      (uint16_t)(33000 + fl->id), 9, NULL,
-				      a->size);
-	if (++fl->sent < a->count)
-		imc_timer_arm(r->loop, &fl->t,
-			      imc_loop_now(r->loop) + a->interval);
+		(void)imc_ip_host_ping(host_of(pr->src), &pr->from, &pr->to,
+				       rd->id, (uint16_t)(rd->sent + 1),
+				       rd->size);
+	if (++rd->sent < rd->count)
+		imc_timer_arm(r->loop, &rd->t,
+			      imc_loop_now(r->loop) + rd->interval);
+}
+
+/* A round of the line running now, of the size= and interval= given. */
+static struct round *round_new(struct imc_scn_ctx *c, uint32_t size,
+			       imc_time_t interval)
+{
+	struct round *rd = calloc(1, sizeof(*rd));
+
+	if (!rd)
+		return NULL;
+	rd->id = (uint16_t)scn_flow_id(c);
+	rd->size = size;
+	rd->interval = interval;
+	imc_timer_init(&rd->t, round_fire);
+	return rd;
 }
 
 int scn_ipoib_flow_run(struct imc_scn_ctx *c, void *data)
@@ -325,7 +336,7 @@ int scn_ipoib_flow_run(struct imc_scn_ctx *c, void *data)
 	const struct imc_ip_addr *src;
 	struct ipr *r;
 	struct iface *i;
-	struct flow *fl;
+	struct round *rd;
 	int rc = scn_ipoib_iface_need(c, &a->at, &i);
 
 	if (rc)
@@ -336,17 +347,18 @@ int scn_ipoib_flow_run(struct imc_scn_ctx *c, void *data)
 		return imc_scn_fail(c, -EADDRNOTAVAIL,
 			"the interface has no IPv%u address to send from",
 			a->dst.family);
-	fl = calloc(1, sizeof(*fl));
-	if (!fl)
+	rd = round_new(c, a->size, a->interval);
+	if (!rd || !(rd->p = malloc(sizeof(*rd->p)))) {
+		free(rd);
 		return -ENOMEM;
-	fl->i = i;
-	fl->a = a;
-	fl->src = *src;
-	fl->id = (uint16_t)scn_flow_id(c);
-	imc_timer_init(&fl->t, flow_fire);
-	fl->next = r->flows;
-	r->flows = fl;
-	return imc_timer_arm(r->loop, &fl->t, imc_loop_now(r->loop));
+	}
+	rd->p[0] = (struct pair){ i, *src, a->dst, false };
+	rd->n = 1;
+	rd->udp = !a->ping;
+	rd->count = a->count;
+	rd->next = r->flows;
+	r->flows = rd;
+	return imc_timer_arm(r->loop, &rd->t, imc_loop_now(r->loop));
 }
 
 static int pa_add(struct round *rd, size_t *cap, struct iface *src,
@@ -354,15 +366,8 @@ static int pa_add(struct round *rd, size_t *cap, struct iface *src,
 {
 	if (rd->n == PAIRS_MAX)
 		return -E2BIG;
-	if (rd->n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 64;
-		struct pair *np = realloc(rd->p, nc * sizeof(*np));
-
-		if (!np)
-			return -ENOMEM;
-		rd->p = np;
-		*cap = nc;
-	}
+	if (IMC_VEC_RESERVE(&rd->p, cap, rd->n + 1))
+		return -ENOMEM;
 	rd->p[rd->n++] = (struct pair){ src, *from, *to, false };
 	return 0;
 }
@@ -402,19 +407,6 @@ static int pa_pairs(struct ipr *r, struct round *rd)
 	return rc;
 }
 
-static void pa_fire(struct imc_timer *t)
-{
-	struct round *rd = imc_container_of(t, struct round, t);
-	const struct pair *pr = &rd->p[rd->sent];
-	struct ipr *r = pr->src->ps->r;
-
-	(void)imc_ip_host_ping(host_of(pr->src), &pr->from, &pr->to, rd->id,
-			       (uint16_t)(rd->sent + 1), rd->size);
-	if (++rd->sent < rd->n)
-		imc_timer_arm(r->loop, &rd->t,
-			      imc_loop_now(r->loop) + rd->interval);
-}
-
 int scn_ipoib_pa_run(struct imc_scn_ctx *c, void *data)
 {
 	const struct pa_arg *a = data;
@@ -424,13 +416,9 @@ int scn_ipoib_pa_run(struct imc_scn_ctx *c, void *data)
 
 	if (rc)
 		return rc;
-	rd = calloc(1, sizeof(*rd));
+	rd = round_new(c, a->size, a->interval);
 	if (!rd)
 		return -ENOMEM;
-	rd->id = (uint16_t)scn_flow_id(c);
-	rd->size = a->size;
-	rd->interval = a->interval;
-	imc_timer_init(&rd->t, pa_fire);
 	rc = pa_pairs(r, rd);
 	if (rc) {
 		free(rd->p);
@@ -438,6 +426,7 @@ int scn_ipoib_pa_run(struct imc_scn_ctx *c, void *data)
 		return rc == -E2BIG ? imc_scn_fail(c, rc,
 			"more than %u pairs to ping", PAIRS_MAX) : rc;
 	}
+	rd->count = (uint32_t)rd->n;
 	rd->next = r->rounds;
 	r->rounds = rd;
 	return rd->n ? imc_timer_arm(r->loop, &rd->t, imc_loop_now(r->loop)) :

@@ -97,34 +97,28 @@ struct pstate {
 	struct iface *ifs;
 };
 
-/* One echo request of a ping-all line: from an interface's address to
- * an address of another interface it can reach. */
+/* From an interface's address to an address: a ping-all line's echo
+ * request to another interface it can reach, or what a ping or
+ * ipoib-send line sends. */
 struct pair {
 	struct iface *src;
 	struct imc_ip_addr from, to;
 	bool answered;
 };
 
-/* A ping-all line that ran: its pairs are sent one every interval;
- * requests carry the line's flow number as ICMP identifier and the
- * pair's number + 1 as sequence number, which find the pair again. */
+/* A ping, ipoib-send or ping-all line that ran: count packets, one every
+ * interval, the k-th (from 0) of pair k % n: a ping or ipoib-send line's
+ * one pair count times, a ping-all line's pairs once each. Requests carry
+ * the line's flow number as ICMP identifier and k + 1 as sequence number,
+ * which find a ping-all pair again. */
 struct round {
 	struct round *next;
 	uint16_t id;
-	uint32_t size;
+	bool udp;                    /* UDP datagrams, not echo requests */
+	uint32_t size, count;
 	imc_time_t interval;
 	struct pair *p;
 	size_t n, sent;
-	struct imc_timer t;
-};
-
-struct flow {
-	struct flow *next;
-	struct iface *i;
-	const struct flow_arg *a;
-	struct imc_ip_addr src;
-	uint16_t id;
-	uint32_t sent;
 	struct imc_timer t;
 };
 
@@ -134,7 +128,7 @@ struct ipr {
 	struct imc_loop *loop;
 	const struct imc_topo *t;
 	struct scn_ports ports;      /* struct pstate, made on first use */
-	struct flow *flows;
+	struct round *flows;         /* of ping and ipoib-send lines */
 	struct round *rounds;        /* of ping-all lines, newest first */
 };
 
