@@ -353,6 +353,7 @@ int scn_mcast_join_run(struct imc_scn_ctx *c, void *data)
 	}
 	*r->tail = x;
 	r->tail = &x->next;
+	p->has_members = true;
 	return 0;
 }
 
@@ -557,32 +558,18 @@ int scn_mcast_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 	uint64_t ports = 0, mports = 0, members = 0, left = 0;
 	uint64_t by_state[5] = { 0 }, cb[4] = { 0 };
 	struct imc_mcast_stats sum, st;
-	uint32_t n;
-
-	bool *on;
 
 	if (!r || !r->members)
 		return 0;
-	/* The ports the members are on. */
-	n = r->ports.n;
-	on = calloc(n ? n : 1, sizeof(*on));
-	if (!on)
-		return -ENOMEM;
-	for (const struct mc_member *x = r->members; x; x = x->next) {
-		uint32_t slot = scn_ports_idx(&r->ports, x->p->node, x->p->port);
-
-		mports += !on[slot];
-		on[slot] = true;
-	}
-	free(on);
 	memset(&sum, 0, sizeof(sum));
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < r->ports.n; i++) {
 		const struct mc_port *p = r->ports.slot[i];
 
 		if (!p)
 			continue;
 		imc_mcast_get_stats(imc_mcast_fabric_tracker(p->mf), &st);
 		ports++;
+		mports += p->has_members;
 		sum.joins += st.joins;
 		sum.leaves += st.leaves;
 		sum.joins_local += st.joins_local;

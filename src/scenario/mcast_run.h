@@ -111,6 +111,7 @@ struct mc_port {
 	uint32_t node;
 	unsigned port;
 	struct imc_mcast_fabric *mf;
+	bool has_members;           /* an mcast-join line joined here */
 };
 
 struct mc_member {

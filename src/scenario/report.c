@@ -455,26 +455,6 @@ int imc_scenario_report_print(const struct imc_scenario_result *r, FILE *f,
 	return ferror(f) ? -EIO : 0;
 }
 
-int scn_snaps_print(FILE *f, bool json, const void *first, size_t n,
-		    size_t stride, void (*text)(FILE *, const void *),
-		    void (*to_json)(struct imc_json *, const void *))
-{
-	const char *p = first;
-	struct imc_json j;
-
-	if (!json) {
-		for (size_t i = 0; i < n; i++)
-			text(f, p + i * stride);
-		return ferror(f) ? -EIO : 0;
-	}
-	imc_json_init_at(&j, f, 2, 0, 2);
-	imc_json_array_begin(&j);
-	for (size_t i = 0; i < n; i++)
-		to_json(&j, p + i * stride);
-	imc_json_array_end(&j);
-	return imc_json_finish(&j);
-}
-
 int scn_snaps_add(struct scn_snaps *s, const void *snap)
 {
 	size_t sz = s->k->size;
@@ -531,8 +511,21 @@ void scn_snap_json_head(struct imc_json *j, imc_time_t at, unsigned line)
 		imc_json_kv_bool(j, "end", true);
 }
 
+/* A JSON array laid out as the value of a key of a top-level object. */
 int scn_snaps_write(const struct scn_snaps *s, FILE *f, bool json)
 {
-	return scn_snaps_print(f, json, s->v, s->n, s->k->size, s->k->text,
-			       s->k->to_json);
+	size_t sz = s->k->size;
+	struct imc_json j;
+
+	if (!json) {
+		for (size_t i = 0; i < s->n; i++)
+			s->k->text(f, s->v + i * sz);
+		return ferror(f) ? -EIO : 0;
+	}
+	imc_json_init_at(&j, f, 2, 0, 2);
+	imc_json_array_begin(&j);
+	for (size_t i = 0; i < s->n; i++)
+		s->k->to_json(&j, s->v + i * sz);
+	imc_json_array_end(&j);
+	return imc_json_finish(&j);
 }

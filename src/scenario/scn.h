@@ -581,13 +581,4 @@ const struct scn_group *scn_group_find(const struct imc_scenario *s,
 int scn_group_add(struct imc_scenario *s, const struct scn_group *g);
 
 
-struct imc_json;
-
-/* Prints n snapshots (stride bytes apart from first) as text, or as one
- * JSON array laid out as the value of a key of a top-level object: the
- * series printer of sa-show and mcast-show. Returns 0, -EIO. */
-int scn_snaps_print(FILE *f, bool json, const void *first, size_t n,
-		    size_t stride, void (*text)(FILE *, const void *),
-		    void (*to_json)(struct imc_json *, const void *));
-
 #endif
