@@ -50,6 +50,7 @@
 #include "scenario/desc.h"
 #include "scenario/scn.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "scenario/mcast_run.h"
 
 /* imc_scn_data key of the mcast-tracker setting */
@@ -604,22 +605,17 @@ struct cons {
 	uint64_t bad, orphans;
 };
 
+static int mgid_cmp(const void *mgid, const void *g)
+{
+	return memcmp(mgid, ((const struct imc_mcast_group_info *)g)->rec.mgid.raw,
+		      16);
+}
+
+/* The index of mgid's group in sp, or < 0. */
 static long pg_find(const struct snap_port *sp, const struct imc_gid *mgid)
 {
-	size_t lo = 0, hi = sp->ng;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int k = memcmp(sp->g[mid].rec.mgid.raw, mgid->raw, 16);
-
-		if (!k)
-			return (long)mid;
-		if (k < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
+	return imc_vec_bsearch(sp->g, sp->ng, sizeof(*sp->g), mgid->raw,
+			       mgid_cmp);
 }
 
 /* An MGID the SA assigned to a create (o15-0.1.5: signature 0xA01B). */

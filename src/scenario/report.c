@@ -131,26 +131,29 @@ static int index_keys(struct rnode *o)
 	return 0;
 }
 
+struct keyref {
+	const char *s;
+	size_t len;
+};
+
+static int keyref_cmp(const void *key, const void *e)
+{
+	const struct keyref *k = key;
+	const char *x = (*(const struct rnode *const *)e)->key;
+	int c = strncmp(k->s, x, k->len);
+
+	return c ? c : x[k->len] ? -1 : 0;
+}
+
+/* The entry of the first len bytes of key in a closed object, or NULL. */
 static struct rnode *find_key(const struct rnode *o, const char *key,
 			      size_t len)
 {
-	size_t lo = 0, hi = o->by_key ? o->n : 0;
+	struct keyref k = { key, len };
+	long i = o->by_key ? imc_vec_bsearch(o->by_key, o->n, sizeof(*o->by_key),
+					     &k, keyref_cmp) : -1;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const char *k = o->by_key[mid]->key;
-		int c = strncmp(key, k, len);
-
-		if (!c && k[len])
-			c = -1;
-		if (!c)
-			return o->by_key[mid];
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
+	return i >= 0 ? o->by_key[i] : NULL;
 }
 
 /* A new node of p, or NULL (out of memory). */
