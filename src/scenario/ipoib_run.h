@@ -9,7 +9,7 @@
 #include "ibmcast/ipoib.h"
 #include "ibmcast/ipoib_fabric.h"
 #include "ibmcast/scenario_ipoib.h"
-#include "scenario/ports.h"
+#include "scenario/runner.h"
 #include "scenario/scn.h"
 
 #define ADDRS_MAX 16

@@ -302,15 +302,8 @@ int scn_mcast_join_run(struct imc_scn_ctx *c, void *data)
 	if (rc)
 		return rc;
 	req.comp_mask = a->mask | CM(MGID);
-	if (a->create) {
-		/* as sa-join: the create components, with Q_Key 0x1234 and
-		 * P_Key 0xFFFF unless given */
-		if (!(a->mask & CM(QKEY)))
-			req.rec.qkey = IMC_SCN_QKEY;
-		if (!(a->mask & CM(PKEY)))
-			req.rec.pkey = IMC_PKEY_DEFAULT;
-		req.comp_mask |= CREATE_COMPS;
-	}
+	if (a->create)
+		req.comp_mask = scn_mcmr_create(&req.rec, req.comp_mask);
 	req.join_state = a->state_set ? a->state : IMC_JOIN_FULL;
 	if (!a->noqp && (req.join_state & RECV_BITS)) {
 		uint16_t pkey = (req.comp_mask & CM(PKEY)) ? req.rec.pkey :

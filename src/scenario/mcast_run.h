@@ -9,14 +9,11 @@
 #include "ibmcast/mcast_fabric.h"
 #include "ibmcast/sa.h"
 #include "ibmcast/scenario_mcast.h"
-#include "scenario/ports.h"
+#include "scenario/runner.h"
 #include "scenario/scn.h"
 #include "scenario/snaps.h"
 
 #define CM(x) ((uint64_t)UMAD_SA_MCM_COMP_MASK_##x)
-/* o15-0.2.3: the components a create must give. */
-#define CREATE_COMPS (CM(QKEY) | CM(TCLASS) | CM(PKEY) | CM(FLOW_LABEL) | \
-		      CM(SL))
 #define RECV_BITS (IMC_JOIN_FULL | IMC_JOIN_NON)
 #define RETRIES_MAX 1000
 #define WINDOW_MAX 4096

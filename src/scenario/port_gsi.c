@@ -9,7 +9,7 @@
 
 #include "ibmcast/gsi.h"
 #include "ibmcast/packet.h"
-#include "scenario/ports.h"
+#include "scenario/runner.h"
 #include "scenario/scn.h"
 
 struct port_gsi {

@@ -30,7 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scenario/ports.h"
+#include "ibmcast/packet.h"
+#include "scenario/runner.h"
 #include "scenario/scn.h"
 #include "scenario/scn_served.h"
 #include "util/bytes.h"
@@ -693,6 +694,17 @@ void scn_ports_fini(struct scn_ports *p, void (*free_fn)(void *))
 	free(p->slot);
 	free(p->base);
 	*p = (struct scn_ports){ 0 };
+}
+
+uint64_t scn_mcmr_create(struct imc_mcmr *rec, uint64_t given)
+{
+	if (!(given & UMAD_SA_MCM_COMP_MASK_QKEY))
+		rec->qkey = IMC_SCN_QKEY;
+	if (!(given & UMAD_SA_MCM_COMP_MASK_PKEY))
+		rec->pkey = IMC_PKEY_DEFAULT;
+	return given | UMAD_SA_MCM_COMP_MASK_QKEY |
+	       UMAD_SA_MCM_COMP_MASK_TCLASS | UMAD_SA_MCM_COMP_MASK_PKEY |
+	       UMAD_SA_MCM_COMP_MASK_FLOW_LABEL | UMAD_SA_MCM_COMP_MASK_SL;
 }
 
 struct scn_served *scn_ctx_served(struct imc_scn_ctx *c)

@@ -563,13 +563,8 @@ static int req_build(struct sa_run *r, const struct req *q, uint8_t state,
 		rec.join_state = state;
 		mask |= CM(PORT_GID) | CM(JOIN_STATE);
 	}
-	if (a->create) {
-		if (!(a->mask & CM(QKEY)))
-			rec.qkey = IMC_SCN_QKEY;
-		if (!(a->mask & CM(PKEY)))
-			rec.pkey = IMC_PKEY_DEFAULT;
-		mask |= CREATE_COMPS;
-	}
+	if (a->create)
+		mask = scn_mcmr_create(&rec, mask);
 	m->sa.comp_mask = mask;
 	return imc_mcmr_pack(&rec, m->data, sizeof(m->data)) < 0 ? -EINVAL : 0;
 }

@@ -10,16 +10,13 @@
 #include "ibmcast/sa_client.h"
 #include "ibmcast/sa_fabric.h"
 #include "ibmcast/scenario_sa.h"
-#include "scenario/ports.h"
+#include "scenario/runner.h"
 #include "scenario/scn.h"
 #include "scenario/snaps.h"
 #include "util/hash.h"
 #include "util/list.h"
 
 #define CM(x) UMAD_SA_MCM_COMP_MASK_##x
-/* o15-0.2.3: the components a create must give. */
-#define CREATE_COMPS (CM(QKEY) | CM(TCLASS) | CM(PKEY) | CM(FLOW_LABEL) | \
-		      CM(SL))
 #define JS_FULL UMAD_SA_MCM_JOIN_STATE_FULL_MEMBER
 #define JS_NON UMAD_SA_MCM_JOIN_STATE_NON_MEMBER
 /* Member states that receive: FullMember and NonMember (IBA 15.2.5.17);
@@ -28,7 +25,6 @@
 
 #define DEFAULT_TIMEOUT (100 * IMC_NSEC_PER_MSEC)
 #define RETRIES_MAX 1000
-#define DOTS 24   /* saquery pads field names with dots to 24 columns */
 
 /* sa-status values past the 16-bit MAD status. */
 #define ST_NONE 0x10000u
