@@ -175,18 +175,22 @@ void scn_ipoib_iface_stats(const struct iface *i,
 	st->received += imc_ipoib_fabric_host_tapped(i->fh);
 }
 
-int scn_ipoib_iface_get(struct ipr *r, const struct if_arg *a,
+int scn_ipoib_iface_get(struct imc_scn_ctx *c, const struct if_arg *a,
 			struct iface **out)
 {
-	const struct ipoib_cfg *k0 = imc_scn_data(r->c, &scn_ipoib_cfg_key);
-	struct iface *i = scn_ipoib_iface_find(r, a);
+	const struct ipoib_cfg *k0 = imc_scn_data(c, &scn_ipoib_cfg_key);
 	struct imc_ipoib_config cfg;
 	struct imc_ip_host_ops host = {
 		.packet = host_packet, .echo_reply = host_echo_reply,
 	};
 	struct pstate *ps = NULL;
-	int rc;
+	struct iface *i;
+	struct ipr *r;
+	int rc = scn_ipoib_run_get(c, &r);
 
+	if (rc)
+		return rc;
+	i = scn_ipoib_iface_find(r, a);
 	if (i) {
 		*out = i;
 		return 0;

@@ -162,8 +162,8 @@ struct iface *scn_ipoib_iface_next(const struct ipr *r,
 struct iface *scn_ipoib_iface_find(const struct ipr *r,
 				   const struct if_arg *a);
 /* The interface of a, made with its host model on the port's tracker
- * when missing. */
-int scn_ipoib_iface_get(struct ipr *r, const struct if_arg *a,
+ * (and the run's state) when missing. */
+int scn_ipoib_iface_get(struct imc_scn_ctx *c, const struct if_arg *a,
 			struct iface **out);
 /* As scn_ipoib_iface_find(), but fails the run when there is none. */
 int scn_ipoib_iface_need(struct imc_scn_ctx *c, const struct if_arg *a,

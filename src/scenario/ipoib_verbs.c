@@ -273,7 +273,7 @@ static const struct scn_desc up_desc = {
 	.defaults = &(const struct up_arg){ .pkey = IMC_PKEY_DEFAULT },
 };
 
-static int addr_add(struct ipr *r, struct iface *i,
+static int addr_add(struct imc_scn_ctx *c, struct iface *i,
 		    const struct imc_ip_addr *a, unsigned plen)
 {
 	char buf[IMC_IP_ADDR_STRLEN];
@@ -283,11 +283,11 @@ static int addr_add(struct ipr *r, struct iface *i,
 	if (rc == -EEXIST)
 		return 0;
 	if (rc == -ENOSPC)
-		return imc_scn_fail(r->c, -ENOSPC, "at most %d addresses",
+		return imc_scn_fail(c, -ENOSPC, "at most %d addresses",
 				    IMC_IP_HOST_ADDRS_MAX);
 	if (rc) {
 		imc_ip_addr_format(a, buf);
-		return imc_scn_fail(r->c, rc, "cannot add %s: %s", buf,
+		return imc_scn_fail(c, rc, "cannot add %s: %s", buf,
 				    strerror(-rc));
 	}
 	return 0;
@@ -296,20 +296,19 @@ static int addr_add(struct ipr *r, struct iface *i,
 static int up_run(struct imc_scn_ctx *c, void *data)
 {
 	const struct up_arg *a = data;
-	struct ipr *r;
-	int rc = scn_ipoib_run_get(c, &r);
+	int rc = 0;
 
 	for (uint32_t h = 0; !rc && h < a->hosts.n; h++) {
 		struct if_arg at = { a->hosts.h[h].node, a->hosts.h[h].port,
 				     a->pkey };
 		struct iface *i;
 
-		rc = scn_ipoib_iface_get(r, &at, &i);
+		rc = scn_ipoib_iface_get(c, &at, &i);
 		for (unsigned k = 0; !rc && k < a->naddrs; k++) {
 			struct imc_ip_addr x;
 
 			addr_plus(&a->addr[k], h, &x);
-			rc = addr_add(r, i, &x, a->plen[k]);
+			rc = addr_add(c, i, &x, a->plen[k]);
 		}
 		if (!rc) {
 			rc = imc_ipoib_up(ifc_of(i));
@@ -375,16 +374,13 @@ static const struct scn_desc addr_desc = {
 static int addr_run(struct imc_scn_ctx *c, void *data)
 {
 	const struct addr_arg *a = data;
-	struct ipr *r;
 	struct iface *i;
-	int rc = scn_ipoib_run_get(c, &r);
+	int rc = scn_ipoib_iface_get(c, &a->at, &i);
 
-	if (!rc)
-		rc = scn_ipoib_iface_get(r, &a->at, &i);
 	if (rc)
 		return rc;
 	if (!a->del)
-		return addr_add(r, i, &a->addr, a->plen);
+		return addr_add(c, i, &a->addr, a->plen);
 	rc = imc_ip_host_addr_del(host_of(i), &a->addr);
 	if (rc)
 		return imc_scn_fail(c, rc, "no such address");
@@ -412,12 +408,9 @@ static const struct scn_desc listen_desc = {
 static int listen_run(struct imc_scn_ctx *c, void *data)
 {
 	const struct listen_arg *a = data;
-	struct ipr *r;
 	struct iface *i;
-	int rc = scn_ipoib_run_get(c, &r);
+	int rc = scn_ipoib_iface_get(c, &a->at, &i);
 
-	if (!rc)
-		rc = scn_ipoib_iface_get(r, &a->at, &i);
 	if (!rc)
 		rc = imc_ipoib_mcast_listen(ifc_of(i),
 					    &a->group);
