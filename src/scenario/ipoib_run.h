@@ -21,15 +21,12 @@ extern const char scn_ipoib_cfg_key;
 /* ------------------------------------------------------------------ */
 /* Parse data */
 
+/* The bits of the queue options in struct ipoib_cfg mask (their indexes
+ * in the options; the others are read from c as given or defaulted). */
 enum {
 	C_QUEUE = 1u << 0,
 	C_QUEUE_GROUP = 1u << 1,
 	C_QUEUE_TOTAL = 1u << 2,
-	C_RESOLVE_TIMEOUT = 1u << 3,
-	C_RESOLVE_RETRIES = 1u << 4,
-	C_EXPIRY = 1u << 5,
-	C_IDLE = 1u << 6,
-	C_SENDONLY_FULL = 1u << 7,
 };
 
 struct ipoib_cfg {

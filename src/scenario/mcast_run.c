@@ -114,20 +114,14 @@ static int port_get(struct mc_run *r, uint32_t node, unsigned port,
 	}
 	if (rc)
 		return rc;
-	imc_mcast_fabric_config_init(&fc);
-	if (cfg && (cfg->mask & C_REJOIN))
-		fc.mcast.rejoin = cfg->rejoin;
-	if (cfg && (cfg->mask & C_SPREAD))
-		fc.mcast.rejoin_spread = cfg->spread;
-	if (cfg && (cfg->mask & C_WINDOW))
-		fc.mcast.rejoin_window = cfg->window;
-	if (cfg && (cfg->mask & C_TIMEOUT)) {
-		fc.client.timeout = cfg->timeout;
-		if (fc.client.max_timeout < cfg->timeout)
-			fc.client.max_timeout = cfg->timeout;
-	}
-	if (cfg && (cfg->mask & C_RETRIES))
-		fc.client.retries = cfg->retries;
+	if (cfg)
+		fc = cfg->fc;
+	else
+		imc_mcast_fabric_config_init(&fc);
+	/* timeout= is every attempt's: the backoff's cap at least. */
+	if (cfg && (cfg->mask & C_TIMEOUT) &&
+	    fc.client.max_timeout < fc.client.timeout)
+		fc.client.max_timeout = fc.client.timeout;
 	/* Jitter from the run's seed and the port: a seed replays. */
 	fc.mcast.seed = imc_scn_config(r->c)->seed * 0x10000 + idx;
 	fc.client.seed = fc.mcast.seed ^ 0x5eed5eedull;

@@ -32,21 +32,13 @@ enum {
 /* ------------------------------------------------------------------ */
 /* Parse data */
 
-enum {
-	C_REJOIN = 1u << 0,
-	C_SPREAD = 1u << 1,
-	C_WINDOW = 1u << 2,
-	C_TIMEOUT = 1u << 3,
-	C_RETRIES = 1u << 4,
-};
+/* The bit of timeout= in struct mc_cfg mask (its index in the options). */
+#define C_TIMEOUT (1u << 3)
 
+/* The trackers' configuration: the defaults, and the options given. */
 struct mc_cfg {
 	uint64_t mask;
-	enum imc_mcast_rejoin rejoin;
-	imc_time_t spread;
-	uint32_t window;
-	imc_time_t timeout;
-	uint32_t retries;
+	struct imc_mcast_fabric_config fc;
 };
 
 struct mc_join {

@@ -107,21 +107,29 @@ static void name_word_print(FILE *f, const struct imc_topo *t,
 
 static const char *const rejoin_names[] = { "paced", "immediate", NULL };
 
-/* By C_* bit; the names by enum imc_mcast_rejoin. */
+/* Into the tracker's configuration (C_TIMEOUT: timeout= is the fourth);
+ * the names by enum imc_mcast_rejoin. */
 static const struct scn_opt cfg_opts[] = {
-	SCN_O_ENUM("rejoin", struct mc_cfg, rejoin, rejoin_names),
-	SCN_O_TIME("spread", struct mc_cfg, spread),
-	SCN_O_UINT_H("window", struct mc_cfg, window, 1, WINDOW_MAX,
-		     "at least 1"),
-	SCN_O_TIME_H("timeout", struct mc_cfg, timeout, 1, "longer than 0"),
-	SCN_O_UINT("retries", struct mc_cfg, retries, 0, RETRIES_MAX),
+	SCN_O_ENUM("rejoin", struct mc_cfg, fc.mcast.rejoin, rejoin_names),
+	SCN_O_TIME("spread", struct mc_cfg, fc.mcast.rejoin_spread),
+	SCN_O_UINT_H("window", struct mc_cfg, fc.mcast.rejoin_window, 1,
+		     WINDOW_MAX, "at least 1"),
+	SCN_O_TIME_H("timeout", struct mc_cfg, fc.client.timeout, 1,
+		     "longer than 0"),
+	SCN_O_UINT("retries", struct mc_cfg, fc.client.retries, 0,
+		   RETRIES_MAX),
 };
 static const struct scn_optset cfg_set = SCN_OPTSET(cfg_opts);
+
+static void cfg_init(void *data)
+{
+	imc_mcast_fabric_config_init(&((struct mc_cfg *)data)->fc);
+}
 
 static const struct scn_desc cfg_desc = {
 	.once = "the trackers are set already", .opts = &cfg_set,
 	.keep = SCN_KEEP_GIVEN, .given_off = offsetof(struct mc_cfg, mask),
-	.size = sizeof(struct mc_cfg),
+	.size = sizeof(struct mc_cfg), .init = cfg_init,
 };
 
 /* Settings run before every action: the trackers, made later, read it

@@ -40,8 +40,7 @@ enum {
 	SA_ORDER = 1u << 2,
 	SA_DELAY = 1u << 3,
 	SA_MLIDS = 1u << 4,
-	SA_PARTITIONS = 1u << 5,
-	SA_BCAST_QKEY = 1u << 6,
+	SA_BCAST_QKEY = 1u << 6,    /* partitions= is bit 5 */
 };
 
 /* IPoIB partitions of the SA beyond the default one (partitions.conf
