@@ -606,12 +606,21 @@ struct cons {
 	struct mc_run *r;
 	struct snap_port *pg;       /* by slot: the tracker's groups, in MGID
 				     * order (imc_mcast_foreach_group) */
-	bool **seen;                /* by slot and group: the SA has it */
 	const struct imc_sa *sa;
 	struct imc_gid mgid;        /* the SA group being walked */
 	bool assigned;              /* ... has an MGID the SA assigned */
 	uint64_t bad, orphans;
+	uint64_t owed;              /* owed() groups the SA has not shown */
 };
+
+/* A tracker's group the SA should have the port's membership of: one it
+ * wants or holds (but a group its members wait for, holding nothing).
+ * The SA has one membership per port and group, so each is met at most
+ * once. */
+static bool owed(const struct imc_mcast_group_info *g)
+{
+	return (g->wanted || g->join_state) && !(g->waiting && !g->join_state);
+}
 
 static int mgid_cmp(const void *mgid, const void *g)
 {
@@ -662,7 +671,7 @@ static int cons_member(void *arg, const struct imc_sa_member_info *m)
 	{
 		const struct imc_mcast_group_info *g = &k->pg[slot].g[gi];
 
-		k->seen[slot][gi] = true;
+		k->owed -= owed(g);
 		if (m->join_state != g->wanted || g->join_state != g->wanted ||
 		    !g->joined)
 			k->bad++;
@@ -691,8 +700,7 @@ static int cons_run(struct imc_scn_ctx *c, struct cons *k)
 		return k->sa ? imc_sa_foreach_group(k->sa, cons_group, k) : 0;
 	nslots = k->r->ports.n;
 	k->pg = calloc(nslots ? nslots : 1, sizeof(*k->pg));
-	k->seen = calloc(nslots ? nslots : 1, sizeof(*k->seen));
-	if (!k->pg || !k->seen)
+	if (!k->pg)
 		return -ENOMEM;
 	for (size_t i = 0; i < nslots && !rc; i++) {
 		const struct mc_port *p = k->r->ports.slot[i];
@@ -701,24 +709,13 @@ static int cons_run(struct imc_scn_ctx *c, struct cons *k)
 			continue;
 		rc = imc_mcast_foreach_group(imc_mcast_fabric_tracker(p->mf),
 					     scn_mcast_group_cb, &k->pg[i]);
-		if (!rc && k->pg[i].ng) {
-			k->seen[i] = calloc(k->pg[i].ng, sizeof(bool));
-			if (!k->seen[i])
-				rc = -ENOMEM;
-		}
+		for (size_t j = 0; j < k->pg[i].ng; j++)
+			k->owed += owed(&k->pg[i].g[j]);
 	}
 	if (!rc && k->sa)
 		rc = imc_sa_foreach_group(k->sa, cons_group, k);
-	/* What a tracker wants or holds and the SA does not have (but
-	 * the groups its members wait for, holding nothing). */
-	for (size_t i = 0; i < nslots && !rc; i++)
-		for (size_t j = 0; j < k->pg[i].ng; j++) {
-			const struct imc_mcast_group_info *g = &k->pg[i].g[j];
-
-			if (!k->seen[i][j] && (g->wanted || g->join_state) &&
-			    !(g->waiting && !g->join_state))
-				k->bad++;
-		}
+	/* What a tracker wants or holds and the SA does not have. */
+	k->bad += k->owed;
 	return rc;
 }
 
@@ -726,13 +723,9 @@ static void cons_fini(struct cons *k)
 {
 	size_t nslots = k->r ? k->r->ports.n : 0;
 
-	for (size_t i = 0; i < nslots && k->pg; i++) {
+	for (size_t i = 0; i < nslots && k->pg; i++)
 		free(k->pg[i].g);
-		if (k->seen)
-			free(k->seen[i]);
-	}
 	free(k->pg);
-	free(k->seen);
 }
 
 /* mcast-consistent's count (bad) or mcast-orphans' from one comparison
