@@ -388,15 +388,12 @@ void scn_mcast_show_snapshot(struct mc_run *r, unsigned line)
 		const struct mc_port *p = r->ports.slot[i];
 		const struct imc_mcast *t;
 		struct snap_port *sp;
-		char name[IMC_TOPO_MAX_NAME + 8];
 
 		if (!p)
 			continue;
 		t = imc_mcast_fabric_tracker(p->mf);
 		sp = &s.p[s.np++];
-		snprintf(name, sizeof(name), "%s:%u", r->t->node[p->node].name,
-			 p->port);
-		sp->name = strdup(name);
+		sp->name = scn_port_name(r->t, p->node, p->port);
 		imc_fabric_port_attr(r->f, p->node, p->port, &sp->pa);
 		imc_mcast_get_stats(t, &sp->st);
 		if (!sp->name || imc_mcast_foreach_group(t, scn_mcast_group_cb, sp)) {

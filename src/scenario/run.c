@@ -696,6 +696,14 @@ void scn_ports_fini(struct scn_ports *p, void (*free_fn)(void *))
 	*p = (struct scn_ports){ 0 };
 }
 
+char *scn_port_name(const struct imc_topo *t, uint32_t node, unsigned port)
+{
+	char name[IMC_TOPO_MAX_NAME + 8];
+
+	snprintf(name, sizeof(name), "%s:%u", t->node[node].name, port);
+	return strdup(name);
+}
+
 uint64_t scn_mcmr_create(struct imc_mcmr *rec, uint64_t given)
 {
 	if (!(given & UMAD_SA_MCM_COMP_MASK_QKEY))

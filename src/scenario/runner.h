@@ -39,6 +39,10 @@ static inline void **scn_ports_at(const struct scn_ports *p, uint32_t node,
 	return &p->slot[p->base[node] + port];
 }
 
+/* "NAME:PORT" of node:port of t, malloc'd (the caller frees it), or NULL
+ * without memory: how snapshots name ports. */
+char *scn_port_name(const struct imc_topo *t, uint32_t node, unsigned port);
+
 /* A create's ComponentMask (o15-0.2.3: Q_Key, TClass, P_Key, FlowLabel
  * and SL besides MGID, PortGID and JoinState) from the components given:
  * rec gets the scenario's Q_Key (IMC_SCN_QKEY) and the default P_Key

@@ -201,16 +201,13 @@ static int snap_names(struct sa_run *r, struct snap_group *g)
 	if (!g->node)
 		rc = -ENOMEM;
 	for (size_t k = 0; !rc && k < g->nm; k++) {
-		char name[IMC_TOPO_MAX_NAME + 8];
 		uint32_t node;
 		unsigned port;
 
 		if (imc_fabric_port_by_gid(r->f, &g->m[k].port_gid, &node,
 					   &port))
 			continue;
-		snprintf(name, sizeof(name), "%s:%u", r->t->node[node].name,
-			 port);
-		g->node[k] = strdup(name);
+		g->node[k] = scn_port_name(r->t, node, port);
 		if (!g->node[k])
 			rc = -ENOMEM;
 	}
