@@ -1,6 +1,7 @@
 /* What the runner gives the plugins' run halves (scenario/runner.h): the
  * per-port table (a slot per node:port, ports 0..nports, in topology
- * order; the owner's free function on each slot set, in slot order) and
+ * order; the owner's free function on each slot set, in slot order), the
+ * port names of snapshots and
  * the create request of a group (o15-0.2.3 components, the scenario's
  * Q_Key and the default P_Key unless given). */
 #include <stdarg.h>
@@ -85,6 +86,9 @@ static void test_ports_slots(void **state)
 	assert_int_equal(nfreed, 3);
 	assert_int_equal(scn_ports_init(&p, t), 0);
 	scn_ports_fini(&p, NULL);
+	v = (unsigned *)scn_port_name(t, 2, 2);
+	assert_string_equal((char *)v, "B:2");
+	free(v);
 	imc_topo_destroy(t);
 }
 
