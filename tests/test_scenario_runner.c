@@ -50,6 +50,7 @@ static void test_ports_slots(void **state)
 	struct imc_topo *t = topo3();
 	struct scn_ports p;
 	unsigned *v;
+	char *name;
 
 	(void)state;
 	assert_int_equal(scn_ports_init(&p, t), 0);
@@ -86,9 +87,9 @@ static void test_ports_slots(void **state)
 	assert_int_equal(nfreed, 3);
 	assert_int_equal(scn_ports_init(&p, t), 0);
 	scn_ports_fini(&p, NULL);
-	v = (unsigned *)scn_port_name(t, 2, 2);
-	assert_string_equal((char *)v, "B:2");
-	free(v);
+	name = scn_port_name(t, 2, 2);
+	assert_string_equal(name, "B:2");
+	free(name);
 	imc_topo_destroy(t);
 }
 
