@@ -55,7 +55,7 @@ struct mc_join {
 	char *name;                 /* as=NAME */
 	uint32_t given;             /* options given, by index in its table */
 	struct mc_join *head;       /* the file's first mcast-join line */
-	struct imc_scn_mcast_show *show;   /* on head: the recorder */
+	struct scn_recorder *show;  /* on head: an imc_scn_mcast_show's */
 };
 
 struct mc_leave {
@@ -86,8 +86,7 @@ struct snap {
 };
 
 struct imc_scn_mcast_show {
-	struct mc_join *head;       /* NULL once the scenario is gone */
-	struct scn_snaps snaps;     /* struct snap */
+	struct scn_recorder rec;    /* of struct snap */
 };
 
 /* ------------------------------------------------------------------ */
@@ -122,7 +121,7 @@ struct mc_run {
 	struct imc_scn_ctx *c;
 	struct imc_fabric *f;
 	const struct imc_topo *t;
-	struct imc_scn_mcast_show *show;
+	struct scn_recorder *show;  /* the file's, or NULL */
 	struct imc_mcast_fabric_set *set;  /* the ports' trackers */
 	struct scn_ports ports;     /* struct mc_port, made on first use */
 	struct mc_member *members, **tail;

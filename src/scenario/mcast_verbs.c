@@ -151,7 +151,7 @@ static void join_rest_free(const struct scn_arg *arg, void *base)
 
 	(void)arg;
 	if (a->show)
-		a->show->head = NULL;
+		a->show->owner = NULL;
 	free(a->name);
 }
 

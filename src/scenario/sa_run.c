@@ -216,13 +216,14 @@ static int snap_names(struct sa_run *r, struct snap_group *g)
 
 int scn_sa_snapshot(struct sa_run *r, unsigned line)
 {
-	struct imc_scn_sa_show *sh = r->cfg->show;
+	const struct imc_scn_sa_show *sh;
 	const struct imc_sa *sa = imc_sa_fabric_sa(r->sf);
 	struct snap s;
 	int rc;
 
-	if (!sh)
+	if (!r->cfg->show)
 		return 0;
+	sh = imc_container_of(r->cfg->show, struct imc_scn_sa_show, rec);
 	memset(&s, 0, sizeof(s));
 	s.at = imc_scn_now(r->c);
 	s.line = line;
@@ -233,7 +234,7 @@ int scn_sa_snapshot(struct sa_run *r, unsigned line)
 	if (!rc && sh->want_tree)
 		rc = snap_tree(r, sh, &s);
 	if (!rc)
-		rc = scn_snaps_add(&sh->snaps, &s);
+		rc = scn_snaps_add(&r->cfg->show->snaps, &s);
 	if (rc)
 		scn_sa_snap_fini(&s);
 	return rc;
@@ -830,8 +831,8 @@ static const struct scn_snaps_kind snap_kind;
 int imc_scn_sa_show_create(struct imc_scenario *s,
 			   struct imc_scn_sa_show **out)
 {
-	struct imc_scn_sa_show *sh;
 	struct sa_cfg *cfg = NULL;
+	int rc;
 
 	if (!out)
 		return -EINVAL;
@@ -843,16 +844,10 @@ int imc_scn_sa_show_create(struct imc_scenario *s,
 			cfg = s->settings[i].data;
 	if (!cfg)
 		return -ENOENT;
-	if (cfg->show)
-		return -EBUSY;
-	sh = calloc(1, sizeof(*sh));
-	if (!sh)
-		return -ENOMEM;
-	sh->cfg = cfg;
-	cfg->show = sh;
-	sh->snaps.k = &snap_kind;
-	*out = sh;
-	return 0;
+	rc = scn_recorder_create(&cfg->show, &snap_kind, sizeof(**out));
+	if (!rc)
+		*out = imc_container_of(cfg->show, struct imc_scn_sa_show, rec);
+	return rc;
 }
 
 int imc_scn_sa_show_tree(struct imc_scn_sa_show *sh,
@@ -871,7 +866,7 @@ int imc_scn_sa_show_dot(const struct imc_scn_sa_show *sh, FILE *f)
 
 	if (!sh || !f)
 		return -EINVAL;
-	last = scn_snaps_last(&sh->snaps);
+	last = scn_snaps_last(&sh->rec.snaps);
 	if (!last || !last->dot)
 		return -ENOENT;
 	fputs(last->dot, f);
@@ -880,17 +875,12 @@ int imc_scn_sa_show_dot(const struct imc_scn_sa_show *sh, FILE *f)
 
 void imc_scn_sa_show_destroy(struct imc_scn_sa_show *sh)
 {
-	if (!sh)
-		return;
-	if (sh->cfg)
-		sh->cfg->show = NULL;
-	scn_snaps_fini(&sh->snaps);
-	free(sh);
+	scn_recorder_destroy(sh ? &sh->rec : NULL);
 }
 
 unsigned imc_scn_sa_show_count(const struct imc_scn_sa_show *sh)
 {
-	return sh ? (unsigned)sh->snaps.n : 0;
+	return sh ? (unsigned)sh->rec.snaps.n : 0;
 }
 
 static void print_text(FILE *f, const void *snap)
@@ -940,7 +930,7 @@ static const struct scn_snaps_kind snap_kind = {
 int imc_scn_sa_show_print(const struct imc_scn_sa_show *sh, FILE *f,
 			  bool json)
 {
-	return sh && f ? scn_snaps_write(&sh->snaps, f, json) : -EINVAL;
+	return sh && f ? scn_snaps_write(&sh->rec.snaps, f, json) : -EINVAL;
 }
 
 int imc_scn_sa_show_print_last(const struct imc_scn_sa_show *sh, FILE *f,
@@ -952,7 +942,7 @@ int imc_scn_sa_show_print_last(const struct imc_scn_sa_show *sh, FILE *f,
 
 	if (!sh || !f)
 		return -EINVAL;
-	last = scn_snaps_last(&sh->snaps);
+	last = scn_snaps_last(&sh->rec.snaps);
 	if (!last)
 		return -ENOENT;
 	if (!json) {

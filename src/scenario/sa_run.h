@@ -57,7 +57,7 @@ struct sa_cfg {
 	unsigned npart;
 	uint16_t part[PARTITIONS_MAX];
 	uint32_t bcast_qkey;
-	struct imc_scn_sa_show *show;
+	struct scn_recorder *show;  /* an imc_scn_sa_show's */
 };
 
 enum req_kind { REQ_JOIN, REQ_LEAVE, REQ_GET };
@@ -107,10 +107,9 @@ struct snap {
 };
 
 struct imc_scn_sa_show {
-	struct sa_cfg *cfg;         /* NULL once the scenario is gone */
+	struct scn_recorder rec;    /* of struct snap */
 	bool want_tree;             /* record tree_mgid's MFTs as DOT */
 	struct imc_gid tree_mgid;
-	struct scn_snaps snaps;     /* struct snap */
 };
 
 /* ------------------------------------------------------------------ */

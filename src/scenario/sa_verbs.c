@@ -317,7 +317,7 @@ static void sa_free(void *data)
 	if (!a)
 		return;
 	if (a->show)
-		a->show->cfg = NULL;
+		a->show->owner = NULL;
 	free(a);
 }
 
