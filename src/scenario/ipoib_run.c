@@ -101,8 +101,7 @@ static void port_free(void *data)
 static int port_get(struct ipr *r, uint32_t node, unsigned port,
 		    struct pstate **out)
 {
-	struct pstate **slot = (struct pstate **)scn_ports_at(&r->ports, node,
-							     port);
+	void **slot = scn_ports_at(&r->ports, node, port);
 	struct pstate *ps = *slot;
 	int rc;
 

@@ -47,7 +47,8 @@ static struct port_gsi *slot_get(struct imc_scn_ctx *c, uint32_t node,
 {
 	const struct imc_topo *t = imc_scn_topo(c);
 	struct scn_port_gsis **gp = scn_ctx_port_gsis(c);
-	struct port_gsi **pp;
+	struct port_gsi *pg;
+	void **slot;
 
 	if (node >= t->nnodes || port > t->node[node].nports)
 		return NULL;
@@ -58,12 +59,13 @@ static struct port_gsi *slot_get(struct imc_scn_ctx *c, uint32_t node,
 	}
 	if (!*gp)
 		return NULL;
-	pp = (struct port_gsi **)scn_ports_at(&(*gp)->ports, node, port);
-	if (!*pp && (*pp = calloc(1, sizeof(**pp))))
-		**pp = (struct port_gsi){ .node = node, .port = port };
-	if (*pp && !(*pp)->gsi && imc_gsi_create_shared(NULL, &(*pp)->gsi))
+	slot = scn_ports_at(&(*gp)->ports, node, port);
+	pg = *slot;
+	if (!pg && (pg = *slot = calloc(1, sizeof(*pg))))
+		*pg = (struct port_gsi){ .node = node, .port = port };
+	if (pg && !pg->gsi && imc_gsi_create_shared(NULL, &pg->gsi))
 		return NULL;
-	return *pp;
+	return pg;
 }
 
 /* A QP1 of the run's for the GSI, unless lent. The GSI sends with a
