@@ -73,7 +73,7 @@ done
 # Failures of the line: no group (OpenSM's GetTable answers success with
 # no record), and no answer at all (the sender's cable pulled before the
 # line: every attempt is refused, the SA client gives up).
-for case in "sa-mcast H-000003 ff15::1:9||the SA has no group ff15::1:9: its GetTable of MCMemberRecord by MGID answered success with no record of it" \
+for case in "sa-mcast H-000003 ff15::1:9||the SA has no group ff15::1:9: its GetTable of MCMemberRecord by MGID answered success with no record (none, or of a partition H-000003 is not in)" \
 	    "mcast-send H-000003 ff15::1:1|at 900ms link down H-000003:1|the SA did not answer the GetTable of MCMemberRecord ff15::1:1 (4 attempts): Connection timed out"; do
 	line=${case%%|*} rest=${case#*|}
 	before=${rest%%|*} want=${rest#*|}

@@ -713,9 +713,12 @@ static void gsend_done(void *arg, int err, const struct imc_sa_answer *ans)
 			      "of MCMemberRecord %s with status 0x%04x (%s)",
 			      gid, ans->status, name ? name : "unknown");
 	} else if (!gsend_record(g, ans, &rec)) {
+		/* OpenSM also leaves out a group of a partition the
+		 * requester's port is not in. */
 		scn_fail_line(c, g->flow, -ENOENT, "the SA has no group %s: "
 			      "its GetTable of MCMemberRecord by MGID answered "
-			      "success with no record of it", gid);
+			      "success with no record (none, or of a partition "
+			      "%s is not in)", gid, r->t->node[g->node].name);
 	} else {
 		rc = scn_sa_flow_start(r, g->node, g->port, &rec, g->count,
 				       g->size, g->interval, g->sl, g->flow);
