@@ -669,8 +669,9 @@ static const struct req_arg gsend_client = {
 };
 
 /* The record of g's group among the answer's. A requester without an
- * SM_Key gets one record per group, its PortGID and JoinState zero
- * (IBA 15.2.5.17 says so for untrusted requesters; OpenSM answers so). */
+ * SM_Key is not trusted: its records have PortGID, JoinState and
+ * ProxyJoin zero (IBA 15.2.5.17), and OpenSM gives it one record per
+ * group. */
 static bool gsend_record(const struct gsend *g,
 			 const struct imc_sa_answer *ans, struct imc_mcmr *rec)
 {
@@ -701,12 +702,14 @@ static void gsend_done(void *arg, int err, const struct imc_sa_answer *ans)
 
 	imc_list_del(&g->link);
 	imc_gid_format(&g->mgid, gid);
-	if (err) {
-		if (err == -ETIMEDOUT)
-			r->timeouts++;
+	if (err == -ETIMEDOUT) {
+		r->timeouts++;
 		scn_fail_line(c, g->flow, err, "the SA did not answer the "
 			      "GetTable of MCMemberRecord %s (%u attempts): %s",
 			      gid, gsend_client.retries + 1, strerror(-err));
+	} else if (err) {
+		scn_fail_line(c, g->flow, err, "the GetTable of MCMemberRecord "
+			      "%s failed: %s", gid, strerror(-err));
 	} else if (ans->status) {
 		name = scn_mad_status_name(ans->status);
 		scn_fail_line(c, g->flow, -EIO, "the SA answered the GetTable "
