@@ -7,7 +7,9 @@
 # mcast-join's); the sender H-000003 joins send-only first, which puts
 # its leaf switch on OpenSM's tree of the group. A group nobody created,
 # and a sender whose cable is down (no answer), fail the line with a
-# message naming the MGID and what the SA said. Real time: no timing is
+# message naming the MGID and what the SA said; a sender on a switch
+# without a member sees its datagrams dropped there (no-mft), as
+# OpenSM's MFTs span the members' switches only. Real time: no timing is
 # asserted beyond OpenSM answering within the run. Arguments: build dir,
 # source dir.
 set -u
@@ -87,4 +89,27 @@ for case in "sa-mcast H-000003 ff15::1:9||the SA has no group ff15::1:9: its Get
 		echo "FAIL $line: exit $rc"; cat "$dir/out"; fail=1
 	fi
 done
+# A sender that is no member, on a switch without one: OpenSM's MFTs
+# span the members' switches only, so the query is answered and the
+# datagrams leave, but its own switch drops them.
+cat > "$dir/run.scn" <<SCN
+topology fat-tree:leaves=2,hosts=2,spines=2
+stop 4s
+opensm wait=60s
+sa
+sa-join H-000002 ff15::1:1 create retries=5 timeout=200ms
+at 1s sa-mcast H-000003 ff15::1:1 count=3
+expect sa-status H-000002 ff15::1:1 == success
+expect sent H-000003 == 3
+expect delivered H-000002 == 0
+expect drops no-mft == 3
+SCN
+IBSIM_SOCKNAME="imcsend$$" timeout 120 "$IMC" run "$dir/run.scn" \
+	> "$dir/out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q "^expect *4 passed, 0 failed" "$dir/out"; then
+	echo "ok   a sender off the group's tree: its switch drops the datagrams"
+else
+	echo "FAIL a sender off the group's tree: exit $rc"; cat "$dir/out"; fail=1
+fi
 exit $fail
