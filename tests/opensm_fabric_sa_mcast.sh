@@ -4,8 +4,9 @@
 # MCMemberRecord by MGID) as a host does, and sends with the MLID, Q_Key
 # and P_Key of the answer along the MFTs OpenSM wrote. The members count
 # the datagrams: H-000002 (an sa-join's QP) and H-000004 (an
-# mcast-join's); the sender H-000003 joins send-only first, which puts
-# its leaf switch on OpenSM's tree of the group. A group nobody created,
+# mcast-join's, on the sender's leaf); the sender H-000003 joins
+# send-only first, as a host that sends to a group does. A group nobody
+# created,
 # and a sender whose cable is down (no answer), fail the line with a
 # message naming the MGID and what the SA said; a sender on a switch
 # without a member sees its datagrams dropped there (no-mft), as
