@@ -6,13 +6,12 @@
 # the datagrams: H-000002 (an sa-join's QP) and H-000004 (an
 # mcast-join's, on the sender's leaf); the sender H-000003 joins
 # send-only first, as a host that sends to a group does. A group nobody
-# created,
-# and a sender whose cable is down (no answer), fail the line with a
-# message naming the MGID and what the SA said; a sender on a switch
-# without a member sees its datagrams dropped there (no-mft), as
-# OpenSM's MFTs span the members' switches only. Real time: no timing is
-# asserted beyond OpenSM answering within the run. Arguments: build dir,
-# source dir.
+# created, and a sender whose cable is down (no answer), fail the line
+# with a message naming the MGID and what the SA said; a sender on a
+# switch without a member sees its datagrams dropped there (no-mft), as
+# OpenSM's MFTs span the members' switches only. Real time: no timing
+# is asserted beyond OpenSM answering within the run. Arguments: build
+# dir, source dir.
 set -u
 build=$(realpath "${1:?build directory}")
 IMC=$build/ibmcast
