@@ -360,6 +360,24 @@ static void set_error(struct imc_scn_ctx *c, int rc)
 		snprintf(c->msg, sizeof(c->msg), "%s", strerror(-rc));
 }
 
+void scn_fail_line(struct imc_scn_ctx *c, uint32_t flow, int err,
+		   const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->err || flow >= c->s->nactions)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(c->msg, sizeof(c->msg), fmt, ap);
+	va_end(ap);
+	c->msg_set = true;
+	/* advance() sees the error when the loop returns and reports the
+	 * line c->cur names. */
+	c->cur = &c->s->actions[flow];
+	set_error(c, err);
+	imc_loop_stop(c->loop);
+}
+
 static void act_fire(struct imc_timer *t)
 {
 	struct act *x = imc_container_of(t, struct act, timer);

@@ -640,6 +640,136 @@ int scn_sa_flow_start(struct sa_run *r, uint32_t node, unsigned port,
 	return scn_flow_to_group(r->c, &f, &grp);
 }
 
+/* ---- group sends to an external SM's SA ---- */
+
+/* A send waiting for the SA's record of its group. */
+struct gsend {
+	struct imc_list link;       /* r->sends */
+	struct sa_run *r;
+	uint32_t node;
+	unsigned port;
+	struct imc_gid mgid;
+	uint32_t count, size;
+	imc_time_t interval;
+	uint8_t sl;
+	uint32_t flow;              /* the line's */
+};
+
+/* The query's client: the SA client's defaults, as the line has no
+ * timeout= or retries=. */
+static const struct req_arg gsend_client = {
+	.timeout = IMC_SA_DEFAULT_TIMEOUT, .retries = IMC_SA_DEFAULT_RETRIES,
+};
+
+/* The record of g's group among the answer's. A requester without an
+ * SM_Key is not trusted: its records have PortGID, JoinState and
+ * ProxyJoin zero (IBA 15.2.5.17), and OpenSM gives it one record per
+ * group. */
+static bool gsend_record(const struct gsend *g,
+			 const struct imc_sa_answer *ans, struct imc_mcmr *rec)
+{
+	size_t step = ans->rec_size ? ans->rec_size : IMC_MCMR_SIZE;
+
+	for (size_t i = 0, off = 0; i < ans->count && off < ans->len;
+	     i++, off += step) {
+		size_t n = ans->len - off < step ? ans->len - off : step;
+
+		if (imc_mcmr_unpack(rec, ans->data + off, n) >= 0 &&
+		    imc_gid_equal(&rec->mgid, &g->mgid))
+			return true;
+	}
+	return false;
+}
+
+/* The answer: the flow starts with the group's MLID, Q_Key and P_Key,
+ * or the line fails naming the MGID and what the SA said. */
+static void gsend_done(void *arg, int err, const struct imc_sa_answer *ans)
+{
+	struct gsend *g = arg;
+	struct sa_run *r = g->r;
+	struct imc_scn_ctx *c = r->c;
+	char gid[IMC_GID_STRLEN];
+	const char *name;
+	struct imc_mcmr rec;
+	int rc;
+
+	imc_list_del(&g->link);
+	imc_gid_format(&g->mgid, gid);
+	if (err == -ETIMEDOUT) {
+		r->timeouts++;
+		scn_fail_line(c, g->flow, err, "the SA did not answer the "
+			      "GetTable of MCMemberRecord %s (%u attempts): %s",
+			      gid, gsend_client.retries + 1, strerror(-err));
+	} else if (err) {
+		scn_fail_line(c, g->flow, err, "the GetTable of MCMemberRecord "
+			      "%s failed: %s", gid, strerror(-err));
+	} else if (ans->status) {
+		name = scn_mad_status_name(ans->status);
+		scn_fail_line(c, g->flow, -EIO, "the SA answered the GetTable "
+			      "of MCMemberRecord %s with status 0x%04x (%s)",
+			      gid, ans->status, name ? name : "unknown");
+	} else if (!gsend_record(g, ans, &rec)) {
+		/* OpenSM also leaves out a group of a partition the
+		 * requester's port is not in. */
+		scn_fail_line(c, g->flow, -ENOENT, "the SA has no group %s: "
+			      "its GetTable of MCMemberRecord by MGID answered "
+			      "success with no record (none, or of a partition "
+			      "%s is not in)", gid, r->t->node[g->node].name);
+	} else {
+		rc = scn_sa_flow_start(r, g->node, g->port, &rec, g->count,
+				       g->size, g->interval, g->sl, g->flow);
+		if (rc == -EINVAL)
+			scn_fail_line(c, g->flow, rc,
+				      "%s has no P_Key 0x%04x in its table",
+				      r->t->node[g->node].name, rec.pkey);
+		else if (rc)
+			scn_fail_line(c, g->flow, rc, "cannot send to %s: %s",
+				      gid, strerror(-rc));
+	}
+	free(g);
+}
+
+int scn_sa_ext_send(struct sa_run *r, uint32_t node, unsigned port,
+		    const struct imc_gid *mgid, uint32_t count, uint32_t size,
+		    imc_time_t interval, uint8_t sl, uint32_t flow)
+{
+	const struct imc_mcmr rec = { .mgid = *mgid };
+	struct sa_host *h = host_get(r, node, port);
+	struct imc_sa_mad m;
+	struct sa_cl *cl;
+	struct gsend *g;
+	int rc;
+
+	if (!h)
+		return -ENOMEM;
+	rc = qp1_get(r, h);
+	if (rc)
+		return imc_scn_fail(r->c, rc, "%s has no QP1 for SA requests: "
+				    "%s", r->t->node[node].name, strerror(-rc));
+	cl = cl_get(r, h, &gsend_client);
+	g = cl ? calloc(1, sizeof(*g)) : NULL;
+	if (!g)
+		return -ENOMEM;
+	*g = (struct gsend){ .r = r, .node = node, .port = port,
+			     .mgid = *mgid, .count = count, .size = size,
+			     .interval = interval, .sl = sl, .flow = flow };
+	/* A host learns a group's MLID, Q_Key and P_Key from the SA: the
+	 * MGID component alone selects the group (IBA 15.2.5.17). */
+	memset(&m, 0, sizeof(m));
+	m.mad.method = UMAD_SA_METHOD_GET_TABLE;
+	m.mad.attr_id = UMAD_SA_ATTR_MCMEMBER_REC;
+	m.sa.comp_mask = CM(MGID);
+	rc = imc_mcmr_pack(&rec, m.data, sizeof(m.data)) < 0 ? -EINVAL :
+	     imc_sa_query_start(cl->client, &m, gsend_done, g, NULL);
+	if (rc) {
+		free(g);
+		return imc_scn_fail(r->c, rc, "cannot start the request: %s",
+				    strerror(-rc));
+	}
+	imc_list_add_tail(&r->sends, &g->link);
+	return 0;
+}
+
 /* ---- answers ---- */
 
 static void member_joined(struct sa_run *r, uint32_t member,
@@ -768,6 +898,13 @@ static void run_free(void *data)
 		imc_list_del(&q->link);
 		free(q);
 	}
+	while (!imc_list_empty(&r->sends)) {
+		struct gsend *g = imc_list_entry(r->sends.next, struct gsend,
+						 link);
+
+		imc_list_del(&g->link);
+		free(g);
+	}
 	scn_ports_fini(&r->hosts, host_free);
 	imc_sa_fabric_destroy(r->sf);
 	for (size_t pos = 0; r->ents.b;) {
@@ -799,6 +936,7 @@ int scn_sa_run(struct imc_scn_ctx *c, void *data)
 	r->c = c;
 	r->cfg = a;
 	imc_list_init(&r->reqs);
+	imc_list_init(&r->sends);
 	r->f = imc_scn_fabric(c);
 	r->loop = imc_scn_loop(c);
 	r->t = t;

@@ -185,6 +185,7 @@ struct sa_run {
 	struct imc_htab ents;       /* struct sa_ent */
 
 	struct imc_list reqs;       /* struct req, not yet answered */
+	struct imc_list sends;      /* group sends asking an external SA */
 	unsigned nclients;          /* SA clients made, for their seeds */
 
 
@@ -244,6 +245,14 @@ void scn_sa_snap_fini(void *snap);
 int scn_sa_snapshot(struct sa_run *r, unsigned line);
 /* Send the request of an sa-join/sa-leave/sa-get line. */
 int scn_sa_req_start(struct imc_scn_ctx *c, const struct req_arg *a);
+/* A group send with an external SM's SA (r->external): node:port asks
+ * the SA for the group's record (GetTable of MCMemberRecord by MGID,
+ * IBA 15.2.5.17) and the flow starts with the answer; no group, an error
+ * status or no answer fails the line of flow (scn_fail_line()). 0 when
+ * the query is sent, else the run fails now. */
+int scn_sa_ext_send(struct sa_run *r, uint32_t node, unsigned port,
+		    const struct imc_gid *mgid, uint32_t count, uint32_t size,
+		    imc_time_t interval, uint8_t sl, uint32_t flow);
 /* A multicast flow to group g (count datagrams, interval apart). */
 int scn_sa_flow_start(struct sa_run *r, uint32_t node, unsigned port,
 		      const struct imc_mcmr *g, uint32_t count, uint32_t size,

@@ -623,8 +623,13 @@ static int group_send(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 	struct imc_sa_group_info gi;
 	char buf[IMC_GID_STRLEN];
 	struct sa_run *r;
-	int rc = scn_sa_engine_get(c, &r);
+	int rc = scn_sa_run_get(c, &r);
 
+	if (!rc && r->external)
+		/* OpenSM's SA: asked as a host asks it (sa_run.c). */
+		return scn_sa_ext_send(r, node, port, mgid, count, size,
+				       interval, sl, scn_flow_id(c));
+	rc = rc ? rc : scn_sa_engine_get(c, &r);
 	if (rc)
 		return rc;
 	/* The sender learns MLID, Q_Key and P_Key from the SA's record. */

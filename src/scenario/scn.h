@@ -516,6 +516,13 @@ void scn_host_stats(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 
 /* The flow number of the action running now: its index. */
 uint32_t scn_flow_id(struct imc_scn_ctx *c);
+/* Fails the run from a callback of the action line whose flow number
+ * (scn_flow_id() when it ran) is flow, as if the line had failed when it
+ * ran: the message is reported for that line and the run stops. Nothing
+ * when the run has failed already. For lines whose outcome comes later
+ * (an answer from the SA). */
+void scn_fail_line(struct imc_scn_ctx *c, uint32_t flow, int err,
+		   const char *fmt, ...) IMC_SCN_PRINTF(4, 5);
 
 /* A traffic flow (flow.c): count datagrams of size bytes from the QP qp
  * of the port from, interval apart, to dqpn with qkey and the address
