@@ -372,7 +372,7 @@ static void snap_fini(void *snap)
  * snapshot, not the run. */
 void scn_mcast_show_snapshot(struct mc_run *r, unsigned line)
 {
-	struct scn_recorder *sh = r->show;
+	struct imc_scn_mcast_show *sh = r->show;
 	size_t nslots = r->ports.n, np = 0;
 	struct snap s;
 
@@ -408,8 +408,8 @@ void scn_mcast_show_snapshot(struct mc_run *r, unsigned line)
 int imc_scn_mcast_show_create(struct imc_scenario *s,
 			      struct imc_scn_mcast_show **out)
 {
+	struct imc_scn_mcast_show *sh;
 	struct mc_join *head;
-	int rc;
 
 	if (!out)
 		return -EINVAL;
@@ -419,21 +419,31 @@ int imc_scn_mcast_show_create(struct imc_scenario *s,
 	head = scn_mcast_head_lookup(s);
 	if (!head)
 		return -ENOENT;
-	rc = scn_recorder_create(&head->show, &snap_kind, sizeof(**out));
-	if (!rc)
-		*out = imc_container_of(head->show, struct imc_scn_mcast_show,
-					rec);
-	return rc;
+	if (head->show)
+		return -EBUSY;
+	sh = calloc(1, sizeof(*sh));
+	if (!sh)
+		return -ENOMEM;
+	sh->head = head;
+	head->show = sh;
+	sh->snaps.k = &snap_kind;
+	*out = sh;
+	return 0;
 }
 
 void imc_scn_mcast_show_destroy(struct imc_scn_mcast_show *sh)
 {
-	scn_recorder_destroy(sh ? &sh->rec : NULL);
+	if (!sh)
+		return;
+	if (sh->head)
+		sh->head->show = NULL;
+	scn_snaps_fini(&sh->snaps);
+	free(sh);
 }
 
 unsigned imc_scn_mcast_show_count(const struct imc_scn_mcast_show *sh)
 {
-	return sh ? (unsigned)sh->rec.snaps.n : 0;
+	return sh ? (unsigned)sh->snaps.n : 0;
 }
 
 static void snap_counts(const struct snap *s, size_t *groups,
@@ -517,7 +527,7 @@ static const struct scn_snaps_kind snap_kind = {
 int imc_scn_mcast_show_print(const struct imc_scn_mcast_show *sh, FILE *f,
 			     bool json)
 {
-	return sh && f ? scn_snaps_write(&sh->rec.snaps, f, json) : -EINVAL;
+	return sh && f ? scn_snaps_write(&sh->snaps, f, json) : -EINVAL;
 }
 
 /* ------------------------------------------------------------------ */

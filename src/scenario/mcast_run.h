@@ -55,7 +55,7 @@ struct mc_join {
 	char *name;                 /* as=NAME */
 	uint32_t given;             /* options given, by index in its table */
 	struct mc_join *head;       /* the file's first mcast-join line */
-	struct scn_recorder *show;  /* on head: an imc_scn_mcast_show's */
+	struct imc_scn_mcast_show *show;   /* on head: the recorder */
 };
 
 struct mc_leave {
@@ -86,7 +86,8 @@ struct snap {
 };
 
 struct imc_scn_mcast_show {
-	struct scn_recorder rec;    /* of struct snap */
+	struct mc_join *head;       /* NULL once the scenario is gone */
+	struct scn_snaps snaps;     /* struct snap */
 };
 
 /* ------------------------------------------------------------------ */
@@ -121,7 +122,7 @@ struct mc_run {
 	struct imc_scn_ctx *c;
 	struct imc_fabric *f;
 	const struct imc_topo *t;
-	struct scn_recorder *show;  /* the file's, or NULL */
+	struct imc_scn_mcast_show *show;
 	struct imc_mcast_fabric_set *set;  /* the ports' trackers */
 	struct scn_ports ports;     /* struct mc_port, made on first use */
 	struct mc_member *members, **tail;

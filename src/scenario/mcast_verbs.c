@@ -151,7 +151,7 @@ static void join_rest_free(const struct scn_arg *arg, void *base)
 
 	(void)arg;
 	if (a->show)
-		a->show->owner = NULL;
+		a->show->head = NULL;
 	free(a->name);
 }
 

@@ -514,32 +514,6 @@ void scn_snap_json_head(struct imc_json *j, imc_time_t at, unsigned line)
 		imc_json_kv_bool(j, "end", true);
 }
 
-int scn_recorder_create(struct scn_recorder **owner,
-			const struct scn_snaps_kind *k, size_t size)
-{
-	struct scn_recorder *rec;
-
-	if (*owner)
-		return -EBUSY;
-	rec = calloc(1, size);
-	if (!rec)
-		return -ENOMEM;
-	rec->snaps.k = k;
-	rec->owner = owner;
-	*owner = rec;
-	return 0;
-}
-
-void scn_recorder_destroy(struct scn_recorder *rec)
-{
-	if (!rec)
-		return;
-	if (rec->owner)
-		*rec->owner = NULL;
-	scn_snaps_fini(&rec->snaps);
-	free(rec);
-}
-
 /* A JSON array laid out as the value of a key of a top-level object. */
 int scn_snaps_write(const struct scn_snaps *s, FILE *f, bool json)
 {

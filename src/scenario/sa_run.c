@@ -216,14 +216,13 @@ static int snap_names(struct sa_run *r, struct snap_group *g)
 
 int scn_sa_snapshot(struct sa_run *r, unsigned line)
 {
-	const struct imc_scn_sa_show *sh;
+	struct imc_scn_sa_show *sh = r->cfg->show;
 	const struct imc_sa *sa = imc_sa_fabric_sa(r->sf);
 	struct snap s;
 	int rc;
 
-	if (!r->cfg->show)
+	if (!sh)
 		return 0;
-	sh = imc_container_of(r->cfg->show, struct imc_scn_sa_show, rec);
 	memset(&s, 0, sizeof(s));
 	s.at = imc_scn_now(r->c);
 	s.line = line;
@@ -234,7 +233,7 @@ int scn_sa_snapshot(struct sa_run *r, unsigned line)
 	if (!rc && sh->want_tree)
 		rc = snap_tree(r, sh, &s);
 	if (!rc)
-		rc = scn_snaps_add(&r->cfg->show->snaps, &s);
+		rc = scn_snaps_add(&sh->snaps, &s);
 	if (rc)
 		scn_sa_snap_fini(&s);
 	return rc;
@@ -969,8 +968,8 @@ static const struct scn_snaps_kind snap_kind;
 int imc_scn_sa_show_create(struct imc_scenario *s,
 			   struct imc_scn_sa_show **out)
 {
+	struct imc_scn_sa_show *sh;
 	struct sa_cfg *cfg = NULL;
-	int rc;
 
 	if (!out)
 		return -EINVAL;
@@ -982,10 +981,16 @@ int imc_scn_sa_show_create(struct imc_scenario *s,
 			cfg = s->settings[i].data;
 	if (!cfg)
 		return -ENOENT;
-	rc = scn_recorder_create(&cfg->show, &snap_kind, sizeof(**out));
-	if (!rc)
-		*out = imc_container_of(cfg->show, struct imc_scn_sa_show, rec);
-	return rc;
+	if (cfg->show)
+		return -EBUSY;
+	sh = calloc(1, sizeof(*sh));
+	if (!sh)
+		return -ENOMEM;
+	sh->cfg = cfg;
+	cfg->show = sh;
+	sh->snaps.k = &snap_kind;
+	*out = sh;
+	return 0;
 }
 
 int imc_scn_sa_show_tree(struct imc_scn_sa_show *sh,
@@ -1004,7 +1009,7 @@ int imc_scn_sa_show_dot(const struct imc_scn_sa_show *sh, FILE *f)
 
 	if (!sh || !f)
 		return -EINVAL;
-	last = scn_snaps_last(&sh->rec.snaps);
+	last = scn_snaps_last(&sh->snaps);
 	if (!last || !last->dot)
 		return -ENOENT;
 	fputs(last->dot, f);
@@ -1013,12 +1018,17 @@ int imc_scn_sa_show_dot(const struct imc_scn_sa_show *sh, FILE *f)
 
 void imc_scn_sa_show_destroy(struct imc_scn_sa_show *sh)
 {
-	scn_recorder_destroy(sh ? &sh->rec : NULL);
+	if (!sh)
+		return;
+	if (sh->cfg)
+		sh->cfg->show = NULL;
+	scn_snaps_fini(&sh->snaps);
+	free(sh);
 }
 
 unsigned imc_scn_sa_show_count(const struct imc_scn_sa_show *sh)
 {
-	return sh ? (unsigned)sh->rec.snaps.n : 0;
+	return sh ? (unsigned)sh->snaps.n : 0;
 }
 
 static void print_text(FILE *f, const void *snap)
@@ -1068,7 +1078,7 @@ static const struct scn_snaps_kind snap_kind = {
 int imc_scn_sa_show_print(const struct imc_scn_sa_show *sh, FILE *f,
 			  bool json)
 {
-	return sh && f ? scn_snaps_write(&sh->rec.snaps, f, json) : -EINVAL;
+	return sh && f ? scn_snaps_write(&sh->snaps, f, json) : -EINVAL;
 }
 
 int imc_scn_sa_show_print_last(const struct imc_scn_sa_show *sh, FILE *f,
@@ -1080,7 +1090,7 @@ int imc_scn_sa_show_print_last(const struct imc_scn_sa_show *sh, FILE *f,
 
 	if (!sh || !f)
 		return -EINVAL;
-	last = scn_snaps_last(&sh->rec.snaps);
+	last = scn_snaps_last(&sh->snaps);
 	if (!last)
 		return -ENOENT;
 	if (!json) {

@@ -57,7 +57,7 @@ struct sa_cfg {
 	unsigned npart;
 	uint16_t part[PARTITIONS_MAX];
 	uint32_t bcast_qkey;
-	struct scn_recorder *show;  /* an imc_scn_sa_show's */
+	struct imc_scn_sa_show *show;
 };
 
 enum req_kind { REQ_JOIN, REQ_LEAVE, REQ_GET };
@@ -107,9 +107,10 @@ struct snap {
 };
 
 struct imc_scn_sa_show {
-	struct scn_recorder rec;    /* of struct snap */
+	struct sa_cfg *cfg;         /* NULL once the scenario is gone */
 	bool want_tree;             /* record tree_mgid's MFTs as DOT */
 	struct imc_gid tree_mgid;
+	struct scn_snaps snaps;     /* struct snap */
 };
 
 /* ------------------------------------------------------------------ */

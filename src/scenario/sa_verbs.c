@@ -317,7 +317,7 @@ static void sa_free(void *data)
 	if (!a)
 		return;
 	if (a->show)
-		a->show->owner = NULL;
+		a->show->cfg = NULL;
 	free(a);
 }
 

@@ -42,19 +42,4 @@ void scn_snap_json_head(struct imc_json *j, imc_time_t at, unsigned line);
 /* Every snapshot as text, or as a JSON array; 0 or -EIO. */
 int scn_snaps_write(const struct scn_snaps *s, FILE *f, bool json);
 
-/* The first member of a public recorder (imc_scn_sa_show,
- * imc_scn_mcast_show): its series, and the pointer to it of the
- * scenario line it hangs on (the line sets owner NULL when it goes). */
-struct scn_recorder {
-	struct scn_snaps snaps;
-	struct scn_recorder **owner;
-};
-
-/* A recorder of kind k and size bytes (zeroed) hung on *owner: 0,
- * -EBUSY (*owner has one) or -ENOMEM. */
-int scn_recorder_create(struct scn_recorder **owner,
-			const struct scn_snaps_kind *k, size_t size);
-/* Off its line, its snapshots freed, and freed; NULL is ignored. */
-void scn_recorder_destroy(struct scn_recorder *rec);
-
 #endif
