@@ -99,6 +99,13 @@ bool imc_mcmr_match(const struct imc_mcmr *g, const struct imc_mcmr *r,
 int imc_mcmr_print_text(FILE *f, const struct imc_mcmr *r, uint64_t mask);
 int imc_mcmr_print_json(struct imc_json *j, const struct imc_mcmr *r,
 			uint64_t mask);
+/* Writes the fields names lists (field names, NULL-terminated) as keys
+ * of the JSON object open in j, in that order and typed as
+ * imc_mcmr_print_json types them: the record part of a listing that
+ * adds keys of its own. -EINVAL for a name that is no field, else 0 or
+ * the writer's error. */
+int imc_mcmr_print_json_keys(struct imc_json *j, const struct imc_mcmr *r,
+			     const char *const *names);
 
 /* ---- Creating a group. The SA creates a group only when a Set names
  * MGID, PortGID, JoinState, Q_Key, P_Key, SL, FlowLabel and TClass

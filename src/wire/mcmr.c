@@ -265,23 +265,40 @@ int imc_mcmr_print_text(FILE *f, const struct imc_mcmr *r, uint64_t mask)
 	return ferror(f) ? -EIO : 0;
 }
 
+static int json_field(struct imc_json *j, const struct imc_mcmr *r,
+		      const struct imc_mcmr_field *d)
+{
+	if (d->kind == IMC_MCMR_F_GID)
+		return imc_json_kv_gid(j, d->name, gid_at(r, d));
+	if (d->kind == IMC_MCMR_F_BOOL)
+		return imc_json_kv_bool(j, d->name, imc_mcmr_field_get(r, d));
+	return imc_json_kv_u64(j, d->name, imc_mcmr_field_get(r, d));
+}
+
 int imc_mcmr_print_json(struct imc_json *j, const struct imc_mcmr *r,
 			uint64_t mask)
 {
 	imc_json_object_begin(j);
-	for (size_t i = 0; i < imc_mcmr_n_fields; i++) {
-		const struct imc_mcmr_field *d = &imc_mcmr_fields[i];
-
-		if (!(mask & d->comp))
-			continue;
-		if (d->kind == IMC_MCMR_F_GID)
-			imc_json_kv_gid(j, d->name, gid_at(r, d));
-		else if (d->kind == IMC_MCMR_F_BOOL)
-			imc_json_kv_bool(j, d->name, imc_mcmr_field_get(r, d));
-		else
-			imc_json_kv_u64(j, d->name, imc_mcmr_field_get(r, d));
-	}
+	for (size_t i = 0; i < imc_mcmr_n_fields; i++)
+		if (mask & imc_mcmr_fields[i].comp)
+			json_field(j, r, &imc_mcmr_fields[i]);
 	return imc_json_object_end(j);
+}
+
+int imc_mcmr_print_json_keys(struct imc_json *j, const struct imc_mcmr *r,
+			     const char *const *names)
+{
+	int rc = 0;
+
+	for (; *names; names++) {
+		const struct imc_mcmr_field *d =
+			imc_mcmr_field_find(*names, false);
+
+		if (!d)
+			return -EINVAL;
+		rc = json_field(j, r, d);
+	}
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */
