@@ -107,20 +107,20 @@ void imc_ibsim_ctl_pack(uint8_t out[IMC_IBSIM_CTL_SIZE], uint32_t client,
 		len = IMC_IBSIM_CTL_DATA;
 	memset(out, 0, IMC_IBSIM_CTL_SIZE);
 	put_host32(out, IMC_IBSIM_MAGIC);
-	put_host32(out + 4, client);
-	put_host32(out + 8, type);
-	put_host32(out + 12, (uint32_t)len);
+	put_host32(out + IMC_IBSIM_CTL_OFF_CLIENT, client);
+	put_host32(out + IMC_IBSIM_CTL_OFF_TYPE, type);
+	put_host32(out + IMC_IBSIM_CTL_OFF_LEN, (uint32_t)len);
 	if (len)
-		memcpy(out + 16, data, len);
+		memcpy(out + IMC_IBSIM_CTL_OFF_DATA, data, len);
 }
 
 int imc_ibsim_ctl_unpack(const uint8_t *buf, size_t n, const uint8_t **data)
 {
 	if (n != IMC_IBSIM_CTL_SIZE || get_host32(buf) != IMC_IBSIM_MAGIC)
 		return -EBADMSG;
-	if (get_host32(buf + 8) == IMC_IBSIM_CTL_ERROR)
+	if (get_host32(buf + IMC_IBSIM_CTL_OFF_TYPE) == IMC_IBSIM_CTL_ERROR)
 		return -EREMOTEIO;
-	*data = buf + 16;
+	*data = buf + IMC_IBSIM_CTL_OFF_DATA;
 	return 0;
 }
 
