@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "fabric_int.h"
+#include "util/vec.h"
 
 /* ---- ports and events ---- */
 
@@ -28,14 +29,10 @@ void fab_post(struct imc_fabric *f, struct hport *h, enum imc_port_event ev)
 {
 	if (h->ev_len == h->ev_cap) {
 		unsigned cap = h->ev_cap ? h->ev_cap * 2 : 4;
-		struct evq_ent *q = malloc(cap * sizeof(*q));
 
-		if (!q)
+		if (imc_ring_grow(&h->evq, sizeof(*h->evq), h->ev_head,
+				  h->ev_len, h->ev_cap, cap))
 			return;
-		for (unsigned i = 0; i < h->ev_len; i++)
-			q[i] = h->evq[(h->ev_head + i) % h->ev_cap];
-		free(h->evq);
-		h->evq = q;
 		h->ev_cap = cap;
 		h->ev_head = 0;
 	}
