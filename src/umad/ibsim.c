@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "ibmcast/gid.h"
 #include "ibmcast/mad.h"
 #include "ibmcast/sa_records.h"
 #include "umad/ibsim_int.h"
@@ -224,10 +225,7 @@ static void fill_port(struct imc_umad_port *p, const char *node,
 	 * umad2sim also reports it; a switch has one, port 0's. */
 	if (ni->node_type != IMC_NODE_TYPE_SWITCH)
 		guid += pi->local_port;
-	for (int i = 0; i < 8; i++) {
-		p->gid.raw[i] = (uint8_t)(pi->gid_prefix >> (56 - 8 * i));
-		p->gid.raw[8 + i] = (uint8_t)(guid >> (56 - 8 * i));
-	}
+	imc_gid_set(&p->gid, pi->gid_prefix, guid);
 }
 
 /* Both sockets bound under a fresh id, the control one connected to
