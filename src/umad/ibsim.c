@@ -63,23 +63,31 @@ static uint32_t get_host32(const uint8_t *p)
 	return v;
 }
 
+void imc_ibsim_pkt_write(uint8_t out[IMC_IBSIM_REQ_SIZE],
+			 const struct imc_ibsim_pkt *p)
+{
+	size_t len = p->len > IMC_MAD_SIZE ? IMC_MAD_SIZE : p->len;
+	uint64_t be_len = htobe64((uint64_t)len);
+
+	memset(out, 0, IMC_IBSIM_MAD_OFFSET);
+	put_host32(out + OFF_DLID, htons(p->dlid));
+	put_host32(out + OFF_SLID, htons(p->slid));
+	put_host32(out + OFF_DQP, htonl(p->dqp));
+	put_host32(out + OFF_SQP, htonl(p->sqp));
+	put_host32(out + OFF_STATUS, htonl(p->status));
+	memcpy(out + OFF_LENGTH, &be_len, sizeof(be_len));
+	memcpy(out + IMC_IBSIM_MAD_OFFSET, p->mad, len);
+	memset(out + IMC_IBSIM_MAD_OFFSET + len, 0, IMC_MAD_SIZE - len);
+}
+
 void imc_ibsim_pkt_pack(uint8_t out[IMC_IBSIM_REQ_SIZE], uint16_t dlid,
 			uint32_t dqp, const uint8_t *mad, size_t len)
 {
-	uint64_t be_len;
+	/* SLID 0: ibsim fills in the sending port's LID (sim_mad.c). */
+	const struct imc_ibsim_pkt p = { dlid, dlid == 0xffff ? 0xffff : 0,
+					 dqp, IMC_UMAD_QP1, 0, len, mad };
 
-	if (len > IMC_MAD_SIZE)
-		len = IMC_MAD_SIZE;
-	memset(out, 0, IMC_IBSIM_MAD_OFFSET);
-	put_host32(out + OFF_DLID, htons(dlid));
-	/* 0: ibsim fills in the sending port's LID (sim_mad.c). */
-	put_host32(out + OFF_SLID, dlid == 0xffff ? htons(0xffff) : 0);
-	put_host32(out + OFF_DQP, htonl(dqp));
-	put_host32(out + OFF_SQP, htonl(IMC_UMAD_QP1));
-	be_len = htobe64((uint64_t)len);
-	memcpy(out + OFF_LENGTH, &be_len, sizeof(be_len));
-	memcpy(out + IMC_IBSIM_MAD_OFFSET, mad, len);
-	memset(out + IMC_IBSIM_MAD_OFFSET + len, 0, IMC_MAD_SIZE - len);
+	imc_ibsim_pkt_write(out, &p);
 }
 
 int imc_ibsim_pkt_unpack(struct imc_ibsim_pkt *p, const uint8_t *buf,
