@@ -262,6 +262,29 @@ static void test_print_keys(void **state)
 	free(s);
 }
 
+/* Exactly the fields of the mask are copied, as they are: a GID, a
+ * boolean, a 20-bit field holding more than its bits. */
+static void test_copy(void **state)
+{
+	struct imc_mcmr src = group(), dst;
+
+	(void)state;
+	src.port_gid = fx_gid(3);
+	src.proxy_join = true;
+	src.flow_label = 0x1fffff;
+	memset(&dst, 0, sizeof(dst));
+	imc_mcmr_copy(&dst, &src, CM(PORT_GID) | CM(PROXY_JOIN) |
+					  CM(FLOW_LABEL) | CM(QKEY));
+	assert_memory_equal(&dst.port_gid, &src.port_gid, sizeof(dst.port_gid));
+	assert_true(dst.proxy_join);
+	assert_int_equal(dst.flow_label, 0x1fffff);
+	assert_int_equal(dst.qkey, src.qkey);
+	assert_true(imc_gid_is_zero(&dst.mgid));
+	assert_int_equal(dst.mlid, 0);
+	assert_int_equal(dst.sl, 0);
+	assert_int_equal(dst.mtu, 0);
+}
+
 /* The components fill_create sets are those the SA engine requires:
  * it answers the create with the group, and refuses the same request
  * missing any one of them (IBA 15.2.5.17 o15-0.2.3). */
@@ -334,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_match_selectors),
 		cmocka_unit_test(test_print),
 		cmocka_unit_test(test_print_keys),
+		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_fill_create),
 	};
 

@@ -79,6 +79,11 @@ uint64_t imc_mcmr_field_get(const struct imc_mcmr *r,
 int imc_mcmr_field_set(struct imc_mcmr *r, const struct imc_mcmr_field *f,
 		       uint64_t v);
 
+/* Copies from src to dst the fields whose ComponentMask bit is in mask,
+ * as they are (no range check). */
+void imc_mcmr_copy(struct imc_mcmr *dst, const struct imc_mcmr *src,
+		   uint64_t mask);
+
 /* ---- Matching. Does group record g satisfy request r in every group
  * component of mask (IBA 15.2.5.17 o15-0.2.4 item 5)? Components compare
  * equal, except: MTU, Rate and PacketLifeTime with their selector in the

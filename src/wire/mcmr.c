@@ -193,6 +193,27 @@ int imc_mcmr_field_set(struct imc_mcmr *r, const struct imc_mcmr_field *f,
 	return 0;
 }
 
+void imc_mcmr_copy(struct imc_mcmr *dst, const struct imc_mcmr *src,
+		   uint64_t mask)
+{
+	static const size_t size[] = {
+		[IMC_MCMR_F_GID] = sizeof(struct imc_gid),
+		[IMC_MCMR_F_U8] = 1,
+		[IMC_MCMR_F_U16] = 2,
+		[IMC_MCMR_F_U32] = 4,
+		[IMC_MCMR_F_BOOL] = sizeof(bool),
+	};
+
+	for (size_t i = 0; i < imc_mcmr_n_fields; i++) {
+		const struct imc_mcmr_field *d = &imc_mcmr_fields[i];
+
+		if (mask & d->comp)
+			memcpy((uint8_t *)dst + d->offset,
+			       (const uint8_t *)src + d->offset,
+			       size[d->kind]);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* Matching */
 
