@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "fabric_int.h"
+#include "ibmcast/gid.h"
 #include "util/vec.h"
 
 /* ---- ports and events ---- */
@@ -127,8 +128,7 @@ int imc_fabric_port_attr(const struct imc_fabric *f, uint32_t node,
 	out->guid = tn->port[p->h ? port : 0].guid;
 	if (!out->guid)
 		out->guid = tn->guid;
-	imc_put64(out->gid.raw, f->cfg.subnet_prefix);
-	imc_put64(out->gid.raw + 8, out->guid);
+	imc_gid_set(&out->gid, f->cfg.subnet_prefix, out->guid);
 	out->mtu = p->mtu;
 	out->rate = p->rate;
 	if (p->h) {
