@@ -937,10 +937,13 @@ int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
 		&subj_answered, &subj_counter, &subj_cross, &subj_max_queued,
 		&subj_pa_pairs, &subj_pa_unanswered,
 	};
-	int rc = scn_lang_add_words(l, verbs, IMC_ARRAY_SIZE(verbs), subjects,
-				    IMC_ARRAY_SIZE(subjects));
+	static const struct imc_scn_section *const sections[] = {
+		&scn_section_ipoib,
+	};
+	static const struct scn_parts parts = {
+		SCN_PARTS(verbs, verbs), SCN_PARTS(subjects, subjects),
+		SCN_PARTS(sections, sections),
+	};
 
-	if (!rc)
-		rc = imc_scn_lang_add_section(l, &scn_section_ipoib);
-	return rc;
+	return scn_lang_add_parts(l, &parts);
 }

@@ -878,24 +878,23 @@ int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 		&subj_state, &subj_status, &subj_callbacks, &subj_members,
 		&subj_held, &subj_consistent, &subj_orphans,
 	};
+	static const struct imc_scn_section *const sections[] = {
+		&section_mcast,
+	};
 	static const struct scn_svc_ops names = {
 		.space = &label_space, .what = "mcast-join",
 		.mgid_flags = SCN_MGID_MCAST,
 		.resolve = scn_mcast_mgid_resolve_or_fail,
 	};
-	int rc = scn_lang_add_words(l, verbs, IMC_ARRAY_SIZE(verbs), subjects,
-				    IMC_ARRAY_SIZE(subjects));
+	static const struct scn_svc_entry services[] = {
+		{ SCN_SVC_NAME_MCAST, &names },
+		{ SCN_SVC_PORT_TRACKER, &scn_mcast_trackers },
+	};
+	static const struct scn_parts parts = {
+		SCN_PARTS(verbs, verbs), SCN_PARTS(subjects, subjects),
+		SCN_PARTS(counters, counters), SCN_PARTS(sections, sections),
+		SCN_PARTS(services, services), .plugin = &scn_mcast_plugin,
+	};
 
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(counters) && !rc; i++)
-		rc = imc_scn_lang_add_subject(l, &counters[i]);
-	if (!rc)
-		rc = scn_lang_add_service(l, SCN_SVC_NAME_MCAST, &names);
-	if (!rc)
-		rc = scn_lang_add_service(l, SCN_SVC_PORT_TRACKER,
-					  &scn_mcast_trackers);
-	if (!rc)
-		rc = imc_scn_lang_add_plugin(l, &scn_mcast_plugin);
-	if (!rc)
-		rc = imc_scn_lang_add_section(l, &section_mcast);
-	return rc;
+	return scn_lang_add_parts(l, &parts);
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "scenario/scn.h"
+#include "util/vec.h"
 
 struct line {
 	unsigned no;
@@ -61,33 +62,6 @@ int imc_scn_parse_error(struct imc_scn_parser *p, const char *fmt, ...)
 const struct imc_topo *imc_scn_parser_topo(const struct imc_scn_parser *p)
 {
 	return p->s->topo;
-}
-
-/* Room for need entries of size bytes in the array *arrp points to (a
- * pointer to any object type), doubling its capacity: amortized O(1) per
- * entry where growing by one would copy the whole array every time.
- * 0 or -ENOMEM. */
-static int room(void *arrp, unsigned *cap, unsigned need, size_t size)
-{
-	unsigned nc = *cap ? *cap : 16;
-	void *old, *na;
-
-	if (need <= *cap)
-		return 0;
-	while (nc < need) {
-		if (nc > UINT_MAX / 2)
-			return -ENOMEM;
-		nc *= 2;
-	}
-	if ((size_t)nc > SIZE_MAX / size)
-		return -ENOMEM;
-	memcpy(&old, arrp, sizeof(old));
-	na = realloc(old, (size_t)nc * size);
-	if (!na)
-		return -ENOMEM;
-	memcpy(arrp, &na, sizeof(na));
-	*cap = nc;
-	return 0;
 }
 
 struct scn_name {
@@ -372,8 +346,7 @@ int scn_group_add(struct imc_scenario *s, const struct scn_group *g)
 	}
 	if (s->group_by_mlid[g->mlid - SCN_MLID_MIN])
 		return -EEXIST;
-	if (room(&s->groups, &s->capgroups, s->ngroups + 1,
-		 sizeof(*s->groups)))
+	if (IMC_VEC_RESERVE(&s->groups, &s->capgroups, s->ngroups + 1))
 		return -ENOMEM;
 	s->groups[s->ngroups++] = *g;
 	s->group_by_mlid[g->mlid - SCN_MLID_MIN] = s->ngroups;
@@ -696,8 +669,8 @@ static int expect_words(struct imc_scn_parser *p, const struct line *l,
 			rc = -ENOMEM;
 	}
 	if (!rc) {
-		rc = room(&s->expects, &s->capexpects,
-			  s->nexpects + 1, sizeof(*s->expects));
+		rc = IMC_VEC_RESERVE(&s->expects, &s->capexpects,
+				     s->nexpects + 1);
 		if (!rc) {
 			s->expects[s->nexpects++] = e;
 			return 0;
@@ -716,7 +689,8 @@ static int verb_words(struct imc_scn_parser *p, const struct line *l,
 	const struct imc_scn_verb *v = imc_scn_lang_verb(s->lang,
 							 l->w.argv[first]);
 	struct scn_action a, **list;
-	unsigned *n, *cap;
+	unsigned *n;
+	size_t *cap;
 	void *data = NULL;
 	int rc;
 
@@ -751,7 +725,7 @@ static int verb_words(struct imc_scn_parser *p, const struct line *l,
 	}
 	a = (struct scn_action){ .line = l->no, .index = *n, .at = at,
 				 .verb = v, .data = data };
-	if (room(list, cap, *n + 1, sizeof(**list))) {
+	if (IMC_VEC_RESERVE(list, cap, *n + 1)) {
 		if (v->free)
 			v->free(data);
 		return -ENOMEM;
@@ -900,7 +874,8 @@ static int split_lines(struct imc_scn_parser *p, const char *text, size_t len,
 		       struct line **out, unsigned *nout)
 {
 	struct line *lines = NULL;
-	unsigned n = 0, cap = 0, no = 0;
+	unsigned n = 0, no = 0;
+	size_t cap = 0;
 	size_t i = 0;
 	int rc = 0;
 
@@ -928,17 +903,10 @@ static int split_lines(struct imc_scn_parser *p, const char *text, size_t len,
 			scn_words_free(&w);
 			continue;
 		}
-		if (n == cap) {
-			unsigned nc = cap ? cap * 2 : 64;
-			struct line *nl2 = realloc(lines, nc * sizeof(*nl2));
-
-			if (!nl2) {
-				scn_words_free(&w);
-				rc = -ENOMEM;
-				break;
-			}
-			lines = nl2;
-			cap = nc;
+		if (IMC_VEC_RESERVE(&lines, &cap, n + 1)) {
+			scn_words_free(&w);
+			rc = -ENOMEM;
+			break;
 		}
 		lines[n++] = (struct line){ .no = no, .raw = text + start,
 					    .w = w };
@@ -1229,7 +1197,7 @@ void imc_scenario_print(const struct imc_scenario *s, FILE *f)
 	fputs("\nfabric", f);
 	scn_opts_print(f, &fabric_optset, c, ~0ull);
 	fputs("\nlinks", f);
-	scn_link_params_print(f, &c->link, SCN_LP_ALL);
+	scn_opts_print(f, &scn_link_optset, &c->link, ~0ull);
 	fputc('\n', f);
 	for (unsigned i = 0; i < s->nsettings; i++) {
 		fputs(s->settings[i].verb->name, f);

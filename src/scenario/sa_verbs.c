@@ -990,22 +990,22 @@ int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 		&scn_verb_sa_mcast, &show_verb, &restart_verb,
 	};
 	static const struct imc_scn_subject *const subjects[] = {
-		&subj_status, &sa_counters[0], &subj_members, &subj_mlid,
-		&sa_counters[1], &sa_counters[2], &sa_counters[3],
-		&sa_counters[4], &sa_counters[5],
-		&subj_queue_max,
+		&subj_status, &subj_members, &subj_mlid, &subj_queue_max,
 	};
-	static const enum scn_svc kinds[] = {
-		SCN_SVC_PORT_GSI, SCN_SVC_SA_ENGINE, SCN_SVC_NAME_SA,
+	static const struct imc_scn_section *const sections[] = {
+		&scn_section_sa,
 	};
-	int rc = scn_lang_add_words(l, verbs, IMC_ARRAY_SIZE(verbs), subjects,
-				    IMC_ARRAY_SIZE(subjects));
+	static const struct scn_svc_entry services[] = {
+		{ SCN_SVC_PORT_GSI, &sa_services },
+		{ SCN_SVC_SA_ENGINE, &sa_services },
+		{ SCN_SVC_NAME_SA, &sa_services },
+	};
+	static const struct scn_parts parts = {
+		SCN_PARTS(verbs, verbs), SCN_PARTS(subjects, subjects),
+		SCN_PARTS(counters, sa_counters),
+		SCN_PARTS(sections, sections),
+		SCN_PARTS(services, services), .plugin = &plugin_sa,
+	};
 
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(kinds) && !rc; i++)
-		rc = scn_lang_add_service(l, kinds[i], &sa_services);
-	if (!rc)
-		rc = imc_scn_lang_add_section(l, &scn_section_sa);
-	if (!rc)
-		rc = imc_scn_lang_add_plugin(l, &plugin_sa);
-	return rc;
+	return scn_lang_add_parts(l, &parts);
 }

@@ -112,13 +112,17 @@ struct imc_scenario {
 	/* Arrays grow geometrically (cap* entries allocated), so a long
 	 * file parses in time linear in its length. */
 	struct scn_action *settings;  /* added settings, file order */
-	unsigned nsettings, capsettings;
+	unsigned nsettings;
+	size_t capsettings;
 	struct scn_action *actions;   /* file order = time order */
-	unsigned nactions, capactions;
+	unsigned nactions;
+	size_t capactions;
 	struct scn_expect *expects;
-	unsigned nexpects, capexpects;
+	unsigned nexpects;
+	size_t capexpects;
 	struct scn_group *groups;
-	unsigned ngroups, capgroups;
+	unsigned ngroups;
+	size_t capgroups;
 	unsigned *group_by_mlid;      /* index + 1, by MLID - 0xC000 */
 	void *names;                  /* tsearch() tree of struct scn_name */
 };
@@ -147,7 +151,7 @@ struct imc_scn_parser {
 	 * error naming the first. */
 	unsigned seed_line;
 	unsigned fabric_line[5];   /* mtu, rate, rq, sweep, prefix */
-	unsigned links_line[6];    /* by SCN_LP_* bit */
+	unsigned links_line[6];    /* by scn_link_optset index */
 };
 
 /* An error when two of the argc words are KEY=VALUE with one KEY (an
@@ -337,12 +341,32 @@ struct scn_svc_ops {
 		       struct imc_gid *out);
 };
 
-/* Adds a plugin's nv verbs and ns subjects, in order, stopping at the
- * first error, which it returns (imc_scn_lang_add_verb/_subject). */
-int scn_lang_add_words(struct imc_scn_lang *l,
-		       const struct imc_scn_verb *const *verbs, size_t nv,
-		       const struct imc_scn_subject *const *subjects,
-		       size_t ns);
+/* What a plugin (or the core) adds to a language: verbs, subjects (by
+ * pointer, or an array of counters), report sections, the services it
+ * provides and its hooks; NULL or 0 for none. SCN_PARTS(f, arr) sets f
+ * and nf to a static array. */
+struct scn_svc_entry {
+	enum scn_svc kind;
+	const struct scn_svc_ops *ops;
+};
+struct scn_parts {
+	const struct imc_scn_verb *const *verbs;
+	size_t nverbs;
+	const struct imc_scn_subject *const *subjects;
+	size_t nsubjects;
+	const struct imc_scn_subject *counters;
+	size_t ncounters;
+	const struct imc_scn_section *const *sections;
+	size_t nsections;
+	const struct scn_svc_entry *services;
+	size_t nservices;
+	const struct imc_scn_plugin *plugin;
+};
+#define SCN_PARTS(f, arr) .f = (arr), .n##f = sizeof(arr) / sizeof((arr)[0])
+
+/* Adds every part in the order of struct scn_parts, stopping at the
+ * first error, which it returns. */
+int scn_lang_add_parts(struct imc_scn_lang *l, const struct scn_parts *p);
 
 /* 0, -EEXIST when kind has a provider, -EINVAL when ops lacks a function
  * of kind. Referenced, not copied. scn_service(): the provider or NULL. */
@@ -439,23 +463,8 @@ int scn_report_finish(struct imc_scn_report *rep);
 /* Words the core reads itself: no verb may take them. */
 bool scn_reserved(const char *name);
 
-/* Parses the keys of a links or fault line into *lp; *mask gets a bit per
- * key given (SCN_LP_*). */
-enum {
-	SCN_LP_LATENCY = 1u << 0,
-	SCN_LP_BANDWIDTH = 1u << 1,
-	SCN_LP_LOSS = 1u << 2,
-	SCN_LP_DUP = 1u << 3,
-	SCN_LP_REORDER = 1u << 4,
-	SCN_LP_REORDER_DELAY = 1u << 5,
-	SCN_LP_ALL = (1u << 6) - 1,
-};
+/* The options of links and fault lines. */
 extern const struct scn_optset scn_link_optset;
-int scn_link_params_parse(struct imc_scn_parser *p, unsigned argc,
-			  const char *const *argv, struct imc_link_params *lp,
-			  unsigned *mask);
-void scn_link_params_print(FILE *f, const struct imc_link_params *lp,
-			   unsigned mask);
 
 /* A HOST or PORT word of a verb, as imc_scn_parse_host() and
  * imc_scn_parse_port() give it. */
