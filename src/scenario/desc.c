@@ -7,31 +7,6 @@
 
 #include "scenario/desc.h"
 
-static void *at(void *base, size_t off)
-{
-	return (uint8_t *)base + off;
-}
-
-static const void *cat(const void *base, size_t off)
-{
-	return (const uint8_t *)base + off;
-}
-
-static void put_uint(void *dst, unsigned size, uint64_t v)
-{
-	uint8_t u8 = (uint8_t)v;
-	uint16_t u16 = (uint16_t)v;
-	uint32_t u32 = (uint32_t)v;
-
-	switch (size) {
-	case 0: break;
-	case 1: memcpy(dst, &u8, 1); break;
-	case 2: memcpy(dst, &u16, 2); break;
-	case 4: memcpy(dst, &u32, 4); break;
-	default: memcpy(dst, &v, 8); break;
-	}
-}
-
 int scn_mlid_parse(struct imc_scn_parser *p, const char *word,
 		   uint16_t *mlid)
 {
@@ -100,14 +75,14 @@ static int uint_parse(struct imc_scn_parser *p, const struct scn_arg *a,
 	if (v < a->min)
 		return imc_scn_parse_error(p, "%s: %s, got '%s'", a->what,
 					   a->help, word);
-	put_uint(dst, a->size, v);
+	scn_field_put(dst, 0, a->size, v);
 	return 0;
 }
 
 static int arg_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 		     const struct scn_arg *a, const char *word, void *base)
 {
-	struct scn_port_arg *pa = at(base, a->offset);
+	struct scn_port_arg *pa = scn_at(base, a->offset);
 	struct imc_gid *gid;
 	int i;
 
@@ -116,7 +91,7 @@ static int arg_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 		i = word_index(a, word);
 		if (i < 0)
 			return imc_scn_parse_error(p, "%s", d->usage);
-		put_uint(pa, a->size, (uint64_t)i);
+		scn_field_put(pa, 0, a->size, (uint64_t)i);
 		return 0;
 	case SCN_ARG_PORT:
 		return imc_scn_parse_port(p, word, a->flags & SCN_ARG_CABLED,
@@ -130,13 +105,13 @@ static int arg_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 	case SCN_ARG_HOST:
 		return imc_scn_parse_host(p, word, &pa->node, &pa->port);
 	case SCN_ARG_HOSTS:
-		return imc_scn_parse_hosts(p, word, at(base, a->offset));
+		return imc_scn_parse_hosts(p, word, scn_at(base, a->offset));
 	case SCN_ARG_UINT:
 		return uint_parse(p, a, word, pa);
 	case SCN_ARG_MLID:
-		return scn_mlid_parse(p, word, at(base, a->offset));
+		return scn_mlid_parse(p, word, scn_at(base, a->offset));
 	case SCN_ARG_MGID:
-		gid = at(base, a->offset);
+		gid = scn_at(base, a->offset);
 		if (imc_gid_parse(word, gid) || !imc_gid_is_multicast(gid))
 			return imc_scn_parse_error(p,
 				"MGID: expected a multicast GID (ff..), got '%s'",
@@ -147,24 +122,11 @@ static int arg_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 	}
 }
 
-/* Whether word is one of set's options. */
-static bool is_opt(const struct scn_optset *set, const char *word)
-{
-	const char *v;
-
-	for (unsigned i = 0; set && i < set->n; i++)
-		if (set->opt[i].type == SCN_OPT_FLAG ?
-		    !strcmp(word, set->opt[i].key) :
-		    imc_scn_kv(word, set->opt[i].key, &v))
-			return true;
-	return false;
-}
-
 /* One more entry of a REST argument. */
 static int rest_parse(struct imc_scn_parser *p, const struct scn_arg *a,
 		      const char *word, void *base)
 {
-	unsigned *n = at(base, a->count_off);
+	unsigned *n = scn_at(base, a->count_off);
 	uint64_t v;
 	int rc;
 
@@ -176,7 +138,7 @@ static int rest_parse(struct imc_scn_parser *p, const struct scn_arg *a,
 	rc = imc_scn_parse_uint(p, a->what, word, a->size >= 8 ? UINT64_MAX :
 				(1ull << (8 * a->size)) - 1, &v);
 	if (!rc)
-		put_uint(at(base, a->offset + *n * a->size), a->size, v);
+		scn_field_put(base, a->offset + *n * a->size, a->size, v);
 	if (!rc)
 		(*n)++;
 	return rc;
@@ -190,7 +152,7 @@ static int tail_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 {
 	static const struct scn_optset none = { NULL, 0, NULL };
 	const struct scn_optset *set = d->opts ? d->opts : &none;
-	void *obase = at(base, d->opts_off);
+	void *obase = scn_at(base, d->opts_off);
 
 	if (!rest)
 		return scn_opts_parse(p, set, argc, argv, obase, given);
@@ -239,7 +201,7 @@ int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 	if (d->init)
 		d->init(base);
 	if (d->keep & SCN_KEEP_ARG)
-		memcpy(at(base, d->arg_off), &arg, sizeof(arg));
+		memcpy(scn_at(base, d->arg_off), &arg, sizeof(arg));
 	/* Too many entries is said before what the others say. */
 	if (rest && rest->kind == SCN_ARG_UINT && !d->opts &&
 	    argc + 1 > d->narg && argc + 1 - d->narg > rest->max)
@@ -247,18 +209,20 @@ int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 					   (unsigned)rest->max, rest->help);
 	for (unsigned k = 0; k < d->narg; k++) {
 		const struct scn_arg *a = &d->arg[k];
+		const char *v;
+		unsigned j;
 		int w;
 
 		if (a->flags & SCN_ARG_REST)
 			break;
 		if ((a->flags & SCN_ARG_OPTIONAL) && a->kind != SCN_ARG_WORD &&
 		    (i >= argc || (a->kind == SCN_ARG_CUSTOM &&
-				   is_opt(d->opts, argv[i]))))
+				   scn_opt_find(d->opts, argv[i], &v, &j))))
 			continue;
 		if ((a->flags & SCN_ARG_OPTIONAL) && a->kind == SCN_ARG_WORD) {
 			w = i < argc ? word_index(a, argv[i]) : -1;
-			put_uint(at(base, a->offset), a->size,
-				 (uint64_t)(w + 1));
+			scn_field_put(base, a->offset, a->size,
+				      (uint64_t)(w + 1));
 			i += w >= 0;
 			continue;
 		}
@@ -272,15 +236,15 @@ int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 	if (rc)
 		return rc;
 	if (d->keep & SCN_KEEP_GIVEN)
-		put_uint(at(base, d->given_off),
-			 d->given_size ? d->given_size : 8, given);
+		scn_field_put(base, d->given_off,
+			      d->given_size ? d->given_size : 8, given);
 	return d->done ? d->done(p, base) : 0;
 }
 
 static void arg_print(FILE *f, const struct imc_topo *t,
 		      const struct scn_arg *a, const void *base)
 {
-	const struct scn_port_arg *pa = cat(base, a->offset);
+	const struct scn_port_arg *pa = scn_cat(base, a->offset);
 	char gid[IMC_GID_STRLEN];
 	uint64_t v;
 
@@ -306,8 +270,8 @@ static void arg_print(FILE *f, const struct imc_topo *t,
 			scn_print_port_arg(f, t, pa);
 		return;
 	case SCN_ARG_HOSTS:
-		if (((const struct imc_scn_hosts *)cat(base, a->offset))->n)
-			imc_scn_print_hosts(f, t, cat(base, a->offset));
+		if (((const struct imc_scn_hosts *)scn_cat(base, a->offset))->n)
+			imc_scn_print_hosts(f, t, scn_cat(base, a->offset));
 		return;
 	case SCN_ARG_UINT:
 		break;
@@ -315,7 +279,7 @@ static void arg_print(FILE *f, const struct imc_topo *t,
 		fprintf(f, " 0x%04x", (unsigned)scn_field_at(base, a->offset, 2));
 		return;
 	case SCN_ARG_MGID:
-		imc_gid_format(cat(base, a->offset), gid);
+		imc_gid_format(scn_cat(base, a->offset), gid);
 		fprintf(f, " %s", gid);
 		return;
 	default:
@@ -323,7 +287,7 @@ static void arg_print(FILE *f, const struct imc_topo *t,
 		return;
 	}
 	for (unsigned i = 0, n = (a->flags & SCN_ARG_REST) ?
-	     *(const unsigned *)cat(base, a->count_off) : 1; i < n; i++) {
+	     *(const unsigned *)scn_cat(base, a->count_off) : 1; i < n; i++) {
 		v = scn_field_at(base, a->offset + i * a->size, a->size);
 		if (a->flags & SCN_ARG_HEX)
 			fprintf(f, " 0x%0*" PRIx64, 2 * a->size, v);
@@ -343,13 +307,13 @@ void scn_desc_print(FILE *f, const struct imc_topo *t,
 	given |= d->print_always;
 	for (unsigned k = 0; k < d->narg; k++) {
 		if ((d->arg[k].flags & SCN_ARG_REST) && d->opts_first)
-			scn_opts_print(f, d->opts, cat(data, d->opts_off),
+			scn_opts_print(f, d->opts, scn_cat(data, d->opts_off),
 				       given);
 		arg_print(f, t, &d->arg[k], data);
 	}
 	if (d->opts && !(d->opts_first && d->narg &&
 			 (d->arg[d->narg - 1].flags & SCN_ARG_REST)))
-		scn_opts_print(f, d->opts, cat(data, d->opts_off), given);
+		scn_opts_print(f, d->opts, scn_cat(data, d->opts_off), given);
 }
 
 void scn_desc_free(const struct scn_desc *d, void *data)
@@ -360,7 +324,7 @@ void scn_desc_free(const struct scn_desc *d, void *data)
 		const struct scn_arg *a = &d->arg[k];
 
 		if (a->kind == SCN_ARG_HOSTS)
-			imc_scn_hosts_free(at(data, a->offset));
+			imc_scn_hosts_free(scn_at(data, a->offset));
 		else if (a->kind == SCN_ARG_CUSTOM && a->free)
 			a->free(a, data);
 	}

@@ -9,30 +9,6 @@
 
 #include "scenario/desc.h"
 
-static void *field(void *base, const struct scn_opt *o)
-{
-	return (uint8_t *)base + o->offset;
-}
-
-static const void *cfield(const void *base, const struct scn_opt *o)
-{
-	return (const uint8_t *)base + o->offset;
-}
-
-static void put_uint(void *dst, unsigned size, uint64_t v)
-{
-	uint8_t u8 = (uint8_t)v;
-	uint16_t u16 = (uint16_t)v;
-	uint32_t u32 = (uint32_t)v;
-
-	switch (size) {
-	case 1: memcpy(dst, &u8, 1); break;
-	case 2: memcpy(dst, &u16, 2); break;
-	case 4: memcpy(dst, &u32, 4); break;
-	default: memcpy(dst, &v, 8); break;
-	}
-}
-
 /* The valid words of a table, "a=, b= or c", for unknown-key errors. */
 static void keys_list(const struct scn_optset *set, char *buf, size_t len)
 {
@@ -114,7 +90,7 @@ static int uint_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 static int value_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 		       const char *v, void *base)
 {
-	void *dst = field(base, o);
+	void *dst = scn_at(base, o->offset);
 	uint64_t x = 0;
 	int rc;
 
@@ -145,16 +121,15 @@ static int value_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 		return o->parse(p, o, v, dst);
 	}
 	if (!rc)
-		put_uint(dst, o->size, x);
+		scn_field_put(dst, 0, o->size, x);
 	return rc;
 }
 
-/* The option word names, or NULL; *v gets the value of a key=value. */
-static const struct scn_opt *opt_find(const struct scn_optset *set,
-				      const char *word, const char **v,
-				      unsigned *idx)
+const struct scn_opt *scn_opt_find(const struct scn_optset *set,
+				   const char *word, const char **v,
+				   unsigned *idx)
 {
-	for (unsigned i = 0; i < set->n; i++) {
+	for (unsigned i = 0; set && i < set->n; i++) {
 		const struct scn_opt *o = &set->opt[i];
 		bool hit = o->type == SCN_OPT_FLAG ? !strcmp(word, o->key) :
 			   imc_scn_kv(word, o->key, v);
@@ -174,7 +149,7 @@ int scn_opt_word(struct imc_scn_parser *p, const struct scn_optset *set,
 	const char *v = NULL;
 	unsigned i;
 
-	o = opt_find(set, word, &v, &i);
+	o = scn_opt_find(set, word, &v, &i);
 	*matched = o != NULL;
 	if (!o)
 		return 0;
@@ -212,7 +187,7 @@ int scn_opts_parse(struct imc_scn_parser *p, const struct scn_optset *set,
 		unsigned k;
 		int rc;
 
-		o = opt_find(set, argv[i], &v, &k);
+		o = scn_opt_find(set, argv[i], &v, &k);
 		if (!o)
 			return scn_opt_unknown(p, set, argv[i]);
 		if (mask & (1ull << k))
@@ -236,17 +211,12 @@ int scn_opts_parse(struct imc_scn_parser *p, const struct scn_optset *set,
 	return 0;
 }
 
-static uint64_t get_uint(const void *src, unsigned size)
-{
-	return scn_field_at(src, 0, size);
-}
-
 void scn_opts_print(FILE *f, const struct scn_optset *set, const void *base,
 		    uint64_t given)
 {
 	for (unsigned k = 0; k < set->n; k++) {
 		const struct scn_opt *o = &set->opt[k];
-		const void *src = cfield(base, o);
+		const void *src = scn_cat(base, o->offset);
 		uint64_t x;
 
 		if (!(given & (1ull << k)) || (o->flags & SCN_OPT_NOPRINT))
@@ -259,21 +229,21 @@ void scn_opts_print(FILE *f, const struct scn_optset *set, const void *base,
 		fprintf(f, " %s=", o->key);
 		switch (o->type) {
 		case SCN_OPT_UINT:
-			fprintf(f, "%" PRIu64, get_uint(src, o->size));
+			fprintf(f, "%" PRIu64, scn_field_at(src, 0, o->size));
 			break;
 		case SCN_OPT_HEX:
 			fprintf(f, "0x%0*" PRIx64, 2 * o->size,
-				get_uint(src, o->size));
+				scn_field_at(src, 0, o->size));
 			break;
 		case SCN_OPT_BPS:
-			x = get_uint(src, o->size);
+			x = scn_field_at(src, 0, o->size);
 			if (x)
 				fprintf(f, "%" PRIu64 "bps", x);
 			else
 				fputs("auto", f);
 			break;
 		case SCN_OPT_ENUM:
-			fputs(o->names[get_uint(src, o->size)], f);
+			fputs(o->names[scn_field_at(src, 0, o->size)], f);
 			break;
 		case SCN_OPT_TIME:
 			imc_scn_print_time(f, *(const imc_time_t *)src);
@@ -317,6 +287,7 @@ void scn_opts_copy(const struct scn_optset *set, void *dst, const void *src,
 {
 	for (unsigned k = 0; k < set->n; k++)
 		if (given & (1ull << k))
-			memcpy(field(dst, &set->opt[k]), cfield(src, &set->opt[k]),
+			memcpy(scn_at(dst, set->opt[k].offset),
+			       scn_cat(src, set->opt[k].offset),
 			       opt_size(&set->opt[k]));
 }

@@ -238,6 +238,11 @@ struct scn_optset {
 int scn_opts_parse(struct imc_scn_parser *p, const struct scn_optset *set,
 		   unsigned argc, const char *const *argv, void *base,
 		   uint64_t *given);
+/* The option of set (NULL: none) the word names, or NULL; its index in
+ * *idx and, for key=value, the value in *v. */
+const struct scn_opt *scn_opt_find(const struct scn_optset *set,
+				   const char *word, const char **v,
+				   unsigned *idx);
 /* One word among others a verb reads itself: *matched says whether it is
  * an option of set; given accumulates as above. */
 int scn_opt_word(struct imc_scn_parser *p, const struct scn_optset *set,
@@ -510,6 +515,34 @@ static inline uint64_t scn_field_at(const void *base, size_t off, size_t size)
 	case 4: memcpy(&u32, p, 4); return u32;
 	default: memcpy(&u64, p, 8); return u64;
 	}
+}
+
+/* Writes v into the unsigned field of size bytes (0: none) at off. */
+static inline void scn_field_put(void *base, size_t off, size_t size,
+				 uint64_t v)
+{
+	uint8_t *p = (uint8_t *)base + off;
+	uint32_t u32 = (uint32_t)v;
+	uint16_t u16 = (uint16_t)v;
+
+	switch (size) {
+	case 0: break;
+	case 1: *p = (uint8_t)v; break;
+	case 2: memcpy(p, &u16, 2); break;
+	case 4: memcpy(p, &u32, 4); break;
+	default: memcpy(p, &v, 8); break;
+	}
+}
+
+/* The byte at off in base. */
+static inline void *scn_at(void *base, size_t off)
+{
+	return (uint8_t *)base + off;
+}
+
+static inline const void *scn_cat(const void *base, size_t off)
+{
+	return (const uint8_t *)base + off;
 }
 
 #define SCN_FIELD(type, f) offsetof(type, f), sizeof(((type *)0)->f)
