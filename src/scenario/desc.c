@@ -55,6 +55,11 @@ void scn_named_format(const struct scn_named *t, size_t n, uint64_t v,
 		snprintf(buf, len, "%" PRIu64, v);
 }
 
+void scn_lid_format(uint64_t v, char *buf, size_t len)
+{
+	snprintf(buf, len, "0x%04" PRIx64, v);
+}
+
 /* The index of word among a WORD argument's names, or -1. */
 static int word_index(const struct scn_arg *a, const char *word)
 {

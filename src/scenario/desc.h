@@ -168,6 +168,9 @@ const char *scn_named_str(const struct scn_named *t, size_t n, uint64_t v);
 void scn_named_format(const struct scn_named *t, size_t n, uint64_t v,
 		      bool hex, char *buf, size_t len);
 
+/* The value_format of a LID: "0x%04x" (IBA 4.1.3 writes them so). */
+void scn_lid_format(uint64_t v, char *buf, size_t len);
+
 /* A subject's value_parse and value_format reading the table tab:
  * pre_value_parse and pre_value_format. */
 #define SCN_NAMED_FUNCS(pre, tab, hex) \

@@ -864,21 +864,11 @@ static int pa_unanswered_observe(struct imc_scn_ctx *c, const void *data,
 	return 0;
 }
 
-static int carrier_value_parse(const char *w, uint64_t *v)
-{
-	if (!strcmp(w, "up"))
-		*v = 1;
-	else if (!strcmp(w, "down"))
-		*v = 0;
-	else
-		return -EINVAL;
-	return 0;
-}
+static const struct scn_named carrier_names[] = {
+	{ "down", 0 }, { "up", 1 },
+};
 
-static void carrier_value_format(uint64_t v, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s", v ? "up" : "down");
-}
+SCN_NAMED_FUNCS(carrier, carrier_names, false)
 
 static int state_value_parse(const char *w, uint64_t *v)
 {

@@ -455,44 +455,32 @@ static int state_observe(struct imc_scn_ctx *c, const void *data,
 
 /* ---- mcast-status NAME ---- */
 
-static const struct {
-	const char *name;
-	int err;
-} errno_names[] = {
-	{ "timeout", ETIMEDOUT },
-	{ "canceled", ECANCELED },
-	{ "reset", ENETRESET },
-	{ "mismatch", EINVAL },
+/* A status of a negative errno, ERRNO_BASE + errno, by name. */
+static const struct scn_named errno_names[] = {
+	{ "timeout", ERRNO_BASE + ETIMEDOUT },
+	{ "canceled", ERRNO_BASE + ECANCELED },
+	{ "reset", ERRNO_BASE + ENETRESET },
+	{ "mismatch", ERRNO_BASE + EINVAL },
 };
 
 static int status_value_parse(const char *word, uint64_t *v)
 {
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(errno_names); i++) {
-		if (!strcmp(word, errno_names[i].name)) {
-			*v = ERRNO_BASE + (unsigned)errno_names[i].err;
-			return 0;
-		}
-	}
+	if (!scn_named_parse(errno_names, IMC_ARRAY_SIZE(errno_names), word,
+			     v))
+		return 0;
 	return scn_mad_status_parse(word, v);
 }
 
 static void status_value_format(uint64_t v, char *buf, size_t len)
 {
-	const char *name;
+	const char *name = v >= ERRNO_BASE ?
+		scn_named_str(errno_names, IMC_ARRAY_SIZE(errno_names), v) :
+		scn_mad_status_name(v);
 
-	if (v >= ERRNO_BASE) {
-		for (unsigned i = 0; i < IMC_ARRAY_SIZE(errno_names); i++) {
-			if (ERRNO_BASE + (unsigned)errno_names[i].err == v) {
-				snprintf(buf, len, "%s", errno_names[i].name);
-				return;
-			}
-		}
-		snprintf(buf, len, "errno %" PRIu64, v - ERRNO_BASE);
-		return;
-	}
-	name = scn_mad_status_name(v);
 	if (name)
 		snprintf(buf, len, "%s", name);
+	else if (v >= ERRNO_BASE)
+		snprintf(buf, len, "errno %" PRIu64, v - ERRNO_BASE);
 	else
 		snprintf(buf, len, "0x%04" PRIx64, v);
 }

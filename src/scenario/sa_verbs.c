@@ -789,33 +789,20 @@ static const struct scn_named status_names[] = {
 	{ "timeout", ST_TIMEOUT },
 };
 
+/* The MAD statuses: status_names but its last three, the run's own. */
+#define MAD_STATUSES (IMC_ARRAY_SIZE(status_names) - 3)
+
 int scn_mad_status_parse(const char *word, uint64_t *status)
 {
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(status_names); i++) {
-		if (status_names[i].value <= 0xFFFF &&
-		    !strcmp(word, status_names[i].name)) {
-			*status = status_names[i].value;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	return scn_named_parse(status_names, MAD_STATUSES, word, status);
 }
 
 const char *scn_mad_status_name(uint64_t status)
 {
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(status_names); i++)
-		if (status_names[i].value <= 0xFFFF &&
-		    status_names[i].value == status)
-			return status_names[i].name;
-	return NULL;
+	return scn_named_str(status_names, MAD_STATUSES, status);
 }
 
 SCN_NAMED_FUNCS(status, status_names, true)
-
-static void mlid_value_format(uint64_t v, char *buf, size_t len)
-{
-	snprintf(buf, len, "0x%04" PRIx64, v);
-}
 
 static int status_observe(struct imc_scn_ctx *c, const void *data,
 			  uint64_t *v)
@@ -942,7 +929,7 @@ static const struct imc_scn_subject subj_members =
 
 static const struct imc_scn_subject subj_mlid = {
 	.name = "sa-mlid", .parse = mgid_subj_parse, .print = mgid_subj_print,
-	.observe = mlid_observe, .value_format = mlid_value_format,
+	.observe = mlid_observe, .value_format = scn_lid_format,
 	.free = mgid_subj_free,
 };
 

@@ -200,11 +200,6 @@ static void state_value_format(uint64_t v, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64, v);
 }
 
-static void lid_value_format(uint64_t v, char *buf, size_t len)
-{
-	snprintf(buf, len, "0x%04" PRIx64, v);
-}
-
 /* ---- counters read at an offset ---- */
 
 /* Where a counter subject's value lives: the struct read for its host or
@@ -308,9 +303,9 @@ static const struct imc_scn_subject counters[] = {
 	{ .name = "state", .value_parse = state_value_parse,
 	  .value_format = state_value_format,
 	  COUNTER(port, SRC_ATTR, struct imc_port_attr, state, -1) },
-	{ .name = "lid", .value_format = lid_value_format,
+	{ .name = "lid", .value_format = scn_lid_format,
 	  COUNTER(port, SRC_ATTR, struct imc_port_attr, lid, -1) },
-	{ .name = "smlid", .value_format = lid_value_format,
+	{ .name = "smlid", .value_format = scn_lid_format,
 	  COUNTER(port, SRC_ATTR, struct imc_port_attr, sm_lid, -1) },
 };
 
