@@ -288,7 +288,8 @@ static void arg_print(FILE *f, const struct imc_topo *t,
 		fprintf(f, " %s", gid);
 		return;
 	default:
-		a->print(f, t, a, base);
+		if (a->print)
+			a->print(f, t, a, base);
 		return;
 	}
 	for (unsigned i = 0, n = (a->flags & SCN_ARG_REST) ?
@@ -312,13 +313,14 @@ void scn_desc_print(FILE *f, const struct imc_topo *t,
 	given |= d->print_always;
 	for (unsigned k = 0; k < d->narg; k++) {
 		if ((d->arg[k].flags & SCN_ARG_REST) && d->opts_first)
-			scn_opts_print(f, d->opts, scn_cat(data, d->opts_off),
+			scn_opts_print(f, t, d->opts, scn_cat(data, d->opts_off),
 				       given);
 		arg_print(f, t, &d->arg[k], data);
 	}
 	if (d->opts && !(d->opts_first && d->narg &&
 			 (d->arg[d->narg - 1].flags & SCN_ARG_REST)))
-		scn_opts_print(f, d->opts, scn_cat(data, d->opts_off), given);
+		scn_opts_print(f, t, d->opts, scn_cat(data, d->opts_off),
+			       given);
 }
 
 void scn_desc_free(const struct scn_desc *d, void *data)

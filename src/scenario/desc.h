@@ -123,14 +123,13 @@ static inline const void *scn_arg_cat(const void *base, const struct scn_arg *a)
 	  .what = (w), .parse = (pa), .print = (pr) }
 
 /* The last argument of a verb whose other words are all options: a word
- * none of them takes is "unknown option 'W'; USAGE" (u); pr prints what
- * the options marked SCN_OPT_NOPRINT hold, before the others; fr frees
- * what the options allocated. */
+ * none of them takes is "unknown option 'W'; USAGE" (u); fr frees what
+ * the options allocated. */
 int scn_arg_unknown_parse(struct imc_scn_parser *p, const struct scn_arg *a,
 			  const char *word, void *base);
-#define SCN_A_UNKNOWN(u, pr, fr) \
+#define SCN_A_UNKNOWN(u, fr) \
 	{ .kind = SCN_ARG_CUSTOM, .flags = SCN_ARG_REST, .help = (u), \
-	  .parse = scn_arg_unknown_parse, .print = (pr), .free = (fr) }
+	  .parse = scn_arg_unknown_parse, .free = (fr) }
 
 /* A flow of packets' count= (at least 1), size= (bytes, at most
  * SCN_FLOW_SIZE_MAX) and interval=, in fields of those names. */

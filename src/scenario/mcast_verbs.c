@@ -146,21 +146,6 @@ static void join_rest_free(const struct scn_arg *arg, void *base)
 	free(a->name);
 }
 
-/* state= names at least one JoinState bit: a join of none is no join
- * (IBA 15.2.5.17). */
-static int state_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
-			   const char *v, void *field)
-{
-	uint8_t *st = field;
-	int rc = scn_join_state_parse(p, v, st);
-
-	(void)o;
-	if (!rc && (!*st || *st > 0xf))
-		rc = imc_scn_parse_error(p,
-			"state: at least one JoinState bit");
-	return rc;
-}
-
 /* as=NAME: the name index keys the line by it. */
 static int as_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 			const char *v, void *field)
@@ -177,11 +162,10 @@ static int as_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 	return rc;
 }
 
-/* In the order they print; state= first, from the last argument. */
+/* In the order they print. state= names at least one JoinState bit: a
+ * join of none is no join (IBA 15.2.5.17). */
 static const struct scn_opt join_opts[] = {
-	{ .key = "state", .type = SCN_OPT_CUSTOM, .flags = SCN_OPT_NOPRINT,
-	  .offset = offsetof(struct mc_join, state),
-	  .parse = state_opt_parse },
+	SCN_O_JOIN_STATE(struct mc_join, state, 1),
 	SCN_O_MCMR_COMPS(struct mc_join, rec),
 	SCN_O_FLAG("create", struct mc_join, create),
 	SCN_O_FLAG("noqp", struct mc_join, noqp),
@@ -199,19 +183,6 @@ static int join_mgid_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 	return mgid_parse(p, w, true, scn_arg_at(base, arg));
 }
 
-static void join_rest_print(FILE *f, const struct imc_topo *t,
-			    const struct scn_arg *arg, const void *base)
-{
-	const struct mc_join *a = base;
-
-	(void)t;
-	(void)arg;
-	if (a->state_set) {
-		fputs(" state=", f);
-		scn_join_state_print(f, a->state);
-	}
-}
-
 static const char join_usage[] =
 	"expected 'mcast-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [noqp] [retry=TIME] [as=NAME]'";
 
@@ -219,7 +190,7 @@ static const struct scn_arg join_args[] = {
 	SCN_A_HOST(struct mc_join, host),
 	SCN_A_CUSTOM(struct mc_join, mgid, "an MGID", join_mgid_parse,
 		     scn_mgid_arg_print, 0),
-	SCN_A_UNKNOWN(join_usage, join_rest_print, join_rest_free),
+	SCN_A_UNKNOWN(join_usage, join_rest_free),
 };
 
 /* The file's first mcast-join keys the show recorder (head). */

@@ -111,6 +111,9 @@ static int value_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 	case SCN_OPT_FLAG:
 		*(bool *)dst = true;
 		return 0;
+	case SCN_OPT_HOST:
+		return imc_scn_parse_host(p, v, &((struct scn_port_arg *)dst)->node,
+					  &((struct scn_port_arg *)dst)->port);
 	case SCN_OPT_BOOL:
 		if (strcmp(v, "yes") && strcmp(v, "no"))
 			return imc_scn_parse_error(p,
@@ -211,7 +214,8 @@ int scn_opts_parse(struct imc_scn_parser *p, const struct scn_optset *set,
 	return 0;
 }
 
-void scn_opts_print(FILE *f, const struct scn_optset *set, const void *base,
+void scn_opts_print(FILE *f, const struct imc_topo *t,
+		    const struct scn_optset *set, const void *base,
 		    uint64_t given)
 {
 	for (unsigned k = 0; k < set->n; k++) {
@@ -219,7 +223,7 @@ void scn_opts_print(FILE *f, const struct scn_optset *set, const void *base,
 		const void *src = scn_cat(base, o->offset);
 		uint64_t x;
 
-		if (!(given & (1ull << k)) || (o->flags & SCN_OPT_NOPRINT))
+		if (!(given & (1ull << k)))
 			continue;
 		if (o->type == SCN_OPT_FLAG) {
 			if (*(const bool *)src)
@@ -254,6 +258,10 @@ void scn_opts_print(FILE *f, const struct scn_optset *set, const void *base,
 		case SCN_OPT_BOOL:
 			fputs(*(const bool *)src ? "yes" : "no", f);
 			break;
+		case SCN_OPT_HOST:
+			imc_scn_print_port(f, t, ((const struct scn_port_arg *)src)->node,
+					   ((const struct scn_port_arg *)src)->port);
+			break;
 		default:
 			o->print(f, o, src);
 			break;
@@ -278,6 +286,7 @@ static size_t opt_size(const struct scn_opt *o)
 	case SCN_OPT_PROB: return sizeof(double);
 	case SCN_OPT_FLAG:
 	case SCN_OPT_BOOL: return sizeof(bool);
+	case SCN_OPT_HOST: return sizeof(struct scn_port_arg);
 	default: return o->size;
 	}
 }

@@ -1195,9 +1195,9 @@ void imc_scenario_print(const struct imc_scenario *s, FILE *f)
 	fprintf(f, "seed %" PRIu64 "\nstop ", s->seed);
 	imc_scn_print_time(f, s->stop);
 	fputs("\nfabric", f);
-	scn_opts_print(f, &fabric_optset, c, ~0ull);
+	scn_opts_print(f, s->topo, &fabric_optset, c, ~0ull);
 	fputs("\nlinks", f);
-	scn_opts_print(f, &scn_link_optset, &c->link, ~0ull);
+	scn_opts_print(f, s->topo, &scn_link_optset, &c->link, ~0ull);
 	fputc('\n', f);
 	for (unsigned i = 0; i < s->nsettings; i++) {
 		fputs(s->settings[i].verb->name, f);

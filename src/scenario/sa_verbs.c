@@ -78,15 +78,21 @@ static const struct {
 	{ "sendonly-full", UMAD_SA_MCM_JOIN_STATE_SEND_ONLY_FULL_MEMBER },
 };
 
-/* NAME[+NAME...] or a number 0..15 (JoinState is 4 bits, IBA 15.2.5.17). */
-int scn_join_state_parse(struct imc_scn_parser *p, const char *v, uint8_t *out)
+/* NAME[+NAME...] or a number 0..15 (JoinState is 4 bits, IBA 15.2.5.17);
+ * a join of none is no join. */
+int scn_join_state_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			 const char *v, void *field)
 {
+	uint8_t *out = field;
 	uint64_t x;
 	int rc;
 
 	if (v[0] >= '0' && v[0] <= '9') {
 		rc = imc_scn_parse_uint(p, "state", v, 15, &x);
 		*out = (uint8_t)x;
+		if (!rc && x < o->min)
+			return imc_scn_parse_error(p,
+				"state: at least one JoinState bit");
 		return rc;
 	}
 	*out = 0;
@@ -112,10 +118,12 @@ int scn_join_state_parse(struct imc_scn_parser *p, const char *v, uint8_t *out)
 	return 0;
 }
 
-void scn_join_state_print(FILE *f, uint8_t st)
+void scn_join_state_print(FILE *f, const struct scn_opt *o, const void *field)
 {
+	uint8_t st = *(const uint8_t *)field;
 	bool first = true;
 
+	(void)o;
 	if (!st) {
 		fputc('0', f);
 		return;
@@ -401,39 +409,14 @@ void scn_as_opt_print(FILE *f, const struct scn_opt *o, const void *field)
 	fputs(*(char *const *)field, f);
 }
 
-static int state_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
-			   const char *v, void *field)
-{
-	(void)o;
-	return scn_join_state_parse(p, v, field);
-}
-
-static int proxy_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
-			   const char *v, void *field)
-{
-	struct scn_port_arg *m = field;
-
-	(void)o;
-	return imc_scn_parse_host(p, v, &m->node, &m->port);
-}
-
-/* state= and proxy= print before the others, from the last argument
- * (the port's name needs the topology). */
-#define REQ_O_STATE \
-	{ .key = "state", .type = SCN_OPT_CUSTOM, .flags = SCN_OPT_NOPRINT, \
-	  .offset = offsetof(struct req_arg, state), \
-	  .parse = state_opt_parse }
-#define REQ_O_PROXY \
-	{ .key = "proxy", .type = SCN_OPT_CUSTOM, .flags = SCN_OPT_NOPRINT, \
-	  .offset = offsetof(struct req_arg, member), \
-	  .parse = proxy_opt_parse }
 #define REQ_O_RETRY \
 	SCN_O_UINT("retries", struct req_arg, retries, 0, RETRIES_MAX), \
 	SCN_O_TIME_H("timeout", struct req_arg, timeout, 1, "longer than 0")
 
 /* By enum req_kind; each in the order its options print. */
 static const struct scn_opt join_opts[] = {
-	REQ_O_STATE, REQ_O_PROXY,
+	SCN_O_JOIN_STATE(struct req_arg, state, 0),
+	SCN_O_HOST("proxy", struct req_arg, member),
 	SCN_O_MCMR_COMPS(struct req_arg, rec),
 	SCN_O_FLAG("create", struct req_arg, create),
 	{ .key = "as", .type = SCN_OPT_CUSTOM,
@@ -445,7 +428,8 @@ static const struct scn_opt join_opts[] = {
 	REQ_O_RETRY,
 };
 static const struct scn_opt leave_opts[] = {
-	REQ_O_STATE, REQ_O_PROXY, REQ_O_RETRY,
+	SCN_O_JOIN_STATE(struct req_arg, state, 0),
+	SCN_O_HOST("proxy", struct req_arg, member), REQ_O_RETRY,
 };
 static const struct scn_opt get_opts[] = {
 	REQ_O_RETRY,
@@ -521,22 +505,6 @@ static int req_done(struct imc_scn_parser *p, void *data)
 	return a->kind == REQ_JOIN ? join_define_group(p, a) : 0;
 }
 
-static void req_rest_print(FILE *f, const struct imc_topo *t,
-			   const struct scn_arg *arg, const void *base)
-{
-	const struct req_arg *a = base;
-
-	(void)arg;
-	if (a->state_set) {
-		fputs(" state=", f);
-		scn_join_state_print(f, a->state);
-	}
-	if (a->proxy) {
-		fputs(" proxy=", f);
-		imc_scn_print_port(f, t, a->member.node, a->member.port);
-	}
-}
-
 static void req_label_free(const struct scn_arg *arg, void *base)
 {
 	(void)arg;
@@ -561,7 +529,7 @@ static const char get_usage[] =
 	SCN_A_HOST(struct req_arg, host), \
 	SCN_A_CUSTOM(struct req_arg, mgid, "an MGID", mgid_word_parse, \
 		     scn_mgid_arg_print, 0), \
-	SCN_A_UNKNOWN(u, req_rest_print, req_label_free), \
+	SCN_A_UNKNOWN(u, req_label_free), \
 }
 static const struct scn_arg join_args[] = REQ_ARGS(join_usage);
 static const struct scn_arg leave_args[] = REQ_ARGS(leave_usage);

@@ -172,12 +172,12 @@ enum scn_opt_type {
 	SCN_OPT_PROB,    /* double */
 	SCN_OPT_FLAG,    /* a bare word: bool true */
 	SCN_OPT_BOOL,    /* yes or no: bool */
+	SCN_OPT_HOST,    /* an HCA port: struct scn_port_arg */
 	SCN_OPT_CUSTOM,  /* parse and print below */
 };
 
 enum {
 	SCN_OPT_REQUIRED = 1u << 0,
-	SCN_OPT_NOPRINT = 1u << 1,   /* printed by the verb itself */
 	SCN_OPT_GOT = 1u << 2,       /* the min error quotes the word */
 };
 
@@ -226,6 +226,8 @@ struct scn_optset {
 	  .offset = offsetof(T, f) }
 #define SCN_O_BOOL(k, T, f) \
 	{ .key = (k), .type = SCN_OPT_BOOL, .offset = offsetof(T, f) }
+#define SCN_O_HOST(k, T, f) \
+	{ .key = (k), .type = SCN_OPT_HOST, .offset = offsetof(T, f) }
 #define SCN_O_FLAG(k, T, f) \
 	{ .key = (k), .type = SCN_OPT_FLAG, .offset = offsetof(T, f) }
 #define SCN_O_ENUM(k, T, f, nm) \
@@ -250,8 +252,10 @@ int scn_opt_word(struct imc_scn_parser *p, const struct scn_optset *set,
 /* The error for a word no option of set takes. */
 int scn_opt_unknown(struct imc_scn_parser *p, const struct scn_optset *set,
 		    const char *word);
-/* " key=value" for each option in given, in table order. */
-void scn_opts_print(FILE *f, const struct scn_optset *set, const void *base,
+/* " key=value" for each option in given, in table order (t: the
+ * topology a HOST's name is in). */
+void scn_opts_print(FILE *f, const struct imc_topo *t,
+		    const struct scn_optset *set, const void *base,
 		    uint64_t given);
 bool scn_opt_given(const struct scn_optset *set, uint64_t given,
 		   const char *key);
@@ -431,11 +435,17 @@ int scn_as_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 		     const char *value, void *field);
 void scn_as_opt_print(FILE *f, const struct scn_opt *o, const void *field);
 
-/* JoinState as state= takes it (full, nonmember, sendonly,
- * sendonly-full joined by +, or 0..15), and back. */
-int scn_join_state_parse(struct imc_scn_parser *p, const char *word,
-			 uint8_t *out);
-void scn_join_state_print(FILE *f, uint8_t state);
+/* JoinState as state= takes it into a uint8_t (full, nonmember,
+ * sendonly, sendonly-full joined by +, or 0..15), and back; with min 1,
+ * at least one bit. */
+int scn_join_state_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			 const char *value, void *field);
+void scn_join_state_print(FILE *f, const struct scn_opt *o,
+			  const void *field);
+#define SCN_O_JOIN_STATE(T, f, lo) \
+	{ .key = "state", .type = SCN_OPT_CUSTOM, .offset = offsetof(T, f), \
+	  .min = (lo), .parse = scn_join_state_parse, \
+	  .print = scn_join_state_print }
 
 /* The names sa-status and mcast-status give MAD statuses ("success",
  * "req-invalid", ...): scn_mad_status_parse() returns 0 and the status,

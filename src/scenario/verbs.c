@@ -60,7 +60,7 @@ void scn_mcast_flow_print(FILE *f, uint32_t count, uint32_t size,
 {
 	struct flow_opts fo = { count, size, interval, sl };
 
-	scn_opts_print(f, &mcast_flow_set, &fo, ~0ull);
+	scn_opts_print(f, NULL, &mcast_flow_set, &fo, ~0ull);
 }
 
 /* ---- link down|up PORT ---- */
