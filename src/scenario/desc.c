@@ -122,6 +122,9 @@ static int arg_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 				"MGID: expected a multicast GID (ff..), got '%s'",
 				word);
 		return 0;
+	case SCN_ARG_NAMED_MGID:
+		return scn_mgid_parse(p, word, a->space, a->help,
+				      (unsigned)a->min, scn_at(base, a->offset));
 	default:
 		return a->parse(p, a, word, base);
 	}
@@ -287,6 +290,9 @@ static void arg_print(FILE *f, const struct imc_topo *t,
 		imc_gid_format(scn_cat(base, a->offset), gid);
 		fprintf(f, " %s", gid);
 		return;
+	case SCN_ARG_NAMED_MGID:
+		scn_mgid_print(f, scn_cat(base, a->offset));
+		return;
 	default:
 		if (a->print)
 			a->print(f, t, a, base);
@@ -354,12 +360,6 @@ void scn_bare_print(FILE *f, const struct imc_topo *t, const void *data)
 void scn_bare_free(void *data)
 {
 	scn_desc_free(&bare_desc, data);
-}
-
-void scn_mgid_arg_print(FILE *f, const struct imc_topo *t,
-			const struct scn_arg *arg, const void *base)
-{
-	scn_mgid_print(f, scn_arg_cat(base, arg));
 }
 
 int scn_arg_unknown_parse(struct imc_scn_parser *p, const struct scn_arg *a,

@@ -19,6 +19,9 @@ enum scn_arg_kind {
 	SCN_ARG_UINT,      /* unsigned field of size bytes, min..max */
 	SCN_ARG_MLID,      /* uint16_t multicast LID (IBA 4.1.3) */
 	SCN_ARG_MGID,      /* struct imc_gid, multicast */
+	/* struct scn_mgid: a GID, or @NAME, an as= of the verb help's lines
+	 * in space; min holds the SCN_MGID_* flags */
+	SCN_ARG_NAMED_MGID,
 	SCN_ARG_CUSTOM,    /* parse, print and free below */
 };
 
@@ -51,6 +54,7 @@ struct scn_arg {
 	/* UINT: the name in its errors; a missing argument: "expected WHAT" */
 	const char *what;
 	const char *const *names;   /* WORD, NULL-terminated */
+	const void *space;          /* NAMED_MGID */
 	uint64_t min, max;
 	/* UINT below min: "WHAT: HELP, got 'W'"; REST past max entries:
 	 * "at most MAX HELP" */
@@ -118,6 +122,9 @@ static inline const void *scn_arg_cat(const void *base, const struct scn_arg *a)
 #define SCN_A_WORD(T, f, nm, fl) \
 	{ .kind = SCN_ARG_WORD, .size = sizeof(((T *)0)->f), .flags = (fl), \
 	  .offset = offsetof(T, f), .names = (nm) }
+#define SCN_A_MGID(T, f, sp, verb, fl) \
+	{ .kind = SCN_ARG_NAMED_MGID, .offset = offsetof(T, f), \
+	  .what = "an MGID", .space = (sp), .help = (verb), .min = (fl) }
 #define SCN_A_CUSTOM(T, f, w, pa, pr, fl) \
 	{ .kind = SCN_ARG_CUSTOM, .flags = (fl), .offset = offsetof(T, f), \
 	  .what = (w), .parse = (pa), .print = (pr) }
@@ -179,11 +186,6 @@ void scn_lid_format(uint64_t v, char *buf, size_t len);
 	static void pre##_value_format(uint64_t v, char *buf, size_t len) \
 	{ scn_named_format(tab, sizeof(tab) / sizeof((tab)[0]), v, hex, \
 			   buf, len); }
-
-/* The print of a CUSTOM argument whose field is a struct scn_mgid
- * (scn_mgid_print). */
-void scn_mgid_arg_print(FILE *f, const struct imc_topo *t,
-			const struct scn_arg *arg, const void *base);
 
 /* A multicast LID word, 0xc000..0xfffe (IBA 4.1.3). */
 int scn_mlid_parse(struct imc_scn_parser *p, const char *word,

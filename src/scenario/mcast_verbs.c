@@ -77,14 +77,6 @@ static int label_find(struct imc_scn_parser *p, const char *word,
 	return *out ? 0 : -EINVAL;
 }
 
-static int mgid_parse(struct imc_scn_parser *p, const char *word,
-		      bool zero_ok, struct scn_mgid *m)
-{
-	return scn_mgid_parse(p, word, &label_space, "mcast-join",
-			      SCN_MGID_MCAST | (zero_ok ? SCN_MGID_ZERO : 0),
-			      m);
-}
-
 /* The as=NAME of an earlier mcast-join, @ optional, into the
  * const struct mc_join * at the argument's offset. */
 static int name_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
@@ -177,19 +169,13 @@ static const struct scn_opt join_opts[] = {
 };
 static const struct scn_optset join_set = SCN_OPTSET(join_opts);
 
-static int join_mgid_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
-			   const char *w, void *base)
-{
-	return mgid_parse(p, w, true, scn_arg_at(base, arg));
-}
-
 static const char join_usage[] =
 	"expected 'mcast-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [noqp] [retry=TIME] [as=NAME]'";
 
 static const struct scn_arg join_args[] = {
 	SCN_A_HOST(struct mc_join, host),
-	SCN_A_CUSTOM(struct mc_join, mgid, "an MGID", join_mgid_parse,
-		     scn_mgid_arg_print, 0),
+	SCN_A_MGID(struct mc_join, mgid, &label_space, "mcast-join",
+		   SCN_MGID_MCAST | SCN_MGID_ZERO),
 	SCN_A_UNKNOWN(join_usage, join_rest_free),
 };
 
@@ -336,13 +322,6 @@ static void event_print(FILE *f, const struct imc_topo *t,
 		fprintf(f, " %s", event_words[a->event]);
 }
 
-static int host_mgid_word_parse(struct imc_scn_parser *p,
-				const struct scn_arg *arg, const char *w,
-				void *base)
-{
-	return mgid_parse(p, w, false, scn_arg_at(base, arg));
-}
-
 static int has_host(struct imc_scn_parser *p, void *data)
 {
 	struct subj_arg *a = data;
@@ -366,8 +345,8 @@ static const struct scn_arg host_args[] = {
 };
 static const struct scn_arg host_mgid_args[] = {
 	SCN_A_HOST(struct subj_arg, host),
-	SCN_A_CUSTOM(struct subj_arg, mgid, "an MGID", host_mgid_word_parse,
-		     scn_mgid_arg_print, 0),
+	SCN_A_MGID(struct subj_arg, mgid, &label_space, "mcast-join",
+		   SCN_MGID_MCAST),
 };
 
 #define SUBJ_DESC(tab, n, u, lo, hi) \

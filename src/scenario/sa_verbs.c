@@ -511,13 +511,6 @@ static void req_label_free(const struct scn_arg *arg, void *base)
 	free(((struct req_arg *)base)->label);
 }
 
-static int mgid_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
-			   const char *w, void *base)
-{
-	return scn_mgid_parse(p, w, &label_space, "sa-join", SCN_MGID_ZERO,
-			      scn_arg_at(base, arg));
-}
-
 static const char join_usage[] =
 	"expected 'sa-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [as=NAME] [proxy=HOST] [send=N size= interval=] [retries= timeout=]'";
 static const char leave_usage[] =
@@ -527,8 +520,8 @@ static const char get_usage[] =
 
 #define REQ_ARGS(u) { \
 	SCN_A_HOST(struct req_arg, host), \
-	SCN_A_CUSTOM(struct req_arg, mgid, "an MGID", mgid_word_parse, \
-		     scn_mgid_arg_print, 0), \
+	SCN_A_MGID(struct req_arg, mgid, &label_space, "sa-join", \
+		   SCN_MGID_ZERO), \
 	SCN_A_UNKNOWN(u, req_label_free), \
 }
 static const struct scn_arg join_args[] = REQ_ARGS(join_usage);
@@ -702,13 +695,13 @@ static const struct scn_arg host_args[] = {
 	  .offset = offsetof(struct subj_arg, host) },
 };
 static const struct scn_arg mgid_args[] = {
-	SCN_A_CUSTOM(struct subj_arg, mgid, "an MGID", mgid_word_parse,
-		     scn_mgid_arg_print, 0),
+	SCN_A_MGID(struct subj_arg, mgid, &label_space, "sa-join",
+		   SCN_MGID_ZERO),
 };
 static const struct scn_arg host_mgid_args[] = {
 	SCN_A_HOST(struct subj_arg, host),
-	SCN_A_CUSTOM(struct subj_arg, mgid, "an MGID", mgid_word_parse,
-		     scn_mgid_arg_print, 0),
+	SCN_A_MGID(struct subj_arg, mgid, &label_space, "sa-join",
+		   SCN_MGID_ZERO),
 };
 
 #define SUBJ_DESC(tab, u, lo, hi) \
