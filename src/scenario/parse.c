@@ -211,29 +211,22 @@ static int hosts_fill(struct imc_scn_parser *p, uint32_t lo, uint32_t hi,
 		      struct imc_scn_hosts *out)
 {
 	const struct imc_topo *t = p->s->topo;
-	uint32_t n = 0;
 
-	for (uint32_t i = lo; i <= hi; i++)
-		if (t->node[i].type == IMC_NODE_HCA &&
-		    t->node[i].port[first_cabled(&t->node[i])].peer !=
-		    IMC_TOPO_NONE)
-			n++;
-	if (!n)
-		return imc_scn_parse_error(p, "no host with a cable there");
-	out->h = calloc(n, sizeof(*out->h));
+	out->h = calloc(hi - lo + 1, sizeof(*out->h));
 	if (!out->h)
 		return -ENOMEM;
 	for (uint32_t i = lo; i <= hi; i++) {
 		const struct imc_topo_node *nd = &t->node[i];
 		unsigned pn = first_cabled(nd);
 
-		if (nd->type != IMC_NODE_HCA ||
-		    nd->port[pn].peer == IMC_TOPO_NONE)
-			continue;
-		out->h[out->n].node = i;
-		out->h[out->n++].port = pn;
+		if (nd->type == IMC_NODE_HCA &&
+		    nd->port[pn].peer != IMC_TOPO_NONE)
+			out->h[out->n++] = (struct imc_scn_host){ i, pn };
 	}
-	return 0;
+	if (out->n)
+		return 0;
+	imc_scn_hosts_free(out);
+	return imc_scn_parse_error(p, "no host with a cable there");
 }
 
 int imc_scn_parse_hosts(struct imc_scn_parser *p, const char *word,
@@ -244,7 +237,6 @@ int imc_scn_parse_hosts(struct imc_scn_parser *p, const char *word,
 	char name[IMC_TOPO_MAX_NAME + 1];
 	uint32_t lo, hi;
 	size_t len;
-	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (!t)
@@ -281,8 +273,7 @@ int imc_scn_parse_hosts(struct imc_scn_parser *p, const char *word,
 		return imc_scn_parse_error(p,
 			"'%s': %s comes after %s", word, name, dots + 2);
 	out->form = IMC_SCN_HOSTS_RANGE;
-	rc = hosts_fill(p, lo, hi, out);
-	return rc;
+	return hosts_fill(p, lo, hi, out);
 }
 
 void imc_scn_print_hosts(FILE *f, const struct imc_topo *t,
@@ -411,26 +402,22 @@ static int topology_load(struct imc_scn_parser *p)
 	return 0;
 }
 
-static int seed_words(struct imc_scn_parser *p, const struct scn_words *w)
+/* seed NUMBER and stop TIME, each once a file. */
+static int once_words(struct imc_scn_parser *p, const struct scn_words *w)
 {
-	if (w->argc != 2)
-		return scn_error(p, "expected 'seed NUMBER'");
-	if (p->seed_line)
-		return scn_error(p, "seed already given on line %u",
-				 p->seed_line);
-	p->seed_line = p->line;
-	return imc_scn_parse_uint(p, "seed", w->argv[1], UINT64_MAX,
-				  &p->s->seed);
-}
+	bool seed = !strcmp(w->argv[0], "seed");
+	unsigned *line = seed ? &p->seed_line : &p->s->stop_line;
 
-static int stop_words(struct imc_scn_parser *p, const struct scn_words *w)
-{
 	if (w->argc != 2)
-		return scn_error(p, "expected 'stop TIME'");
-	if (p->s->stop_line)
-		return scn_error(p, "stop already given on line %u",
-				 p->s->stop_line);
-	p->s->stop_line = p->line;
+		return scn_error(p, "expected '%s %s'", w->argv[0],
+				 seed ? "NUMBER" : "TIME");
+	if (*line)
+		return scn_error(p, "%s already given on line %u", w->argv[0],
+				 *line);
+	*line = p->line;
+	if (seed)
+		return imc_scn_parse_uint(p, "seed", w->argv[1], UINT64_MAX,
+					  &p->s->seed);
 	return imc_scn_parse_time(p, "stop", w->argv[1], &p->s->stop);
 }
 
@@ -780,10 +767,8 @@ static int parse_line(struct imc_scn_parser *p, const struct line *l,
 					 word);
 		if (!strcmp(word, "topology") || !strcmp(word, "at"))
 			rc = 0;   /* read in the second pass */
-		else if (!strcmp(word, "seed"))
-			rc = seed_words(p, w);
-		else if (!strcmp(word, "stop"))
-			rc = stop_words(p, w);
+		else if (!strcmp(word, "seed") || !strcmp(word, "stop"))
+			rc = once_words(p, w);
 		else if (!strcmp(word, "fabric"))
 			rc = cfg_words(p, w,
 				"expected fabric mtu=BYTES rate=CODE rq=DEPTH sweep=TIME prefix=HEX",
