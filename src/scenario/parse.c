@@ -507,32 +507,40 @@ static int value_word(struct imc_scn_parser *p,
 	return imc_scn_parse_uint(p, "value", word, UINT64_MAX, v);
 }
 
+/* The words after a verb or subject name, parsed by parse into *data
+ * (parse is given its value before, a subject's constant), which holds
+ * NULL after an error or when parse kept the constant: what free frees.
+ * Messages name the verb or subject. */
+static int words_parse(struct imc_scn_parser *p, const char *name,
+		       int (*parse)(struct imc_scn_parser *, unsigned,
+				    const char *const *, void **),
+		       void (*free_fn)(void *), unsigned argc,
+		       const char *const *argv, void **data)
+{
+	const void *before = *data;
+	int rc;
+
+	p->verb = name;
+	rc = scn_words_unique(p, argc, argv);
+	if (!rc)
+		rc = parse(p, argc, argv, data);
+	p->verb = NULL;
+	if (rc && *data != before && free_fn)
+		free_fn(*data);
+	if (rc || *data == before)
+		*data = NULL;
+	return rc;
+}
+
 static int operand(struct imc_scn_parser *p, unsigned argc,
 		   const char *const *argv, struct scn_operand *o)
 {
-	int rc;
-
 	o->subj = imc_scn_lang_subject(p->s->lang, argv[0]);
 	if (!o->subj)
 		return scn_error(p, "unknown subject '%s'", argv[0]);
-	p->verb = o->subj->name;
 	o->data = (void *)o->subj->arg;
-	rc = scn_words_unique(p, argc - 1, argv + 1);
-	if (rc) {
-		p->verb = NULL;
-		o->data = NULL;
-		return rc;
-	}
-	rc = o->subj->parse(p, argc - 1, argv + 1, &o->data);
-	p->verb = NULL;
-	/* Never the subject's constant: nothing to free. */
-	if (o->data == o->subj->arg)
-		o->data = NULL;
-	if (rc && o->subj->free)
-		o->subj->free(o->data);
-	if (rc)
-		o->data = NULL;
-	return rc;
+	return words_parse(p, o->subj->name, o->subj->parse, o->subj->free,
+			   argc - 1, argv + 1, &o->data);
 }
 
 static void operand_free(struct scn_operand *o)
@@ -686,21 +694,10 @@ static int verb_words(struct imc_scn_parser *p, const struct line *l,
 	if (v->kind == IMC_SCN_SETTING && timed)
 		return scn_error(p, "'%s' is a setting: it takes no time",
 				 v->name);
-	p->verb = v->name;
-	rc = scn_words_unique(p, l->w.argc - first - 1,
-			      (const char *const *)l->w.argv + first + 1);
-	if (rc) {
-		p->verb = NULL;
+	rc = words_parse(p, v->name, v->parse, v->free, l->w.argc - first - 1,
+			 (const char *const *)l->w.argv + first + 1, &data);
+	if (rc)
 		return rc;
-	}
-	rc = v->parse(p, l->w.argc - first - 1,
-		      (const char *const *)l->w.argv + first + 1, &data);
-	p->verb = NULL;
-	if (rc) {
-		if (v->free)
-			v->free(data);
-		return rc;
-	}
 	if (v->kind == IMC_SCN_SETTING) {
 		list = &s->settings;
 		n = &s->nsettings;
