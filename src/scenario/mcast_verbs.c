@@ -68,21 +68,15 @@ struct mc_join *scn_mcast_head_lookup(const struct imc_scenario *s)
 	return (struct mc_join *)scn_name_find(s, &label_space, "");
 }
 
-/* The mcast-join line before this one whose as= is word (NAME or @NAME). */
-static int label_find(struct imc_scn_parser *p, const char *word,
-		      const struct mc_join **out)
-{
-	*out = scn_label_find(p, &label_space, "mcast-join",
-			      word + (word[0] == '@'));
-	return *out ? 0 : -EINVAL;
-}
-
 /* The as=NAME of an earlier mcast-join, @ optional, into the
  * const struct mc_join * at the argument's offset. */
 static int name_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 			   const char *w, void *base)
 {
-	return label_find(p, w, scn_arg_at(base, arg));
+	const struct mc_join **out = scn_arg_at(base, arg);
+
+	*out = scn_label_find(p, &label_space, "mcast-join", w + (w[0] == '@'));
+	return *out ? 0 : -EINVAL;
 }
 
 static void name_word_print(FILE *f, const struct imc_topo *t,

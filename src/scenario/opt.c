@@ -269,13 +269,12 @@ void scn_opts_print(FILE *f, const struct imc_topo *t,
 	}
 }
 
-bool scn_opt_given(const struct scn_optset *set, uint64_t given,
-		   const char *key)
+uint64_t scn_opt_bit(const struct scn_optset *set, const char *key)
 {
 	for (unsigned k = 0; k < set->n; k++)
 		if (!strcmp(set->opt[k].key, key))
-			return given & (1ull << k);
-	return false;
+			return 1ull << k;
+	return 0;
 }
 
 /* The bytes of an option's field. */

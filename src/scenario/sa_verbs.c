@@ -186,11 +186,13 @@ static void selcode_print(FILE *f, uint8_t sel, uint8_t code, bool life)
 /* ------------------------------------------------------------------ */
 /* sa setting */
 
-/* "0x8001,0x8002": P_Keys whose IPoIB broadcast group the SA creates,
- * besides the default partition's. */
-static int partitions_parse(struct imc_scn_parser *p, const char *v,
-			    struct sa_cfg *a)
+/* partitions=0x8001,0x8002: P_Keys whose IPoIB broadcast group the SA
+ * creates, besides the default partition's, into part[] and npart (the
+ * field is the whole sa_cfg). */
+static int part_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			  const char *v, void *field)
 {
+	struct sa_cfg *a = field;
 	char buf[16];
 
 	while (*v) {
@@ -249,14 +251,6 @@ static void rate_opt_print(FILE *f, const struct scn_opt *o,
 {
 	(void)o;
 	fprintf(f, "%" PRIu32 "/s", *(const uint32_t *)field);
-}
-
-/* partitions= fills part[] and npart: its field is the whole sa_cfg. */
-static int part_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
-			  const char *v, void *field)
-{
-	(void)o;
-	return partitions_parse(p, v, field);
 }
 
 static void part_opt_print(FILE *f, const struct scn_opt *o,
@@ -440,15 +434,6 @@ static const struct scn_optset req_sets[] = {
 	[REQ_GET] = SCN_OPTSET(get_opts),
 };
 
-/* The bit of option key in set's given mask, 0 when set has none. */
-static uint64_t opt_bit(const struct scn_optset *set, const char *key)
-{
-	for (unsigned k = 0; k < set->n; k++)
-		if (!strcmp(set->opt[k].key, key))
-			return 1ull << k;
-	return 0;
-}
-
 /* A join that gives MLID and Q_Key of a literal MGID also defines the
  * group for the built-in mcast lines (the SA takes a requested MLID,
  * IBA 15.2.5.17; a join names the group's). */
@@ -478,18 +463,18 @@ static int req_done(struct imc_scn_parser *p, void *data)
 {
 	struct req_arg *a = data;
 	const struct scn_optset *set = &req_sets[a->kind];
-	uint64_t flow = opt_bit(set, "send") | opt_bit(set, "size") |
-			opt_bit(set, "interval");
+	uint64_t flow = scn_opt_bit(set, "send") | scn_opt_bit(set, "size") |
+			scn_opt_bit(set, "interval");
 	int rc;
 
 	a->given &= (uint32_t)~flow;
 	if (a->send_count)
 		a->given |= (uint32_t)flow;
 	if (!a->retries)
-		a->given &= (uint32_t)~opt_bit(set, "retries");
-	a->state_set = a->given & opt_bit(set, "state");
-	a->proxy = a->given & opt_bit(set, "proxy");
-	a->timeout_set = a->given & opt_bit(set, "timeout");
+		a->given &= (uint32_t)~scn_opt_bit(set, "retries");
+	a->state_set = a->given & scn_opt_bit(set, "state");
+	a->proxy = a->given & scn_opt_bit(set, "proxy");
+	a->timeout_set = a->given & scn_opt_bit(set, "timeout");
 	a->mask = scn_mcmr_comp_mask(set, a->given);
 	if (!a->proxy)
 		a->member = a->host;

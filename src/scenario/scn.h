@@ -257,8 +257,8 @@ int scn_opt_unknown(struct imc_scn_parser *p, const struct scn_optset *set,
 void scn_opts_print(FILE *f, const struct imc_topo *t,
 		    const struct scn_optset *set, const void *base,
 		    uint64_t given);
-bool scn_opt_given(const struct scn_optset *set, uint64_t given,
-		   const char *key);
+/* The bit of option key in a given mask of set, 0 when set has none. */
+uint64_t scn_opt_bit(const struct scn_optset *set, const char *key);
 
 /* Built-in verbs and subjects (verbs.c, subjects.c). */
 extern const struct imc_scn_verb *const scn_builtin_verbs[];
