@@ -113,8 +113,6 @@ static int arg_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 		return imc_scn_parse_hosts(p, word, scn_at(base, a->offset));
 	case SCN_ARG_UINT:
 		return uint_parse(p, a, word, pa);
-	case SCN_ARG_MLID:
-		return scn_mlid_parse(p, word, scn_at(base, a->offset));
 	case SCN_ARG_MGID:
 		gid = scn_at(base, a->offset);
 		if (imc_gid_parse(word, gid) || !imc_gid_is_multicast(gid))
@@ -283,9 +281,6 @@ static void arg_print(FILE *f, const struct imc_topo *t,
 		return;
 	case SCN_ARG_UINT:
 		break;
-	case SCN_ARG_MLID:
-		fprintf(f, " 0x%04x", (unsigned)scn_field_at(base, a->offset, 2));
-		return;
 	case SCN_ARG_MGID:
 		imc_gid_format(scn_cat(base, a->offset), gid);
 		fprintf(f, " %s", gid);

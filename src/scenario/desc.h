@@ -17,7 +17,6 @@ enum scn_arg_kind {
 	SCN_ARG_HOST_ALL,  /* a host, or "all": node IMC_TOPO_NONE */
 	SCN_ARG_HOSTS,     /* a host set: struct imc_scn_hosts */
 	SCN_ARG_UINT,      /* unsigned field of size bytes, min..max */
-	SCN_ARG_MLID,      /* uint16_t multicast LID (IBA 4.1.3) */
 	SCN_ARG_MGID,      /* struct imc_gid, multicast */
 	/* struct scn_mgid: a GID, or @NAME, an as= of the verb help's lines
 	 * in space; min holds the SCN_MGID_* flags */
