@@ -84,7 +84,7 @@ int scn_tokenize(const char *line, size_t len, struct scn_words *w,
 	return 0;
 }
 
-bool scn_needs_quotes(const char *name)
+static bool needs_quotes(const char *name)
 {
 	if (!*name)
 		return true;
@@ -97,7 +97,7 @@ bool scn_needs_quotes(const char *name)
 
 void scn_print_name(FILE *f, const char *name)
 {
-	if (scn_needs_quotes(name))
+	if (needs_quotes(name))
 		fprintf(f, "\"%s\"", name);
 	else
 		fputs(name, f);

@@ -164,8 +164,9 @@ int scn_opt_word(struct imc_scn_parser *p, const struct scn_optset *set,
 	return value_parse(p, o, v, base);
 }
 
-int scn_opt_unknown(struct imc_scn_parser *p, const struct scn_optset *set,
-		    const char *word)
+/* The error for a word no option of set takes. */
+static int unknown(struct imc_scn_parser *p, const struct scn_optset *set,
+		   const char *word)
 {
 	char list[512];
 
@@ -192,7 +193,7 @@ int scn_opts_parse(struct imc_scn_parser *p, const struct scn_optset *set,
 
 		o = scn_opt_find(set, argv[i], &v, &k);
 		if (!o)
-			return scn_opt_unknown(p, set, argv[i]);
+			return unknown(p, set, argv[i]);
 		if (mask & (1ull << k))
 			return imc_scn_parse_error(p,
 				"%s%s given twice on this line: '%s' and '%s'",

@@ -27,9 +27,8 @@ int scn_tokenize(const char *line, size_t len, struct scn_words *w,
 		 const char **why);
 void scn_words_free(struct scn_words *w);
 
-/* True when name needs quotes to survive scn_tokenize() as one word. */
-bool scn_needs_quotes(const char *name);
-/* A node name, quoted when needed. */
+/* A node name, quoted when it would not survive scn_tokenize() as one
+ * word. */
 void scn_print_name(FILE *f, const char *name);
 
 enum scn_op {
@@ -249,9 +248,6 @@ const struct scn_opt *scn_opt_find(const struct scn_optset *set,
  * an option of set; given accumulates as above. */
 int scn_opt_word(struct imc_scn_parser *p, const struct scn_optset *set,
 		 const char *word, void *base, uint64_t *given, bool *matched);
-/* The error for a word no option of set takes. */
-int scn_opt_unknown(struct imc_scn_parser *p, const struct scn_optset *set,
-		    const char *word);
 /* " key=value" for each option in given, in table order (t: the
  * topology a HOST's name is in). */
 void scn_opts_print(FILE *f, const struct imc_topo *t,
