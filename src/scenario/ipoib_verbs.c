@@ -885,47 +885,27 @@ static void state_value_format(uint64_t v, char *buf, size_t len)
 	snprintf(buf, len, "%s", imc_ipoib_state_str((enum imc_ipoib_state)v));
 }
 
-static const struct imc_scn_subject subj_carrier =
-	SCN_NAMED_SUBJECT("ipoib-carrier", carrier, subj_observe, carrier);
-
-static const struct imc_scn_subject subj_state =
-	SCN_NAMED_SUBJECT("ipoib-state", state, subj_observe, state);
-
-static const struct imc_scn_subject subj_received =
-	SCN_DESC_SUBJECT("ipoib-received", received, subj_observe);
-
-static const struct imc_scn_subject subj_replies =
-	SCN_DESC_SUBJECT("ping-replies", replies, subj_observe);
-
-static const struct imc_scn_subject subj_answered =
-	SCN_DESC_SUBJECT("ping-answered", answered, subj_observe);
-
-static const struct imc_scn_subject subj_counter =
-	SCN_DESC_SUBJECT("ipoib-counter", ctr, subj_observe);
-
-static const struct imc_scn_subject subj_cross = {
-	.name = "ipoib-cross-partition", .parse = cross_parse,
-	.print = cross_all_print, .observe = subj_observe, .free = cross_free,
+static const struct imc_scn_subject subjects[] = {
+	SCN_NAMED_SUBJECT("ipoib-carrier", carrier, subj_observe, carrier),
+	SCN_NAMED_SUBJECT("ipoib-state", state, subj_observe, state),
+	SCN_DESC_SUBJECT("ipoib-received", received, subj_observe),
+	SCN_DESC_SUBJECT("ping-replies", replies, subj_observe),
+	SCN_DESC_SUBJECT("ping-answered", answered, subj_observe),
+	SCN_DESC_SUBJECT("ipoib-counter", ctr, subj_observe),
+	{ .name = "ipoib-cross-partition", .parse = cross_parse,
+	  .print = cross_all_print, .observe = subj_observe,
+	  .free = cross_free },
+	SCN_DESC_SUBJECT("ipoib-max-queued", mq, mq_observe),
+	SCN_DESC_SUBJECT("ping-all-pairs", scn_bare, pa_pairs_observe),
+	SCN_DESC_SUBJECT("ping-all-unanswered", scn_bare,
+			 pa_unanswered_observe),
 };
-
-static const struct imc_scn_subject subj_max_queued =
-	SCN_DESC_SUBJECT("ipoib-max-queued", mq, mq_observe);
-
-static const struct imc_scn_subject subj_pa_pairs =
-	SCN_DESC_SUBJECT("ping-all-pairs", scn_bare, pa_pairs_observe);
-static const struct imc_scn_subject subj_pa_unanswered =
-	SCN_DESC_SUBJECT("ping-all-unanswered", scn_bare, pa_unanswered_observe);
 
 int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
 {
 	static const struct imc_scn_verb *const verbs[] = {
 		&cfg_verb, &up_verb, &down_verb, &addr_verb, &listen_verb,
 		&unlisten_verb, &ping_verb, &send_verb, &pa_verb,
-	};
-	static const struct imc_scn_subject *const subjects[] = {
-		&subj_carrier, &subj_state, &subj_received, &subj_replies,
-		&subj_answered, &subj_counter, &subj_cross, &subj_max_queued,
-		&subj_pa_pairs, &subj_pa_unanswered,
 	};
 	static const struct imc_scn_section *const sections[] = {
 		&scn_section_ipoib,

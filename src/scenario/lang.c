@@ -311,9 +311,7 @@ int scn_lang_add_parts(struct imc_scn_lang *l, const struct scn_parts *p)
 	for (size_t i = 0; i < p->nverbs && !rc; i++)
 		rc = imc_scn_lang_add_verb(l, p->verbs[i]);
 	for (size_t i = 0; i < p->nsubjects && !rc; i++)
-		rc = imc_scn_lang_add_subject(l, p->subjects[i]);
-	for (size_t i = 0; i < p->ncounters && !rc; i++)
-		rc = imc_scn_lang_add_subject(l, &p->counters[i]);
+		rc = imc_scn_lang_add_subject(l, &p->subjects[i]);
 	for (size_t i = 0; i < p->nsections && !rc; i++)
 		rc = imc_scn_lang_add_section(l, p->sections[i]);
 	for (size_t i = 0; i < p->nservices && !rc; i++)

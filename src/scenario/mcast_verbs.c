@@ -746,24 +746,6 @@ static void hex_format(uint64_t v, char *buf, size_t len)
 	snprintf(buf, len, "0x%" PRIx64, v);
 }
 
-static const struct imc_scn_subject subj_state =
-	SCN_NAMED_SUBJECT("mcast-state", name, state_observe, state);
-
-static const struct imc_scn_subject subj_status =
-	SCN_NAMED_SUBJECT("mcast-status", name, status_observe, status);
-
-static const struct imc_scn_subject subj_callbacks =
-	SCN_DESC_SUBJECT("mcast-callbacks", callbacks, callbacks_observe);
-
-static const struct imc_scn_subject subj_members =
-	SCN_DESC_SUBJECT("mcast-members", host_mgid, members_observe);
-
-static const struct imc_scn_subject subj_held = {
-	.name = "mcast-held", .parse = host_mgid_parse,
-	.print = host_mgid_print, .observe = held_observe,
-	.value_format = hex_format, .free = host_mgid_free,
-};
-
 #define COUNTER(how, off, size) \
 	.parse = host_parse, .print = host_print, \
 	.observe = counter_observe, .free = host_free, \
@@ -772,7 +754,16 @@ static const struct imc_scn_subject subj_held = {
 			sizeof(((struct imc_mcast_stats *)0)->f))
 #define COUNT(how) COUNTER(how, 0, 0)
 
-static const struct imc_scn_subject counters[] = {
+static const struct imc_scn_subject subjects[] = {
+	SCN_NAMED_SUBJECT("mcast-state", name, state_observe, state),
+	SCN_NAMED_SUBJECT("mcast-status", name, status_observe, status),
+	SCN_DESC_SUBJECT("mcast-callbacks", callbacks, callbacks_observe),
+	SCN_DESC_SUBJECT("mcast-members", host_mgid, members_observe),
+	{ .name = "mcast-held", .parse = host_mgid_parse,
+	  .print = host_mgid_print, .observe = held_observe,
+	  .value_format = hex_format, .free = host_mgid_free },
+	SCN_DESC_SUBJECT("mcast-consistent", scn_bare, consistent_observe),
+	SCN_DESC_SUBJECT("mcast-orphans", scn_bare, orphans_observe),
 	{ .name = "mcast-groups", STAT(groups) },
 	{ .name = "mcast-joined", COUNT(K_JOINED) },
 	{ .name = "mcast-handles", COUNT(K_HANDLES) },
@@ -790,11 +781,6 @@ static const struct imc_scn_subject counters[] = {
 	{ .name = "mcast-max-in-flight", COUNT(K_MAX_IN_FLIGHT) },
 };
 
-static const struct imc_scn_subject subj_consistent =
-	SCN_DESC_SUBJECT("mcast-consistent", scn_bare, consistent_observe);
-static const struct imc_scn_subject subj_orphans =
-	SCN_DESC_SUBJECT("mcast-orphans", scn_bare, orphans_observe);
-
 
 static const struct imc_scn_section section_mcast = {
 	.name = "mcast", .rank = 150, .report = scn_mcast_report,
@@ -805,10 +791,6 @@ int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 	static const struct imc_scn_verb *const verbs[] = {
 		&cfg_verb, &join_verb, &leave_verb, &scn_verb_mcast_send,
 		&show_verb,
-	};
-	static const struct imc_scn_subject *const subjects[] = {
-		&subj_state, &subj_status, &subj_callbacks, &subj_members,
-		&subj_held, &subj_consistent, &subj_orphans,
 	};
 	static const struct imc_scn_section *const sections[] = {
 		&section_mcast,
@@ -824,7 +806,7 @@ int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 	};
 	static const struct scn_parts parts = {
 		SCN_PARTS(verbs, verbs), SCN_PARTS(subjects, subjects),
-		SCN_PARTS(counters, counters), SCN_PARTS(sections, sections),
+		SCN_PARTS(sections, sections),
 		SCN_PARTS(services, services), .plugin = &scn_mcast_plugin,
 	};
 

@@ -867,30 +867,19 @@ static int queue_max_observe(struct imc_scn_ctx *c, const void *data,
 	return 0;
 }
 
-static const struct imc_scn_subject subj_status =
-	SCN_NAMED_SUBJECT("sa-status", status, status_observe, status);
-
-static const struct imc_scn_subject subj_members =
-	SCN_DESC_SUBJECT("sa-members", mgid_subj, members_observe);
-
-static const struct imc_scn_subject subj_mlid = {
-	.name = "sa-mlid", .parse = mgid_subj_parse, .print = mgid_subj_print,
-	.observe = mlid_observe, .value_format = scn_lid_format,
-	.free = mgid_subj_free,
-};
-
-
-
-
-
-
 #define SA_COUNTER(src, type, f, host) \
 	.observe = sa_counter_observe, \
 	.arg = &(const struct sa_counter){ src, SCN_FIELD(type, f), host }
 #define NO_HOST .parse = none_parse, .print = none_print, .free = none_free
 #define BY_HOST .parse = host_parse, .print = host_print, .free = host_free
 
-static const struct imc_scn_subject sa_counters[] = {
+static const struct imc_scn_subject subjects[] = {
+	SCN_NAMED_SUBJECT("sa-status", status, status_observe, status),
+	SCN_DESC_SUBJECT("sa-members", mgid_subj, members_observe),
+	{ .name = "sa-mlid", .parse = mgid_subj_parse, .print = mgid_subj_print,
+	  .observe = mlid_observe, .value_format = scn_lid_format,
+	  .free = mgid_subj_free },
+	SCN_DESC_SUBJECT("sa-queue-max", none, queue_max_observe),
 	{ .name = "sa-groups", NO_HOST,
 	  SA_COUNTER(SA_STATS, struct imc_sa_stats, groups, -1) },
 	{ .name = "sa-requests", BY_HOST,
@@ -907,9 +896,6 @@ static const struct imc_scn_subject sa_counters[] = {
 	  SA_COUNTER(SA_RUN, struct sa_run, errors, -1) },
 };
 
-static const struct imc_scn_subject subj_queue_max =
-	SCN_DESC_SUBJECT("sa-queue-max", none, queue_max_observe);
-
 /* ------------------------------------------------------------------ */
 
 static const struct imc_scn_plugin plugin_sa = {
@@ -922,9 +908,6 @@ int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 		&scn_sa_verb, &join_verb, &leave_verb, &get_verb,
 		&scn_verb_sa_mcast, &show_verb, &restart_verb,
 	};
-	static const struct imc_scn_subject *const subjects[] = {
-		&subj_status, &subj_members, &subj_mlid, &subj_queue_max,
-	};
 	static const struct imc_scn_section *const sections[] = {
 		&scn_section_sa,
 	};
@@ -935,7 +918,6 @@ int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 	};
 	static const struct scn_parts parts = {
 		SCN_PARTS(verbs, verbs), SCN_PARTS(subjects, subjects),
-		SCN_PARTS(counters, sa_counters),
 		SCN_PARTS(sections, sections),
 		SCN_PARTS(services, services), .plugin = &plugin_sa,
 	};

@@ -259,7 +259,7 @@ uint64_t scn_opt_bit(const struct scn_optset *set, const char *key);
 /* Built-in verbs and subjects (verbs.c, subjects.c). */
 extern const struct imc_scn_verb *const scn_builtin_verbs[];
 extern const unsigned scn_builtin_nverbs;
-extern const struct imc_scn_subject *const scn_builtin_subjects[];
+extern const struct imc_scn_subject scn_builtin_subjects[];
 extern const unsigned scn_builtin_nsubjects;
 
 /* Makes the run measure the joins of tracker t for the report's joins
@@ -346,9 +346,9 @@ struct scn_svc_ops {
 		       struct imc_gid *out);
 };
 
-/* What a plugin (or the core) adds to a language: verbs, subjects (by
- * pointer, or an array of counters), report sections, the services it
- * provides and its hooks; NULL or 0 for none. SCN_PARTS(f, arr) sets f
+/* What a plugin (or the core) adds to a language: verbs, subjects,
+ * report sections, the services it provides and its hooks; NULL or 0 for
+ * none. SCN_PARTS(f, arr) sets f
  * and nf to a static array. */
 struct scn_svc_entry {
 	enum scn_svc kind;
@@ -357,10 +357,8 @@ struct scn_svc_entry {
 struct scn_parts {
 	const struct imc_scn_verb *const *verbs;
 	size_t nverbs;
-	const struct imc_scn_subject *const *subjects;
+	const struct imc_scn_subject *subjects;
 	size_t nsubjects;
-	const struct imc_scn_subject *counters;
-	size_t ncounters;
 	const struct imc_scn_section *const *sections;
 	size_t nsections;
 	const struct scn_svc_entry *services;

@@ -61,9 +61,6 @@ static int hops_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
 	return 0;
 }
 
-static const struct imc_scn_subject subj_hops =
-	SCN_DESC_SUBJECT("hops", none, hops_observe);
-
 /* ---- drops REASON [PORT] ---- */
 
 /* Reason names as imc_drop_str() spells them; '_' reads as '-'. */
@@ -149,9 +146,6 @@ static int drops_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
 	}
 	return 0;
 }
-
-static const struct imc_scn_subject subj_drops =
-	SCN_DESC_SUBJECT("drops", drops, drops_observe);
 
 /* ---- cable and port counters ---- */
 
@@ -283,11 +277,13 @@ static int counter_observe(struct imc_scn_ctx *c, const void *data,
 	COUNTER(host, SRC_HOST, struct scn_host_stats, f, total)
 #define TOTAL(f) (long)offsetof(struct imc_fabric_totals, f)
 
-static const struct imc_scn_subject counters[] = {
+const struct imc_scn_subject scn_builtin_subjects[] = {
 	{ .name = "sent", HOST(sent, TOTAL(sent)) },
 	{ .name = "delivered", HOST(delivered, TOTAL(delivered)) },
 	{ .name = "dups", HOST(dups, -1) },
 	{ .name = "send-errors", HOST(send_errors, -1) },
+	SCN_DESC_SUBJECT("hops", none, hops_observe),
+	SCN_DESC_SUBJECT("drops", drops, drops_observe),
 	{ .name = "lost",
 	  COUNTER(cable, SRC_LINK, struct imc_link_counters, lost, -1) },
 	{ .name = "duplicated",
@@ -309,10 +305,4 @@ static const struct imc_scn_subject counters[] = {
 	  COUNTER(port, SRC_ATTR, struct imc_port_attr, sm_lid, -1) },
 };
 
-const struct imc_scn_subject *const scn_builtin_subjects[] = {
-	&counters[0], &counters[1], &counters[2], &counters[3], &subj_hops,
-	&subj_drops, &counters[4], &counters[5], &counters[6], &counters[7],
-	&counters[8], &counters[9], &counters[10], &counters[11],
-	&counters[12],
-};
 const unsigned scn_builtin_nsubjects = IMC_ARRAY_SIZE(scn_builtin_subjects);
