@@ -376,18 +376,11 @@ static int topology_load(struct imc_scn_parser *p)
 	if (!s->topo_is_file) {
 		rc = imc_topo_generate(s->topo_arg, &s->own_topo, e, sizeof(e));
 	} else {
-		char *path = NULL;
+		bool rel = s->topo_arg[0] != '/' && s->dir && *s->dir;
+		char *path;
 
-		if (s->topo_arg[0] == '/' || !s->dir || !*s->dir) {
-			path = strdup(s->topo_arg);
-		} else {
-			size_t n = strlen(s->dir) + strlen(s->topo_arg) + 2;
-
-			path = malloc(n);
-			if (path)
-				snprintf(path, n, "%s/%s", s->dir, s->topo_arg);
-		}
-		if (!path)
+		if (asprintf(&path, "%s%s%s", rel ? s->dir : "", rel ? "/" : "",
+			     s->topo_arg) < 0)
 			return -ENOMEM;
 		rc = imc_topo_parse_file(path, &s->own_topo, e, sizeof(e));
 		free(path);
@@ -987,15 +980,11 @@ int imc_scenario_parse(const char *text, size_t len, const char *name,
 	}
 	if (!rc)
 		rc = check_stop(&p);
-	if (!rc && s->topo_arg) {
-		size_t n = strlen(s->topo_arg) + 6;
-
-		s->topo_desc = malloc(n);
-		if (!s->topo_desc)
-			rc = -ENOMEM;
-		else
-			snprintf(s->topo_desc, n, "%s%s",
-				 s->topo_is_file ? "file " : "", s->topo_arg);
+	if (!rc && s->topo_arg &&
+	    asprintf(&s->topo_desc, "%s%s", s->topo_is_file ? "file " : "",
+		     s->topo_arg) < 0) {
+		s->topo_desc = NULL;
+		rc = -ENOMEM;
 	}
 	for (unsigned i = 0; i < nlines; i++)
 		scn_words_free(&lines[i].w);
