@@ -570,30 +570,20 @@ struct subj_arg {
 	unsigned counter;            /* counters[], K_DROPS or K_DROP_FIRST + d */
 };
 
-static bool word_eq(const char *a, const char *b)
-{
-	/* '_' may stand for '-', as in the drops subject. */
-	for (; *a && *b; a++, b++)
-		if (*a != *b && !((*a == '_' && *b == '-') ||
-				  (*a == '-' && *b == '_')))
-			return false;
-	return *a == *b;
-}
-
 static int counter_parse(const char *w, unsigned *out)
 {
 	for (unsigned k = 0; k < K_DROPS; k++)
-		if (word_eq(w, counters[k].name)) {
+		if (scn_word_eq(w, counters[k].name)) {
 			*out = k;
 			return 0;
 		}
-	if (word_eq(w, "drops")) {
+	if (scn_word_eq(w, "drops")) {
 		*out = K_DROPS;
 		return 0;
 	}
 	if (!strncmp(w, "drops-", 6) || !strncmp(w, "drops_", 6)) {
 		for (unsigned d = 0; d < IMC_IPOIB_DROP__COUNT; d++)
-			if (word_eq(w + 6, imc_ipoib_drop_str(d))) {
+			if (scn_word_eq(w + 6, imc_ipoib_drop_str(d))) {
 				*out = K_DROP_FIRST + d;
 				return 0;
 			}

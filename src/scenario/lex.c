@@ -103,6 +103,15 @@ void scn_print_name(FILE *f, const char *name)
 		fputs(name, f);
 }
 
+bool scn_word_eq(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++)
+		if (*a != *b && !((*a == '_' && *b == '-') ||
+				  (*a == '-' && *b == '_')))
+			return false;
+	return *a == *b;
+}
+
 static const char *const op_names[] = {
 	[SCN_EQ] = "==", [SCN_NE] = "!=", [SCN_LT] = "<", [SCN_LE] = "<=",
 	[SCN_GT] = ">", [SCN_GE] = ">=", [SCN_IN] = "in",

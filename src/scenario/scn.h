@@ -31,6 +31,10 @@ void scn_words_free(struct scn_words *w);
  * word. */
 void scn_print_name(FILE *f, const char *name);
 
+/* Whether two names are one, '_' standing for '-' (counter and drop
+ * names are written either way). */
+bool scn_word_eq(const char *a, const char *b);
+
 enum scn_op {
 	SCN_EQ,
 	SCN_NE,

@@ -63,20 +63,13 @@ static int hops_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
 
 /* ---- drops REASON [PORT] ---- */
 
-/* Reason names as imc_drop_str() spells them; '_' reads as '-'. */
+/* Reason names as imc_drop_str() spells them. */
 static int drop_parse_name(const char *word)
 {
-	char buf[32];
-	size_t n = strlen(word);
-
 	if (!strcmp(word, "all"))
 		return DROP_ALL;
-	if (n >= sizeof(buf))
-		return -2;
-	for (size_t i = 0; i <= n; i++)
-		buf[i] = word[i] == '_' ? '-' : word[i];
 	for (int d = 0; d < IMC_DROP__COUNT; d++)
-		if (!strcmp(buf, imc_drop_str((enum imc_drop)d)))
+		if (scn_word_eq(word, imc_drop_str((enum imc_drop)d)))
 			return d;
 	return -2;
 }
