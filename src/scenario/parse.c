@@ -677,8 +677,7 @@ static int verb_words(struct imc_scn_parser *p, const struct line *l,
 	const struct imc_scn_verb *v = imc_scn_lang_verb(s->lang,
 							 l->w.argv[first]);
 	struct scn_action a, **list;
-	unsigned *n;
-	size_t *cap;
+	size_t *n, *cap;
 	void *data = NULL;
 	int rc;
 
@@ -700,7 +699,7 @@ static int verb_words(struct imc_scn_parser *p, const struct line *l,
 		n = &s->nactions;
 		cap = &s->capactions;
 	}
-	a = (struct scn_action){ .line = l->no, .index = *n, .at = at,
+	a = (struct scn_action){ .line = l->no, .index = (unsigned)*n, .at = at,
 				 .verb = v, .data = data };
 	if (IMC_VEC_RESERVE(list, cap, *n + 1)) {
 		if (v->free)

@@ -115,17 +115,13 @@ struct imc_scenario {
 	/* Arrays grow geometrically (cap* entries allocated), so a long
 	 * file parses in time linear in its length. */
 	struct scn_action *settings;  /* added settings, file order */
-	unsigned nsettings;
-	size_t capsettings;
+	size_t nsettings, capsettings;
 	struct scn_action *actions;   /* file order = time order */
-	unsigned nactions;
-	size_t capactions;
+	size_t nactions, capactions;
 	struct scn_expect *expects;
-	unsigned nexpects;
-	size_t capexpects;
+	size_t nexpects, capexpects;
 	struct scn_group *groups;
-	unsigned ngroups;
-	size_t capgroups;
+	size_t ngroups, capgroups;
 	unsigned *group_by_mlid;      /* index + 1, by MLID - 0xC000 */
 	void *names;                  /* tsearch() tree of struct scn_name */
 };
