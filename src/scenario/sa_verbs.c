@@ -137,8 +137,9 @@ void scn_join_state_print(FILE *f, const struct scn_opt *o, const void *field)
 }
 
 /* Selectors of IBA 15.2.5.16: 0 greater than, 1 less than, 2 exactly, 3
- * largest available (MTU, rate) or smallest (PacketLifeTime). */
-static const char *const sel_words[] = { "gt", "lt", "eq", "max" };
+ * largest available (MTU, rate) or smallest (PacketLifeTime): "max" or
+ * "min". */
+static const char *const sel_words[] = { "gt", "lt", "eq", "max", "min" };
 
 static int selcode_parse(struct imc_scn_parser *p, const char *what,
 			 const char *v, uint8_t *sel, uint8_t *code)
@@ -150,23 +151,16 @@ static int selcode_parse(struct imc_scn_parser *p, const char *what,
 	*sel = UMAD_SA_SELECTOR_EXACTLY;
 	if (colon) {
 		size_t n = (size_t)(colon - v);
-		bool found = false;
+		unsigned i = 0;
 
-		for (unsigned i = 0; i < IMC_ARRAY_SIZE(sel_words); i++) {
-			if (strlen(sel_words[i]) == n &&
-			    !strncmp(v, sel_words[i], n)) {
-				*sel = (uint8_t)i;
-				found = true;
-			}
-		}
-		if (!found && n == 3 && !strncmp(v, "min", 3)) {
-			*sel = UMAD_SA_SELECTOR_SMALLEST_AVAIL;
-			found = true;
-		}
-		if (!found)
+		while (i < IMC_ARRAY_SIZE(sel_words) &&
+		       (strlen(sel_words[i]) != n || strncmp(v, sel_words[i], n)))
+			i++;
+		if (i == IMC_ARRAY_SIZE(sel_words))
 			return imc_scn_parse_error(p,
 				"%s: expected gt, lt, eq, max or min before ':', got '%s'",
 				what, v);
+		*sel = (uint8_t)(i < 4 ? i : UMAD_SA_SELECTOR_SMALLEST_AVAIL);
 		v = colon + 1;
 	}
 	rc = imc_scn_parse_uint(p, what, v, 63, &x);
@@ -176,11 +170,9 @@ static int selcode_parse(struct imc_scn_parser *p, const char *what,
 
 static void selcode_print(FILE *f, uint8_t sel, uint8_t code, bool life)
 {
-	const char *w = sel_words[sel & 3];
+	bool min = life && sel == UMAD_SA_SELECTOR_SMALLEST_AVAIL;
 
-	if (life && sel == UMAD_SA_SELECTOR_SMALLEST_AVAIL)
-		w = "min";
-	fprintf(f, "%s:%u", w, code);
+	fprintf(f, "%s:%u", sel_words[min ? 4 : sel & 3], code);
 }
 
 /* ------------------------------------------------------------------ */
