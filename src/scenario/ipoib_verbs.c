@@ -96,25 +96,17 @@ static void print_addr(FILE *f, const struct imc_ip_addr *a, int plen)
 		fprintf(f, "/%d", plen);
 }
 
-/* An address without a prefix: a multicast group (listen) or a
- * destination (ping, ipoib-send). */
-static int group_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
-		       const char *w, void *base)
-{
-	struct imc_ip_addr *a = scn_arg_at(base, arg);
-
-	if (imc_ip_addr_parse(w, a, NULL) < 0 || !imc_ip_addr_is_multicast(a))
-		return imc_scn_parse_error(p,
-			"expected an IPv4 or IPv6 multicast group, got '%s'", w);
-	return 0;
-}
-
+/* An address without a prefix: a multicast group (listen, min 1) or a
+ * destination (ping, ipoib-send); help names it in the error. */
 static int dest_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 		      const char *w, void *base)
 {
-	if (imc_ip_addr_parse(w, scn_arg_at(base, arg), NULL) < 0)
+	struct imc_ip_addr *a = scn_arg_at(base, arg);
+
+	if (imc_ip_addr_parse(w, a, NULL) < 0 ||
+	    (arg->min && !imc_ip_addr_is_multicast(a)))
 		return imc_scn_parse_error(p,
-			"expected an IPv4 or IPv6 destination, got '%s'", w);
+			"expected an IPv4 or IPv6 %s, got '%s'", arg->help, w);
 	return 0;
 }
 
@@ -398,8 +390,9 @@ SCN_DESC_VERB(addr, "ipoib-addr", IMC_SCN_ACTION, addr_desc, addr_run);
 
 static const struct scn_arg listen_args[] = {
 	SCN_A_HOST(struct listen_arg, at.node),
-	SCN_A_CUSTOM(struct listen_arg, group, "a group", group_parse,
-		     dest_print, 0),
+	{ .kind = SCN_ARG_CUSTOM, .offset = offsetof(struct listen_arg, group),
+	  .what = "a group", .min = 1, .help = "multicast group",
+	  .parse = dest_parse, .print = dest_print },
 };
 static const struct scn_desc listen_desc = {
 	.usage = "expected HOST GROUP [pkey=P]", .min = 2, .max = 3,
@@ -462,8 +455,9 @@ static const struct scn_opt flow_opts[] = {
 static const struct scn_optset flow_set = SCN_OPTSET(flow_opts);
 static const struct scn_arg flow_args[] = {
 	SCN_A_HOST(struct flow_arg, at.node),
-	SCN_A_CUSTOM(struct flow_arg, dst, "a destination", dest_parse,
-		     dest_print, 0),
+	{ .kind = SCN_ARG_CUSTOM, .offset = offsetof(struct flow_arg, dst),
+	  .what = "a destination", .help = "destination",
+	  .parse = dest_parse, .print = dest_print },
 };
 
 #define FLOW_DESC \
