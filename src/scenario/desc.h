@@ -21,7 +21,7 @@ enum scn_arg_kind {
 	/* struct scn_mgid: a GID, or @NAME, an as= of the verb help's lines
 	 * in space; min holds the SCN_MGID_* flags */
 	SCN_ARG_NAMED_MGID,
-	SCN_ARG_CUSTOM,    /* parse, print and free below */
+	SCN_ARG_CUSTOM,    /* parse, print (NULL: nothing) and free below */
 };
 
 enum {
@@ -56,7 +56,7 @@ struct scn_arg {
 	const void *space;          /* NAMED_MGID */
 	uint64_t min, max;
 	/* UINT below min: "WHAT: HELP, got 'W'"; REST past max entries:
-	 * "at most MAX HELP" */
+	 * "at most MAX HELP"; NAMED_MGID: the verb of as= */
 	const char *help;
 	size_t count_off;
 	scn_arg_parse_fn *parse;

@@ -79,7 +79,7 @@ static const struct {
 };
 
 /* NAME[+NAME...] or a number 0..15 (JoinState is 4 bits, IBA 15.2.5.17);
- * a join of none is no join. */
+ * with min 1, a number has a bit set too (each name sets one). */
 int scn_join_state_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 			 const char *v, void *field)
 {
