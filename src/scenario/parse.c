@@ -64,10 +64,11 @@ const struct imc_topo *imc_scn_parser_topo(const struct imc_scn_parser *p)
 	return p->s->topo;
 }
 
+/* A node of the name index; an added one holds its name after it. */
 struct scn_name {
 	const void *space;
 	const void *data;
-	char name[];
+	const char *name;
 };
 
 static int name_cmp(const void *a, const void *b)
@@ -91,7 +92,7 @@ int scn_name_add(struct imc_scenario *s, const void *space, const char *name,
 		return -ENOMEM;
 	n->space = space;
 	n->data = data;
-	memcpy(n->name, name, len + 1);
+	n->name = memcpy(n + 1, name, len + 1);
 	slot = tsearch(n, &s->names, name_cmp);
 	if (!slot) {
 		free(n);
@@ -107,28 +108,10 @@ int scn_name_add(struct imc_scenario *s, const void *space, const char *name,
 const void *scn_name_find(const struct imc_scenario *s, const void *space,
 			  const char *name)
 {
-	union {
-		struct scn_name n;
-		char b[sizeof(struct scn_name) + 128];
-	} local;
-	size_t len = strlen(name);
-	struct scn_name *key = &local.n;
-	struct scn_name *const *hit;
-	const void *data;
+	const struct scn_name key = { .space = space, .name = name };
+	struct scn_name *const *hit = tfind(&key, &s->names, name_cmp);
 
-	/* Names of lines are short; a longer one is found all the same. */
-	if (len >= sizeof(local) - sizeof(struct scn_name)) {
-		key = malloc(sizeof(*key) + len + 1);
-		if (!key)
-			return NULL;
-	}
-	key->space = space;
-	memcpy(key->name, name, len + 1);
-	hit = tfind(key, &s->names, name_cmp);
-	data = hit ? (*hit)->data : NULL;
-	if (key != &local.n)
-		free(key);
-	return data;
+	return hit ? (*hit)->data : NULL;
 }
 
 static unsigned first_cabled(const struct imc_topo_node *n)
