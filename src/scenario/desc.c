@@ -69,19 +69,18 @@ static int word_index(const struct scn_arg *a, const char *word)
 	return -1;
 }
 
+/* A UINT argument's word into dst, parsed as an option of its bounds
+ * (a REST entry: any value of its size). */
 static int uint_parse(struct imc_scn_parser *p, const struct scn_arg *a,
-		      const char *word, void *dst)
+		      const char *word, void *dst, bool entry)
 {
-	uint64_t v;
-	int rc = imc_scn_parse_uint(p, a->what, word, a->max, &v);
+	const struct scn_opt o = {
+		.key = a->what, .type = SCN_OPT_UINT, .size = a->size,
+		.flags = SCN_OPT_GOT, .min = entry ? 0 : a->min,
+		.max = entry ? 0 : a->max, .help = a->help,
+	};
 
-	if (rc)
-		return rc;
-	if (v < a->min)
-		return imc_scn_parse_error(p, "%s: %s, got '%s'", a->what,
-					   a->help, word);
-	scn_field_put(dst, 0, a->size, v);
-	return 0;
+	return scn_opt_value_parse(p, &o, word, dst);
 }
 
 static int arg_parse(struct imc_scn_parser *p, const struct scn_desc *d,
@@ -112,7 +111,7 @@ static int arg_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 	case SCN_ARG_HOSTS:
 		return imc_scn_parse_hosts(p, word, scn_at(base, a->offset));
 	case SCN_ARG_UINT:
-		return uint_parse(p, a, word, pa);
+		return uint_parse(p, a, word, pa, false);
 	case SCN_ARG_MGID:
 		gid = scn_at(base, a->offset);
 		if (imc_gid_parse(word, gid) || !imc_gid_is_multicast(gid))
@@ -133,7 +132,6 @@ static int rest_parse(struct imc_scn_parser *p, const struct scn_arg *a,
 		      const char *word, void *base)
 {
 	unsigned *n = scn_at(base, a->count_off);
-	uint64_t v;
 	int rc;
 
 	if (a->kind != SCN_ARG_UINT)
@@ -141,12 +139,9 @@ static int rest_parse(struct imc_scn_parser *p, const struct scn_arg *a,
 	if (*n >= a->max)
 		return imc_scn_parse_error(p, "at most %u %s",
 					   (unsigned)a->max, a->help);
-	rc = imc_scn_parse_uint(p, a->what, word, a->size >= 8 ? UINT64_MAX :
-				(1ull << (8 * a->size)) - 1, &v);
-	if (!rc)
-		scn_field_put(base, a->offset + *n * a->size, a->size, v);
-	if (!rc)
-		(*n)++;
+	rc = uint_parse(p, a, word, scn_at(base, a->offset + *n * a->size),
+			true);
+	*n += !rc;
 	return rc;
 }
 

@@ -86,9 +86,8 @@ static int uint_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 	return rc ? rc : below_min(p, o, v, *x);
 }
 
-/* One value into its field. */
-static int value_parse(struct imc_scn_parser *p, const struct scn_opt *o,
-		       const char *v, void *base)
+int scn_opt_value_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			const char *v, void *base)
 {
 	void *dst = scn_at(base, o->offset);
 	uint64_t x = 0;
@@ -161,7 +160,7 @@ int scn_opt_word(struct imc_scn_parser *p, const struct scn_optset *set,
 					   o->key,
 					   o->type == SCN_OPT_FLAG ? "" : "=");
 	*given |= 1ull << i;
-	return value_parse(p, o, v, base);
+	return scn_opt_value_parse(p, o, v, base);
 }
 
 /* The error for a word no option of set takes. */
@@ -201,7 +200,7 @@ int scn_opts_parse(struct imc_scn_parser *p, const struct scn_optset *set,
 				first[k], argv[i]);
 		mask |= 1ull << k;
 		first[k] = argv[i];
-		rc = value_parse(p, o, v, base);
+		rc = scn_opt_value_parse(p, o, v, base);
 		if (rc)
 			return rc;
 	}

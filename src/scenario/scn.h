@@ -233,6 +233,9 @@ struct scn_optset {
 	{ .key = (k), .type = SCN_OPT_ENUM, .size = sizeof(((T *)0)->f), \
 	  .offset = offsetof(T, f), .names = (nm) }
 
+/* One value of option o into its field in base: 0 or the parse error. */
+int scn_opt_value_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			const char *v, void *base);
 /* Parses every word of argv[0..argc) as an option of set into base: an
  * unknown word, a repeated key, a bad value or a missing required key is
  * a parse error. *given (may be NULL) gets a bit per option index. */
