@@ -885,19 +885,15 @@ static const struct imc_scn_subject subjects[] = {
 			 pa_unanswered_observe),
 };
 
+static const struct scn_parts ipoib_parts = {
+	SCN_LIST(verbs, const struct imc_scn_verb *, &cfg_verb, &up_verb,
+		 &down_verb, &addr_verb, &listen_verb, &unlisten_verb,
+		 &ping_verb, &send_verb, &pa_verb),
+	SCN_PARTS(subjects, subjects),
+	SCN_LIST(sections, const struct imc_scn_section *, &scn_section_ipoib),
+};
+
 int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
 {
-	static const struct imc_scn_verb *const verbs[] = {
-		&cfg_verb, &up_verb, &down_verb, &addr_verb, &listen_verb,
-		&unlisten_verb, &ping_verb, &send_verb, &pa_verb,
-	};
-	static const struct imc_scn_section *const sections[] = {
-		&scn_section_ipoib,
-	};
-	static const struct scn_parts parts = {
-		SCN_PARTS(verbs, verbs), SCN_PARTS(subjects, subjects),
-		SCN_PARTS(sections, sections),
-	};
-
-	return scn_lang_add_parts(l, &parts);
+	return scn_lang_add_parts(l, &ipoib_parts);
 }

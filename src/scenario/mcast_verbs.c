@@ -781,34 +781,23 @@ static const struct imc_scn_subject subjects[] = {
 	{ .name = "mcast-max-in-flight", COUNT(K_MAX_IN_FLIGHT) },
 };
 
-
-static const struct imc_scn_section section_mcast = {
-	.name = "mcast", .rank = 150, .report = scn_mcast_report,
+static const struct scn_parts mcast_parts = {
+	SCN_LIST(verbs, const struct imc_scn_verb *, &cfg_verb, &join_verb,
+		 &leave_verb, &scn_verb_mcast_send, &show_verb),
+	SCN_PARTS(subjects, subjects),
+	SCN_LIST(sections, const struct imc_scn_section *,
+		 &(const struct imc_scn_section){ .name = "mcast", .rank = 150,
+			.report = scn_mcast_report }),
+	SCN_LIST(services, struct scn_svc_entry,
+		 { SCN_SVC_NAME_MCAST, &(const struct scn_svc_ops){
+			.space = &label_space, .what = "mcast-join",
+			.mgid_flags = SCN_MGID_MCAST,
+			.resolve = scn_mcast_mgid_resolve_or_fail } },
+		 { SCN_SVC_PORT_TRACKER, &scn_mcast_trackers }),
+	.plugin = &scn_mcast_plugin,
 };
 
 int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 {
-	static const struct imc_scn_verb *const verbs[] = {
-		&cfg_verb, &join_verb, &leave_verb, &scn_verb_mcast_send,
-		&show_verb,
-	};
-	static const struct imc_scn_section *const sections[] = {
-		&section_mcast,
-	};
-	static const struct scn_svc_ops names = {
-		.space = &label_space, .what = "mcast-join",
-		.mgid_flags = SCN_MGID_MCAST,
-		.resolve = scn_mcast_mgid_resolve_or_fail,
-	};
-	static const struct scn_svc_entry services[] = {
-		{ SCN_SVC_NAME_MCAST, &names },
-		{ SCN_SVC_PORT_TRACKER, &scn_mcast_trackers },
-	};
-	static const struct scn_parts parts = {
-		SCN_PARTS(verbs, verbs), SCN_PARTS(subjects, subjects),
-		SCN_PARTS(sections, sections),
-		SCN_PARTS(services, services), .plugin = &scn_mcast_plugin,
-	};
-
-	return scn_lang_add_parts(l, &parts);
+	return scn_lang_add_parts(l, &mcast_parts);
 }

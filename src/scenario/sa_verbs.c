@@ -888,31 +888,21 @@ static const struct imc_scn_subject subjects[] = {
 	  SA_COUNTER(SA_RUN, struct sa_run, errors, -1) },
 };
 
-/* ------------------------------------------------------------------ */
-
-static const struct imc_scn_plugin plugin_sa = {
-	.name = "sa", .order = 100, .links_changed = scn_sa_links_changed,
+static const struct scn_parts sa_parts = {
+	SCN_LIST(verbs, const struct imc_scn_verb *, &scn_sa_verb, &join_verb,
+		 &leave_verb, &get_verb, &scn_verb_sa_mcast, &show_verb,
+		 &restart_verb),
+	SCN_PARTS(subjects, subjects),
+	SCN_LIST(sections, const struct imc_scn_section *, &scn_section_sa),
+	SCN_LIST(services, struct scn_svc_entry,
+		 { SCN_SVC_PORT_GSI, &sa_services },
+		 { SCN_SVC_SA_ENGINE, &sa_services },
+		 { SCN_SVC_NAME_SA, &sa_services }),
+	.plugin = &(const struct imc_scn_plugin){ .name = "sa", .order = 100,
+		.links_changed = scn_sa_links_changed },
 };
 
 int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 {
-	static const struct imc_scn_verb *const verbs[] = {
-		&scn_sa_verb, &join_verb, &leave_verb, &get_verb,
-		&scn_verb_sa_mcast, &show_verb, &restart_verb,
-	};
-	static const struct imc_scn_section *const sections[] = {
-		&scn_section_sa,
-	};
-	static const struct scn_svc_entry services[] = {
-		{ SCN_SVC_PORT_GSI, &sa_services },
-		{ SCN_SVC_SA_ENGINE, &sa_services },
-		{ SCN_SVC_NAME_SA, &sa_services },
-	};
-	static const struct scn_parts parts = {
-		SCN_PARTS(verbs, verbs), SCN_PARTS(subjects, subjects),
-		SCN_PARTS(sections, sections),
-		SCN_PARTS(services, services), .plugin = &plugin_sa,
-	};
-
-	return scn_lang_add_parts(l, &parts);
+	return scn_lang_add_parts(l, &sa_parts);
 }

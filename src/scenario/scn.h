@@ -351,8 +351,8 @@ struct scn_svc_ops {
 
 /* What a plugin (or the core) adds to a language: verbs, subjects,
  * report sections, the services it provides and its hooks; NULL or 0 for
- * none. SCN_PARTS(f, arr) sets f
- * and nf to a static array. */
+ * none. SCN_PARTS(f, arr) sets f and nf to a static array, SCN_LIST(f, T,
+ * ...) to an array of T of the elements given. */
 struct scn_svc_entry {
 	enum scn_svc kind;
 	const struct scn_svc_ops *ops;
@@ -369,6 +369,9 @@ struct scn_parts {
 	const struct imc_scn_plugin *plugin;
 };
 #define SCN_PARTS(f, arr) .f = (arr), .n##f = sizeof(arr) / sizeof((arr)[0])
+#define SCN_LIST(f, T, ...) \
+	.f = (T const []){ __VA_ARGS__ }, \
+	.n##f = sizeof((T const []){ __VA_ARGS__ }) / sizeof(T)
 
 /* Adds every part in the order of struct scn_parts, stopping at the
  * first error, which it returns. */
