@@ -9,28 +9,34 @@
 
 #include "scenario/desc.h"
 
+/* Appends word i of n (then suffix) to the list "a, b or c" in buf of
+ * len bytes, *at long so far. */
+static void list_add(char *buf, size_t len, size_t *at, unsigned i,
+		     unsigned n, const char *word, const char *suffix)
+{
+	int w = *at >= len ? -1 :
+		snprintf(buf + *at, len - *at, "%s%s%s",
+			 !i ? "" : i + 1 == n ? " or " : ", ", word, suffix);
+
+	if (w > 0)
+		*at += (size_t)w;
+}
+
 /* The valid words of a table, "a=, b= or c", for unknown-key errors. */
 static void keys_list(const struct scn_optset *set, char *buf, size_t len)
 {
 	size_t at = 0;
 
 	buf[0] = '\0';
-	for (unsigned i = 0; i < set->n && at < len; i++) {
-		const struct scn_opt *o = &set->opt[i];
-		const char *sep = !i ? "" : i + 1 == set->n ? " or " : ", ";
-		int n = snprintf(buf + at, len - at, "%s%s%s", sep, o->key,
-				 o->type == SCN_OPT_FLAG ? "" : "=");
-
-		if (n < 0)
-			break;
-		at += (size_t)n;
-	}
+	for (unsigned i = 0; i < set->n; i++)
+		list_add(buf, len, &at, i, set->n, set->opt[i].key,
+			 set->opt[i].type == SCN_OPT_FLAG ? "" : "=");
 }
 
 static int enum_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 		      const char *v, uint64_t *x)
 {
-	char list[256];
+	char list[256] = "";
 	size_t at = 0;
 	unsigned n = 0;
 
@@ -39,16 +45,8 @@ static int enum_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 			*x = n;
 			return 0;
 		}
-	list[0] = '\0';
-	for (unsigned i = 0; i < n && at < sizeof(list); i++) {
-		int w = snprintf(list + at, sizeof(list) - at, "%s%s",
-				 !i ? "" : i + 1 == n ? " or " : ", ",
-				 o->names[i]);
-
-		if (w < 0)
-			break;
-		at += (size_t)w;
-	}
+	for (unsigned i = 0; i < n; i++)
+		list_add(list, sizeof(list), &at, i, n, o->names[i], "");
 	return imc_scn_parse_error(p, "%s: expected %s, got '%s'", o->key,
 				   list, v);
 }
