@@ -69,29 +69,15 @@ struct mc_join *scn_mcast_head_lookup(const struct imc_scenario *s)
 	return (struct mc_join *)scn_name_find(s, &label_space, "");
 }
 
-/* The mcast-join line before this one whose as= is word (NAME or @NAME). */
-static int label_find(struct imc_scn_parser *p, const char *word,
-		      const struct mc_join **out)
-{
-	*out = scn_label_find(p, &label_space, "mcast-join",
-			      word + (word[0] == '@'));
-	return *out ? 0 : -EINVAL;
-}
-
-static int mgid_parse(struct imc_scn_parser *p, const char *word,
-		      bool zero_ok, struct scn_mgid *m)
-{
-	return scn_mgid_parse(p, word, &label_space, "mcast-join",
-			      SCN_MGID_MCAST | (zero_ok ? SCN_MGID_ZERO : 0),
-			      m);
-}
-
 /* The as=NAME of an earlier mcast-join, @ optional, into the
  * const struct mc_join * at the argument's offset. */
 static int name_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 			   const char *w, void *base)
 {
-	return label_find(p, w, scn_arg_at(base, arg));
+	const struct mc_join **out = scn_arg_at(base, arg);
+
+	*out = scn_label_find(p, &label_space, "mcast-join", w + (w[0] == '@'));
+	return *out ? 0 : -EINVAL;
 }
 
 static void name_word_print(FILE *f, const struct imc_topo *t,
@@ -155,21 +141,6 @@ static void join_rest_free(const struct scn_arg *arg, void *base)
 	free(a->name);
 }
 
-/* state= names at least one JoinState bit: a join of none is no join
- * (IBA 15.2.5.17). */
-static int state_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
-			   const char *v, void *field)
-{
-	uint8_t *st = field;
-	int rc = scn_join_state_parse(p, v, st);
-
-	(void)o;
-	if (!rc && (!*st || *st > 0xf))
-		rc = imc_scn_parse_error(p,
-			"state: at least one JoinState bit");
-	return rc;
-}
-
 /* as=NAME: the name index keys the line by it. */
 static int as_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 			const char *v, void *field)
@@ -186,11 +157,10 @@ static int as_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 	return rc;
 }
 
-/* In the order they print; state= first, from the last argument. */
+/* In the order they print. state= names at least one JoinState bit: a
+ * join of none is no join (IBA 15.2.5.17). */
 static const struct scn_opt join_opts[] = {
-	{ .key = "state", .type = SCN_OPT_CUSTOM, .flags = SCN_OPT_NOPRINT,
-	  .offset = offsetof(struct mc_join, state),
-	  .parse = state_opt_parse },
+	SCN_O_JOIN_STATE(struct mc_join, state, 1),
 	SCN_O_MCMR_COMPS(struct mc_join, rec),
 	SCN_O_FLAG("create", struct mc_join, create),
 	SCN_O_FLAG("noqp", struct mc_join, noqp),
@@ -202,33 +172,14 @@ static const struct scn_opt join_opts[] = {
 };
 static const struct scn_optset join_set = SCN_OPTSET(join_opts);
 
-static int join_mgid_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
-			   const char *w, void *base)
-{
-	return mgid_parse(p, w, true, scn_arg_at(base, arg));
-}
-
-static void join_rest_print(FILE *f, const struct imc_topo *t,
-			    const struct scn_arg *arg, const void *base)
-{
-	const struct mc_join *a = base;
-
-	(void)t;
-	(void)arg;
-	if (a->state_set) {
-		fputs(" state=", f);
-		scn_join_state_print(f, a->state);
-	}
-}
-
 static const char join_usage[] =
 	"expected 'mcast-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [noqp] [retry=TIME] [as=NAME]'";
 
 static const struct scn_arg join_args[] = {
 	SCN_A_HOST(struct mc_join, host),
-	SCN_A_CUSTOM(struct mc_join, mgid, "an MGID", join_mgid_parse,
-		     scn_mgid_arg_print, 0),
-	SCN_A_UNKNOWN(join_usage, join_rest_print, join_rest_free),
+	SCN_A_MGID(struct mc_join, mgid, &label_space, "mcast-join",
+		   SCN_MGID_MCAST | SCN_MGID_ZERO),
+	SCN_A_UNKNOWN(join_usage, join_rest_free),
 };
 
 /* The file's first mcast-join keys the show recorder (head). */
@@ -374,13 +325,6 @@ static void event_print(FILE *f, const struct imc_topo *t,
 		fprintf(f, " %s", event_words[a->event]);
 }
 
-static int host_mgid_word_parse(struct imc_scn_parser *p,
-				const struct scn_arg *arg, const char *w,
-				void *base)
-{
-	return mgid_parse(p, w, false, scn_arg_at(base, arg));
-}
-
 static int has_host(struct imc_scn_parser *p, void *data)
 {
 	struct subj_arg *a = data;
@@ -404,8 +348,8 @@ static const struct scn_arg host_args[] = {
 };
 static const struct scn_arg host_mgid_args[] = {
 	SCN_A_HOST(struct subj_arg, host),
-	SCN_A_CUSTOM(struct subj_arg, mgid, "an MGID", host_mgid_word_parse,
-		     scn_mgid_arg_print, 0),
+	SCN_A_MGID(struct subj_arg, mgid, &label_space, "mcast-join",
+		   SCN_MGID_MCAST),
 };
 
 #define SUBJ_DESC(tab, n, u, lo, hi) \
@@ -464,44 +408,32 @@ static int state_observe(struct imc_scn_ctx *c, const void *data,
 
 /* ---- mcast-status NAME ---- */
 
-static const struct {
-	const char *name;
-	int err;
-} errno_names[] = {
-	{ "timeout", ETIMEDOUT },
-	{ "canceled", ECANCELED },
-	{ "reset", ENETRESET },
-	{ "mismatch", EINVAL },
+/* A status of a negative errno, ERRNO_BASE + errno, by name. */
+static const struct scn_named errno_names[] = {
+	{ "timeout", ERRNO_BASE + ETIMEDOUT },
+	{ "canceled", ERRNO_BASE + ECANCELED },
+	{ "reset", ERRNO_BASE + ENETRESET },
+	{ "mismatch", ERRNO_BASE + EINVAL },
 };
 
 static int status_value_parse(const char *word, uint64_t *v)
 {
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(errno_names); i++) {
-		if (!strcmp(word, errno_names[i].name)) {
-			*v = ERRNO_BASE + (unsigned)errno_names[i].err;
-			return 0;
-		}
-	}
+	if (!scn_named_parse(errno_names, IMC_ARRAY_SIZE(errno_names), word,
+			     v))
+		return 0;
 	return scn_mad_status_parse(word, v);
 }
 
 static void status_value_format(uint64_t v, char *buf, size_t len)
 {
-	const char *name;
+	const char *name = v >= ERRNO_BASE ?
+		scn_named_str(errno_names, IMC_ARRAY_SIZE(errno_names), v) :
+		scn_mad_status_name(v);
 
-	if (v >= ERRNO_BASE) {
-		for (unsigned i = 0; i < IMC_ARRAY_SIZE(errno_names); i++) {
-			if (ERRNO_BASE + (unsigned)errno_names[i].err == v) {
-				snprintf(buf, len, "%s", errno_names[i].name);
-				return;
-			}
-		}
-		snprintf(buf, len, "errno %" PRIu64, v - ERRNO_BASE);
-		return;
-	}
-	name = scn_mad_status_name(v);
 	if (name)
 		snprintf(buf, len, "%s", name);
+	else if (v >= ERRNO_BASE)
+		snprintf(buf, len, "errno %" PRIu64, v - ERRNO_BASE);
 	else
 		snprintf(buf, len, "0x%04" PRIx64, v);
 }
@@ -812,24 +744,6 @@ static void hex_format(uint64_t v, char *buf, size_t len)
 	snprintf(buf, len, "0x%" PRIx64, v);
 }
 
-static const struct imc_scn_subject subj_state =
-	SCN_NAMED_SUBJECT("mcast-state", name, state_observe, state);
-
-static const struct imc_scn_subject subj_status =
-	SCN_NAMED_SUBJECT("mcast-status", name, status_observe, status);
-
-static const struct imc_scn_subject subj_callbacks =
-	SCN_DESC_SUBJECT("mcast-callbacks", callbacks, callbacks_observe);
-
-static const struct imc_scn_subject subj_members =
-	SCN_DESC_SUBJECT("mcast-members", host_mgid, members_observe);
-
-static const struct imc_scn_subject subj_held = {
-	.name = "mcast-held", .parse = host_mgid_parse,
-	.print = host_mgid_print, .observe = held_observe,
-	.value_format = hex_format, .free = host_mgid_free,
-};
-
 #define COUNTER(how, off, size) \
 	.parse = host_parse, .print = host_print, \
 	.observe = counter_observe, .free = host_free, \
@@ -838,7 +752,16 @@ static const struct imc_scn_subject subj_held = {
 			sizeof(((struct imc_mcast_stats *)0)->f))
 #define COUNT(how) COUNTER(how, 0, 0)
 
-static const struct imc_scn_subject counters[] = {
+static const struct imc_scn_subject subjects[] = {
+	SCN_NAMED_SUBJECT("mcast-state", name, state_observe, state),
+	SCN_NAMED_SUBJECT("mcast-status", name, status_observe, status),
+	SCN_DESC_SUBJECT("mcast-callbacks", callbacks, callbacks_observe),
+	SCN_DESC_SUBJECT("mcast-members", host_mgid, members_observe),
+	{ .name = "mcast-held", .parse = host_mgid_parse,
+	  .print = host_mgid_print, .observe = held_observe,
+	  .value_format = hex_format, .free = host_mgid_free },
+	SCN_DESC_SUBJECT("mcast-consistent", scn_bare, consistent_observe),
+	SCN_DESC_SUBJECT("mcast-orphans", scn_bare, orphans_observe),
 	{ .name = "mcast-groups", STAT(groups) },
 	{ .name = "mcast-joined", COUNT(K_JOINED) },
 	{ .name = "mcast-handles", COUNT(K_HANDLES) },
@@ -856,44 +779,23 @@ static const struct imc_scn_subject counters[] = {
 	{ .name = "mcast-max-in-flight", COUNT(K_MAX_IN_FLIGHT) },
 };
 
-static const struct imc_scn_subject subj_consistent =
-	SCN_DESC_SUBJECT("mcast-consistent", scn_bare, consistent_observe);
-static const struct imc_scn_subject subj_orphans =
-	SCN_DESC_SUBJECT("mcast-orphans", scn_bare, orphans_observe);
-
-
-static const struct imc_scn_section section_mcast = {
-	.name = "mcast", .rank = 150, .report = scn_mcast_report,
+static const struct scn_parts mcast_parts = {
+	SCN_LIST(verbs, const struct imc_scn_verb *, &cfg_verb, &join_verb,
+		 &leave_verb, &scn_verb_mcast_send, &show_verb),
+	SCN_PARTS(subjects, subjects),
+	SCN_LIST(sections, const struct imc_scn_section *,
+		 &(const struct imc_scn_section){ .name = "mcast", .rank = 150,
+			.report = scn_mcast_report }),
+	SCN_LIST(services, struct scn_svc_entry,
+		 { SCN_SVC_NAME_MCAST, &(const struct scn_svc_ops){
+			.space = &label_space, .what = "mcast-join",
+			.mgid_flags = SCN_MGID_MCAST,
+			.resolve = scn_mcast_mgid_resolve_or_fail } },
+		 { SCN_SVC_PORT_TRACKER, &scn_mcast_trackers }),
+	.plugin = &scn_mcast_plugin,
 };
 
 int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 {
-	static const struct imc_scn_verb *const verbs[] = {
-		&cfg_verb, &join_verb, &leave_verb, &scn_verb_mcast_send,
-		&show_verb,
-	};
-	static const struct imc_scn_subject *const subjects[] = {
-		&subj_state, &subj_status, &subj_callbacks, &subj_members,
-		&subj_held, &subj_consistent, &subj_orphans,
-	};
-	static const struct scn_svc_ops names = {
-		.space = &label_space, .what = "mcast-join",
-		.mgid_flags = SCN_MGID_MCAST,
-		.resolve = scn_mcast_mgid_resolve_or_fail,
-	};
-	int rc = scn_lang_add_words(l, verbs, IMC_ARRAY_SIZE(verbs), subjects,
-				    IMC_ARRAY_SIZE(subjects));
-
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(counters) && !rc; i++)
-		rc = imc_scn_lang_add_subject(l, &counters[i]);
-	if (!rc)
-		rc = scn_lang_add_service(l, SCN_SVC_NAME_MCAST, &names);
-	if (!rc)
-		rc = scn_lang_add_service(l, SCN_SVC_PORT_TRACKER,
-					  &scn_mcast_trackers);
-	if (!rc)
-		rc = imc_scn_lang_add_plugin(l, &scn_mcast_plugin);
-	if (!rc)
-		rc = imc_scn_lang_add_section(l, &section_mcast);
-	return rc;
+	return scn_lang_add_parts(l, &mcast_parts);
 }
