@@ -234,6 +234,57 @@ static void test_print(void **state)
 	free(s);
 }
 
+/* The listed keys come in the order given, typed as the record printer
+ * types them; a name that is no field is refused. */
+static void test_print_keys(void **state)
+{
+	static const char *const keys[] = { "scope", "mgid", "proxy_join",
+					    "qkey", NULL };
+	static const char *const bad[] = { "qkey", "nope", NULL };
+	struct imc_mcmr r = group();
+	struct imc_json j;
+	char *s = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&s, &n);
+
+	(void)state;
+	assert_non_null(f);
+	imc_json_init(&j, f, 0, 0);
+	assert_int_equal(imc_json_object_begin(&j), 0);
+	assert_int_equal(imc_mcmr_print_json_keys(&j, &r, keys), 0);
+	assert_int_equal(imc_mcmr_print_json_keys(&j, &r, bad), -EINVAL);
+	assert_int_equal(imc_json_object_end(&j), 0);
+	assert_int_equal(imc_json_finish(&j), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_string_equal(s, "{\"scope\":2,\"mgid\":\"ff12:401b::1\","
+			       "\"proxy_join\":false,\"qkey\":17,"
+			       "\"qkey\":17}");
+	free(s);
+}
+
+/* Exactly the fields of the mask are copied, as they are: a GID, a
+ * boolean, a 20-bit field holding more than its bits. */
+static void test_copy(void **state)
+{
+	struct imc_mcmr src = group(), dst;
+
+	(void)state;
+	src.port_gid = fx_gid(3);
+	src.proxy_join = true;
+	src.flow_label = 0x1fffff;
+	memset(&dst, 0, sizeof(dst));
+	imc_mcmr_copy(&dst, &src, CM(PORT_GID) | CM(PROXY_JOIN) |
+					  CM(FLOW_LABEL) | CM(QKEY));
+	assert_memory_equal(&dst.port_gid, &src.port_gid, sizeof(dst.port_gid));
+	assert_true(dst.proxy_join);
+	assert_int_equal(dst.flow_label, 0x1fffff);
+	assert_int_equal(dst.qkey, src.qkey);
+	assert_true(imc_gid_is_zero(&dst.mgid));
+	assert_int_equal(dst.mlid, 0);
+	assert_int_equal(dst.sl, 0);
+	assert_int_equal(dst.mtu, 0);
+}
+
 /* The components fill_create sets are those the SA engine requires:
  * it answers the create with the group, and refuses the same request
  * missing any one of them (IBA 15.2.5.17 o15-0.2.3). */
@@ -305,6 +356,8 @@ int main(void)
 		cmocka_unit_test(test_match_pkey),
 		cmocka_unit_test(test_match_selectors),
 		cmocka_unit_test(test_print),
+		cmocka_unit_test(test_print_keys),
+		cmocka_unit_test(test_copy),
 		cmocka_unit_test(test_fill_create),
 	};
 

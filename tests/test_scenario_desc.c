@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +93,29 @@ static const struct scn_desc rec_desc = {
 /* No argument at all: the word past the end is quoted. */
 static const struct scn_desc none_desc = {
 	.usage = "takes no argument", .keep = SCN_KEEP_GOT,
+};
+
+/* An MGID, 0 or @NAME argument and a host option. */
+struct mrec {
+	struct scn_mgid m;
+	struct scn_port_arg via;
+	uint64_t given;
+};
+
+static const char names_space;
+
+static const struct scn_arg m_args[] = {
+	SCN_A_MGID(struct mrec, m, &names_space, "v-join",
+		   SCN_MGID_ZERO | SCN_MGID_MCAST),
+};
+static const struct scn_opt m_opts[] = {
+	SCN_O_HOST("via", struct mrec, via),
+};
+static const struct scn_optset m_set = SCN_OPTSET(m_opts);
+static const struct scn_desc m_desc = {
+	.usage = "expected 'v MGID [via=HOST]'", .min = 1, SCN_ARGS(m_args),
+	.opts = &m_set, .keep = SCN_KEEP_GIVEN,
+	.given_off = offsetof(struct mrec, given), .size = sizeof(struct mrec),
 };
 
 struct fx {
@@ -288,6 +312,53 @@ static void test_none(void **state)
 	scn_desc_free(&none_desc, data);
 }
 
+/* The MGID kind reads a GID, 0 and an earlier line's @NAME and prints
+ * each back; a HOST option prints its port by name. */
+static void test_mgid_host(void **state)
+{
+	const char *argv[] = { "@g" };
+	struct fx x;
+	void *data;
+	struct mrec *r;
+	char *out;
+
+	(void)state;
+	assert_int_equal(parse_line(&x, &m_desc, "ff12::1 via=H-000002",
+				    &data), 0);
+	r = data;
+	assert_null(r->m.line);
+	assert_true(imc_gid_is_multicast(&r->m.gid));
+	assert_string_equal(topo->node[r->via.node].name, "H-000002");
+	out = print(&m_desc, r);
+	assert_string_equal(out, " ff12::1 via=H-000002:1");
+	free(out);
+	scn_desc_free(&m_desc, data);
+
+	assert_int_equal(parse_line(&x, &m_desc, "0", &data), 0);
+	out = print(&m_desc, data);
+	assert_string_equal(out, " 0");
+	free(out);
+	scn_desc_free(&m_desc, data);
+
+	assert_int_equal(scn_name_add(&x.s, &names_space, "g", &the_arg), 0);
+	data = NULL;
+	assert_int_equal(scn_desc_parse(&x.p, &m_desc, 1, argv, &data), 0);
+	r = data;
+	assert_ptr_equal(r->m.line, &the_arg);
+	out = print(&m_desc, r);
+	assert_string_equal(out, " @g");
+	free(out);
+	scn_desc_free(&m_desc, data);
+	tdestroy(x.s.names, free);
+
+	expect_err(&m_desc, "@h",
+		   "t.scn:3: v: @h: no v-join ... as=h on an earlier line");
+	expect_err(&m_desc, "fe80::1",
+		   "t.scn:3: v: MGID: expected a multicast GID (ff12:...), 0 or @NAME, got 'fe80::1'");
+	expect_err(&m_desc, "ff12::1 via=L-0001",
+		   "t.scn:3: v: 'L-0001' is a switch; expected a host (HCA)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +366,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_none),
+		cmocka_unit_test(test_mgid_host),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

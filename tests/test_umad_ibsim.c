@@ -540,6 +540,25 @@ static void test_wire_helpers(void **state)
 	assert_int_equal(p.sqp, 7);
 	assert_int_equal(imc_ibsim_pkt_unpack(&p, b, sizeof(b) - 1), -EBADMSG);
 
+	/* The server's side writes every field; unpack reads them back. */
+	{
+		const struct imc_ibsim_pkt w = { 0x0203, 0x0405, 0x10, 0x11,
+						 110, 300, mad };
+
+		imc_ibsim_pkt_write(b, &w);
+		assert_int_equal(get_host32(b + 4), htons(0x0405));
+		memcpy(&be, b + 24, 8);
+		assert_int_equal(be64toh(be), 256);
+		assert_int_equal(imc_ibsim_pkt_unpack(&p, b, sizeof(b)), 0);
+		assert_int_equal(p.dlid, 0x0203);
+		assert_int_equal(p.slid, 0x0405);
+		assert_int_equal(p.dqp, 0x10);
+		assert_int_equal(p.sqp, 0x11);
+		assert_int_equal(p.status, 110);
+		assert_int_equal(p.len, 256);
+		assert_memory_equal(p.mad, mad, 256);
+	}
+
 	/* Control messages. */
 	imc_ibsim_ctl_pack(c, 3, IMC_IBSIM_CTL_SET_ISSM, "\1\0\0\0", 4);
 	assert_int_equal(get_host32(c), IMC_IBSIM_MAGIC);

@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -120,6 +121,36 @@ struct item {
 	int v;
 };
 
+/* A ring that wraps comes out in order from index 0 of the new array;
+ * an empty one and a full one that does not wrap grow too; a capacity
+ * below the count is refused with the ring left as it was. */
+static void test_ring_grow(void **state)
+{
+	uint16_t *q = malloc(5 * sizeof(*q));
+	uint16_t *e = NULL;
+
+	(void)state;
+	assert_non_null(q);
+	/* cap 5, head 3, len 4: 30 40 | 10 20 in ring order */
+	q[3] = 30, q[4] = 40, q[0] = 10, q[1] = 20, q[2] = 0xdead;
+	assert_int_equal(imc_ring_grow(&q, sizeof(*q), 3, 4, 5, 3), -ENOMEM);
+	assert_int_equal(q[3], 30);
+	assert_int_equal(imc_ring_grow(&q, sizeof(*q), 3, 4, 5, 10), 0);
+	assert_int_equal(q[0], 30);
+	assert_int_equal(q[1], 40);
+	assert_int_equal(q[2], 10);
+	assert_int_equal(q[3], 20);
+	/* head 0, full, no wrap */
+	q[4] = 50;
+	assert_int_equal(imc_ring_grow(&q, sizeof(*q), 0, 5, 10, 20), 0);
+	assert_int_equal(q[4], 50);
+	assert_int_equal(q[0], 30);
+	free(q);
+	assert_int_equal(imc_ring_grow(&e, sizeof(*e), 0, 0, 0, 4), 0);
+	assert_non_null(e);
+	free(e);
+}
+
 static void test_list(void **state)
 {
 	struct imc_list head, other, *l, *nx;
@@ -164,6 +195,7 @@ int main(void)
 		cmocka_unit_test(test_vec_overflow_refused),
 		cmocka_unit_test(test_vec_resize),
 		cmocka_unit_test(test_vec_bsearch),
+		cmocka_unit_test(test_ring_grow),
 		cmocka_unit_test(test_list),
 	};
 

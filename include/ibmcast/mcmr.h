@@ -79,6 +79,11 @@ uint64_t imc_mcmr_field_get(const struct imc_mcmr *r,
 int imc_mcmr_field_set(struct imc_mcmr *r, const struct imc_mcmr_field *f,
 		       uint64_t v);
 
+/* Copies from src to dst the fields whose ComponentMask bit is in mask,
+ * as they are (no range check). */
+void imc_mcmr_copy(struct imc_mcmr *dst, const struct imc_mcmr *src,
+		   uint64_t mask);
+
 /* ---- Matching. Does group record g satisfy request r in every group
  * component of mask (IBA 15.2.5.17 o15-0.2.4 item 5)? Components compare
  * equal, except: MTU, Rate and PacketLifeTime with their selector in the
@@ -99,6 +104,13 @@ bool imc_mcmr_match(const struct imc_mcmr *g, const struct imc_mcmr *r,
 int imc_mcmr_print_text(FILE *f, const struct imc_mcmr *r, uint64_t mask);
 int imc_mcmr_print_json(struct imc_json *j, const struct imc_mcmr *r,
 			uint64_t mask);
+/* Writes the fields names lists (field names, NULL-terminated) as keys
+ * of the JSON object open in j, in that order and typed as
+ * imc_mcmr_print_json types them: the record part of a listing that
+ * adds keys of its own. -EINVAL for a name that is no field, else 0 or
+ * the writer's error. */
+int imc_mcmr_print_json_keys(struct imc_json *j, const struct imc_mcmr *r,
+			     const char *const *names);
 
 /* ---- Creating a group. The SA creates a group only when a Set names
  * MGID, PortGID, JoinState, Q_Key, P_Key, SL, FlowLabel and TClass

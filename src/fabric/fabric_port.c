@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "fabric_int.h"
+#include "ibmcast/gid.h"
+#include "util/vec.h"
 
 /* ---- ports and events ---- */
 
@@ -28,14 +30,10 @@ void fab_post(struct imc_fabric *f, struct hport *h, enum imc_port_event ev)
 {
 	if (h->ev_len == h->ev_cap) {
 		unsigned cap = h->ev_cap ? h->ev_cap * 2 : 4;
-		struct evq_ent *q = malloc(cap * sizeof(*q));
 
-		if (!q)
+		if (imc_ring_grow(&h->evq, sizeof(*h->evq), h->ev_head,
+				  h->ev_len, h->ev_cap, cap))
 			return;
-		for (unsigned i = 0; i < h->ev_len; i++)
-			q[i] = h->evq[(h->ev_head + i) % h->ev_cap];
-		free(h->evq);
-		h->evq = q;
 		h->ev_cap = cap;
 		h->ev_head = 0;
 	}
@@ -130,8 +128,7 @@ int imc_fabric_port_attr(const struct imc_fabric *f, uint32_t node,
 	out->guid = tn->port[p->h ? port : 0].guid;
 	if (!out->guid)
 		out->guid = tn->guid;
-	imc_put64(out->gid.raw, f->cfg.subnet_prefix);
-	imc_put64(out->gid.raw + 8, out->guid);
+	imc_gid_set(&out->gid, f->cfg.subnet_prefix, out->guid);
 	out->mtu = p->mtu;
 	out->rate = p->rate;
 	if (p->h) {

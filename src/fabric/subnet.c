@@ -61,7 +61,6 @@ struct imc_subnet {
 	/* per LID */
 	uint32_t *owner_node;   /* NONE: free */
 	uint8_t *owner_port;
-	uint32_t nlids, hca_lids, switch_lids;
 	uint16_t max_lid;
 	uint16_t free_hint;     /* no free LID below it */
 
@@ -75,8 +74,8 @@ struct imc_subnet {
 	uint8_t *lft;           /* nsw x stride */
 	size_t stride;
 	struct dest *dest;      /* stride entries */
-	uint32_t routable, switches_routed, max_hops;
-	uint64_t routes;
+	/* the LIDs' and the last route's counts */
+	struct imc_subnet_stats st;
 };
 
 static const struct imc_topo_port *tport(const struct imc_subnet *s,
@@ -150,8 +149,8 @@ static void route_clear(struct imc_subnet *s)
 	s->dest = NULL;
 	s->rnodes = s->nsw = 0;
 	s->stride = 0;
-	s->routable = s->switches_routed = s->max_hops = 0;
-	s->routes = 0;
+	s->st.routable_lids = s->st.switches_routed = s->st.max_hops = 0;
+	s->st.routes = 0;
 }
 
 int imc_subnet_create(const struct imc_topo *topo, struct imc_subnet **out)
@@ -350,11 +349,11 @@ static void lid_take(struct imc_subnet *s, uint16_t lid, uint32_t node,
 	s->owner_node[lid] = node;
 	s->owner_port[lid] = (uint8_t)port;
 	s->lid[s->base[node] + port] = lid;
-	s->nlids++;
+	s->st.lids++;
 	if (is_switch(s, node))
-		s->switch_lids++;
+		s->st.switch_lids++;
 	else
-		s->hca_lids++;
+		s->st.hca_lids++;
 	if (lid > s->max_lid)
 		s->max_lid = lid;
 }
@@ -366,11 +365,11 @@ static void lid_release(struct imc_subnet *s, uint16_t lid)
 	s->lid[s->base[node] + s->owner_port[lid]] = 0;
 	s->owner_node[lid] = NONE;
 	s->owner_port[lid] = 0;
-	s->nlids--;
+	s->st.lids--;
 	if (is_switch(s, node))
-		s->switch_lids--;
+		s->st.switch_lids--;
 	else
-		s->hca_lids--;
+		s->st.hca_lids--;
 	if (lid < s->free_hint)
 		s->free_hint = lid;
 	while (s->max_lid && s->owner_node[s->max_lid] == NONE)
@@ -721,7 +720,7 @@ static void dests(struct imc_subnet *s, const struct walk *w)
 				d->sw = NONE;
 			}
 		}
-		s->routable++;
+		s->st.routable_lids++;
 	}
 }
 
@@ -753,10 +752,10 @@ static void route_switch(struct imc_subnet *s, const struct adj *a,
 			port = take(k, k->of[d->sw], load);
 		}
 		row[lid] = port;
-		s->routes++;
+		s->st.routes++;
 		h = rs[d->sw] + (d->kind == DEST_HCA_SW);
-		if (h > s->max_hops)
-			s->max_hops = h;
+		if (h > s->st.max_hops)
+			s->st.max_hops = h;
 	}
 }
 
@@ -811,7 +810,7 @@ static int route(struct imc_subnet *s)
 		slot_port(s, slot, &node, &port);
 		if (is_switch(s, node)) {
 			s->reached[s->sw_of[node]] = 1;
-			s->switches_routed++;
+			s->st.switches_routed++;
 		}
 	}
 	dests(s, &w);
@@ -887,16 +886,10 @@ int imc_subnet_sweep(struct imc_subnet *s)
 
 void imc_subnet_stats(const struct imc_subnet *s, struct imc_subnet_stats *out)
 {
-	memset(out, 0, sizeof(*out));
-	if (!s)
-		return;
-	out->lids = s->nlids;
-	out->hca_lids = s->hca_lids;
-	out->switch_lids = s->switch_lids;
-	out->routable_lids = s->routable;
-	out->switches_routed = s->switches_routed;
-	out->max_hops = s->max_hops;
-	out->routes = s->routes;
+	if (s)
+		*out = s->st;
+	else
+		memset(out, 0, sizeof(*out));
 }
 
 int imc_subnet_lid(const struct imc_subnet *s, uint32_t node, unsigned port)

@@ -336,74 +336,66 @@ static int spec_of(struct imc_ip_host *h, const struct imc_ip_addr *src,
 	return 0;
 }
 
-static int send_built(struct imc_ip_host *h, uint8_t *buf, int len)
-{
-	int rc;
+/* What follows the IP header of a packet the host sends: an ICMP echo
+ * request (RFC 792, RFC 4443 4.1) or a UDP datagram (RFC 768). */
+struct l4 {
+	bool udp;
+	uint16_t a, b;           /* echo: id, seq; UDP: ports */
+	const void *payload;     /* UDP only */
+	size_t len;              /* bytes past the headers */
+};
 
-	if (len < 0) {
-		free(buf);
-		return len;
-	}
-	rc = h->ifc ? imc_ipoib_xmit(h->ifc, buf, (size_t)len) : -ENETDOWN;
+/* Builds the packet of x from src (NULL: chosen) to dst in a buffer of
+ * its own and hands it to the interface. */
+static int send_l4(struct imc_ip_host *h, const struct imc_ip_addr *src,
+		   const struct imc_ip_addr *dst, const struct l4 *x)
+{
+	struct imc_ip_spec s;
+	uint8_t b[8], *buf;
+	size_t cap;
+	int rc, n;
+
+	rc = spec_of(h, src, dst, b, &s);
 	if (rc)
+		return rc;
+	if (x->len > 0xFFFF)
+		return -ENOSPC;
+	cap = IMC_IP6_HDR_LEN + IMC_L4_HDR_LEN + x->len;
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	n = x->udp ? imc_ip_udp_build(buf, cap, &s, x->a, x->b, x->payload,
+				      x->len)
+		   : imc_ip_echo_build(buf, cap, &s, false, x->a, x->b,
+				       x->len);
+	if (n < 0)
+		rc = n;
+	else if (!h->ifc)
+		rc = -ENETDOWN;
+	else
+		rc = imc_ipoib_xmit(h->ifc, buf, (size_t)n);
+	if (rc && n >= 0)
 		h->st.send_errors++;
 	free(buf);
 	return rc;
-}
-
-/* The spec of a packet of len bytes past its headers from src to dst
- * and a buffer for it (*cap bytes); NULL with *rc when there is none. */
-static uint8_t *prepare(struct imc_ip_host *h, const struct imc_ip_addr *src,
-			const struct imc_ip_addr *dst, size_t len,
-			uint8_t b[8], struct imc_ip_spec *s, size_t *cap,
-			int *rc)
-{
-	uint8_t *buf;
-
-	*rc = spec_of(h, src, dst, b, s);
-	if (*rc)
-		return NULL;
-	if (len > 0xFFFF) {
-		*rc = -ENOSPC;
-		return NULL;
-	}
-	*cap = IMC_IP6_HDR_LEN + IMC_L4_HDR_LEN + len;
-	buf = malloc(*cap);
-	if (!buf)
-		*rc = -ENOMEM;
-	return buf;
 }
 
 int imc_ip_host_ping(struct imc_ip_host *h, const struct imc_ip_addr *src,
 		     const struct imc_ip_addr *dst, uint16_t id, uint16_t seq,
 		     size_t size)
 {
-	struct imc_ip_spec s;
-	uint8_t b[8], *buf;
-	size_t cap;
-	int rc;
+	const struct l4 x = { false, id, seq, NULL, size };
 
-	buf = prepare(h, src, dst, size, b, &s, &cap, &rc);
-	if (!buf)
-		return rc;
-	return send_built(h, buf, imc_ip_echo_build(buf, cap, &s, false, id,
-						     seq, size));
+	return send_l4(h, src, dst, &x);
 }
 
 int imc_ip_host_udp(struct imc_ip_host *h, const struct imc_ip_addr *src,
 		    const struct imc_ip_addr *dst, uint16_t sport,
 		    uint16_t dport, const void *payload, size_t len)
 {
-	struct imc_ip_spec s;
-	uint8_t b[8], *buf;
-	size_t cap;
-	int rc;
+	const struct l4 x = { true, sport, dport, payload, len };
 
-	buf = prepare(h, src, dst, len, b, &s, &cap, &rc);
-	if (!buf)
-		return rc;
-	return send_built(h, buf, imc_ip_udp_build(buf, cap, &s, sport, dport,
-						    payload, len));
+	return send_l4(h, src, dst, &x);
 }
 
 void imc_ip_host_stats(const struct imc_ip_host *h,

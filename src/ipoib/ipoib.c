@@ -486,6 +486,17 @@ struct ep *ipo_ep_learn(struct imc_ipoib *ifc, const struct imc_gid *gid,
 	return e;
 }
 
+bool ipo_expiry_rearm(struct imc_ipoib *ifc, struct imc_timer *t,
+		      imc_time_t last, imc_time_t now)
+{
+	imc_time_t at = last + ifc->cfg.neigh_expiry;
+
+	if (at <= now)
+		return false;
+	imc_timer_arm(ifc->loop, t, at);
+	return true;
+}
+
 static void ep_expiry_fire(struct imc_timer *t)
 {
 	struct ep *e = imc_container_of(t, struct ep, expiry);
@@ -496,11 +507,8 @@ static void ep_expiry_fire(struct imc_timer *t)
 		imc_timer_arm(ifc->loop, &e->expiry, now + ifc->cfg.neigh_expiry);
 		return;
 	}
-	if (e->used + ifc->cfg.neigh_expiry > now) {
-		imc_timer_arm(ifc->loop, &e->expiry,
-			      e->used + ifc->cfg.neigh_expiry);
+	if (ipo_expiry_rearm(ifc, &e->expiry, e->used, now))
 		return;
-	}
 	ifc->st.expired++;
 	ep_free(e);
 }

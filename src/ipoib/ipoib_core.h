@@ -120,6 +120,11 @@ struct imc_ipoib {
 /* ipoib.c */
 
 void ipo_drop(struct imc_ipoib *ifc, enum imc_ipoib_drop why);
+/* An endpoint or neighbour last used or confirmed at last expires
+ * neigh_expiry later: if that is still to come, t is armed for it and
+ * true returned (the one expiry rule of both). */
+bool ipo_expiry_rearm(struct imc_ipoib *ifc, struct imc_timer *t,
+		      imc_time_t last, imc_time_t now);
 
 void ipo_ep_fabricate(struct ep *e);
 

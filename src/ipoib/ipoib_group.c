@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ibmcast/gid.h"
+#include "ibmcast/mcmr.h"
 #include "ipoib/ipoib_core.h"
 #include "util/bytes.h"
 
@@ -104,27 +105,21 @@ int ipo_grp_join(struct group *g)
 			UMAD_SA_MCM_COMP_MASK_PORT_GID |
 			UMAD_SA_MCM_COMP_MASK_JOIN_STATE;
 	if (!g->bcast) {
-		const struct imc_mcmr *b = &ifc->brec;
+		/* The MTU and rate exactly the broadcast group's; its
+		 * HopLimit travels in the record without its component. */
+		const uint64_t from_bcast =
+			UMAD_SA_MCM_COMP_MASK_QKEY | UMAD_SA_MCM_COMP_MASK_MTU |
+			UMAD_SA_MCM_COMP_MASK_TCLASS |
+			UMAD_SA_MCM_COMP_MASK_PKEY | UMAD_SA_MCM_COMP_MASK_RATE |
+			UMAD_SA_MCM_COMP_MASK_SL |
+			UMAD_SA_MCM_COMP_MASK_FLOW_LABEL;
 
-		req.rec.qkey = b->qkey;
+		imc_mcmr_copy(&req.rec, &ifc->brec,
+			      from_bcast | UMAD_SA_MCM_COMP_MASK_HOP_LIMIT);
 		req.rec.mtu_sel = UMAD_SA_SELECTOR_EXACTLY;
-		req.rec.mtu = b->mtu;
-		req.rec.tclass = b->tclass;
-		req.rec.pkey = b->pkey;
 		req.rec.rate_sel = UMAD_SA_SELECTOR_EXACTLY;
-		req.rec.rate = b->rate;
-		req.rec.sl = b->sl;
-		req.rec.flow_label = b->flow_label;
-		req.rec.hop_limit = b->hop_limit;
-		req.comp_mask |= UMAD_SA_MCM_COMP_MASK_QKEY |
-				 UMAD_SA_MCM_COMP_MASK_MTU_SEL |
-				 UMAD_SA_MCM_COMP_MASK_MTU |
-				 UMAD_SA_MCM_COMP_MASK_TCLASS |
-				 UMAD_SA_MCM_COMP_MASK_PKEY |
-				 UMAD_SA_MCM_COMP_MASK_RATE_SEL |
-				 UMAD_SA_MCM_COMP_MASK_RATE |
-				 UMAD_SA_MCM_COMP_MASK_SL |
-				 UMAD_SA_MCM_COMP_MASK_FLOW_LABEL;
+		req.comp_mask |= from_bcast | UMAD_SA_MCM_COMP_MASK_MTU_SEL |
+				 UMAD_SA_MCM_COMP_MASK_RATE_SEL;
 	}
 	if (ipo_grp_wants_full(g))
 		req.join_state = IMC_JOIN_FULL;

@@ -207,11 +207,8 @@ static void neigh_timer_fire(struct imc_timer *t)
 		ipo_neigh_free(nb, IMC_IPOIB_DROP_UNRESOLVED);
 		return;
 	}
-	if (nb->confirmed + ifc->cfg.neigh_expiry > now) {
-		imc_timer_arm(ifc->loop, &nb->timer,
-			      nb->confirmed + ifc->cfg.neigh_expiry);
+	if (ipo_expiry_rearm(ifc, &nb->timer, nb->confirmed, now))
 		return;
-	}
 	ifc->st.expired++;
 	ipo_neigh_free(nb, IMC_IPOIB_DROP_FLUSHED);
 }

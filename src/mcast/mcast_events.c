@@ -53,88 +53,79 @@ static void m_rejoin(struct imc_mcast_member *m)
 		mct_mstate(m, IMC_MCAST_REJOINING, 0);
 }
 
-static void port_down(struct imc_mcast *t)
+static void g_down(struct group *g)
 {
-	struct imc_list *l;
-
-	t->port = P_DOWN;
-	mct_sub_reset(t);
-	for (l = t->all.next; l != &t->all; l = l->next) {
-		struct group *g = imc_container_of(l, struct group, all);
-
-		/* The SA drops a port that goes away once the SM's sweep
-		 * finds it gone (IBA 15.2.5.17); a flap shorter than the
-		 * sweep leaves its memberships there, and a Set in flight
-		 * may have been taken. So what the SA may hold stays, in
-		 * doubt: at port up the wanted bits are joined again and
-		 * the others deleted one by one (o15-0.1.14 refuses the
-		 * Delete of a bit not held, which settles it too). Nothing
-		 * is sent until then. */
-		if ((g->state == G_SET || g->state == G_REJOIN) &&
-		    !imc_gid_is_zero(&g->mgid))
-			g->held |= g->req_bits;
-		g->doubt = g->held;
-		mct_group_stop(g);
-		g->trigger = NULL;
-		mct_gstate(g, G_DOWN);
-		each_member(g, m_down);
-		mct_mark_dirty(g); /* frees groups with nobody and nothing */
-	}
+	/* The SA drops a port that goes away once the SM's sweep finds it
+	 * gone (IBA 15.2.5.17); a flap shorter than the sweep leaves its
+	 * memberships there, and a Set in flight may have been taken. So
+	 * what the SA may hold stays, in doubt: at port up the wanted bits
+	 * are joined again and the others deleted one by one (o15-0.1.14
+	 * refuses the Delete of a bit not held, which settles it too).
+	 * Nothing is sent until then. */
+	if ((g->state == G_SET || g->state == G_REJOIN) &&
+	    !imc_gid_is_zero(&g->mgid))
+		g->held |= g->req_bits;
+	g->doubt = g->held;
+	mct_group_stop(g);
+	g->trigger = NULL;
+	mct_gstate(g, G_DOWN);
+	each_member(g, m_down);
+	mct_mark_dirty(g); /* frees groups with nobody and nothing */
 }
 
-static void port_up(struct imc_mcast *t)
+static void g_up(struct group *g)
 {
-	struct imc_list *l;
-
-	t->port = P_ACTIVE;
-	mct_sub_reset(t);
-	for (l = t->all.next; l != &t->all; l = l->next) {
-		struct group *g = imc_container_of(l, struct group, all);
-
-		each_member(g, m_up);
-		if (want(g)) {
-			mct_pace(g);
-		} else {
-			mct_gstate(g, G_IDLE);
-			mct_mark_dirty(g);
-		}
+	each_member(g, m_up);
+	if (want(g)) {
+		mct_pace(g);
+	} else {
+		mct_gstate(g, G_IDLE);
+		mct_mark_dirty(g);
 	}
 }
 
 /* Reregister (IBA 14.4.11), a new SM, a new P_Key table: the SA may have
  * lost or changed our memberships; every group is joined again with its
  * union of bits. */
-static void port_rejoin(struct imc_mcast *t)
+static void g_rejoin(struct group *g)
 {
-	struct imc_list *l;
-
-	/* Requests in flight carry on (their retries reach the SM the
-	 * transport follows); the epoch tells their answers that a re-join
-	 * must follow. Groups already paced keep their turn. */
-	t->epoch++;
-	for (l = t->all.next; l != &t->all; l = l->next) {
-		struct group *g = imc_container_of(l, struct group, all);
-
-		/* The SA may have lost anything: what is held is in doubt
-		 * until the re-join's answer names the port's JoinState
-		 * (a join that arrives meanwhile must not be answered
-		 * from a bit the SA no longer has). */
-		g->doubt = g->held;
-		g->trigger = NULL;
-		each_member(g, m_rejoin);
-		if (g->state == G_ABSENT) {
-			/* The SA the port has now may have the group
-			 * (no trap 66 tells of a group that exists). */
-			mct_absent_retry(g, t->cfg.rejoin_spread);
-			continue;
-		}
-		if (g->state != G_IDLE)
-			continue;
-		if (want(g))
-			mct_pace(g);
-		else
-			mct_mark_dirty(g);
+	/* The SA may have lost anything: what is held is in doubt until
+	 * the re-join's answer names the port's JoinState (a join that
+	 * arrives meanwhile must not be answered from a bit the SA no
+	 * longer has). */
+	g->doubt = g->held;
+	g->trigger = NULL;
+	each_member(g, m_rejoin);
+	if (g->state == G_ABSENT) {
+		/* The SA the port has now may have the group (no trap 66
+		 * tells of a group that exists). */
+		mct_absent_retry(g, g->t->cfg.rejoin_spread);
+		return;
 	}
+	if (g->state != G_IDLE)
+		return;
+	if (want(g))
+		mct_pace(g);
+	else
+		mct_mark_dirty(g);
+}
+
+/* Every group through fn; a group fn marks dirty is freed later, at the
+ * dirty list's turn, so the walk goes on from it. */
+static void each_group(struct imc_mcast *t, void (*fn)(struct group *g))
+{
+	for (struct imc_list *l = t->all.next; l != &t->all; l = l->next)
+		fn(imc_container_of(l, struct group, all));
+}
+
+/* The port goes down or up: subscriptions start over (the SA forgets
+ * them with the port) and every group follows. */
+static void port_to(struct imc_mcast *t, enum pstate p,
+		    void (*fn)(struct group *g))
+{
+	t->port = p;
+	mct_sub_reset(t);
+	each_group(t, fn);
 }
 
 void imc_mcast_port_event(struct imc_mcast *t, enum imc_mcast_port_event ev)
@@ -145,11 +136,11 @@ void imc_mcast_port_event(struct imc_mcast *t, enum imc_mcast_port_event ev)
 	switch (ev) {
 	case IMC_MCAST_PORT_DOWN:
 		if (t->port != P_DOWN)
-			port_down(t);
+			port_to(t, P_DOWN, g_down);
 		break;
 	case IMC_MCAST_PORT_ACTIVE:
 		if (t->port == P_DOWN)
-			port_up(t);
+			port_to(t, P_ACTIVE, g_up);
 		break;
 	case IMC_MCAST_PORT_LID_CHANGE:
 		/* PortGID is unchanged: the SA keys memberships by it. */
@@ -160,8 +151,14 @@ void imc_mcast_port_event(struct imc_mcast *t, enum imc_mcast_port_event ev)
 			mct_sub_reset(t);
 		/* fall through */
 	case IMC_MCAST_PORT_PKEY_CHANGE:
-		if (t->port == P_ACTIVE)
-			port_rejoin(t);
+		if (t->port == P_ACTIVE) {
+			/* Requests in flight carry on (their retries reach
+			 * the SM the transport follows); the epoch tells
+			 * their answers that a re-join must follow. Groups
+			 * already paced keep their turn. */
+			t->epoch++;
+			each_group(t, g_rejoin);
+		}
 		break;
 	}
 }

@@ -7,28 +7,23 @@
 #include "ibmcast/gid.h"
 #include "ibmcast/json.h"
 #include "ibmcast/mcast.h"
+#include "ibmcast/mcmr.h"
 
 int imc_mcast_group_info_json(struct imc_json *j,
 			      const struct imc_mcast_group_info *g)
 {
-	const struct imc_mcmr *r = &g->rec;
+	static const char *const head[] = { "mgid", "mlid", NULL };
+	static const char *const tail[] = { "qkey", "pkey", "mtu", "rate",
+					    "sl", "tclass", "flow_label",
+					    "hop_limit", "scope", NULL };
 
 	imc_json_object_begin_line(j);
-	imc_json_kv_gid(j, "mgid", &r->mgid);
-	imc_json_kv_u64(j, "mlid", r->mlid);
+	imc_mcmr_print_json_keys(j, &g->rec, head);
 	imc_json_kv_u64(j, "join_state", g->join_state);
 	imc_json_kv_u64(j, "wanted", g->wanted);
 	imc_json_kv_u64(j, "members", g->members);
 	imc_json_kv_bool(j, "is_joined", g->joined);
-	imc_json_kv_u64(j, "qkey", r->qkey);
-	imc_json_kv_u64(j, "pkey", r->pkey);
-	imc_json_kv_u64(j, "mtu", r->mtu);
-	imc_json_kv_u64(j, "rate", r->rate);
-	imc_json_kv_u64(j, "sl", r->sl);
-	imc_json_kv_u64(j, "tclass", r->tclass);
-	imc_json_kv_u64(j, "flow_label", r->flow_label);
-	imc_json_kv_u64(j, "hop_limit", r->hop_limit);
-	imc_json_kv_u64(j, "scope", r->scope);
+	imc_mcmr_print_json_keys(j, &g->rec, tail);
 	return imc_json_object_end(j);
 }
 

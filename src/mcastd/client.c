@@ -31,6 +31,7 @@
 #include "ibmcast/rng.h"
 #include "mcastd/proto.h"
 #include "util/config.h"
+#include "util/list.h"
 #include "util/unix.h"
 #include "util/vec.h"
 
@@ -66,7 +67,7 @@ struct show_req {
 	uint32_t id;
 	imc_mcastd_show_cb cb;
 	void *arg;
-	struct show_req *next;
+	struct imc_list link;           /* c->shows, in the order asked */
 	/* the answer, assembled */
 	struct imc_mcastd_show_port *ports;
 	struct imc_mcastd_show_client *clients;
@@ -88,7 +89,7 @@ struct imc_mcastd {
 	void *atts;                /* tsearch tree of struct attach */
 	imc_time_t backoff, deadline;
 	struct imc_rng rng;
-	struct show_req *shows, *shows_tail;
+	struct imc_list shows;          /* struct show_req, answered in order */
 	uint32_t show_id;
 	unsigned depth;            /* inside process() */
 	bool dead;                 /* destroyed from a callback */
@@ -357,6 +358,18 @@ static void show_free(struct show_req *q)
 /* Members of the lost daemon: JOINED ones are re-joining (their QPs stay
  * attached), every live one is sent again on reconnect. Returns false
  * when a callback destroyed c. */
+/* The oldest show request, taken off the queue; NULL when none. */
+static struct show_req *show_take(struct imc_mcastd *c)
+{
+	struct show_req *q;
+
+	if (imc_list_empty(&c->shows))
+		return NULL;
+	q = imc_list_entry(c->shows.next, struct show_req, link);
+	imc_list_del(&q->link);
+	return q;
+}
+
 static bool lost(struct imc_mcastd *c, int err)
 {
 	bool was_up = c->state == C_UP;
@@ -365,16 +378,12 @@ static bool lost(struct imc_mcastd *c, int err)
 	set_state(c, C_DOWN);
 	c->st.disconnects++;
 	arm_backoff(c);
-	while (c->shows) {
-		struct show_req *q = c->shows;
-
-		c->shows = q->next;
+	for (struct show_req *q; (q = show_take(c));) {
 		q->cb(q->arg, -ECONNRESET, NULL);
 		show_free(q);
 		if (c->dead)
 			return false;
 	}
-	c->shows_tail = NULL;
 	for (uint32_t i = 0; i < c->nslots; i++) {
 		struct imc_mcastd_member *m = c->slots[i];
 		struct imc_mcast_event ev = { .type = IMC_MCAST_EV_REJOINING };
@@ -511,7 +520,10 @@ static int show_add(struct show_req *q, const struct mcd_msg *msg)
 
 static int on_show(struct imc_mcastd *c, const struct mcd_msg *msg)
 {
-	struct show_req *q = c->shows;
+	struct show_req *q = imc_list_empty(&c->shows)
+				     ? NULL
+				     : imc_list_entry(c->shows.next,
+						      struct show_req, link);
 	struct imc_mcastd_show s;
 
 	/* The daemon answers in order: parts of the head request only. */
@@ -519,9 +531,7 @@ static int on_show(struct imc_mcastd *c, const struct mcd_msg *msg)
 		return -EPROTO;
 	if (msg->type != MCD_SHOW_END)
 		return show_add(q, msg);
-	c->shows = q->next;
-	if (!c->shows)
-		c->shows_tail = NULL;
+	imc_list_del(&q->link);
 	s.n_ports = q->np;
 	s.ports = q->ports;
 	s.n_clients = q->nc;
@@ -716,6 +726,7 @@ int imc_mcastd_create(const struct imc_mcastd_config *cfg,
 		return -ENOMEM;
 	c->cfg = *cfg;
 	c->sock = c->tfd = -1;
+	imc_list_init(&c->shows);
 	c->path = strdup(cfg->path ? cfg->path : IMC_MCASTD_SOCKET_DEFAULT);
 	c->comm = calloc(1, IMC_MCASTD_COMMLEN);
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -770,12 +781,8 @@ fail:
 static void free_all(struct imc_mcastd *c)
 {
 	imc_mcastd_loop_detach(c);
-	while (c->shows) {
-		struct show_req *q = c->shows;
-
-		c->shows = q->next;
+	for (struct show_req *q; (q = show_take(c));)
 		show_free(q);
-	}
 	close_sock(c);
 	if (c->tfd >= 0)
 		close(c->tfd);
@@ -924,11 +931,7 @@ int imc_mcastd_show(struct imc_mcastd *c, imc_mcastd_show_cb cb, void *arg)
 	q->id = ++c->show_id;
 	q->cb = cb;
 	q->arg = arg;
-	if (c->shows_tail)
-		c->shows_tail->next = q;
-	else
-		c->shows = q;
-	c->shows_tail = q;
+	imc_list_add_tail(&c->shows, &q->link);
 	msg.u.show.id = q->id;
 	put(c, &msg);
 	if (!c->depth)

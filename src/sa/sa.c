@@ -32,6 +32,7 @@
 #include "ibmcast/ipoib_wire.h"
 #include "sa/sa_int.h"
 #include "util/bytes.h"
+#include "util/vec.h"
 
 enum {
 	OFF_METHOD = 3,
@@ -577,19 +578,14 @@ static int enqueue(struct imc_sa *sa, const struct imc_sa_src *from,
 	}
 	if (sa->qlen == sa->qcap) {
 		uint32_t cap = sa->qcap ? sa->qcap * 2 : 16;
-		struct sae_req *q;
 
 		if (cap > sa->cfg.queue_max)
 			cap = sa->cfg.queue_max;
-		q = malloc((size_t)cap * sizeof(*q));
-		if (!q) {
+		if (imc_ring_grow(&sa->q, sizeof(*sa->q), sa->qhead, sa->qlen,
+				  sa->qcap, cap)) {
 			sa->st.drop_queue_full++;
 			return -ENOBUFS;
 		}
-		for (uint32_t i = 0; i < sa->qlen; i++)
-			q[i] = sa->q[(sa->qhead + i) % sa->qcap];
-		free(sa->q);
-		sa->q = q;
 		sa->qcap = cap;
 		sa->qhead = 0;
 	}

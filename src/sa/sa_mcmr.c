@@ -26,6 +26,7 @@
 #include "ibmcast/ipoib_wire.h"
 #include "ibmcast/mcmr.h"
 #include "sa/sa_int.h"
+#include "util/bytes.h"
 #include "util/vec.h"
 
 #define CM(x) ((uint64_t)UMAD_SA_MCM_COMP_MASK_##x)
@@ -212,9 +213,7 @@ static bool new_mgid(struct imc_sa *sa, uint64_t mask, const struct imc_mcmr *r,
 	mgid->raw[1] = (uint8_t)(0x10 | scope);
 	mgid->raw[2] = 0xa0;
 	mgid->raw[3] = 0x1b;
-	for (int i = 0; i < 8; i++)
-		mgid->raw[4 + i] =
-			(uint8_t)(sa->cfg.subnet_prefix >> (56 - 8 * i));
+	imc_put64(mgid->raw + 4, sa->cfg.subnet_prefix);
 	/* At most one try per existing group can collide. */
 	for (size_t tries = 0; tries <= sa->groups.n; tries++) {
 		uint32_t n = sa->mgid_counter++;

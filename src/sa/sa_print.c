@@ -9,6 +9,7 @@
 
 #include "ibmcast/gid.h"
 #include "ibmcast/json.h"
+#include "ibmcast/mcmr.h"
 #include "ibmcast/sa.h"
 
 #define DOTS 24
@@ -106,22 +107,14 @@ int imc_sa_group_print_json(struct imc_json *j,
 			    const struct imc_sa_member_info *m,
 			    const char *const *nodes, size_t nm)
 {
-	const struct imc_mcmr *r;
+	static const char *const rec[] = { "mgid", "mlid", "qkey", "mtu",
+					   "rate", "pkey", "sl", "tclass",
+					   "flow_label", "scope", NULL };
 
 	if (!j || !g || (nm && !m))
 		return -EINVAL;
-	r = &g->rec;
 	imc_json_object_begin_line(j);
-	imc_json_kv_gid(j, "mgid", &r->mgid);
-	imc_json_kv_u64(j, "mlid", r->mlid);
-	imc_json_kv_u64(j, "qkey", r->qkey);
-	imc_json_kv_u64(j, "mtu", r->mtu);
-	imc_json_kv_u64(j, "rate", r->rate);
-	imc_json_kv_u64(j, "pkey", r->pkey);
-	imc_json_kv_u64(j, "sl", r->sl);
-	imc_json_kv_u64(j, "tclass", r->tclass);
-	imc_json_kv_u64(j, "flow_label", r->flow_label);
-	imc_json_kv_u64(j, "scope", r->scope);
+	imc_mcmr_print_json_keys(j, &g->rec, rec);
 	imc_json_kv_bool(j, "persistent", g->persistent);
 	imc_json_kv_u64(j, "full_members", g->full_members);
 	imc_json_key(j, "members");

@@ -7,31 +7,6 @@
 
 #include "scenario/desc.h"
 
-static void *at(void *base, size_t off)
-{
-	return (uint8_t *)base + off;
-}
-
-static const void *cat(const void *base, size_t off)
-{
-	return (const uint8_t *)base + off;
-}
-
-static void put_uint(void *dst, unsigned size, uint64_t v)
-{
-	uint8_t u8 = (uint8_t)v;
-	uint16_t u16 = (uint16_t)v;
-	uint32_t u32 = (uint32_t)v;
-
-	switch (size) {
-	case 0: break;
-	case 1: memcpy(dst, &u8, 1); break;
-	case 2: memcpy(dst, &u16, 2); break;
-	case 4: memcpy(dst, &u32, 4); break;
-	default: memcpy(dst, &v, 8); break;
-	}
-}
-
 int scn_mlid_parse(struct imc_scn_parser *p, const char *word,
 		   uint16_t *mlid)
 {
@@ -80,6 +55,11 @@ void scn_named_format(const struct scn_named *t, size_t n, uint64_t v,
 		snprintf(buf, len, "%" PRIu64, v);
 }
 
+void scn_lid_format(uint64_t v, char *buf, size_t len)
+{
+	snprintf(buf, len, "0x%04" PRIx64, v);
+}
+
 /* The index of word among a WORD argument's names, or -1. */
 static int word_index(const struct scn_arg *a, const char *word)
 {
@@ -89,25 +69,24 @@ static int word_index(const struct scn_arg *a, const char *word)
 	return -1;
 }
 
+/* A UINT argument's word into dst, parsed as an option of its bounds
+ * (a REST entry: any value of its size). */
 static int uint_parse(struct imc_scn_parser *p, const struct scn_arg *a,
-		      const char *word, void *dst)
+		      const char *word, void *dst, bool entry)
 {
-	uint64_t v;
-	int rc = imc_scn_parse_uint(p, a->what, word, a->max, &v);
+	const struct scn_opt o = {
+		.key = a->what, .type = SCN_OPT_UINT, .size = a->size,
+		.flags = SCN_OPT_GOT, .min = entry ? 0 : a->min,
+		.max = entry ? 0 : a->max, .help = a->help,
+	};
 
-	if (rc)
-		return rc;
-	if (v < a->min)
-		return imc_scn_parse_error(p, "%s: %s, got '%s'", a->what,
-					   a->help, word);
-	put_uint(dst, a->size, v);
-	return 0;
+	return scn_opt_value_parse(p, &o, word, dst);
 }
 
 static int arg_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 		     const struct scn_arg *a, const char *word, void *base)
 {
-	struct scn_port_arg *pa = at(base, a->offset);
+	struct scn_port_arg *pa = scn_at(base, a->offset);
 	struct imc_gid *gid;
 	int i;
 
@@ -116,7 +95,7 @@ static int arg_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 		i = word_index(a, word);
 		if (i < 0)
 			return imc_scn_parse_error(p, "%s", d->usage);
-		put_uint(pa, a->size, (uint64_t)i);
+		scn_field_put(pa, 0, a->size, (uint64_t)i);
 		return 0;
 	case SCN_ARG_PORT:
 		return imc_scn_parse_port(p, word, a->flags & SCN_ARG_CABLED,
@@ -130,42 +109,29 @@ static int arg_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 	case SCN_ARG_HOST:
 		return imc_scn_parse_host(p, word, &pa->node, &pa->port);
 	case SCN_ARG_HOSTS:
-		return imc_scn_parse_hosts(p, word, at(base, a->offset));
+		return imc_scn_parse_hosts(p, word, scn_at(base, a->offset));
 	case SCN_ARG_UINT:
-		return uint_parse(p, a, word, pa);
-	case SCN_ARG_MLID:
-		return scn_mlid_parse(p, word, at(base, a->offset));
+		return uint_parse(p, a, word, pa, false);
 	case SCN_ARG_MGID:
-		gid = at(base, a->offset);
+		gid = scn_at(base, a->offset);
 		if (imc_gid_parse(word, gid) || !imc_gid_is_multicast(gid))
 			return imc_scn_parse_error(p,
 				"MGID: expected a multicast GID (ff..), got '%s'",
 				word);
 		return 0;
+	case SCN_ARG_NAMED_MGID:
+		return scn_mgid_parse(p, word, a->space, a->help,
+				      (unsigned)a->min, scn_at(base, a->offset));
 	default:
 		return a->parse(p, a, word, base);
 	}
-}
-
-/* Whether word is one of set's options. */
-static bool is_opt(const struct scn_optset *set, const char *word)
-{
-	const char *v;
-
-	for (unsigned i = 0; set && i < set->n; i++)
-		if (set->opt[i].type == SCN_OPT_FLAG ?
-		    !strcmp(word, set->opt[i].key) :
-		    imc_scn_kv(word, set->opt[i].key, &v))
-			return true;
-	return false;
 }
 
 /* One more entry of a REST argument. */
 static int rest_parse(struct imc_scn_parser *p, const struct scn_arg *a,
 		      const char *word, void *base)
 {
-	unsigned *n = at(base, a->count_off);
-	uint64_t v;
+	unsigned *n = scn_at(base, a->count_off);
 	int rc;
 
 	if (a->kind != SCN_ARG_UINT)
@@ -173,12 +139,9 @@ static int rest_parse(struct imc_scn_parser *p, const struct scn_arg *a,
 	if (*n >= a->max)
 		return imc_scn_parse_error(p, "at most %u %s",
 					   (unsigned)a->max, a->help);
-	rc = imc_scn_parse_uint(p, a->what, word, a->size >= 8 ? UINT64_MAX :
-				(1ull << (8 * a->size)) - 1, &v);
-	if (!rc)
-		put_uint(at(base, a->offset + *n * a->size), a->size, v);
-	if (!rc)
-		(*n)++;
+	rc = uint_parse(p, a, word, scn_at(base, a->offset + *n * a->size),
+			true);
+	*n += !rc;
 	return rc;
 }
 
@@ -190,7 +153,7 @@ static int tail_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 {
 	static const struct scn_optset none = { NULL, 0, NULL };
 	const struct scn_optset *set = d->opts ? d->opts : &none;
-	void *obase = at(base, d->opts_off);
+	void *obase = scn_at(base, d->opts_off);
 
 	if (!rest)
 		return scn_opts_parse(p, set, argc, argv, obase, given);
@@ -239,7 +202,7 @@ int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 	if (d->init)
 		d->init(base);
 	if (d->keep & SCN_KEEP_ARG)
-		memcpy(at(base, d->arg_off), &arg, sizeof(arg));
+		memcpy(scn_at(base, d->arg_off), &arg, sizeof(arg));
 	/* Too many entries is said before what the others say. */
 	if (rest && rest->kind == SCN_ARG_UINT && !d->opts &&
 	    argc + 1 > d->narg && argc + 1 - d->narg > rest->max)
@@ -247,18 +210,20 @@ int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 					   (unsigned)rest->max, rest->help);
 	for (unsigned k = 0; k < d->narg; k++) {
 		const struct scn_arg *a = &d->arg[k];
+		const char *v;
+		unsigned j;
 		int w;
 
 		if (a->flags & SCN_ARG_REST)
 			break;
 		if ((a->flags & SCN_ARG_OPTIONAL) && a->kind != SCN_ARG_WORD &&
 		    (i >= argc || (a->kind == SCN_ARG_CUSTOM &&
-				   is_opt(d->opts, argv[i]))))
+				   scn_opt_find(d->opts, argv[i], &v, &j))))
 			continue;
 		if ((a->flags & SCN_ARG_OPTIONAL) && a->kind == SCN_ARG_WORD) {
 			w = i < argc ? word_index(a, argv[i]) : -1;
-			put_uint(at(base, a->offset), a->size,
-				 (uint64_t)(w + 1));
+			scn_field_put(base, a->offset, a->size,
+				      (uint64_t)(w + 1));
 			i += w >= 0;
 			continue;
 		}
@@ -272,15 +237,15 @@ int scn_desc_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 	if (rc)
 		return rc;
 	if (d->keep & SCN_KEEP_GIVEN)
-		put_uint(at(base, d->given_off),
-			 d->given_size ? d->given_size : 8, given);
+		scn_field_put(base, d->given_off,
+			      d->given_size ? d->given_size : 8, given);
 	return d->done ? d->done(p, base) : 0;
 }
 
 static void arg_print(FILE *f, const struct imc_topo *t,
 		      const struct scn_arg *a, const void *base)
 {
-	const struct scn_port_arg *pa = cat(base, a->offset);
+	const struct scn_port_arg *pa = scn_cat(base, a->offset);
 	char gid[IMC_GID_STRLEN];
 	uint64_t v;
 
@@ -306,24 +271,25 @@ static void arg_print(FILE *f, const struct imc_topo *t,
 			scn_print_port_arg(f, t, pa);
 		return;
 	case SCN_ARG_HOSTS:
-		if (((const struct imc_scn_hosts *)cat(base, a->offset))->n)
-			imc_scn_print_hosts(f, t, cat(base, a->offset));
+		if (((const struct imc_scn_hosts *)scn_cat(base, a->offset))->n)
+			imc_scn_print_hosts(f, t, scn_cat(base, a->offset));
 		return;
 	case SCN_ARG_UINT:
 		break;
-	case SCN_ARG_MLID:
-		fprintf(f, " 0x%04x", (unsigned)scn_field_at(base, a->offset, 2));
-		return;
 	case SCN_ARG_MGID:
-		imc_gid_format(cat(base, a->offset), gid);
+		imc_gid_format(scn_cat(base, a->offset), gid);
 		fprintf(f, " %s", gid);
 		return;
+	case SCN_ARG_NAMED_MGID:
+		scn_mgid_print(f, scn_cat(base, a->offset));
+		return;
 	default:
-		a->print(f, t, a, base);
+		if (a->print)
+			a->print(f, t, a, base);
 		return;
 	}
 	for (unsigned i = 0, n = (a->flags & SCN_ARG_REST) ?
-	     *(const unsigned *)cat(base, a->count_off) : 1; i < n; i++) {
+	     *(const unsigned *)scn_cat(base, a->count_off) : 1; i < n; i++) {
 		v = scn_field_at(base, a->offset + i * a->size, a->size);
 		if (a->flags & SCN_ARG_HEX)
 			fprintf(f, " 0x%0*" PRIx64, 2 * a->size, v);
@@ -343,13 +309,14 @@ void scn_desc_print(FILE *f, const struct imc_topo *t,
 	given |= d->print_always;
 	for (unsigned k = 0; k < d->narg; k++) {
 		if ((d->arg[k].flags & SCN_ARG_REST) && d->opts_first)
-			scn_opts_print(f, d->opts, cat(data, d->opts_off),
+			scn_opts_print(f, t, d->opts, scn_cat(data, d->opts_off),
 				       given);
 		arg_print(f, t, &d->arg[k], data);
 	}
 	if (d->opts && !(d->opts_first && d->narg &&
 			 (d->arg[d->narg - 1].flags & SCN_ARG_REST)))
-		scn_opts_print(f, d->opts, cat(data, d->opts_off), given);
+		scn_opts_print(f, t, d->opts, scn_cat(data, d->opts_off),
+			       given);
 }
 
 void scn_desc_free(const struct scn_desc *d, void *data)
@@ -360,7 +327,7 @@ void scn_desc_free(const struct scn_desc *d, void *data)
 		const struct scn_arg *a = &d->arg[k];
 
 		if (a->kind == SCN_ARG_HOSTS)
-			imc_scn_hosts_free(at(data, a->offset));
+			imc_scn_hosts_free(scn_at(data, a->offset));
 		else if (a->kind == SCN_ARG_CUSTOM && a->free)
 			a->free(a, data);
 	}
@@ -383,12 +350,6 @@ void scn_bare_print(FILE *f, const struct imc_topo *t, const void *data)
 void scn_bare_free(void *data)
 {
 	scn_desc_free(&bare_desc, data);
-}
-
-void scn_mgid_arg_print(FILE *f, const struct imc_topo *t,
-			const struct scn_arg *arg, const void *base)
-{
-	scn_mgid_print(f, scn_arg_cat(base, arg));
 }
 
 int scn_arg_unknown_parse(struct imc_scn_parser *p, const struct scn_arg *a,

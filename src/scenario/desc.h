@@ -17,9 +17,11 @@ enum scn_arg_kind {
 	SCN_ARG_HOST_ALL,  /* a host, or "all": node IMC_TOPO_NONE */
 	SCN_ARG_HOSTS,     /* a host set: struct imc_scn_hosts */
 	SCN_ARG_UINT,      /* unsigned field of size bytes, min..max */
-	SCN_ARG_MLID,      /* uint16_t multicast LID (IBA 4.1.3) */
 	SCN_ARG_MGID,      /* struct imc_gid, multicast */
-	SCN_ARG_CUSTOM,    /* parse, print and free below */
+	/* struct scn_mgid: a GID, or @NAME, an as= of the verb help's lines
+	 * in space; min holds the SCN_MGID_* flags */
+	SCN_ARG_NAMED_MGID,
+	SCN_ARG_CUSTOM,    /* parse, print (NULL: nothing) and free below */
 };
 
 enum {
@@ -51,9 +53,10 @@ struct scn_arg {
 	/* UINT: the name in its errors; a missing argument: "expected WHAT" */
 	const char *what;
 	const char *const *names;   /* WORD, NULL-terminated */
+	const void *space;          /* NAMED_MGID */
 	uint64_t min, max;
 	/* UINT below min: "WHAT: HELP, got 'W'"; REST past max entries:
-	 * "at most MAX HELP" */
+	 * "at most MAX HELP"; NAMED_MGID: the verb of as= */
 	const char *help;
 	size_t count_off;
 	scn_arg_parse_fn *parse;
@@ -118,19 +121,21 @@ static inline const void *scn_arg_cat(const void *base, const struct scn_arg *a)
 #define SCN_A_WORD(T, f, nm, fl) \
 	{ .kind = SCN_ARG_WORD, .size = sizeof(((T *)0)->f), .flags = (fl), \
 	  .offset = offsetof(T, f), .names = (nm) }
+#define SCN_A_MGID(T, f, sp, verb, fl) \
+	{ .kind = SCN_ARG_NAMED_MGID, .offset = offsetof(T, f), \
+	  .what = "an MGID", .space = (sp), .help = (verb), .min = (fl) }
 #define SCN_A_CUSTOM(T, f, w, pa, pr, fl) \
 	{ .kind = SCN_ARG_CUSTOM, .flags = (fl), .offset = offsetof(T, f), \
 	  .what = (w), .parse = (pa), .print = (pr) }
 
 /* The last argument of a verb whose other words are all options: a word
- * none of them takes is "unknown option 'W'; USAGE" (u); pr prints what
- * the options marked SCN_OPT_NOPRINT hold, before the others; fr frees
- * what the options allocated. */
+ * none of them takes is "unknown option 'W'; USAGE" (u); fr frees what
+ * the options allocated. */
 int scn_arg_unknown_parse(struct imc_scn_parser *p, const struct scn_arg *a,
 			  const char *word, void *base);
-#define SCN_A_UNKNOWN(u, pr, fr) \
+#define SCN_A_UNKNOWN(u, fr) \
 	{ .kind = SCN_ARG_CUSTOM, .flags = SCN_ARG_REST, .help = (u), \
-	  .parse = scn_arg_unknown_parse, .print = (pr), .free = (fr) }
+	  .parse = scn_arg_unknown_parse, .free = (fr) }
 
 /* A flow of packets' count= (at least 1), size= (bytes, at most
  * SCN_FLOW_SIZE_MAX) and interval=, in fields of those names. */
@@ -168,6 +173,9 @@ const char *scn_named_str(const struct scn_named *t, size_t n, uint64_t v);
 void scn_named_format(const struct scn_named *t, size_t n, uint64_t v,
 		      bool hex, char *buf, size_t len);
 
+/* The value_format of a LID: "0x%04x" (IBA 4.1.3 writes them so). */
+void scn_lid_format(uint64_t v, char *buf, size_t len);
+
 /* A subject's value_parse and value_format reading the table tab:
  * pre_value_parse and pre_value_format. */
 #define SCN_NAMED_FUNCS(pre, tab, hex) \
@@ -177,11 +185,6 @@ void scn_named_format(const struct scn_named *t, size_t n, uint64_t v,
 	static void pre##_value_format(uint64_t v, char *buf, size_t len) \
 	{ scn_named_format(tab, sizeof(tab) / sizeof((tab)[0]), v, hex, \
 			   buf, len); }
-
-/* The print of a CUSTOM argument whose field is a struct scn_mgid
- * (scn_mgid_print). */
-void scn_mgid_arg_print(FILE *f, const struct imc_topo *t,
-			const struct scn_arg *arg, const void *base);
 
 /* A multicast LID word, 0xc000..0xfffe (IBA 4.1.3). */
 int scn_mlid_parse(struct imc_scn_parser *p, const char *word,

@@ -6,7 +6,10 @@
  *
  * count datagrams from the port FROM to the group, interval apart, with
  * the MLID, Q_Key and P_Key the SA has for the group when the line runs
- * (the SA engine service). The names differ only in what @NAME names:
+ * (the SA engine service): the built-in engine's table, or an external
+ * SM's SA's answer to FROM's GetTable of MCMemberRecord by MGID, the
+ * datagrams then leaving when it comes. The names differ only in what
+ * @NAME names:
  * an mcast-join's as= (the mcast plugin's name service) or an sa-join's
  * (the sa plugin's); each plugin adds the verb of its names. */
 #include <errno.h>

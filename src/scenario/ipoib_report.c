@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ibmcast/ipoib.h"
+#include "scenario/ipoib_run.h"
 #include "scenario/scn.h"
 
 struct sum {
@@ -41,18 +42,19 @@ static uint64_t *u64_at(void *base, size_t off)
 	return (uint64_t *)(void *)((uint8_t *)base + off);
 }
 
-static void add(void *arg, const struct scn_ipoib_if *i)
+static void add(struct sum *s, const struct iface *i)
 {
-	struct sum *s = arg;
 	struct imc_ipoib_stats st;
+	struct imc_ip_host_stats hs;
 
-	imc_ipoib_get_stats(i->ifc, &st);
+	imc_ipoib_get_stats(ifc_of(i), &st);
+	scn_ipoib_iface_stats(i, &hs);
 	s->ifs++;
-	s->carrier += imc_ipoib_carrier(i->ifc);
-	s->received += i->received;
-	s->received_mcast += i->received_mcast;
-	s->replies += i->ping_replies;
-	s->answered += i->ping_answered;
+	s->carrier += imc_ipoib_carrier(ifc_of(i));
+	s->received += hs.received;
+	s->received_mcast += hs.received_mcast;
+	s->replies += hs.ping_replies;
+	s->answered += hs.ping_answered;
 	for (size_t k = 0; k < IMC_ARRAY_SIZE(fields); k++)
 		if (fields[k].st_off >= 0)
 			*u64_at(s, fields[k].off) +=
@@ -71,13 +73,16 @@ static void key_of(const char *name, char *buf, size_t len)
 
 static int ipoib_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 {
+	const struct ipr *r = imc_scn_data(c, &scn_ipoib_run_key);
 	struct sum s;
 	uint64_t dropped = 0;
 	char why[512], key[32];
 	size_t n = 0;
 
 	memset(&s, 0, sizeof(s));
-	scn_ipoib_foreach(c, add, &s);
+	for (const struct iface *i = r ? scn_ipoib_iface_next(r, NULL) : NULL;
+	     i; i = scn_ipoib_iface_next(r, i))
+		add(&s, i);
 	if (!s.ifs)
 		return 0;
 	why[0] = '\0';

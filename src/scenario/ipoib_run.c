@@ -17,6 +17,7 @@
 #include "ibmcast/scenario_ipoib.h"
 #include "scenario/scn.h"
 #include "util/bytes.h"
+#include "util/vec.h"
 #include "scenario/ipoib_run.h"
 
 const char scn_ipoib_run_key;   /* imc_scn_data key of struct ipr */
@@ -37,7 +38,7 @@ static const struct iface *sender_of(const struct ipr *r,
 
 	if (imc_fabric_port_by_gid(r->f, gid, &node, &port))
 		return NULL;
-	ps = r->ports[r->pbase[node] + port];
+	ps = *scn_ports_at(&r->ports, node, port);
 	for (const struct iface *s = ps ? ps->ifs : NULL; s; s = s->next)
 		if (imc_ip_host_owns(host_of(s), a))
 			return s;
@@ -83,10 +84,10 @@ static void host_packet(void *ctx, const struct imc_ipoib_packet *p,
 /* Interfaces stop (leaving their groups through the port's tracker,
  * which lives on), the tracker lets go of their QPs at once, then the QPs
  * go: the trackers' state is freed after this (scn_svc_tracker_prepare()). */
-static void port_free(struct pstate *ps)
+static void port_free(void *data)
 {
-	if (!ps)
-		return;
+	struct pstate *ps = data;
+
 	while (ps->ifs) {
 		struct iface *i = ps->ifs;
 
@@ -100,8 +101,8 @@ static void port_free(struct pstate *ps)
 static int port_get(struct ipr *r, uint32_t node, unsigned port,
 		    struct pstate **out)
 {
-	uint32_t slot = r->pbase[node] + port;
-	struct pstate *ps = r->ports[slot];
+	void **slot = scn_ports_at(&r->ports, node, port);
+	struct pstate *ps = *slot;
 	int rc;
 
 	if (ps) {
@@ -121,7 +122,7 @@ static int port_get(struct ipr *r, uint32_t node, unsigned port,
 		free(ps);
 		return rc;
 	}
-	r->ports[slot] = ps;
+	*slot = ps;
 	*out = ps;
 	return 0;
 }
@@ -132,7 +133,7 @@ static int port_get(struct ipr *r, uint32_t node, unsigned port,
 struct iface *scn_ipoib_iface_find(const struct ipr *r,
 				   const struct if_arg *a)
 {
-	const struct pstate *ps = r->ports[r->pbase[a->node] + a->port];
+	const struct pstate *ps = *scn_ports_at(&r->ports, a->node, a->port);
 
 	if (!ps)
 		return NULL;
@@ -142,7 +143,24 @@ struct iface *scn_ipoib_iface_find(const struct ipr *r,
 	return NULL;
 }
 
-/* The interface goes; its QP stays until the tracker let go of it. */
+struct iface *scn_ipoib_iface_next(const struct ipr *r,
+				   const struct iface *i)
+{
+	uint32_t s = 0;
+
+	if (i && i->next)
+		return i->next;
+	if (i)
+		s = scn_ports_idx(&r->ports, i->ps->node, i->ps->port) + 1;
+	for (; s < r->ports.n; s++) {
+		const struct pstate *ps = r->ports.slot[s];
+
+		if (ps && ps->ifs)
+			return ps->ifs;
+	}
+	return NULL;
+}
+
 /* The counts of the host model, with what went to a tap. */
 void scn_ipoib_iface_stats(const struct iface *i,
 			   struct imc_ip_host_stats *st)
@@ -156,18 +174,22 @@ void scn_ipoib_iface_stats(const struct iface *i,
 	st->received += imc_ipoib_fabric_host_tapped(i->fh);
 }
 
-int scn_ipoib_iface_get(struct ipr *r, const struct if_arg *a,
+int scn_ipoib_iface_get(struct imc_scn_ctx *c, const struct if_arg *a,
 			struct iface **out)
 {
-	const struct ipoib_cfg *k0 = imc_scn_data(r->c, &scn_ipoib_cfg_key);
-	struct iface *i = scn_ipoib_iface_find(r, a);
+	const struct ipoib_cfg *k0 = imc_scn_data(c, &scn_ipoib_cfg_key);
 	struct imc_ipoib_config cfg;
 	struct imc_ip_host_ops host = {
 		.packet = host_packet, .echo_reply = host_echo_reply,
 	};
 	struct pstate *ps = NULL;
-	int rc;
+	struct iface *i;
+	struct ipr *r;
+	int rc = scn_ipoib_run_get(c, &r);
 
+	if (rc)
+		return rc;
+	i = scn_ipoib_iface_find(r, a);
 	if (i) {
 		*out = i;
 		return 0;
@@ -204,47 +226,31 @@ int scn_ipoib_iface_get(struct ipr *r, const struct if_arg *a,
 	return 0;
 }
 
-static void flow_free_all(struct ipr *r)
+static void rounds_free(struct ipr *r, struct round **list)
 {
-	struct flow *fl;
+	struct round *rd;
 
-	while ((fl = r->flows)) {
-		r->flows = fl->next;
-		imc_timer_cancel(r->loop, &fl->t);
-		free(fl);
+	while ((rd = *list)) {
+		*list = rd->next;
+		imc_timer_cancel(r->loop, &rd->t);
+		free(rd->p);
+		free(rd);
 	}
 }
 
 static void run_free(void *data)
 {
 	struct ipr *r = data;
-	uint32_t n = r->pbase[r->t->nnodes];
 
-	flow_free_all(r);
-	while (r->rounds) {
-		struct round *rd = r->rounds;
-
-		r->rounds = rd->next;
-		imc_timer_cancel(r->loop, &rd->t);
-		free(rd->p);
-		free(rd);
-	}
-	for (uint32_t s = 0; s < n; s++) {
-		struct pstate *ps = r->ports[s];
-
-		if (ps)
-			port_free(ps);
-	}
-	free(r->ports);
-	free(r->pbase);
+	rounds_free(r, &r->flows);
+	rounds_free(r, &r->rounds);
+	scn_ports_fini(&r->ports, port_free);
 	free(r);
 }
 
 int scn_ipoib_run_get(struct imc_scn_ctx *c, struct ipr **out)
 {
 	struct ipr *r = imc_scn_data(c, &scn_ipoib_run_key);
-	const struct imc_topo *t = imc_scn_topo(c);
-	uint32_t n;
 	int rc;
 
 	if (r) {
@@ -257,25 +263,15 @@ int scn_ipoib_run_get(struct imc_scn_ctx *c, struct ipr **out)
 	r->c = c;
 	r->f = imc_scn_fabric(c);
 	r->loop = imc_scn_loop(c);
-	r->t = t;
-	if (scn_port_slots(t, &r->pbase)) {
-		free(r);
-		return -ENOMEM;
-	}
-	n = r->pbase[t->nnodes];
-	r->ports = calloc(n ? n : 1, sizeof(*r->ports));
+	r->t = imc_scn_topo(c);
+	rc = scn_ports_init(&r->ports, r->t);
 	/* The trackers' state first: ours is freed before it. */
-	rc = r->ports ? scn_svc_tracker_prepare(c) : -ENOMEM;
+	if (!rc)
+		rc = scn_svc_tracker_prepare(c);
+	if (!rc)
+		rc = imc_scn_data_set(c, &scn_ipoib_run_key, r, run_free);
 	if (rc) {
-		free(r->ports);
-		free(r->pbase);
-		free(r);
-		return rc;
-	}
-	rc = imc_scn_data_set(c, &scn_ipoib_run_key, r, run_free);
-	if (rc) {
-		free(r->ports);
-		free(r->pbase);
+		scn_ports_fini(&r->ports, NULL);
 		free(r);
 		return rc;
 	}
@@ -300,63 +296,41 @@ int scn_ipoib_iface_need(struct imc_scn_ctx *c, const struct if_arg *a,
 	return 0;
 }
 
-void scn_ipoib_foreach(struct imc_scn_ctx *c,
-		       void (*fn)(void *arg, const struct scn_ipoib_if *i),
-		       void *arg)
+/* The next packet: an ICMP(v6) echo request with `size` bytes of data
+ * (RFC 792, RFC 4443 4.1), or a UDP datagram to the discard port (RFC
+ * 863) with `size` bytes of payload. */
+static void round_fire(struct imc_timer *t)
 {
-	struct ipr *r = imc_scn_data(c, &scn_ipoib_run_key);
-	uint32_t n = r ? r->pbase[r->t->nnodes] : 0;
+	struct round *rd = imc_container_of(t, struct round, t);
+	const struct pair *pr = &rd->p[rd->sent % rd->n];
+	struct ipr *r = pr->src->ps->r;
 
-	for (uint32_t s = 0; s < n; s++) {
-		const struct pstate *ps = r->ports[s];
-		const struct iface *prev = NULL, *next;
-
-		/* A port's interfaces (a few) by P_Key: each time the
-		 * smallest above the one before. */
-		for (; ps; prev = next) {
-			struct scn_ipoib_if x;
-			struct imc_ip_host_stats st;
-
-			next = NULL;
-			for (const struct iface *i = ps->ifs; i; i = i->next)
-				if ((!prev || i->pkey > prev->pkey) &&
-				    (!next || i->pkey < next->pkey))
-					next = i;
-			if (!next)
-				break;
-			x.node = ps->node;
-			x.port = ps->port;
-			x.pkey = next->pkey;
-			x.ifc = ifc_of(next);
-			scn_ipoib_iface_stats(next, &st);
-			x.received = st.received;
-			x.received_mcast = st.received_mcast;
-			x.ping_replies = st.ping_replies;
-			x.ping_answered = st.ping_answered;
-			fn(arg, &x);
-		}
-	}
+	if (rd->udp)
+		(void)imc_ip_host_udp(host_of(pr->src), &pr->from, &pr->to,
+				      (uint16_t)(33000 + rd->id), 9, NULL,
+				      rd->size);
+	else
+		(void)imc_ip_host_ping(host_of(pr->src), &pr->from, &pr->to,
+				       rd->id, (uint16_t)(rd->sent + 1),
+				       rd->size);
+	if (++rd->sent < rd->count)
+		imc_timer_arm(r->loop, &rd->t,
+			      imc_loop_now(r->loop) + rd->interval);
 }
 
-/* The flow's next packet: an ICMP(v6) echo request with `size` bytes of
- * data (RFC 792, RFC 4443 4.1), or a UDP datagram to the discard port
- * (RFC 863) with `size` bytes of payload. */
-static void flow_fire(struct imc_timer *t)
+/* A round of the line running now, of the size= and interval= given. */
+static struct round *round_new(struct imc_scn_ctx *c, uint32_t size,
+			       imc_time_t interval)
 {
-	struct flow *fl = imc_container_of(t, struct flow, t);
-	struct ipr *r = fl->i->ps->r;
-	const struct flow_arg *a = fl->a;
+	struct round *rd = calloc(1, sizeof(*rd));
 
-	if (a->ping)
-		(void)imc_ip_host_ping(host_of(fl->i), &fl->src, &a->dst, fl->id,
-				       (uint16_t)(fl->sent + 1), a->size);
-	else
-		(void)imc_ip_host_udp(host_of(fl->i), &fl->src, &a->dst,
-				      (uint16_t)(33000 + fl->id), 9, NULL,
-				      a->size);
-	if (++fl->sent < a->count)
-		imc_timer_arm(r->loop, &fl->t,
-			      imc_loop_now(r->loop) + a->interval);
+	if (!rd)
+		return NULL;
+	rd->id = (uint16_t)scn_flow_id(c);
+	rd->size = size;
+	rd->interval = interval;
+	imc_timer_init(&rd->t, round_fire);
+	return rd;
 }
 
 int scn_ipoib_flow_run(struct imc_scn_ctx *c, void *data)
@@ -365,7 +339,7 @@ int scn_ipoib_flow_run(struct imc_scn_ctx *c, void *data)
 	const struct imc_ip_addr *src;
 	struct ipr *r;
 	struct iface *i;
-	struct flow *fl;
+	struct round *rd;
 	int rc = scn_ipoib_iface_need(c, &a->at, &i);
 
 	if (rc)
@@ -376,17 +350,18 @@ int scn_ipoib_flow_run(struct imc_scn_ctx *c, void *data)
 		return imc_scn_fail(c, -EADDRNOTAVAIL,
 			"the interface has no IPv%u address to send from",
 			a->dst.family);
-	fl = calloc(1, sizeof(*fl));
-	if (!fl)
+	rd = round_new(c, a->size, a->interval);
+	if (!rd || !(rd->p = malloc(sizeof(*rd->p)))) {
+		free(rd);
 		return -ENOMEM;
-	fl->i = i;
-	fl->a = a;
-	fl->src = *src;
-	fl->id = (uint16_t)scn_flow_id(c);
-	imc_timer_init(&fl->t, flow_fire);
-	fl->next = r->flows;
-	r->flows = fl;
-	return imc_timer_arm(r->loop, &fl->t, imc_loop_now(r->loop));
+	}
+	rd->p[0] = (struct pair){ i, *src, a->dst, false };
+	rd->n = 1;
+	rd->udp = !a->ping;
+	rd->count = a->count;
+	rd->next = r->flows;
+	r->flows = rd;
+	return imc_timer_arm(r->loop, &rd->t, imc_loop_now(r->loop));
 }
 
 static int pa_add(struct round *rd, size_t *cap, struct iface *src,
@@ -394,15 +369,8 @@ static int pa_add(struct round *rd, size_t *cap, struct iface *src,
 {
 	if (rd->n == PAIRS_MAX)
 		return -E2BIG;
-	if (rd->n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 64;
-		struct pair *np = realloc(rd->p, nc * sizeof(*np));
-
-		if (!np)
-			return -ENOMEM;
-		rd->p = np;
-		*cap = nc;
-	}
+	if (IMC_VEC_RESERVE(&rd->p, cap, rd->n + 1))
+		return -ENOMEM;
 	rd->p[rd->n++] = (struct pair){ src, *from, *to, false };
 	return 0;
 }
@@ -430,41 +398,16 @@ static int pa_pair(struct round *rd, size_t *cap, struct iface *a,
  * address of the second on a prefix of the first's, in port order. */
 static int pa_pairs(struct ipr *r, struct round *rd)
 {
-	uint32_t nslots = r->pbase[r->t->nnodes];
 	size_t cap = 0;
 	int rc = 0;
 
-	for (uint32_t s = 0; s < nslots && !rc; s++) {
-		struct pstate *ps = r->ports[s];
-
-		for (struct iface *a = ps ? ps->ifs : NULL; a && !rc;
-		     a = a->next)
-			for (uint32_t t = 0; t < nslots && !rc; t++) {
-				struct pstate *pt = r->ports[t];
-
-				for (struct iface *b = pt ? pt->ifs : NULL;
-				     b && !rc; b = b->next) {
-					if (!imc_ipoib_fabric_host_reaches(a->fh,
-									   b->fh))
-						continue;
-					rc = pa_pair(rd, &cap, a, b);
-				}
-			}
-	}
+	for (struct iface *a = scn_ipoib_iface_next(r, NULL); a && !rc;
+	     a = scn_ipoib_iface_next(r, a))
+		for (struct iface *b = scn_ipoib_iface_next(r, NULL); b && !rc;
+		     b = scn_ipoib_iface_next(r, b))
+			if (imc_ipoib_fabric_host_reaches(a->fh, b->fh))
+				rc = pa_pair(rd, &cap, a, b);
 	return rc;
-}
-
-static void pa_fire(struct imc_timer *t)
-{
-	struct round *rd = imc_container_of(t, struct round, t);
-	const struct pair *pr = &rd->p[rd->sent];
-	struct ipr *r = pr->src->ps->r;
-
-	(void)imc_ip_host_ping(host_of(pr->src), &pr->from, &pr->to, rd->id,
-			       (uint16_t)(rd->sent + 1), rd->size);
-	if (++rd->sent < rd->n)
-		imc_timer_arm(r->loop, &rd->t,
-			      imc_loop_now(r->loop) + rd->interval);
 }
 
 int scn_ipoib_pa_run(struct imc_scn_ctx *c, void *data)
@@ -476,13 +419,9 @@ int scn_ipoib_pa_run(struct imc_scn_ctx *c, void *data)
 
 	if (rc)
 		return rc;
-	rd = calloc(1, sizeof(*rd));
+	rd = round_new(c, a->size, a->interval);
 	if (!rd)
 		return -ENOMEM;
-	rd->id = (uint16_t)scn_flow_id(c);
-	rd->size = a->size;
-	rd->interval = a->interval;
-	imc_timer_init(&rd->t, pa_fire);
 	rc = pa_pairs(r, rd);
 	if (rc) {
 		free(rd->p);
@@ -490,6 +429,7 @@ int scn_ipoib_pa_run(struct imc_scn_ctx *c, void *data)
 		return rc == -E2BIG ? imc_scn_fail(c, rc,
 			"more than %u pairs to ping", PAIRS_MAX) : rc;
 	}
+	rd->count = (uint32_t)rd->n;
 	rd->next = r->rounds;
 	r->rounds = rd;
 	return rd->n ? imc_timer_arm(r->loop, &rd->t, imc_loop_now(r->loop)) :

@@ -9,6 +9,7 @@
 #include "ibmcast/ipoib.h"
 #include "ibmcast/ipoib_fabric.h"
 #include "ibmcast/scenario_ipoib.h"
+#include "scenario/runner.h"
 #include "scenario/scn.h"
 
 #define ADDRS_MAX 16
@@ -20,15 +21,12 @@ extern const char scn_ipoib_cfg_key;
 /* ------------------------------------------------------------------ */
 /* Parse data */
 
+/* The bits of the queue options in struct ipoib_cfg mask (their indexes
+ * in the options; the others are read from c as given or defaulted). */
 enum {
 	C_QUEUE = 1u << 0,
 	C_QUEUE_GROUP = 1u << 1,
 	C_QUEUE_TOTAL = 1u << 2,
-	C_RESOLVE_TIMEOUT = 1u << 3,
-	C_RESOLVE_RETRIES = 1u << 4,
-	C_EXPIRY = 1u << 5,
-	C_IDLE = 1u << 6,
-	C_SENDONLY_FULL = 1u << 7,
 };
 
 struct ipoib_cfg {
@@ -96,34 +94,28 @@ struct pstate {
 	struct iface *ifs;
 };
 
-/* One echo request of a ping-all line: from an interface's address to
- * an address of another interface it can reach. */
+/* From an interface's address to an address: a ping-all line's echo
+ * request to another interface it can reach, or what a ping or
+ * ipoib-send line sends. */
 struct pair {
 	struct iface *src;
 	struct imc_ip_addr from, to;
 	bool answered;
 };
 
-/* A ping-all line that ran: its pairs are sent one every interval;
- * requests carry the line's flow number as ICMP identifier and the
- * pair's number + 1 as sequence number, which find the pair again. */
+/* A ping, ipoib-send or ping-all line that ran: count packets, one every
+ * interval, the k-th (from 0) of pair k % n: a ping or ipoib-send line's
+ * one pair count times, a ping-all line's pairs once each. Requests carry
+ * the line's flow number as ICMP identifier and k + 1 as sequence number,
+ * which find a ping-all pair again. */
 struct round {
 	struct round *next;
 	uint16_t id;
-	uint32_t size;
+	bool udp;                    /* UDP datagrams, not echo requests */
+	uint32_t size, count;
 	imc_time_t interval;
 	struct pair *p;
 	size_t n, sent;
-	struct imc_timer t;
-};
-
-struct flow {
-	struct flow *next;
-	struct iface *i;
-	const struct flow_arg *a;
-	struct imc_ip_addr src;
-	uint16_t id;
-	uint32_t sent;
 	struct imc_timer t;
 };
 
@@ -132,9 +124,8 @@ struct ipr {
 	struct imc_fabric *f;
 	struct imc_loop *loop;
 	const struct imc_topo *t;
-	uint32_t *pbase;             /* first port slot of each node */
-	struct pstate **ports;       /* by slot, NULL until used */
-	struct flow *flows;
+	struct scn_ports ports;      /* struct pstate, made on first use */
+	struct round *flows;         /* of ping and ipoib-send lines */
 	struct round *rounds;        /* of ping-all lines, newest first */
 };
 
@@ -160,12 +151,16 @@ static inline struct imc_ipoib *ifc_of(const struct iface *i)
 
 /* The run's state, made on first use. */
 int scn_ipoib_run_get(struct imc_scn_ctx *c, struct ipr **out);
+/* The interface after i (NULL: the first): ports in slot order, a
+ * port's newest first; NULL after the last. */
+struct iface *scn_ipoib_iface_next(const struct ipr *r,
+				   const struct iface *i);
 /* The interface of a (node, port, P_Key), or NULL when not up. */
 struct iface *scn_ipoib_iface_find(const struct ipr *r,
 				   const struct if_arg *a);
 /* The interface of a, made with its host model on the port's tracker
- * when missing. */
-int scn_ipoib_iface_get(struct ipr *r, const struct if_arg *a,
+ * (and the run's state) when missing. */
+int scn_ipoib_iface_get(struct imc_scn_ctx *c, const struct if_arg *a,
 			struct iface **out);
 /* As scn_ipoib_iface_find(), but fails the run when there is none. */
 int scn_ipoib_iface_need(struct imc_scn_ctx *c, const struct if_arg *a,

@@ -96,25 +96,17 @@ static void print_addr(FILE *f, const struct imc_ip_addr *a, int plen)
 		fprintf(f, "/%d", plen);
 }
 
-/* An address without a prefix: a multicast group (listen) or a
- * destination (ping, ipoib-send). */
-static int group_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
-		       const char *w, void *base)
-{
-	struct imc_ip_addr *a = scn_arg_at(base, arg);
-
-	if (imc_ip_addr_parse(w, a, NULL) < 0 || !imc_ip_addr_is_multicast(a))
-		return imc_scn_parse_error(p,
-			"expected an IPv4 or IPv6 multicast group, got '%s'", w);
-	return 0;
-}
-
+/* An address without a prefix: a multicast group (listen, min 1) or a
+ * destination (ping, ipoib-send); help names it in the error. */
 static int dest_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 		      const char *w, void *base)
 {
-	if (imc_ip_addr_parse(w, scn_arg_at(base, arg), NULL) < 0)
+	struct imc_ip_addr *a = scn_arg_at(base, arg);
+
+	if (imc_ip_addr_parse(w, a, NULL) < 0 ||
+	    (arg->min && !imc_ip_addr_is_multicast(a)))
 		return imc_scn_parse_error(p,
-			"expected an IPv4 or IPv6 destination, got '%s'", w);
+			"expected an IPv4 or IPv6 %s, got '%s'", arg->help, w);
 	return 0;
 }
 
@@ -273,7 +265,7 @@ static const struct scn_desc up_desc = {
 	.defaults = &(const struct up_arg){ .pkey = IMC_PKEY_DEFAULT },
 };
 
-static int addr_add(struct ipr *r, struct iface *i,
+static int addr_add(struct imc_scn_ctx *c, struct iface *i,
 		    const struct imc_ip_addr *a, unsigned plen)
 {
 	char buf[IMC_IP_ADDR_STRLEN];
@@ -283,11 +275,11 @@ static int addr_add(struct ipr *r, struct iface *i,
 	if (rc == -EEXIST)
 		return 0;
 	if (rc == -ENOSPC)
-		return imc_scn_fail(r->c, -ENOSPC, "at most %d addresses",
+		return imc_scn_fail(c, -ENOSPC, "at most %d addresses",
 				    IMC_IP_HOST_ADDRS_MAX);
 	if (rc) {
 		imc_ip_addr_format(a, buf);
-		return imc_scn_fail(r->c, rc, "cannot add %s: %s", buf,
+		return imc_scn_fail(c, rc, "cannot add %s: %s", buf,
 				    strerror(-rc));
 	}
 	return 0;
@@ -296,20 +288,19 @@ static int addr_add(struct ipr *r, struct iface *i,
 static int up_run(struct imc_scn_ctx *c, void *data)
 {
 	const struct up_arg *a = data;
-	struct ipr *r;
-	int rc = scn_ipoib_run_get(c, &r);
+	int rc = 0;
 
 	for (uint32_t h = 0; !rc && h < a->hosts.n; h++) {
 		struct if_arg at = { a->hosts.h[h].node, a->hosts.h[h].port,
 				     a->pkey };
 		struct iface *i;
 
-		rc = scn_ipoib_iface_get(r, &at, &i);
+		rc = scn_ipoib_iface_get(c, &at, &i);
 		for (unsigned k = 0; !rc && k < a->naddrs; k++) {
 			struct imc_ip_addr x;
 
 			addr_plus(&a->addr[k], h, &x);
-			rc = addr_add(r, i, &x, a->plen[k]);
+			rc = addr_add(c, i, &x, a->plen[k]);
 		}
 		if (!rc) {
 			rc = imc_ipoib_up(ifc_of(i));
@@ -375,16 +366,13 @@ static const struct scn_desc addr_desc = {
 static int addr_run(struct imc_scn_ctx *c, void *data)
 {
 	const struct addr_arg *a = data;
-	struct ipr *r;
 	struct iface *i;
-	int rc = scn_ipoib_run_get(c, &r);
+	int rc = scn_ipoib_iface_get(c, &a->at, &i);
 
-	if (!rc)
-		rc = scn_ipoib_iface_get(r, &a->at, &i);
 	if (rc)
 		return rc;
 	if (!a->del)
-		return addr_add(r, i, &a->addr, a->plen);
+		return addr_add(c, i, &a->addr, a->plen);
 	rc = imc_ip_host_addr_del(host_of(i), &a->addr);
 	if (rc)
 		return imc_scn_fail(c, rc, "no such address");
@@ -398,8 +386,9 @@ SCN_DESC_VERB(addr, "ipoib-addr", IMC_SCN_ACTION, addr_desc, addr_run);
 
 static const struct scn_arg listen_args[] = {
 	SCN_A_HOST(struct listen_arg, at.node),
-	SCN_A_CUSTOM(struct listen_arg, group, "a group", group_parse,
-		     dest_print, 0),
+	{ .kind = SCN_ARG_CUSTOM, .offset = offsetof(struct listen_arg, group),
+	  .what = "a group", .min = 1, .help = "multicast group",
+	  .parse = dest_parse, .print = dest_print },
 };
 static const struct scn_desc listen_desc = {
 	.usage = "expected HOST GROUP [pkey=P]", .min = 2, .max = 3,
@@ -412,12 +401,9 @@ static const struct scn_desc listen_desc = {
 static int listen_run(struct imc_scn_ctx *c, void *data)
 {
 	const struct listen_arg *a = data;
-	struct ipr *r;
 	struct iface *i;
-	int rc = scn_ipoib_run_get(c, &r);
+	int rc = scn_ipoib_iface_get(c, &a->at, &i);
 
-	if (!rc)
-		rc = scn_ipoib_iface_get(r, &a->at, &i);
 	if (!rc)
 		rc = imc_ipoib_mcast_listen(ifc_of(i),
 					    &a->group);
@@ -462,8 +448,9 @@ static const struct scn_opt flow_opts[] = {
 static const struct scn_optset flow_set = SCN_OPTSET(flow_opts);
 static const struct scn_arg flow_args[] = {
 	SCN_A_HOST(struct flow_arg, at.node),
-	SCN_A_CUSTOM(struct flow_arg, dst, "a destination", dest_parse,
-		     dest_print, 0),
+	{ .kind = SCN_ARG_CUSTOM, .offset = offsetof(struct flow_arg, dst),
+	  .what = "a destination", .help = "destination",
+	  .parse = dest_parse, .print = dest_print },
 };
 
 #define FLOW_DESC \
@@ -570,30 +557,20 @@ struct subj_arg {
 	unsigned counter;            /* counters[], K_DROPS or K_DROP_FIRST + d */
 };
 
-static bool word_eq(const char *a, const char *b)
-{
-	/* '_' may stand for '-', as in the drops subject. */
-	for (; *a && *b; a++, b++)
-		if (*a != *b && !((*a == '_' && *b == '-') ||
-				  (*a == '-' && *b == '_')))
-			return false;
-	return *a == *b;
-}
-
 static int counter_parse(const char *w, unsigned *out)
 {
 	for (unsigned k = 0; k < K_DROPS; k++)
-		if (word_eq(w, counters[k].name)) {
+		if (scn_word_eq(w, counters[k].name)) {
 			*out = k;
 			return 0;
 		}
-	if (word_eq(w, "drops")) {
+	if (scn_word_eq(w, "drops")) {
 		*out = K_DROPS;
 		return 0;
 	}
 	if (!strncmp(w, "drops-", 6) || !strncmp(w, "drops_", 6)) {
 		for (unsigned d = 0; d < IMC_IPOIB_DROP__COUNT; d++)
-			if (word_eq(w + 6, imc_ipoib_drop_str(d))) {
+			if (scn_word_eq(w + 6, imc_ipoib_drop_str(d))) {
 				*out = K_DROP_FIRST + d;
 				return 0;
 			}
@@ -771,12 +748,9 @@ static int subj_observe(struct imc_scn_ctx *c, const void *data,
 
 	*value = a->kind == S_CARRIER ? 1 : 0;
 	if (a->every) {
-		uint32_t n = r ? r->pbase[r->t->nnodes] : 0;
-
-		for (uint32_t k = 0; k < n; k++)
-			for (const struct iface *j = r->ports[k] ?
-			     r->ports[k]->ifs : NULL; j; j = j->next)
-				*value += observe_one(a, (struct iface *)j);
+		for (struct iface *j = r ? scn_ipoib_iface_next(r, NULL) : NULL;
+		     j; j = scn_ipoib_iface_next(r, j))
+			*value += observe_one(a, j);
 		return 0;
 	}
 	for (uint32_t k = 0; k < a->hosts.n; k++) {
@@ -817,21 +791,19 @@ static int mq_observe(struct imc_scn_ctx *c, const void *data,
 		K_QUEUED_MAX_ENDPOINT, K_QUEUED_MAX_GROUP, K_QUEUED_MAX,
 	};
 	const struct ipr *r = imc_scn_data(c, &scn_ipoib_run_key);
-	uint32_t n = r ? r->pbase[r->t->nnodes] : 0;
 	unsigned k = counter[*(const unsigned *)data];
 
 	*value = 0;
-	for (uint32_t s = 0; s < n; s++)
-		for (const struct iface *i = r->ports[s] ?
-		     r->ports[s]->ifs : NULL; i; i = i->next) {
-			struct imc_ipoib_stats st;
-			uint64_t v;
+	for (const struct iface *i = r ? scn_ipoib_iface_next(r, NULL) : NULL;
+	     i; i = scn_ipoib_iface_next(r, i)) {
+		struct imc_ipoib_stats st;
+		uint64_t v;
 
-			imc_ipoib_get_stats(ifc_of(i), &st);
-			v = counter_value(&st, k);
-			if (v > *value)
-				*value = v;
-		}
+		imc_ipoib_get_stats(ifc_of(i), &st);
+		v = counter_value(&st, k);
+		if (v > *value)
+			*value = v;
+	}
 	return 0;
 }
 
@@ -864,21 +836,11 @@ static int pa_unanswered_observe(struct imc_scn_ctx *c, const void *data,
 	return 0;
 }
 
-static int carrier_value_parse(const char *w, uint64_t *v)
-{
-	if (!strcmp(w, "up"))
-		*v = 1;
-	else if (!strcmp(w, "down"))
-		*v = 0;
-	else
-		return -EINVAL;
-	return 0;
-}
+static const struct scn_named carrier_names[] = {
+	{ "down", 0 }, { "up", 1 },
+};
 
-static void carrier_value_format(uint64_t v, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s", v ? "up" : "down");
-}
+SCN_NAMED_FUNCS(carrier, carrier_names, false)
 
 static int state_value_parse(const char *w, uint64_t *v)
 {
@@ -895,52 +857,31 @@ static void state_value_format(uint64_t v, char *buf, size_t len)
 	snprintf(buf, len, "%s", imc_ipoib_state_str((enum imc_ipoib_state)v));
 }
 
-static const struct imc_scn_subject subj_carrier =
-	SCN_NAMED_SUBJECT("ipoib-carrier", carrier, subj_observe, carrier);
-
-static const struct imc_scn_subject subj_state =
-	SCN_NAMED_SUBJECT("ipoib-state", state, subj_observe, state);
-
-static const struct imc_scn_subject subj_received =
-	SCN_DESC_SUBJECT("ipoib-received", received, subj_observe);
-
-static const struct imc_scn_subject subj_replies =
-	SCN_DESC_SUBJECT("ping-replies", replies, subj_observe);
-
-static const struct imc_scn_subject subj_answered =
-	SCN_DESC_SUBJECT("ping-answered", answered, subj_observe);
-
-static const struct imc_scn_subject subj_counter =
-	SCN_DESC_SUBJECT("ipoib-counter", ctr, subj_observe);
-
-static const struct imc_scn_subject subj_cross = {
-	.name = "ipoib-cross-partition", .parse = cross_parse,
-	.print = cross_all_print, .observe = subj_observe, .free = cross_free,
+static const struct imc_scn_subject subjects[] = {
+	SCN_NAMED_SUBJECT("ipoib-carrier", carrier, subj_observe, carrier),
+	SCN_NAMED_SUBJECT("ipoib-state", state, subj_observe, state),
+	SCN_DESC_SUBJECT("ipoib-received", received, subj_observe),
+	SCN_DESC_SUBJECT("ping-replies", replies, subj_observe),
+	SCN_DESC_SUBJECT("ping-answered", answered, subj_observe),
+	SCN_DESC_SUBJECT("ipoib-counter", ctr, subj_observe),
+	{ .name = "ipoib-cross-partition", .parse = cross_parse,
+	  .print = cross_all_print, .observe = subj_observe,
+	  .free = cross_free },
+	SCN_DESC_SUBJECT("ipoib-max-queued", mq, mq_observe),
+	SCN_DESC_SUBJECT("ping-all-pairs", scn_bare, pa_pairs_observe),
+	SCN_DESC_SUBJECT("ping-all-unanswered", scn_bare,
+			 pa_unanswered_observe),
 };
 
-static const struct imc_scn_subject subj_max_queued =
-	SCN_DESC_SUBJECT("ipoib-max-queued", mq, mq_observe);
-
-static const struct imc_scn_subject subj_pa_pairs =
-	SCN_DESC_SUBJECT("ping-all-pairs", scn_bare, pa_pairs_observe);
-static const struct imc_scn_subject subj_pa_unanswered =
-	SCN_DESC_SUBJECT("ping-all-unanswered", scn_bare, pa_unanswered_observe);
+static const struct scn_parts ipoib_parts = {
+	SCN_LIST(verbs, const struct imc_scn_verb *, &cfg_verb, &up_verb,
+		 &down_verb, &addr_verb, &listen_verb, &unlisten_verb,
+		 &ping_verb, &send_verb, &pa_verb),
+	SCN_PARTS(subjects, subjects),
+	SCN_LIST(sections, const struct imc_scn_section *, &scn_section_ipoib),
+};
 
 int imc_scn_lang_add_ipoib(struct imc_scn_lang *l)
 {
-	static const struct imc_scn_verb *const verbs[] = {
-		&cfg_verb, &up_verb, &down_verb, &addr_verb, &listen_verb,
-		&unlisten_verb, &ping_verb, &send_verb, &pa_verb,
-	};
-	static const struct imc_scn_subject *const subjects[] = {
-		&subj_carrier, &subj_state, &subj_received, &subj_replies,
-		&subj_answered, &subj_counter, &subj_cross, &subj_max_queued,
-		&subj_pa_pairs, &subj_pa_unanswered,
-	};
-	int rc = scn_lang_add_words(l, verbs, IMC_ARRAY_SIZE(verbs), subjects,
-				    IMC_ARRAY_SIZE(subjects));
-
-	if (!rc)
-		rc = imc_scn_lang_add_section(l, &scn_section_ipoib);
-	return rc;
+	return scn_lang_add_parts(l, &ipoib_parts);
 }

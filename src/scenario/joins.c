@@ -105,27 +105,6 @@ static imc_time_t pct(const struct samples *s, unsigned p)
 	return s->v[rank ? rank - 1 : 0];
 }
 
-static void latency(struct imc_scn_report *rep, const char *key,
-		    struct samples *s, uint64_t failed)
-{
-	static const unsigned ps[] = { 50, 90, 99 };
-	char name[16];
-
-	if (s->n)
-		qsort(s->v, s->n, sizeof(*s->v), cmp_time);
-	imc_scn_report_object(rep, key);
-	imc_scn_report_u64(rep, "joined", s->n);
-	imc_scn_report_u64(rep, "failed", failed);
-	if (s->n) {
-		for (unsigned i = 0; i < IMC_ARRAY_SIZE(ps); i++) {
-			snprintf(name, sizeof(name), "p%u_ns", ps[i]);
-			imc_scn_report_u64(rep, name, pct(s, ps[i]));
-		}
-		imc_scn_report_u64(rep, "max_ns", s->v[s->n - 1]);
-	}
-	imc_scn_report_end(rep);
-}
-
 /* A duration for people: three significant digits, "850ns", "46.1us",
  * "1.25ms", "2.00s". */
 static void dur(imc_time_t t, char *buf, size_t len)
@@ -147,23 +126,33 @@ static void dur(imc_time_t t, char *buf, size_t len)
 	snprintf(buf, len, "%" PRIu64 "ns", t);
 }
 
-static void text(struct imc_scn_report *rep, const char *what,
-		 const struct samples *s, uint64_t failed)
+/* The object key: counts and percentiles in ns; with what, a text line
+ * too. */
+static void latency(struct imc_scn_report *rep, const char *key,
+		    const char *what, struct samples *s, uint64_t failed)
 {
-	char p50[24], p90[24], p99[24], max[24];
+	static const unsigned ps[] = { 50, 90, 99, 100 };
+	static const char *const names[] = { "p50_ns", "p90_ns", "p99_ns",
+					     "max_ns" };
+	char d[4][24];
 
-	if (!s->n) {
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_time);
+	imc_scn_report_object(rep, key);
+	imc_scn_report_u64(rep, "joined", s->n);
+	imc_scn_report_u64(rep, "failed", failed);
+	for (unsigned i = 0; s->n && i < IMC_ARRAY_SIZE(ps); i++) {
+		imc_scn_report_u64(rep, names[i], pct(s, ps[i]));
+		dur(pct(s, ps[i]), d[i], sizeof(d[i]));
+	}
+	imc_scn_report_end(rep);
+	if (what && !s->n)
 		imc_scn_report_line(rep, "%-9s none joined, %" PRIu64 " failed",
 				    what, failed);
-		return;
-	}
-	dur(pct(s, 50), p50, sizeof(p50));
-	dur(pct(s, 90), p90, sizeof(p90));
-	dur(pct(s, 99), p99, sizeof(p99));
-	dur(s->v[s->n - 1], max, sizeof(max));
-	imc_scn_report_line(rep,
-		"%-9s %zu joined, %" PRIu64 " failed; latency p50 %s  p90 %s  p99 %s  max %s",
-		what, s->n, failed, p50, p90, p99, max);
+	else if (what)
+		imc_scn_report_line(rep,
+			"%-9s %zu joined, %" PRIu64 " failed; latency p50 %s  p90 %s  p99 %s  max %s",
+			what, s->n, failed, d[0], d[1], d[2], d[3]);
 }
 
 static int joins_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
@@ -175,11 +164,9 @@ static int joins_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 	if (j->nomem)
 		return -ENOMEM;
 	imc_scn_report_u64(rep, "trackers", j->trackers);
-	latency(rep, "first", &j->first, j->first_failed);
-	latency(rep, "rejoin", &j->rejoin, j->rejoin_failed);
-	text(rep, "requests", &j->first, j->first_failed);
-	if (j->rejoin.n || j->rejoin_failed)
-		text(rep, "re-joins", &j->rejoin, j->rejoin_failed);
+	latency(rep, "first", "requests", &j->first, j->first_failed);
+	latency(rep, "rejoin", j->rejoin.n || j->rejoin_failed ? "re-joins" :
+			       NULL, &j->rejoin, j->rejoin_failed);
 	return 0;
 }
 

@@ -59,43 +59,30 @@ static bool name_ok(const char *name)
 	return n <= NAME_MAX_LEN;
 }
 
-/* Index of name in a sorted array of entries whose first member is the
- * name, or where it would go (with *found false). */
-static size_t search(const void *const *arr, size_t n, const char *name,
-		     bool *found)
+/* Verbs and subjects both start with their name. */
+static int name_cmp(const void *key, const void *entry)
 {
-	size_t lo = 0, hi = n;
+	return strcmp(key, **(const char *const *const *)entry);
+}
 
-	*found = false;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		/* Verbs and subjects both start with their name. */
-		const char *const *entry = arr[mid];
-		int c = strcmp(name, *entry);
-
-		if (c == 0) {
-			*found = true;
-			return mid;
-		}
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
+/* Index of name in a sorted array of verbs or subjects, or -(where it
+ * would go) - 1. */
+static long search(const void *const *arr, size_t n, const char *name)
+{
+	return imc_vec_bsearch(arr, n, sizeof(*arr), name, name_cmp);
 }
 
 static int insert(const void ***arr, size_t *n, size_t *cap,
 		  const void *item, const char *name)
 {
-	bool found;
-	size_t at = search(*arr, *n, name, &found);
+	long at = search(*arr, *n, name);
 
-	if (found)
+	if (at >= 0)
 		return -EEXIST;
 	if (IMC_VEC_RESERVE(arr, cap, *n + 1))
 		return -ENOMEM;
-	memmove(*arr + at + 1, *arr + at, (*n - at) * sizeof(**arr));
+	at = -at - 1;
+	memmove(*arr + at + 1, *arr + at, (*n - (size_t)at) * sizeof(**arr));
 	(*arr)[at] = item;
 	(*n)++;
 	return 0;
@@ -120,20 +107,6 @@ int imc_scn_lang_add_subject(struct imc_scn_lang *l,
 		return -EINVAL;
 	return insert(&l->subj, &l->nsubjs, &l->subj_cap, s,
 		      s->name);
-}
-
-int scn_lang_add_words(struct imc_scn_lang *l,
-		       const struct imc_scn_verb *const *verbs, size_t nv,
-		       const struct imc_scn_subject *const *subjects,
-		       size_t ns)
-{
-	int rc = 0;
-
-	for (size_t i = 0; i < nv && !rc; i++)
-		rc = imc_scn_lang_add_verb(l, verbs[i]);
-	for (size_t i = 0; i < ns && !rc; i++)
-		rc = imc_scn_lang_add_subject(l, subjects[i]);
-	return rc;
 }
 
 int imc_scn_lang_add_section(struct imc_scn_lang *l,
@@ -307,19 +280,17 @@ const struct imc_scn_section *scn_lang_section(const struct imc_scn_lang *l,
 const struct imc_scn_verb *imc_scn_lang_verb(const struct imc_scn_lang *l,
 					     const char *name)
 {
-	bool found;
-	size_t i = search(l->verb, l->nverbs, name, &found);
+	long i = search(l->verb, l->nverbs, name);
 
-	return found ? (const struct imc_scn_verb *)l->verb[i] : NULL;
+	return i >= 0 ? (const struct imc_scn_verb *)l->verb[i] : NULL;
 }
 
 const struct imc_scn_subject *
 imc_scn_lang_subject(const struct imc_scn_lang *l, const char *name)
 {
-	bool found;
-	size_t i = search(l->subj, l->nsubjs, name, &found);
+	long i = search(l->subj, l->nsubjs, name);
 
-	return found ? (const struct imc_scn_subject *)l->subj[i] : NULL;
+	return i >= 0 ? (const struct imc_scn_subject *)l->subj[i] : NULL;
 }
 
 void imc_scn_lang_destroy(struct imc_scn_lang *l)
@@ -333,17 +304,36 @@ void imc_scn_lang_destroy(struct imc_scn_lang *l)
 	free(l);
 }
 
+int scn_lang_add_parts(struct imc_scn_lang *l, const struct scn_parts *p)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < p->nverbs && !rc; i++)
+		rc = imc_scn_lang_add_verb(l, p->verbs[i]);
+	for (size_t i = 0; i < p->nsubjects && !rc; i++)
+		rc = imc_scn_lang_add_subject(l, &p->subjects[i]);
+	for (size_t i = 0; i < p->nsections && !rc; i++)
+		rc = imc_scn_lang_add_section(l, p->sections[i]);
+	for (size_t i = 0; i < p->nservices && !rc; i++)
+		rc = scn_lang_add_service(l, p->services[i].kind,
+					  p->services[i].ops);
+	if (!rc && p->plugin)
+		rc = imc_scn_lang_add_plugin(l, p->plugin);
+	return rc;
+}
+
 int scn_lang_create_core(struct imc_scn_lang **out)
 {
+	const struct scn_parts core = {
+		.verbs = scn_builtin_verbs, .nverbs = scn_builtin_nverbs,
+		.subjects = scn_builtin_subjects,
+		.nsubjects = scn_builtin_nsubjects,
+		.sections = scn_builtin_sections,
+		.nsections = scn_builtin_nsections,
+	};
 	struct imc_scn_lang *l = calloc(1, sizeof(*l));
-	int rc = l ? 0 : -ENOMEM;
+	int rc = l ? scn_lang_add_parts(l, &core) : -ENOMEM;
 
-	for (unsigned i = 0; i < scn_builtin_nverbs && !rc; i++)
-		rc = imc_scn_lang_add_verb(l, scn_builtin_verbs[i]);
-	for (unsigned i = 0; i < scn_builtin_nsubjects && !rc; i++)
-		rc = imc_scn_lang_add_subject(l, scn_builtin_subjects[i]);
-	for (unsigned i = 0; i < scn_builtin_nsections && !rc; i++)
-		rc = imc_scn_lang_add_section(l, scn_builtin_sections[i]);
 	if (rc)
 		imc_scn_lang_destroy(l);
 	else

@@ -84,7 +84,7 @@ int scn_tokenize(const char *line, size_t len, struct scn_words *w,
 	return 0;
 }
 
-bool scn_needs_quotes(const char *name)
+static bool needs_quotes(const char *name)
 {
 	if (!*name)
 		return true;
@@ -97,10 +97,19 @@ bool scn_needs_quotes(const char *name)
 
 void scn_print_name(FILE *f, const char *name)
 {
-	if (scn_needs_quotes(name))
+	if (needs_quotes(name))
 		fprintf(f, "\"%s\"", name);
 	else
 		fputs(name, f);
+}
+
+bool scn_word_eq(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++)
+		if (*a != *b && !((*a == '_' && *b == '-') ||
+				  (*a == '-' && *b == '_')))
+			return false;
+	return *a == *b;
 }
 
 static const char *const op_names[] = {
@@ -431,21 +440,17 @@ bool imc_scn_kv(const char *word, const char *key, const char **value)
 	return true;
 }
 
+/* In the largest unit of time_units that divides t exactly. */
 int imc_scn_format_time(imc_time_t t, char *buf, size_t len)
 {
-	int n;
+	unsigned u = IMC_ARRAY_SIZE(time_units) - 1;
 
 	if (t == 0)
-		n = snprintf(buf, len, "0");
-	else if (t % IMC_NSEC_PER_SEC == 0)
-		n = snprintf(buf, len, "%" PRIu64 "s", (uint64_t)(t / IMC_NSEC_PER_SEC));
-	else if (t % IMC_NSEC_PER_MSEC == 0)
-		n = snprintf(buf, len, "%" PRIu64 "ms", (uint64_t)(t / IMC_NSEC_PER_MSEC));
-	else if (t % IMC_NSEC_PER_USEC == 0)
-		n = snprintf(buf, len, "%" PRIu64 "us", (uint64_t)(t / IMC_NSEC_PER_USEC));
-	else
-		n = snprintf(buf, len, "%" PRIu64 "ns", t);
-	return n;
+		return snprintf(buf, len, "0");
+	while (u > 0 && t % time_units[u].scale)
+		u--;
+	return snprintf(buf, len, "%" PRIu64 "%s",
+			(uint64_t)(t / time_units[u].scale), time_units[u].name);
 }
 
 void imc_scn_print_time(FILE *f, imc_time_t t)

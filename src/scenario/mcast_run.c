@@ -29,14 +29,12 @@ static const struct scn_snaps_kind snap_kind;
 static void run_free(void *data)
 {
 	struct mc_run *r = data;
-	size_t nslots = r->pbase[r->t->nnodes];
 
 	if (r->show && !r->ended)
 		scn_mcast_show_snapshot(r, 0);
 	/* Trackers first: no callback after, QPs detached. */
 	imc_mcast_fabric_set_destroy(r->set);
-	for (size_t i = 0; i < nslots; i++)
-		free(r->port[i]);
+	scn_ports_fini(&r->ports, free);
 	while (r->members) {
 		struct mc_member *m = r->members;
 
@@ -44,8 +42,6 @@ static void run_free(void *data)
 		imc_timer_cancel(imc_fabric_loop(r->f), &m->retry);
 		free(m);
 	}
-	free(r->port);
-	free(r->pbase);
 	free(r);
 }
 
@@ -57,7 +53,6 @@ int scn_mcast_run_get(struct imc_scn_ctx *c, bool make, struct mc_run **out)
 	struct mc_run *r = imc_scn_data(c, &run_key);
 	const struct imc_topo *t = imc_scn_topo(c);
 	const struct mc_join *head;
-	uint32_t n;
 	int rc;
 
 	*out = r;
@@ -71,23 +66,14 @@ int scn_mcast_run_get(struct imc_scn_ctx *c, bool make, struct mc_run **out)
 	r->f = imc_scn_fabric(c);
 	r->t = t;
 	r->tail = &r->members;
-	if (scn_port_slots(t, &r->pbase)) {
-		free(r);
-		return -ENOMEM;
-	}
-	n = r->pbase[t->nnodes];
-	r->port = calloc(n ? n : 1, sizeof(*r->port));
-	if (!r->port || imc_mcast_fabric_set_create(r->f, &r->set)) {
-		free(r->port);
-		free(r->pbase);
-		free(r);
-		return -ENOMEM;
-	}
-	rc = imc_scn_data_set(c, &run_key, r, run_free);
+	rc = scn_ports_init(&r->ports, t);
+	if (!rc && imc_mcast_fabric_set_create(r->f, &r->set))
+		rc = -ENOMEM;
+	if (!rc)
+		rc = imc_scn_data_set(c, &run_key, r, run_free);
 	if (rc) {
 		imc_mcast_fabric_set_destroy(r->set);
-		free(r->port);
-		free(r->pbase);
+		scn_ports_fini(&r->ports, NULL);
 		free(r);
 		return rc;
 	}
@@ -102,7 +88,7 @@ int scn_mcast_run_get(struct imc_scn_ctx *c, bool make, struct mc_run **out)
 struct mc_port *scn_mcast_port_find(const struct mc_run *r, uint32_t node,
 				    unsigned port)
 {
-	return r ? r->port[r->pbase[node] + port] : NULL;
+	return r ? *scn_ports_at(&r->ports, node, port) : NULL;
 }
 
 /* The tracker of node:port, made on first use on the port's GSI. Without
@@ -111,10 +97,10 @@ struct mc_port *scn_mcast_port_find(const struct mc_run *r, uint32_t node,
 static int port_get(struct mc_run *r, uint32_t node, unsigned port,
 		    bool sa_optional, struct mc_port **out)
 {
-	uint32_t idx = r->pbase[node] + port;
+	uint32_t idx = scn_ports_idx(&r->ports, node, port);
 	const struct mc_cfg *cfg = imc_scn_data(r->c, &scn_mcast_cfg_key);
 	struct imc_mcast_fabric_config fc;
-	struct mc_port *p = r->port[idx];
+	struct mc_port *p = r->ports.slot[idx];
 	struct imc_gsi *gsi;
 	int rc;
 
@@ -128,20 +114,14 @@ static int port_get(struct mc_run *r, uint32_t node, unsigned port,
 	}
 	if (rc)
 		return rc;
-	imc_mcast_fabric_config_init(&fc);
-	if (cfg && (cfg->mask & C_REJOIN))
-		fc.mcast.rejoin = cfg->rejoin;
-	if (cfg && (cfg->mask & C_SPREAD))
-		fc.mcast.rejoin_spread = cfg->spread;
-	if (cfg && (cfg->mask & C_WINDOW))
-		fc.mcast.rejoin_window = cfg->window;
-	if (cfg && (cfg->mask & C_TIMEOUT)) {
-		fc.client.timeout = cfg->timeout;
-		if (fc.client.max_timeout < cfg->timeout)
-			fc.client.max_timeout = cfg->timeout;
-	}
-	if (cfg && (cfg->mask & C_RETRIES))
-		fc.client.retries = cfg->retries;
+	if (cfg)
+		fc = cfg->fc;
+	else
+		imc_mcast_fabric_config_init(&fc);
+	/* timeout= is every attempt's: the backoff's cap at least. */
+	if (cfg && (cfg->mask & C_TIMEOUT) &&
+	    fc.client.max_timeout < fc.client.timeout)
+		fc.client.max_timeout = fc.client.timeout;
 	/* Jitter from the run's seed and the port: a seed replays. */
 	fc.mcast.seed = imc_scn_config(r->c)->seed * 0x10000 + idx;
 	fc.client.seed = fc.mcast.seed ^ 0x5eed5eedull;
@@ -165,7 +145,7 @@ static int port_get(struct mc_run *r, uint32_t node, unsigned port,
 		free(p);
 		return rc;
 	}
-	r->port[idx] = p;
+	r->ports.slot[idx] = p;
 	*out = p;
 	return 0;
 }
@@ -316,15 +296,8 @@ int scn_mcast_join_run(struct imc_scn_ctx *c, void *data)
 	if (rc)
 		return rc;
 	req.comp_mask = a->mask | CM(MGID);
-	if (a->create) {
-		/* as sa-join: the create components, with Q_Key 0x1234 and
-		 * P_Key 0xFFFF unless given */
-		if (!(a->mask & CM(QKEY)))
-			req.rec.qkey = IMC_SCN_QKEY;
-		if (!(a->mask & CM(PKEY)))
-			req.rec.pkey = IMC_PKEY_DEFAULT;
-		req.comp_mask |= CREATE_COMPS;
-	}
+	if (a->create)
+		req.comp_mask = scn_mcmr_create(&req.rec, req.comp_mask);
 	req.join_state = a->state_set ? a->state : IMC_JOIN_FULL;
 	if (!a->noqp && (req.join_state & RECV_BITS)) {
 		uint16_t pkey = (req.comp_mask & CM(PKEY)) ? req.rec.pkey :
@@ -367,6 +340,7 @@ int scn_mcast_join_run(struct imc_scn_ctx *c, void *data)
 	}
 	*r->tail = x;
 	r->tail = &x->next;
+	p->has_members = true;
 	return 0;
 }
 
@@ -399,30 +373,27 @@ static void snap_fini(void *snap)
 void scn_mcast_show_snapshot(struct mc_run *r, unsigned line)
 {
 	struct imc_scn_mcast_show *sh = r->show;
-	size_t nslots = r->pbase[r->t->nnodes], np = 0;
+	size_t nslots = r->ports.n, np = 0;
 	struct snap s;
 
 	memset(&s, 0, sizeof(s));
 	s.at = imc_scn_now(r->c);
 	s.line = line;
 	for (size_t i = 0; i < nslots; i++)
-		np += r->port[i] != NULL;
+		np += r->ports.slot[i] != NULL;
 	s.p = calloc(np ? np : 1, sizeof(*s.p));
 	if (!s.p)
 		return;
 	for (size_t i = 0; i < nslots; i++) {
-		const struct mc_port *p = r->port[i];
+		const struct mc_port *p = r->ports.slot[i];
 		const struct imc_mcast *t;
 		struct snap_port *sp;
-		char name[IMC_TOPO_MAX_NAME + 8];
 
 		if (!p)
 			continue;
 		t = imc_mcast_fabric_tracker(p->mf);
 		sp = &s.p[s.np++];
-		snprintf(name, sizeof(name), "%s:%u", r->t->node[p->node].name,
-			 p->port);
-		sp->name = strdup(name);
+		sp->name = scn_port_name(r->t, p->node, p->port);
 		imc_fabric_port_attr(r->f, p->node, p->port, &sp->pa);
 		imc_mcast_get_stats(t, &sp->st);
 		if (!sp->name || imc_mcast_foreach_group(t, scn_mcast_group_cb, sp)) {
@@ -571,31 +542,18 @@ int scn_mcast_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 	uint64_t ports = 0, mports = 0, members = 0, left = 0;
 	uint64_t by_state[5] = { 0 }, cb[4] = { 0 };
 	struct imc_mcast_stats sum, st;
-	uint32_t n;
-
-	bool *on;
 
 	if (!r || !r->members)
 		return 0;
-	/* The ports the members are on. */
-	n = r->pbase[r->t->nnodes];
-	on = calloc(n ? n : 1, sizeof(*on));
-	if (!on)
-		return -ENOMEM;
-	for (const struct mc_member *x = r->members; x; x = x->next) {
-		uint32_t slot = r->pbase[x->p->node] + x->p->port;
-
-		mports += !on[slot];
-		on[slot] = true;
-	}
-	free(on);
 	memset(&sum, 0, sizeof(sum));
-	for (uint32_t i = 0; i < n; i++) {
-		if (!r->port[i])
+	for (uint32_t i = 0; i < r->ports.n; i++) {
+		const struct mc_port *p = r->ports.slot[i];
+
+		if (!p)
 			continue;
-		imc_mcast_get_stats(imc_mcast_fabric_tracker(r->port[i]->mf),
-				    &st);
+		imc_mcast_get_stats(imc_mcast_fabric_tracker(p->mf), &st);
 		ports++;
+		mports += p->has_members;
 		sum.joins += st.joins;
 		sum.leaves += st.leaves;
 		sum.joins_local += st.joins_local;

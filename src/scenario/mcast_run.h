@@ -9,13 +9,11 @@
 #include "ibmcast/mcast_fabric.h"
 #include "ibmcast/sa.h"
 #include "ibmcast/scenario_mcast.h"
+#include "scenario/runner.h"
 #include "scenario/scn.h"
 #include "scenario/snaps.h"
 
 #define CM(x) ((uint64_t)UMAD_SA_MCM_COMP_MASK_##x)
-/* o15-0.2.3: the components a create must give. */
-#define CREATE_COMPS (CM(QKEY) | CM(TCLASS) | CM(PKEY) | CM(FLOW_LABEL) | \
-		      CM(SL))
 #define RECV_BITS (IMC_JOIN_FULL | IMC_JOIN_NON)
 #define RETRIES_MAX 1000
 #define WINDOW_MAX 4096
@@ -34,21 +32,13 @@ enum {
 /* ------------------------------------------------------------------ */
 /* Parse data */
 
-enum {
-	C_REJOIN = 1u << 0,
-	C_SPREAD = 1u << 1,
-	C_WINDOW = 1u << 2,
-	C_TIMEOUT = 1u << 3,
-	C_RETRIES = 1u << 4,
-};
+/* The bit of timeout= in struct mc_cfg mask (its index in the options). */
+#define C_TIMEOUT (1u << 3)
 
+/* The trackers' configuration: the defaults, and the options given. */
 struct mc_cfg {
 	uint64_t mask;
-	enum imc_mcast_rejoin rejoin;
-	imc_time_t spread;
-	uint32_t window;
-	imc_time_t timeout;
-	uint32_t retries;
+	struct imc_mcast_fabric_config fc;
 };
 
 struct mc_join {
@@ -110,6 +100,7 @@ struct mc_port {
 	uint32_t node;
 	unsigned port;
 	struct imc_mcast_fabric *mf;
+	bool has_members;           /* an mcast-join line joined here */
 };
 
 struct mc_member {
@@ -133,8 +124,7 @@ struct mc_run {
 	const struct imc_topo *t;
 	struct imc_scn_mcast_show *show;
 	struct imc_mcast_fabric_set *set;  /* the ports' trackers */
-	uint32_t *pbase;            /* first slot of each node */
-	struct mc_port **port;      /* by slot, NULL until used */
+	struct scn_ports ports;     /* struct mc_port, made on first use */
 	struct mc_member *members, **tail;
 	bool ended;                 /* the end-of-run snapshot is taken */
 };

@@ -50,6 +50,7 @@
 #include "scenario/desc.h"
 #include "scenario/scn.h"
 #include "util/text.h"
+#include "util/vec.h"
 #include "scenario/mcast_run.h"
 
 /* imc_scn_data key of the mcast-tracker setting */
@@ -68,29 +69,15 @@ struct mc_join *scn_mcast_head_lookup(const struct imc_scenario *s)
 	return (struct mc_join *)scn_name_find(s, &label_space, "");
 }
 
-/* The mcast-join line before this one whose as= is word (NAME or @NAME). */
-static int label_find(struct imc_scn_parser *p, const char *word,
-		      const struct mc_join **out)
-{
-	*out = scn_label_find(p, &label_space, "mcast-join",
-			      word + (word[0] == '@'));
-	return *out ? 0 : -EINVAL;
-}
-
-static int mgid_parse(struct imc_scn_parser *p, const char *word,
-		      bool zero_ok, struct scn_mgid *m)
-{
-	return scn_mgid_parse(p, word, &label_space, "mcast-join",
-			      SCN_MGID_MCAST | (zero_ok ? SCN_MGID_ZERO : 0),
-			      m);
-}
-
 /* The as=NAME of an earlier mcast-join, @ optional, into the
  * const struct mc_join * at the argument's offset. */
 static int name_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
 			   const char *w, void *base)
 {
-	return label_find(p, w, scn_arg_at(base, arg));
+	const struct mc_join **out = scn_arg_at(base, arg);
+
+	*out = scn_label_find(p, &label_space, "mcast-join", w + (w[0] == '@'));
+	return *out ? 0 : -EINVAL;
 }
 
 static void name_word_print(FILE *f, const struct imc_topo *t,
@@ -106,21 +93,29 @@ static void name_word_print(FILE *f, const struct imc_topo *t,
 
 static const char *const rejoin_names[] = { "paced", "immediate", NULL };
 
-/* By C_* bit; the names by enum imc_mcast_rejoin. */
+/* Into the tracker's configuration (C_TIMEOUT: timeout= is the fourth);
+ * the names by enum imc_mcast_rejoin. */
 static const struct scn_opt cfg_opts[] = {
-	SCN_O_ENUM("rejoin", struct mc_cfg, rejoin, rejoin_names),
-	SCN_O_TIME("spread", struct mc_cfg, spread),
-	SCN_O_UINT_H("window", struct mc_cfg, window, 1, WINDOW_MAX,
-		     "at least 1"),
-	SCN_O_TIME_H("timeout", struct mc_cfg, timeout, 1, "longer than 0"),
-	SCN_O_UINT("retries", struct mc_cfg, retries, 0, RETRIES_MAX),
+	SCN_O_ENUM("rejoin", struct mc_cfg, fc.mcast.rejoin, rejoin_names),
+	SCN_O_TIME("spread", struct mc_cfg, fc.mcast.rejoin_spread),
+	SCN_O_UINT_H("window", struct mc_cfg, fc.mcast.rejoin_window, 1,
+		     WINDOW_MAX, "at least 1"),
+	SCN_O_TIME_H("timeout", struct mc_cfg, fc.client.timeout, 1,
+		     "longer than 0"),
+	SCN_O_UINT("retries", struct mc_cfg, fc.client.retries, 0,
+		   RETRIES_MAX),
 };
 static const struct scn_optset cfg_set = SCN_OPTSET(cfg_opts);
+
+static void cfg_init(void *data)
+{
+	imc_mcast_fabric_config_init(&((struct mc_cfg *)data)->fc);
+}
 
 static const struct scn_desc cfg_desc = {
 	.once = "the trackers are set already", .opts = &cfg_set,
 	.keep = SCN_KEEP_GIVEN, .given_off = offsetof(struct mc_cfg, mask),
-	.size = sizeof(struct mc_cfg),
+	.size = sizeof(struct mc_cfg), .init = cfg_init,
 };
 
 /* Settings run before every action: the trackers, made later, read it
@@ -146,21 +141,6 @@ static void join_rest_free(const struct scn_arg *arg, void *base)
 	free(a->name);
 }
 
-/* state= names at least one JoinState bit: a join of none is no join
- * (IBA 15.2.5.17). */
-static int state_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
-			   const char *v, void *field)
-{
-	uint8_t *st = field;
-	int rc = scn_join_state_parse(p, v, st);
-
-	(void)o;
-	if (!rc && (!*st || *st > 0xf))
-		rc = imc_scn_parse_error(p,
-			"state: at least one JoinState bit");
-	return rc;
-}
-
 /* as=NAME: the name index keys the line by it. */
 static int as_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 			const char *v, void *field)
@@ -177,11 +157,10 @@ static int as_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 	return rc;
 }
 
-/* In the order they print; state= first, from the last argument. */
+/* In the order they print. state= names at least one JoinState bit: a
+ * join of none is no join (IBA 15.2.5.17). */
 static const struct scn_opt join_opts[] = {
-	{ .key = "state", .type = SCN_OPT_CUSTOM, .flags = SCN_OPT_NOPRINT,
-	  .offset = offsetof(struct mc_join, state),
-	  .parse = state_opt_parse },
+	SCN_O_JOIN_STATE(struct mc_join, state, 1),
 	SCN_O_MCMR_COMPS(struct mc_join, rec),
 	SCN_O_FLAG("create", struct mc_join, create),
 	SCN_O_FLAG("noqp", struct mc_join, noqp),
@@ -193,33 +172,14 @@ static const struct scn_opt join_opts[] = {
 };
 static const struct scn_optset join_set = SCN_OPTSET(join_opts);
 
-static int join_mgid_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
-			   const char *w, void *base)
-{
-	return mgid_parse(p, w, true, scn_arg_at(base, arg));
-}
-
-static void join_rest_print(FILE *f, const struct imc_topo *t,
-			    const struct scn_arg *arg, const void *base)
-{
-	const struct mc_join *a = base;
-
-	(void)t;
-	(void)arg;
-	if (a->state_set) {
-		fputs(" state=", f);
-		scn_join_state_print(f, a->state);
-	}
-}
-
 static const char join_usage[] =
 	"expected 'mcast-join HOST MGID|0|@NAME [state=...] [qkey= pkey= tclass= sl= flow= hop= scope= mtu= rate= life= mlid=] [create] [noqp] [retry=TIME] [as=NAME]'";
 
 static const struct scn_arg join_args[] = {
 	SCN_A_HOST(struct mc_join, host),
-	SCN_A_CUSTOM(struct mc_join, mgid, "an MGID", join_mgid_parse,
-		     scn_mgid_arg_print, 0),
-	SCN_A_UNKNOWN(join_usage, join_rest_print, join_rest_free),
+	SCN_A_MGID(struct mc_join, mgid, &label_space, "mcast-join",
+		   SCN_MGID_MCAST | SCN_MGID_ZERO),
+	SCN_A_UNKNOWN(join_usage, join_rest_free),
 };
 
 /* The file's first mcast-join keys the show recorder (head). */
@@ -365,13 +325,6 @@ static void event_print(FILE *f, const struct imc_topo *t,
 		fprintf(f, " %s", event_words[a->event]);
 }
 
-static int host_mgid_word_parse(struct imc_scn_parser *p,
-				const struct scn_arg *arg, const char *w,
-				void *base)
-{
-	return mgid_parse(p, w, false, scn_arg_at(base, arg));
-}
-
 static int has_host(struct imc_scn_parser *p, void *data)
 {
 	struct subj_arg *a = data;
@@ -395,8 +348,8 @@ static const struct scn_arg host_args[] = {
 };
 static const struct scn_arg host_mgid_args[] = {
 	SCN_A_HOST(struct subj_arg, host),
-	SCN_A_CUSTOM(struct subj_arg, mgid, "an MGID", host_mgid_word_parse,
-		     scn_mgid_arg_print, 0),
+	SCN_A_MGID(struct subj_arg, mgid, &label_space, "mcast-join",
+		   SCN_MGID_MCAST),
 };
 
 #define SUBJ_DESC(tab, n, u, lo, hi) \
@@ -455,44 +408,32 @@ static int state_observe(struct imc_scn_ctx *c, const void *data,
 
 /* ---- mcast-status NAME ---- */
 
-static const struct {
-	const char *name;
-	int err;
-} errno_names[] = {
-	{ "timeout", ETIMEDOUT },
-	{ "canceled", ECANCELED },
-	{ "reset", ENETRESET },
-	{ "mismatch", EINVAL },
+/* A status of a negative errno, ERRNO_BASE + errno, by name. */
+static const struct scn_named errno_names[] = {
+	{ "timeout", ERRNO_BASE + ETIMEDOUT },
+	{ "canceled", ERRNO_BASE + ECANCELED },
+	{ "reset", ERRNO_BASE + ENETRESET },
+	{ "mismatch", ERRNO_BASE + EINVAL },
 };
 
 static int status_value_parse(const char *word, uint64_t *v)
 {
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(errno_names); i++) {
-		if (!strcmp(word, errno_names[i].name)) {
-			*v = ERRNO_BASE + (unsigned)errno_names[i].err;
-			return 0;
-		}
-	}
+	if (!scn_named_parse(errno_names, IMC_ARRAY_SIZE(errno_names), word,
+			     v))
+		return 0;
 	return scn_mad_status_parse(word, v);
 }
 
 static void status_value_format(uint64_t v, char *buf, size_t len)
 {
-	const char *name;
+	const char *name = v >= ERRNO_BASE ?
+		scn_named_str(errno_names, IMC_ARRAY_SIZE(errno_names), v) :
+		scn_mad_status_name(v);
 
-	if (v >= ERRNO_BASE) {
-		for (unsigned i = 0; i < IMC_ARRAY_SIZE(errno_names); i++) {
-			if (ERRNO_BASE + (unsigned)errno_names[i].err == v) {
-				snprintf(buf, len, "%s", errno_names[i].name);
-				return;
-			}
-		}
-		snprintf(buf, len, "errno %" PRIu64, v - ERRNO_BASE);
-		return;
-	}
-	name = scn_mad_status_name(v);
 	if (name)
 		snprintf(buf, len, "%s", name);
+	else if (v >= ERRNO_BASE)
+		snprintf(buf, len, "errno %" PRIu64, v - ERRNO_BASE);
 	else
 		snprintf(buf, len, "0x%04" PRIx64, v);
 }
@@ -573,13 +514,13 @@ static int counter_observe(struct imc_scn_ctx *c, const void *data,
 		*v = counter_of(r, NULL, a->k);
 		return 0;
 	}
-	nslots = r->pbase[r->t->nnodes];
+	nslots = r->ports.n;
 	for (size_t i = 0; i < nslots; i++) {
 		uint64_t x;
 
-		if (!r->port[i])
+		if (!r->ports.slot[i])
 			continue;
-		x = counter_of(r, r->port[i], a->k);
+		x = counter_of(r, r->ports.slot[i], a->k);
 		if (a->k->how != K_MAX_IN_FLIGHT)
 			*v += x;
 		else if (x > *v)
@@ -597,29 +538,33 @@ struct cons {
 	struct mc_run *r;
 	struct snap_port *pg;       /* by slot: the tracker's groups, in MGID
 				     * order (imc_mcast_foreach_group) */
-	bool **seen;                /* by slot and group: the SA has it */
 	const struct imc_sa *sa;
 	struct imc_gid mgid;        /* the SA group being walked */
 	bool assigned;              /* ... has an MGID the SA assigned */
 	uint64_t bad, orphans;
+	uint64_t owed;              /* owed() groups the SA has not shown */
 };
 
+/* A tracker's group the SA should have the port's membership of: one it
+ * wants or holds (but a group its members wait for, holding nothing).
+ * The SA has one membership per port and group, so each is met at most
+ * once. */
+static bool owed(const struct imc_mcast_group_info *g)
+{
+	return (g->wanted || g->join_state) && !(g->waiting && !g->join_state);
+}
+
+static int mgid_cmp(const void *mgid, const void *g)
+{
+	return memcmp(mgid, ((const struct imc_mcast_group_info *)g)->rec.mgid.raw,
+		      16);
+}
+
+/* The index of mgid's group in sp, or < 0. */
 static long pg_find(const struct snap_port *sp, const struct imc_gid *mgid)
 {
-	size_t lo = 0, hi = sp->ng;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int k = memcmp(sp->g[mid].rec.mgid.raw, mgid->raw, 16);
-
-		if (!k)
-			return (long)mid;
-		if (k < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
+	return imc_vec_bsearch(sp->g, sp->ng, sizeof(*sp->g), mgid->raw,
+			       mgid_cmp);
 }
 
 /* An MGID the SA assigned to a create (o15-0.1.5: signature 0xA01B). */
@@ -638,8 +583,8 @@ static int cons_member(void *arg, const struct imc_sa_member_info *m)
 	size_t slot = 0;
 
 	if (r && !imc_fabric_port_by_gid(r->f, &m->port_gid, &node, &port)) {
-		slot = r->pbase[node] + port;
-		if (r->port[slot])
+		slot = scn_ports_idx(&r->ports, node, port);
+		if (r->ports.slot[slot])
 			gi = pg_find(&k->pg[slot], &k->mgid);
 	}
 	if (gi < 0) {
@@ -658,7 +603,7 @@ static int cons_member(void *arg, const struct imc_sa_member_info *m)
 	{
 		const struct imc_mcast_group_info *g = &k->pg[slot].g[gi];
 
-		k->seen[slot][gi] = true;
+		k->owed -= owed(g);
 		if (m->join_state != g->wanted || g->join_state != g->wanted ||
 		    !g->joined)
 			k->bad++;
@@ -685,49 +630,34 @@ static int cons_run(struct imc_scn_ctx *c, struct cons *k)
 	k->sa = scn_svc_sa_engine(c);
 	if (!k->r)   /* no tracker: every membership is a discrepancy */
 		return k->sa ? imc_sa_foreach_group(k->sa, cons_group, k) : 0;
-	nslots = k->r->pbase[k->r->t->nnodes];
+	nslots = k->r->ports.n;
 	k->pg = calloc(nslots ? nslots : 1, sizeof(*k->pg));
-	k->seen = calloc(nslots ? nslots : 1, sizeof(*k->seen));
-	if (!k->pg || !k->seen)
+	if (!k->pg)
 		return -ENOMEM;
 	for (size_t i = 0; i < nslots && !rc; i++) {
-		if (!k->r->port[i])
+		const struct mc_port *p = k->r->ports.slot[i];
+
+		if (!p)
 			continue;
-		rc = imc_mcast_foreach_group(
-			imc_mcast_fabric_tracker(k->r->port[i]->mf), scn_mcast_group_cb,
-			&k->pg[i]);
-		if (!rc && k->pg[i].ng) {
-			k->seen[i] = calloc(k->pg[i].ng, sizeof(bool));
-			if (!k->seen[i])
-				rc = -ENOMEM;
-		}
+		rc = imc_mcast_foreach_group(imc_mcast_fabric_tracker(p->mf),
+					     scn_mcast_group_cb, &k->pg[i]);
+		for (size_t j = 0; j < k->pg[i].ng; j++)
+			k->owed += owed(&k->pg[i].g[j]);
 	}
 	if (!rc && k->sa)
 		rc = imc_sa_foreach_group(k->sa, cons_group, k);
-	/* What a tracker wants or holds and the SA does not have (but
-	 * the groups its members wait for, holding nothing). */
-	for (size_t i = 0; i < nslots && !rc; i++)
-		for (size_t j = 0; j < k->pg[i].ng; j++) {
-			const struct imc_mcast_group_info *g = &k->pg[i].g[j];
-
-			if (!k->seen[i][j] && (g->wanted || g->join_state) &&
-			    !(g->waiting && !g->join_state))
-				k->bad++;
-		}
+	/* What a tracker wants or holds and the SA does not have. */
+	k->bad += k->owed;
 	return rc;
 }
 
 static void cons_fini(struct cons *k)
 {
-	size_t nslots = k->r ? k->r->pbase[k->r->t->nnodes] : 0;
+	size_t nslots = k->r ? k->r->ports.n : 0;
 
-	for (size_t i = 0; i < nslots && k->pg; i++) {
+	for (size_t i = 0; i < nslots && k->pg; i++)
 		free(k->pg[i].g);
-		if (k->seen)
-			free(k->seen[i]);
-	}
 	free(k->pg);
-	free(k->seen);
 }
 
 /* mcast-consistent's count (bad) or mcast-orphans' from one comparison
@@ -814,24 +744,6 @@ static void hex_format(uint64_t v, char *buf, size_t len)
 	snprintf(buf, len, "0x%" PRIx64, v);
 }
 
-static const struct imc_scn_subject subj_state =
-	SCN_NAMED_SUBJECT("mcast-state", name, state_observe, state);
-
-static const struct imc_scn_subject subj_status =
-	SCN_NAMED_SUBJECT("mcast-status", name, status_observe, status);
-
-static const struct imc_scn_subject subj_callbacks =
-	SCN_DESC_SUBJECT("mcast-callbacks", callbacks, callbacks_observe);
-
-static const struct imc_scn_subject subj_members =
-	SCN_DESC_SUBJECT("mcast-members", host_mgid, members_observe);
-
-static const struct imc_scn_subject subj_held = {
-	.name = "mcast-held", .parse = host_mgid_parse,
-	.print = host_mgid_print, .observe = held_observe,
-	.value_format = hex_format, .free = host_mgid_free,
-};
-
 #define COUNTER(how, off, size) \
 	.parse = host_parse, .print = host_print, \
 	.observe = counter_observe, .free = host_free, \
@@ -840,7 +752,16 @@ static const struct imc_scn_subject subj_held = {
 			sizeof(((struct imc_mcast_stats *)0)->f))
 #define COUNT(how) COUNTER(how, 0, 0)
 
-static const struct imc_scn_subject counters[] = {
+static const struct imc_scn_subject subjects[] = {
+	SCN_NAMED_SUBJECT("mcast-state", name, state_observe, state),
+	SCN_NAMED_SUBJECT("mcast-status", name, status_observe, status),
+	SCN_DESC_SUBJECT("mcast-callbacks", callbacks, callbacks_observe),
+	SCN_DESC_SUBJECT("mcast-members", host_mgid, members_observe),
+	{ .name = "mcast-held", .parse = host_mgid_parse,
+	  .print = host_mgid_print, .observe = held_observe,
+	  .value_format = hex_format, .free = host_mgid_free },
+	SCN_DESC_SUBJECT("mcast-consistent", scn_bare, consistent_observe),
+	SCN_DESC_SUBJECT("mcast-orphans", scn_bare, orphans_observe),
 	{ .name = "mcast-groups", STAT(groups) },
 	{ .name = "mcast-joined", COUNT(K_JOINED) },
 	{ .name = "mcast-handles", COUNT(K_HANDLES) },
@@ -858,44 +779,23 @@ static const struct imc_scn_subject counters[] = {
 	{ .name = "mcast-max-in-flight", COUNT(K_MAX_IN_FLIGHT) },
 };
 
-static const struct imc_scn_subject subj_consistent =
-	SCN_DESC_SUBJECT("mcast-consistent", scn_bare, consistent_observe);
-static const struct imc_scn_subject subj_orphans =
-	SCN_DESC_SUBJECT("mcast-orphans", scn_bare, orphans_observe);
-
-
-static const struct imc_scn_section section_mcast = {
-	.name = "mcast", .rank = 150, .report = scn_mcast_report,
+static const struct scn_parts mcast_parts = {
+	SCN_LIST(verbs, const struct imc_scn_verb *, &cfg_verb, &join_verb,
+		 &leave_verb, &scn_verb_mcast_send, &show_verb),
+	SCN_PARTS(subjects, subjects),
+	SCN_LIST(sections, const struct imc_scn_section *,
+		 &(const struct imc_scn_section){ .name = "mcast", .rank = 150,
+			.report = scn_mcast_report }),
+	SCN_LIST(services, struct scn_svc_entry,
+		 { SCN_SVC_NAME_MCAST, &(const struct scn_svc_ops){
+			.space = &label_space, .what = "mcast-join",
+			.mgid_flags = SCN_MGID_MCAST,
+			.resolve = scn_mcast_mgid_resolve_or_fail } },
+		 { SCN_SVC_PORT_TRACKER, &scn_mcast_trackers }),
+	.plugin = &scn_mcast_plugin,
 };
 
 int imc_scn_lang_add_mcast(struct imc_scn_lang *l)
 {
-	static const struct imc_scn_verb *const verbs[] = {
-		&cfg_verb, &join_verb, &leave_verb, &scn_verb_mcast_send,
-		&show_verb,
-	};
-	static const struct imc_scn_subject *const subjects[] = {
-		&subj_state, &subj_status, &subj_callbacks, &subj_members,
-		&subj_held, &subj_consistent, &subj_orphans,
-	};
-	static const struct scn_svc_ops names = {
-		.space = &label_space, .what = "mcast-join",
-		.mgid_flags = SCN_MGID_MCAST,
-		.resolve = scn_mcast_mgid_resolve_or_fail,
-	};
-	int rc = scn_lang_add_words(l, verbs, IMC_ARRAY_SIZE(verbs), subjects,
-				    IMC_ARRAY_SIZE(subjects));
-
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(counters) && !rc; i++)
-		rc = imc_scn_lang_add_subject(l, &counters[i]);
-	if (!rc)
-		rc = scn_lang_add_service(l, SCN_SVC_NAME_MCAST, &names);
-	if (!rc)
-		rc = scn_lang_add_service(l, SCN_SVC_PORT_TRACKER,
-					  &scn_mcast_trackers);
-	if (!rc)
-		rc = imc_scn_lang_add_plugin(l, &scn_mcast_plugin);
-	if (!rc)
-		rc = imc_scn_lang_add_section(l, &section_mcast);
-	return rc;
+	return scn_lang_add_parts(l, &mcast_parts);
 }

@@ -9,28 +9,17 @@
 
 #include "scenario/desc.h"
 
-static void *field(void *base, const struct scn_opt *o)
+/* Appends word i of n (then suffix) to the list "a, b or c" in buf of
+ * len bytes, *at long so far. */
+static void list_add(char *buf, size_t len, size_t *at, unsigned i,
+		     unsigned n, const char *word, const char *suffix)
 {
-	return (uint8_t *)base + o->offset;
-}
+	int w = *at >= len ? -1 :
+		snprintf(buf + *at, len - *at, "%s%s%s",
+			 !i ? "" : i + 1 == n ? " or " : ", ", word, suffix);
 
-static const void *cfield(const void *base, const struct scn_opt *o)
-{
-	return (const uint8_t *)base + o->offset;
-}
-
-static void put_uint(void *dst, unsigned size, uint64_t v)
-{
-	uint8_t u8 = (uint8_t)v;
-	uint16_t u16 = (uint16_t)v;
-	uint32_t u32 = (uint32_t)v;
-
-	switch (size) {
-	case 1: memcpy(dst, &u8, 1); break;
-	case 2: memcpy(dst, &u16, 2); break;
-	case 4: memcpy(dst, &u32, 4); break;
-	default: memcpy(dst, &v, 8); break;
-	}
+	if (w > 0)
+		*at += (size_t)w;
 }
 
 /* The valid words of a table, "a=, b= or c", for unknown-key errors. */
@@ -39,22 +28,15 @@ static void keys_list(const struct scn_optset *set, char *buf, size_t len)
 	size_t at = 0;
 
 	buf[0] = '\0';
-	for (unsigned i = 0; i < set->n && at < len; i++) {
-		const struct scn_opt *o = &set->opt[i];
-		const char *sep = !i ? "" : i + 1 == set->n ? " or " : ", ";
-		int n = snprintf(buf + at, len - at, "%s%s%s", sep, o->key,
-				 o->type == SCN_OPT_FLAG ? "" : "=");
-
-		if (n < 0)
-			break;
-		at += (size_t)n;
-	}
+	for (unsigned i = 0; i < set->n; i++)
+		list_add(buf, len, &at, i, set->n, set->opt[i].key,
+			 set->opt[i].type == SCN_OPT_FLAG ? "" : "=");
 }
 
 static int enum_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 		      const char *v, uint64_t *x)
 {
-	char list[256];
+	char list[256] = "";
 	size_t at = 0;
 	unsigned n = 0;
 
@@ -63,16 +45,8 @@ static int enum_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 			*x = n;
 			return 0;
 		}
-	list[0] = '\0';
-	for (unsigned i = 0; i < n && at < sizeof(list); i++) {
-		int w = snprintf(list + at, sizeof(list) - at, "%s%s",
-				 !i ? "" : i + 1 == n ? " or " : ", ",
-				 o->names[i]);
-
-		if (w < 0)
-			break;
-		at += (size_t)w;
-	}
+	for (unsigned i = 0; i < n; i++)
+		list_add(list, sizeof(list), &at, i, n, o->names[i], "");
 	return imc_scn_parse_error(p, "%s: expected %s, got '%s'", o->key,
 				   list, v);
 }
@@ -110,11 +84,10 @@ static int uint_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 	return rc ? rc : below_min(p, o, v, *x);
 }
 
-/* One value into its field. */
-static int value_parse(struct imc_scn_parser *p, const struct scn_opt *o,
-		       const char *v, void *base)
+int scn_opt_value_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			const char *v, void *base)
 {
-	void *dst = field(base, o);
+	void *dst = scn_at(base, o->offset);
 	uint64_t x = 0;
 	int rc;
 
@@ -135,6 +108,9 @@ static int value_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 	case SCN_OPT_FLAG:
 		*(bool *)dst = true;
 		return 0;
+	case SCN_OPT_HOST:
+		return imc_scn_parse_host(p, v, &((struct scn_port_arg *)dst)->node,
+					  &((struct scn_port_arg *)dst)->port);
 	case SCN_OPT_BOOL:
 		if (strcmp(v, "yes") && strcmp(v, "no"))
 			return imc_scn_parse_error(p,
@@ -145,16 +121,15 @@ static int value_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 		return o->parse(p, o, v, dst);
 	}
 	if (!rc)
-		put_uint(dst, o->size, x);
+		scn_field_put(dst, 0, o->size, x);
 	return rc;
 }
 
-/* The option word names, or NULL; *v gets the value of a key=value. */
-static const struct scn_opt *opt_find(const struct scn_optset *set,
-				      const char *word, const char **v,
-				      unsigned *idx)
+const struct scn_opt *scn_opt_find(const struct scn_optset *set,
+				   const char *word, const char **v,
+				   unsigned *idx)
 {
-	for (unsigned i = 0; i < set->n; i++) {
+	for (unsigned i = 0; set && i < set->n; i++) {
 		const struct scn_opt *o = &set->opt[i];
 		bool hit = o->type == SCN_OPT_FLAG ? !strcmp(word, o->key) :
 			   imc_scn_kv(word, o->key, v);
@@ -174,7 +149,7 @@ int scn_opt_word(struct imc_scn_parser *p, const struct scn_optset *set,
 	const char *v = NULL;
 	unsigned i;
 
-	o = opt_find(set, word, &v, &i);
+	o = scn_opt_find(set, word, &v, &i);
 	*matched = o != NULL;
 	if (!o)
 		return 0;
@@ -183,11 +158,12 @@ int scn_opt_word(struct imc_scn_parser *p, const struct scn_optset *set,
 					   o->key,
 					   o->type == SCN_OPT_FLAG ? "" : "=");
 	*given |= 1ull << i;
-	return value_parse(p, o, v, base);
+	return scn_opt_value_parse(p, o, v, base);
 }
 
-int scn_opt_unknown(struct imc_scn_parser *p, const struct scn_optset *set,
-		    const char *word)
+/* The error for a word no option of set takes. */
+static int unknown(struct imc_scn_parser *p, const struct scn_optset *set,
+		   const char *word)
 {
 	char list[512];
 
@@ -212,9 +188,9 @@ int scn_opts_parse(struct imc_scn_parser *p, const struct scn_optset *set,
 		unsigned k;
 		int rc;
 
-		o = opt_find(set, argv[i], &v, &k);
+		o = scn_opt_find(set, argv[i], &v, &k);
 		if (!o)
-			return scn_opt_unknown(p, set, argv[i]);
+			return unknown(p, set, argv[i]);
 		if (mask & (1ull << k))
 			return imc_scn_parse_error(p,
 				"%s%s given twice on this line: '%s' and '%s'",
@@ -222,7 +198,7 @@ int scn_opts_parse(struct imc_scn_parser *p, const struct scn_optset *set,
 				first[k], argv[i]);
 		mask |= 1ull << k;
 		first[k] = argv[i];
-		rc = value_parse(p, o, v, base);
+		rc = scn_opt_value_parse(p, o, v, base);
 		if (rc)
 			return rc;
 	}
@@ -236,20 +212,16 @@ int scn_opts_parse(struct imc_scn_parser *p, const struct scn_optset *set,
 	return 0;
 }
 
-static uint64_t get_uint(const void *src, unsigned size)
-{
-	return scn_field_at(src, 0, size);
-}
-
-void scn_opts_print(FILE *f, const struct scn_optset *set, const void *base,
+void scn_opts_print(FILE *f, const struct imc_topo *t,
+		    const struct scn_optset *set, const void *base,
 		    uint64_t given)
 {
 	for (unsigned k = 0; k < set->n; k++) {
 		const struct scn_opt *o = &set->opt[k];
-		const void *src = cfield(base, o);
+		const void *src = scn_cat(base, o->offset);
 		uint64_t x;
 
-		if (!(given & (1ull << k)) || (o->flags & SCN_OPT_NOPRINT))
+		if (!(given & (1ull << k)))
 			continue;
 		if (o->type == SCN_OPT_FLAG) {
 			if (*(const bool *)src)
@@ -259,21 +231,21 @@ void scn_opts_print(FILE *f, const struct scn_optset *set, const void *base,
 		fprintf(f, " %s=", o->key);
 		switch (o->type) {
 		case SCN_OPT_UINT:
-			fprintf(f, "%" PRIu64, get_uint(src, o->size));
+			fprintf(f, "%" PRIu64, scn_field_at(src, 0, o->size));
 			break;
 		case SCN_OPT_HEX:
 			fprintf(f, "0x%0*" PRIx64, 2 * o->size,
-				get_uint(src, o->size));
+				scn_field_at(src, 0, o->size));
 			break;
 		case SCN_OPT_BPS:
-			x = get_uint(src, o->size);
+			x = scn_field_at(src, 0, o->size);
 			if (x)
 				fprintf(f, "%" PRIu64 "bps", x);
 			else
 				fputs("auto", f);
 			break;
 		case SCN_OPT_ENUM:
-			fputs(o->names[get_uint(src, o->size)], f);
+			fputs(o->names[scn_field_at(src, 0, o->size)], f);
 			break;
 		case SCN_OPT_TIME:
 			imc_scn_print_time(f, *(const imc_time_t *)src);
@@ -284,6 +256,10 @@ void scn_opts_print(FILE *f, const struct scn_optset *set, const void *base,
 		case SCN_OPT_BOOL:
 			fputs(*(const bool *)src ? "yes" : "no", f);
 			break;
+		case SCN_OPT_HOST:
+			imc_scn_print_port(f, t, ((const struct scn_port_arg *)src)->node,
+					   ((const struct scn_port_arg *)src)->port);
+			break;
 		default:
 			o->print(f, o, src);
 			break;
@@ -291,13 +267,12 @@ void scn_opts_print(FILE *f, const struct scn_optset *set, const void *base,
 	}
 }
 
-bool scn_opt_given(const struct scn_optset *set, uint64_t given,
-		   const char *key)
+uint64_t scn_opt_bit(const struct scn_optset *set, const char *key)
 {
 	for (unsigned k = 0; k < set->n; k++)
 		if (!strcmp(set->opt[k].key, key))
-			return given & (1ull << k);
-	return false;
+			return 1ull << k;
+	return 0;
 }
 
 /* The bytes of an option's field. */
@@ -308,6 +283,7 @@ static size_t opt_size(const struct scn_opt *o)
 	case SCN_OPT_PROB: return sizeof(double);
 	case SCN_OPT_FLAG:
 	case SCN_OPT_BOOL: return sizeof(bool);
+	case SCN_OPT_HOST: return sizeof(struct scn_port_arg);
 	default: return o->size;
 	}
 }
@@ -317,6 +293,7 @@ void scn_opts_copy(const struct scn_optset *set, void *dst, const void *src,
 {
 	for (unsigned k = 0; k < set->n; k++)
 		if (given & (1ull << k))
-			memcpy(field(dst, &set->opt[k]), cfield(src, &set->opt[k]),
+			memcpy(scn_at(dst, set->opt[k].offset),
+			       scn_cat(src, set->opt[k].offset),
 			       opt_size(&set->opt[k]));
 }

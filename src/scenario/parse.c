@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "scenario/scn.h"
+#include "util/vec.h"
 
 struct line {
 	unsigned no;
@@ -63,37 +64,11 @@ const struct imc_topo *imc_scn_parser_topo(const struct imc_scn_parser *p)
 	return p->s->topo;
 }
 
-/* Room for need entries of size bytes in the array *arrp points to (a
- * pointer to any object type), doubling its capacity: amortized O(1) per
- * entry where growing by one would copy the whole array every time.
- * 0 or -ENOMEM. */
-static int room(void *arrp, unsigned *cap, unsigned need, size_t size)
-{
-	unsigned nc = *cap ? *cap : 16;
-	void *old, *na;
-
-	if (need <= *cap)
-		return 0;
-	while (nc < need) {
-		if (nc > UINT_MAX / 2)
-			return -ENOMEM;
-		nc *= 2;
-	}
-	if ((size_t)nc > SIZE_MAX / size)
-		return -ENOMEM;
-	memcpy(&old, arrp, sizeof(old));
-	na = realloc(old, (size_t)nc * size);
-	if (!na)
-		return -ENOMEM;
-	memcpy(arrp, &na, sizeof(na));
-	*cap = nc;
-	return 0;
-}
-
+/* A node of the name index; an added one holds its name after it. */
 struct scn_name {
 	const void *space;
 	const void *data;
-	char name[];
+	const char *name;
 };
 
 static int name_cmp(const void *a, const void *b)
@@ -117,7 +92,7 @@ int scn_name_add(struct imc_scenario *s, const void *space, const char *name,
 		return -ENOMEM;
 	n->space = space;
 	n->data = data;
-	memcpy(n->name, name, len + 1);
+	n->name = memcpy(n + 1, name, len + 1);
 	slot = tsearch(n, &s->names, name_cmp);
 	if (!slot) {
 		free(n);
@@ -133,28 +108,10 @@ int scn_name_add(struct imc_scenario *s, const void *space, const char *name,
 const void *scn_name_find(const struct imc_scenario *s, const void *space,
 			  const char *name)
 {
-	union {
-		struct scn_name n;
-		char b[sizeof(struct scn_name) + 128];
-	} local;
-	size_t len = strlen(name);
-	struct scn_name *key = &local.n;
-	struct scn_name *const *hit;
-	const void *data;
+	const struct scn_name key = { .space = space, .name = name };
+	struct scn_name *const *hit = tfind(&key, &s->names, name_cmp);
 
-	/* Names of lines are short; a longer one is found all the same. */
-	if (len >= sizeof(local) - sizeof(struct scn_name)) {
-		key = malloc(sizeof(*key) + len + 1);
-		if (!key)
-			return NULL;
-	}
-	key->space = space;
-	memcpy(key->name, name, len + 1);
-	hit = tfind(key, &s->names, name_cmp);
-	data = hit ? (*hit)->data : NULL;
-	if (key != &local.n)
-		free(key);
-	return data;
+	return hit ? (*hit)->data : NULL;
 }
 
 static unsigned first_cabled(const struct imc_topo_node *n)
@@ -237,29 +194,22 @@ static int hosts_fill(struct imc_scn_parser *p, uint32_t lo, uint32_t hi,
 		      struct imc_scn_hosts *out)
 {
 	const struct imc_topo *t = p->s->topo;
-	uint32_t n = 0;
 
-	for (uint32_t i = lo; i <= hi; i++)
-		if (t->node[i].type == IMC_NODE_HCA &&
-		    t->node[i].port[first_cabled(&t->node[i])].peer !=
-		    IMC_TOPO_NONE)
-			n++;
-	if (!n)
-		return imc_scn_parse_error(p, "no host with a cable there");
-	out->h = calloc(n, sizeof(*out->h));
+	out->h = calloc(hi - lo + 1, sizeof(*out->h));
 	if (!out->h)
 		return -ENOMEM;
 	for (uint32_t i = lo; i <= hi; i++) {
 		const struct imc_topo_node *nd = &t->node[i];
 		unsigned pn = first_cabled(nd);
 
-		if (nd->type != IMC_NODE_HCA ||
-		    nd->port[pn].peer == IMC_TOPO_NONE)
-			continue;
-		out->h[out->n].node = i;
-		out->h[out->n++].port = pn;
+		if (nd->type == IMC_NODE_HCA &&
+		    nd->port[pn].peer != IMC_TOPO_NONE)
+			out->h[out->n++] = (struct imc_scn_host){ i, pn };
 	}
-	return 0;
+	if (out->n)
+		return 0;
+	imc_scn_hosts_free(out);
+	return imc_scn_parse_error(p, "no host with a cable there");
 }
 
 int imc_scn_parse_hosts(struct imc_scn_parser *p, const char *word,
@@ -270,7 +220,6 @@ int imc_scn_parse_hosts(struct imc_scn_parser *p, const char *word,
 	char name[IMC_TOPO_MAX_NAME + 1];
 	uint32_t lo, hi;
 	size_t len;
-	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (!t)
@@ -307,8 +256,7 @@ int imc_scn_parse_hosts(struct imc_scn_parser *p, const char *word,
 		return imc_scn_parse_error(p,
 			"'%s': %s comes after %s", word, name, dots + 2);
 	out->form = IMC_SCN_HOSTS_RANGE;
-	rc = hosts_fill(p, lo, hi, out);
-	return rc;
+	return hosts_fill(p, lo, hi, out);
 }
 
 void imc_scn_print_hosts(FILE *f, const struct imc_topo *t,
@@ -372,8 +320,7 @@ int scn_group_add(struct imc_scenario *s, const struct scn_group *g)
 	}
 	if (s->group_by_mlid[g->mlid - SCN_MLID_MIN])
 		return -EEXIST;
-	if (room(&s->groups, &s->capgroups, s->ngroups + 1,
-		 sizeof(*s->groups)))
+	if (IMC_VEC_RESERVE(&s->groups, &s->capgroups, s->ngroups + 1))
 		return -ENOMEM;
 	s->groups[s->ngroups++] = *g;
 	s->group_by_mlid[g->mlid - SCN_MLID_MIN] = s->ngroups;
@@ -412,18 +359,11 @@ static int topology_load(struct imc_scn_parser *p)
 	if (!s->topo_is_file) {
 		rc = imc_topo_generate(s->topo_arg, &s->own_topo, e, sizeof(e));
 	} else {
-		char *path = NULL;
+		bool rel = s->topo_arg[0] != '/' && s->dir && *s->dir;
+		char *path;
 
-		if (s->topo_arg[0] == '/' || !s->dir || !*s->dir) {
-			path = strdup(s->topo_arg);
-		} else {
-			size_t n = strlen(s->dir) + strlen(s->topo_arg) + 2;
-
-			path = malloc(n);
-			if (path)
-				snprintf(path, n, "%s/%s", s->dir, s->topo_arg);
-		}
-		if (!path)
+		if (asprintf(&path, "%s%s%s", rel ? s->dir : "", rel ? "/" : "",
+			     s->topo_arg) < 0)
 			return -ENOMEM;
 		rc = imc_topo_parse_file(path, &s->own_topo, e, sizeof(e));
 		free(path);
@@ -438,26 +378,22 @@ static int topology_load(struct imc_scn_parser *p)
 	return 0;
 }
 
-static int seed_words(struct imc_scn_parser *p, const struct scn_words *w)
+/* seed NUMBER and stop TIME, each once a file. */
+static int once_words(struct imc_scn_parser *p, const struct scn_words *w)
 {
-	if (w->argc != 2)
-		return scn_error(p, "expected 'seed NUMBER'");
-	if (p->seed_line)
-		return scn_error(p, "seed already given on line %u",
-				 p->seed_line);
-	p->seed_line = p->line;
-	return imc_scn_parse_uint(p, "seed", w->argv[1], UINT64_MAX,
-				  &p->s->seed);
-}
+	bool seed = !strcmp(w->argv[0], "seed");
+	unsigned *line = seed ? &p->seed_line : &p->s->stop_line;
 
-static int stop_words(struct imc_scn_parser *p, const struct scn_words *w)
-{
 	if (w->argc != 2)
-		return scn_error(p, "expected 'stop TIME'");
-	if (p->s->stop_line)
-		return scn_error(p, "stop already given on line %u",
-				 p->s->stop_line);
-	p->s->stop_line = p->line;
+		return scn_error(p, "expected '%s %s'", w->argv[0],
+				 seed ? "NUMBER" : "TIME");
+	if (*line)
+		return scn_error(p, "%s already given on line %u", w->argv[0],
+				 *line);
+	*line = p->line;
+	if (seed)
+		return imc_scn_parse_uint(p, "seed", w->argv[1], UINT64_MAX,
+					  &p->s->seed);
 	return imc_scn_parse_time(p, "stop", w->argv[1], &p->s->stop);
 }
 
@@ -547,32 +483,40 @@ static int value_word(struct imc_scn_parser *p,
 	return imc_scn_parse_uint(p, "value", word, UINT64_MAX, v);
 }
 
+/* The words after a verb or subject name, parsed by parse into *data
+ * (parse is given its value before, a subject's constant), which holds
+ * NULL after an error or when parse kept the constant: what free frees.
+ * Messages name the verb or subject. */
+static int words_parse(struct imc_scn_parser *p, const char *name,
+		       int (*parse)(struct imc_scn_parser *, unsigned,
+				    const char *const *, void **),
+		       void (*free_fn)(void *), unsigned argc,
+		       const char *const *argv, void **data)
+{
+	const void *before = *data;
+	int rc;
+
+	p->verb = name;
+	rc = scn_words_unique(p, argc, argv);
+	if (!rc)
+		rc = parse(p, argc, argv, data);
+	p->verb = NULL;
+	if (rc && *data != before && free_fn)
+		free_fn(*data);
+	if (rc || *data == before)
+		*data = NULL;
+	return rc;
+}
+
 static int operand(struct imc_scn_parser *p, unsigned argc,
 		   const char *const *argv, struct scn_operand *o)
 {
-	int rc;
-
 	o->subj = imc_scn_lang_subject(p->s->lang, argv[0]);
 	if (!o->subj)
 		return scn_error(p, "unknown subject '%s'", argv[0]);
-	p->verb = o->subj->name;
 	o->data = (void *)o->subj->arg;
-	rc = scn_words_unique(p, argc - 1, argv + 1);
-	if (rc) {
-		p->verb = NULL;
-		o->data = NULL;
-		return rc;
-	}
-	rc = o->subj->parse(p, argc - 1, argv + 1, &o->data);
-	p->verb = NULL;
-	/* Never the subject's constant: nothing to free. */
-	if (o->data == o->subj->arg)
-		o->data = NULL;
-	if (rc && o->subj->free)
-		o->subj->free(o->data);
-	if (rc)
-		o->data = NULL;
-	return rc;
+	return words_parse(p, o->subj->name, o->subj->parse, o->subj->free,
+			   argc - 1, argv + 1, &o->data);
 }
 
 static void operand_free(struct scn_operand *o)
@@ -696,8 +640,8 @@ static int expect_words(struct imc_scn_parser *p, const struct line *l,
 			rc = -ENOMEM;
 	}
 	if (!rc) {
-		rc = room(&s->expects, &s->capexpects,
-			  s->nexpects + 1, sizeof(*s->expects));
+		rc = IMC_VEC_RESERVE(&s->expects, &s->capexpects,
+				     s->nexpects + 1);
 		if (!rc) {
 			s->expects[s->nexpects++] = e;
 			return 0;
@@ -716,7 +660,7 @@ static int verb_words(struct imc_scn_parser *p, const struct line *l,
 	const struct imc_scn_verb *v = imc_scn_lang_verb(s->lang,
 							 l->w.argv[first]);
 	struct scn_action a, **list;
-	unsigned *n, *cap;
+	size_t *n, *cap;
 	void *data = NULL;
 	int rc;
 
@@ -725,21 +669,10 @@ static int verb_words(struct imc_scn_parser *p, const struct line *l,
 	if (v->kind == IMC_SCN_SETTING && timed)
 		return scn_error(p, "'%s' is a setting: it takes no time",
 				 v->name);
-	p->verb = v->name;
-	rc = scn_words_unique(p, l->w.argc - first - 1,
-			      (const char *const *)l->w.argv + first + 1);
-	if (rc) {
-		p->verb = NULL;
+	rc = words_parse(p, v->name, v->parse, v->free, l->w.argc - first - 1,
+			 (const char *const *)l->w.argv + first + 1, &data);
+	if (rc)
 		return rc;
-	}
-	rc = v->parse(p, l->w.argc - first - 1,
-		      (const char *const *)l->w.argv + first + 1, &data);
-	p->verb = NULL;
-	if (rc) {
-		if (v->free)
-			v->free(data);
-		return rc;
-	}
 	if (v->kind == IMC_SCN_SETTING) {
 		list = &s->settings;
 		n = &s->nsettings;
@@ -749,9 +682,9 @@ static int verb_words(struct imc_scn_parser *p, const struct line *l,
 		n = &s->nactions;
 		cap = &s->capactions;
 	}
-	a = (struct scn_action){ .line = l->no, .index = *n, .at = at,
+	a = (struct scn_action){ .line = l->no, .index = (unsigned)*n, .at = at,
 				 .verb = v, .data = data };
-	if (room(list, cap, *n + 1, sizeof(**list))) {
+	if (IMC_VEC_RESERVE(list, cap, *n + 1)) {
 		if (v->free)
 			v->free(data);
 		return -ENOMEM;
@@ -806,10 +739,8 @@ static int parse_line(struct imc_scn_parser *p, const struct line *l,
 					 word);
 		if (!strcmp(word, "topology") || !strcmp(word, "at"))
 			rc = 0;   /* read in the second pass */
-		else if (!strcmp(word, "seed"))
-			rc = seed_words(p, w);
-		else if (!strcmp(word, "stop"))
-			rc = stop_words(p, w);
+		else if (!strcmp(word, "seed") || !strcmp(word, "stop"))
+			rc = once_words(p, w);
 		else if (!strcmp(word, "fabric"))
 			rc = cfg_words(p, w,
 				"expected fabric mtu=BYTES rate=CODE rq=DEPTH sweep=TIME prefix=HEX",
@@ -900,7 +831,8 @@ static int split_lines(struct imc_scn_parser *p, const char *text, size_t len,
 		       struct line **out, unsigned *nout)
 {
 	struct line *lines = NULL;
-	unsigned n = 0, cap = 0, no = 0;
+	unsigned n = 0, no = 0;
+	size_t cap = 0;
 	size_t i = 0;
 	int rc = 0;
 
@@ -928,17 +860,10 @@ static int split_lines(struct imc_scn_parser *p, const char *text, size_t len,
 			scn_words_free(&w);
 			continue;
 		}
-		if (n == cap) {
-			unsigned nc = cap ? cap * 2 : 64;
-			struct line *nl2 = realloc(lines, nc * sizeof(*nl2));
-
-			if (!nl2) {
-				scn_words_free(&w);
-				rc = -ENOMEM;
-				break;
-			}
-			lines = nl2;
-			cap = nc;
+		if (IMC_VEC_RESERVE(&lines, &cap, n + 1)) {
+			scn_words_free(&w);
+			rc = -ENOMEM;
+			break;
 		}
 		lines[n++] = (struct line){ .no = no, .raw = text + start,
 					    .w = w };
@@ -1037,15 +962,11 @@ int imc_scenario_parse(const char *text, size_t len, const char *name,
 	}
 	if (!rc)
 		rc = check_stop(&p);
-	if (!rc && s->topo_arg) {
-		size_t n = strlen(s->topo_arg) + 6;
-
-		s->topo_desc = malloc(n);
-		if (!s->topo_desc)
-			rc = -ENOMEM;
-		else
-			snprintf(s->topo_desc, n, "%s%s",
-				 s->topo_is_file ? "file " : "", s->topo_arg);
+	if (!rc && s->topo_arg &&
+	    asprintf(&s->topo_desc, "%s%s", s->topo_is_file ? "file " : "",
+		     s->topo_arg) < 0) {
+		s->topo_desc = NULL;
+		rc = -ENOMEM;
 	}
 	for (unsigned i = 0; i < nlines; i++)
 		scn_words_free(&lines[i].w);
@@ -1227,9 +1148,9 @@ void imc_scenario_print(const struct imc_scenario *s, FILE *f)
 	fprintf(f, "seed %" PRIu64 "\nstop ", s->seed);
 	imc_scn_print_time(f, s->stop);
 	fputs("\nfabric", f);
-	scn_opts_print(f, &fabric_optset, c, ~0ull);
+	scn_opts_print(f, s->topo, &fabric_optset, c, ~0ull);
 	fputs("\nlinks", f);
-	scn_link_params_print(f, &c->link, SCN_LP_ALL);
+	scn_opts_print(f, s->topo, &scn_link_optset, &c->link, ~0ull);
 	fputc('\n', f);
 	for (unsigned i = 0; i < s->nsettings; i++) {
 		fputs(s->settings[i].verb->name, f);

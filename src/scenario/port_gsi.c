@@ -9,6 +9,7 @@
 
 #include "ibmcast/gsi.h"
 #include "ibmcast/packet.h"
+#include "scenario/runner.h"
 #include "scenario/scn.h"
 
 struct port_gsi {
@@ -20,8 +21,7 @@ struct port_gsi {
 };
 
 struct scn_port_gsis {
-	uint32_t *pbase;          /* scn_port_slots() */
-	struct port_gsi *slot[];  /* NULL until first used */
+	struct scn_ports ports;   /* struct port_gsi, made on first use */
 };
 
 static void qp1_recv(struct imc_qp *qp, const struct imc_ud_recv *rv,
@@ -47,27 +47,25 @@ static struct port_gsi *slot_get(struct imc_scn_ctx *c, uint32_t node,
 {
 	const struct imc_topo *t = imc_scn_topo(c);
 	struct scn_port_gsis **gp = scn_ctx_port_gsis(c);
-	uint32_t *pbase = NULL;
-	struct port_gsi **pp;
+	struct port_gsi *pg;
+	void **slot;
 
 	if (node >= t->nnodes || port > t->node[node].nports)
 		return NULL;
-	if (!*gp && !scn_port_slots(t, &pbase)) {
-		*gp = calloc(1, sizeof(**gp) +
-			     pbase[t->nnodes] * sizeof((*gp)->slot[0]));
-		if (!*gp)
-			free(pbase);
-		else
-			(*gp)->pbase = pbase;
+	if (!*gp && (*gp = calloc(1, sizeof(**gp))) &&
+	    scn_ports_init(&(*gp)->ports, t)) {
+		free(*gp);
+		*gp = NULL;
 	}
 	if (!*gp)
 		return NULL;
-	pp = &(*gp)->slot[(*gp)->pbase[node] + port];
-	if (!*pp && (*pp = calloc(1, sizeof(**pp))))
-		**pp = (struct port_gsi){ .node = node, .port = port };
-	if (*pp && !(*pp)->gsi && imc_gsi_create_shared(NULL, &(*pp)->gsi))
+	slot = scn_ports_at(&(*gp)->ports, node, port);
+	pg = *slot;
+	if (!pg && (pg = *slot = calloc(1, sizeof(*pg))))
+		*pg = (struct port_gsi){ .node = node, .port = port };
+	if (pg && !pg->gsi && imc_gsi_create_shared(NULL, &pg->gsi))
 		return NULL;
-	return *pp;
+	return pg;
 }
 
 /* A QP1 of the run's for the GSI, unless lent. The GSI sends with a
@@ -131,19 +129,19 @@ int scn_port_qp1_return(struct imc_scn_ctx *c, uint32_t node, unsigned port)
 	return own_qp1(c, pg);
 }
 
-void scn_port_gsis_free(struct scn_port_gsis *g, const struct imc_topo *t)
+static void pg_free(void *data)
+{
+	struct port_gsi *pg = data;
+
+	imc_gsi_destroy(pg->gsi);
+	imc_qp_destroy(pg->qp1);
+	free(pg);
+}
+
+void scn_port_gsis_free(struct scn_port_gsis *g)
 {
 	if (!g)
 		return;
-	for (size_t i = 0; i < g->pbase[t->nnodes]; i++) {
-		struct port_gsi *pg = g->slot[i];
-
-		if (!pg)
-			continue;
-		imc_gsi_destroy(pg->gsi);
-		imc_qp_destroy(pg->qp1);
-		free(pg);
-	}
-	free(g->pbase);
+	scn_ports_fini(&g->ports, pg_free);
 	free(g);
 }

@@ -131,26 +131,29 @@ static int index_keys(struct rnode *o)
 	return 0;
 }
 
+struct keyref {
+	const char *s;
+	size_t len;
+};
+
+static int keyref_cmp(const void *key, const void *e)
+{
+	const struct keyref *k = key;
+	const char *x = (*(const struct rnode *const *)e)->key;
+	int c = strncmp(k->s, x, k->len);
+
+	return c ? c : x[k->len] ? -1 : 0;
+}
+
+/* The entry of the first len bytes of key in a closed object, or NULL. */
 static struct rnode *find_key(const struct rnode *o, const char *key,
 			      size_t len)
 {
-	size_t lo = 0, hi = o->by_key ? o->n : 0;
+	struct keyref k = { key, len };
+	long i = o->by_key ? imc_vec_bsearch(o->by_key, o->n, sizeof(*o->by_key),
+					     &k, keyref_cmp) : -1;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const char *k = o->by_key[mid]->key;
-		int c = strncmp(key, k, len);
-
-		if (!c && k[len])
-			c = -1;
-		if (!c)
-			return o->by_key[mid];
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
+	return i >= 0 ? o->by_key[i] : NULL;
 }
 
 /* A new node of p, or NULL (out of memory). */
@@ -455,26 +458,6 @@ int imc_scenario_report_print(const struct imc_scenario_result *r, FILE *f,
 	return ferror(f) ? -EIO : 0;
 }
 
-int scn_snaps_print(FILE *f, bool json, const void *first, size_t n,
-		    size_t stride, void (*text)(FILE *, const void *),
-		    void (*to_json)(struct imc_json *, const void *))
-{
-	const char *p = first;
-	struct imc_json j;
-
-	if (!json) {
-		for (size_t i = 0; i < n; i++)
-			text(f, p + i * stride);
-		return ferror(f) ? -EIO : 0;
-	}
-	imc_json_init_at(&j, f, 2, 0, 2);
-	imc_json_array_begin(&j);
-	for (size_t i = 0; i < n; i++)
-		to_json(&j, p + i * stride);
-	imc_json_array_end(&j);
-	return imc_json_finish(&j);
-}
-
 int scn_snaps_add(struct scn_snaps *s, const void *snap)
 {
 	size_t sz = s->k->size;
@@ -531,23 +514,21 @@ void scn_snap_json_head(struct imc_json *j, imc_time_t at, unsigned line)
 		imc_json_kv_bool(j, "end", true);
 }
 
+/* A JSON array laid out as the value of a key of a top-level object. */
 int scn_snaps_write(const struct scn_snaps *s, FILE *f, bool json)
 {
-	return scn_snaps_print(f, json, s->v, s->n, s->k->size, s->k->text,
-			       s->k->to_json);
-}
+	size_t sz = s->k->size;
+	struct imc_json j;
 
-int scn_port_slots(const struct imc_topo *t, uint32_t **pbase)
-{
-	uint32_t n = 0, *b = calloc((size_t)t->nnodes + 1, sizeof(*b));
-
-	if (!b)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < t->nnodes; i++) {
-		b[i] = n;
-		n += t->node[i].nports + 1u;
+	if (!json) {
+		for (size_t i = 0; i < s->n; i++)
+			s->k->text(f, s->v + i * sz);
+		return ferror(f) ? -EIO : 0;
 	}
-	b[t->nnodes] = n;
-	*pbase = b;
-	return 0;
+	imc_json_init_at(&j, f, 2, 0, 2);
+	imc_json_array_begin(&j);
+	for (size_t i = 0; i < s->n; i++)
+		s->k->to_json(&j, s->v + i * sz);
+	imc_json_array_end(&j);
+	return imc_json_finish(&j);
 }

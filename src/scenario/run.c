@@ -20,7 +20,7 @@
  *
  * Hosts (HCA ports) get state when first used: their QPs (one per P_Key,
  * numbered in order of first use) and counters, in a slot per node:port
- * (scn_port_slots()). Receivers recognise scenario datagrams by their
+ * (struct scn_ports). Receivers recognise scenario datagrams by their
  * header and keep a bitmap of sequence numbers per flow to count
  * duplicates.
  */
@@ -30,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ibmcast/packet.h"
+#include "scenario/runner.h"
 #include "scenario/scn.h"
 #include "scenario/scn_served.h"
 #include "util/bytes.h"
@@ -82,8 +84,7 @@ struct imc_scn_ctx {
 	struct imc_fabric_config cfg;
 	struct scn_served *served;  /* an opensm line: OpenSM's fabric */
 
-	uint32_t *pbase;          /* node's first slot (scn_port_slots()) */
-	struct host **hslot;      /* by slot, NULL until first used */
+	struct scn_ports hosts;   /* struct host, made on first use */
 	size_t nhosts;
 
 	struct scn_port_gsis *gsis;  /* port_gsi.c: after the data, freed */
@@ -162,7 +163,7 @@ int imc_scn_fail(struct imc_scn_ctx *c, int err, const char *fmt, ...)
 static struct host *host_find(struct imc_scn_ctx *c, uint32_t node,
 			      unsigned port)
 {
-	return c->hslot ? c->hslot[c->pbase[node] + port] : NULL;
+	return c->hosts.slot ? *scn_ports_at(&c->hosts, node, port) : NULL;
 }
 
 static int host_get(struct imc_scn_ctx *c, uint32_t node, unsigned port,
@@ -174,13 +175,8 @@ static int host_get(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 	if (node >= t->nnodes || t->node[node].type != IMC_NODE_HCA ||
 	    port < 1 || port > t->node[node].nports)
 		return -EINVAL;
-	if (!c->hslot) {
-		if (scn_port_slots(t, &c->pbase))
-			return -ENOMEM;
-		c->hslot = calloc(c->pbase[t->nnodes], sizeof(*c->hslot));
-		if (!c->hslot)
-			return -ENOMEM;
-	}
+	if (!c->hosts.slot && scn_ports_init(&c->hosts, t))
+		return -ENOMEM;
 	h = host_find(c, node, port);
 	if (h) {
 		*out = h;
@@ -192,14 +188,16 @@ static int host_get(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 	h->c = c;
 	h->node = node;
 	h->port = port;
-	c->hslot[c->pbase[node] + port] = h;
+	*scn_ports_at(&c->hosts, node, port) = h;
 	c->nhosts++;
 	*out = h;
 	return 0;
 }
 
-static void host_free(struct host *h)
+static void host_free(void *data)
 {
+	struct host *h = data;
+
 	for (unsigned i = 0; i < h->nqps; i++)
 		imc_qp_destroy(h->qp[i]);
 	if (h->seen) {
@@ -298,8 +296,8 @@ void scn_host_stats(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 			*out = h->st;
 		return;
 	}
-	for (size_t i = 0; c->hslot && i < c->pbase[c->s->topo->nnodes]; i++) {
-		const struct host *h = c->hslot[i];
+	for (size_t i = 0; i < c->hosts.n; i++) {
+		const struct host *h = c->hosts.slot[i];
 
 		if (h) {
 			out->sent += h->st.sent;
@@ -360,6 +358,24 @@ static void set_error(struct imc_scn_ctx *c, int rc)
 	c->err = rc;
 	if (!c->msg_set)
 		snprintf(c->msg, sizeof(c->msg), "%s", strerror(-rc));
+}
+
+void scn_fail_line(struct imc_scn_ctx *c, uint32_t flow, int err,
+		   const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->err || flow >= c->s->nactions)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(c->msg, sizeof(c->msg), fmt, ap);
+	va_end(ap);
+	c->msg_set = true;
+	/* advance() sees the error when the loop returns and reports the
+	 * line c->cur names. */
+	c->cur = &c->s->actions[flow];
+	set_error(c, err);
+	imc_loop_stop(c->loop);
 }
 
 static void act_fire(struct imc_timer *t)
@@ -528,8 +544,8 @@ static int fill_hosts(struct imc_scn_ctx *c, struct imc_scenario_result *r)
 	r->hosts = calloc(c->nhosts ? c->nhosts : 1, sizeof(*r->hosts));
 	if (!r->hosts)
 		return -ENOMEM;
-	for (size_t i = 0; c->hslot && i < c->pbase[t->nnodes]; i++) {
-		const struct host *h = c->hslot[i];
+	for (size_t i = 0; i < c->hosts.n; i++) {
+		const struct host *h = c->hosts.slot[i];
 		struct imc_scenario_host *o = &r->hosts[n];
 
 		if (!h)
@@ -628,17 +644,13 @@ static size_t ctx_free(struct imc_scn_ctx *c)
 	imc_htab_fini(&c->data);
 	/* The GSIs after their users (trackers, SA clients), which took
 	 * their agents off them. */
-	scn_port_gsis_free(c->gsis, c->s->topo);
+	scn_port_gsis_free(c->gsis);
 	if (c->acts) {
 		for (unsigned i = 0; i < c->s->nactions; i++)
 			imc_timer_cancel(c->loop, &c->acts[i].timer);
 		free(c->acts);
 	}
-	for (size_t i = 0; c->hslot && i < c->pbase[c->s->topo->nnodes]; i++)
-		if (c->hslot[i])
-			host_free(c->hslot[i]);
-	free(c->hslot);
-	free(c->pbase);
+	scn_ports_fini(&c->hosts, host_free);
 	/* OpenSM goes and the server with it, before the fabric it serves. */
 	scn_served_stop(c->served);
 	if (c->fab)
@@ -670,6 +682,55 @@ static int error_out(struct imc_scn_ctx *c, const struct scn_action *a,
 		snprintf(err, errlen, "%s: %s: %s", c->s->name, verb,
 			 c->msg_set ? c->msg : strerror(-rc));
 	return rc;
+}
+
+int scn_ports_init(struct scn_ports *p, const struct imc_topo *t)
+{
+	uint32_t n = 0;
+
+	p->base = calloc((size_t)t->nnodes + 1, sizeof(*p->base));
+	for (uint32_t i = 0; p->base && i < t->nnodes; i++) {
+		p->base[i] = n;
+		n += t->node[i].nports + 1u;
+	}
+	p->slot = p->base ? calloc(n ? n : 1, sizeof(*p->slot)) : NULL;
+	if (!p->slot) {
+		free(p->base);
+		p->base = NULL;
+		return -ENOMEM;
+	}
+	p->base[t->nnodes] = n;
+	p->n = n;
+	return 0;
+}
+
+void scn_ports_fini(struct scn_ports *p, void (*free_fn)(void *))
+{
+	for (uint32_t i = 0; free_fn && i < p->n; i++)
+		if (p->slot[i])
+			free_fn(p->slot[i]);
+	free(p->slot);
+	free(p->base);
+	*p = (struct scn_ports){ 0 };
+}
+
+char *scn_port_name(const struct imc_topo *t, uint32_t node, unsigned port)
+{
+	char name[IMC_TOPO_MAX_NAME + 8];
+
+	snprintf(name, sizeof(name), "%s:%u", t->node[node].name, port);
+	return strdup(name);
+}
+
+uint64_t scn_mcmr_create(struct imc_mcmr *rec, uint64_t given)
+{
+	if (!(given & UMAD_SA_MCM_COMP_MASK_QKEY))
+		rec->qkey = IMC_SCN_QKEY;
+	if (!(given & UMAD_SA_MCM_COMP_MASK_PKEY))
+		rec->pkey = IMC_PKEY_DEFAULT;
+	return given | UMAD_SA_MCM_COMP_MASK_QKEY |
+	       UMAD_SA_MCM_COMP_MASK_TCLASS | UMAD_SA_MCM_COMP_MASK_PKEY |
+	       UMAD_SA_MCM_COMP_MASK_FLOW_LABEL | UMAD_SA_MCM_COMP_MASK_SL;
 }
 
 struct scn_served *scn_ctx_served(struct imc_scn_ctx *c)

@@ -20,26 +20,15 @@
 
 #define TEXT_GROUPS 6
 
-struct rgroup {
-	struct imc_sa_group_info g;
-	uint32_t full, non, sendonly;   /* members by their strongest bit */
-};
-
-struct rgroups {
-	struct rgroup *v;
-	size_t n;
-};
-
-/* JoinState bits, IBA 15.2.5.17: FullMember 1, NonMember 2, send-only 4
- * and 8. A member counts once, under its strongest state. */
-static void count(struct rgroup *g, uint8_t join_state)
+/* A group's members full, non-member and send-only: JoinState bits,
+ * IBA 15.2.5.17: FullMember 1, NonMember 2, send-only 4 and 8. A member
+ * counts once, under its strongest state. */
+static void mix(const struct snap_group *g, uint64_t n[3])
 {
-	if (join_state & 0x1)
-		g->full++;
-	else if (join_state & 0x2)
-		g->non++;
-	else
-		g->sendonly++;
+	n[0] = n[1] = n[2] = 0;
+	for (size_t k = 0; k < g->nm; k++)
+		n[g->m[k].join_state & 0x1 ? 0 : g->m[k].join_state & 0x2 ? 1 :
+		  2]++;
 }
 
 /* What an MGID stands for: "IPv4 239.1.1.1", "IPv4 broadcast", "IPv6
@@ -96,18 +85,20 @@ static void label(const struct imc_gid *mgid, char *buf, size_t len)
 
 static int by_size(const void *a, const void *b)
 {
-	const struct rgroup *x = *(const struct rgroup *const *)a;
-	const struct rgroup *y = *(const struct rgroup *const *)b;
+	const struct snap_group *x = *(const struct snap_group *const *)a;
+	const struct snap_group *y = *(const struct snap_group *const *)b;
 
 	if (x->g.members != y->g.members)
 		return x->g.members > y->g.members ? -1 : 1;
 	return imc_gid_cmp(&x->g.rec.mgid, &y->g.rec.mgid);
 }
 
-static void group_json(struct imc_scn_report *rep, const struct rgroup *g)
+static void group_json(struct imc_scn_report *rep, const struct snap_group *g)
 {
 	char gid[IMC_GID_STRLEN], what[96];
+	uint64_t n[3];
 
+	mix(g, n);
 	imc_gid_format(&g->g.rec.mgid, gid);
 	label(&g->g.rec.mgid, what, sizeof(what));
 	imc_scn_report_object(rep, NULL);
@@ -116,58 +107,60 @@ static void group_json(struct imc_scn_report *rep, const struct rgroup *g)
 	imc_scn_report_u64(rep, "pkey", g->g.rec.pkey);
 	imc_scn_report_u64(rep, "qkey", g->g.rec.qkey);
 	imc_scn_report_u64(rep, "members", g->g.members);
-	imc_scn_report_u64(rep, "full", g->full);
-	imc_scn_report_u64(rep, "nonmember", g->non);
-	imc_scn_report_u64(rep, "sendonly", g->sendonly);
+	imc_scn_report_u64(rep, "full", n[0]);
+	imc_scn_report_u64(rep, "nonmember", n[1]);
+	imc_scn_report_u64(rep, "sendonly", n[2]);
 	if (what[0])
 		imc_scn_report_str(rep, "ip", what);
 	imc_scn_report_end(rep);
 }
 
-static void groups_text(struct imc_scn_report *rep, struct rgroups *gs)
+static void groups_text(struct imc_scn_report *rep, const struct snap *gs)
 {
-	const struct rgroup **order;
+	const struct snap_group **order;
 	uint64_t rest = 0;
 	size_t shown;
 
-	if (!gs->n)
+	if (!gs->ng)
 		return;
-	order = malloc(gs->n * sizeof(*order));
+	order = malloc(gs->ng * sizeof(*order));
 	if (!order) {
 		imc_scn_report_line(rep, "(no memory to order the groups)");
 		return;
 	}
-	for (size_t i = 0; i < gs->n; i++)
-		order[i] = &gs->v[i];
-	qsort(order, gs->n, sizeof(*order), by_size);
-	shown = gs->n < TEXT_GROUPS ? gs->n : TEXT_GROUPS;
+	for (size_t i = 0; i < gs->ng; i++)
+		order[i] = &gs->g[i];
+	qsort(order, gs->ng, sizeof(*order), by_size);
+	shown = gs->ng < TEXT_GROUPS ? gs->ng : TEXT_GROUPS;
 	/* One more group line rather than a line saying so. */
-	if (gs->n == TEXT_GROUPS + 1)
-		shown = gs->n;
+	if (gs->ng == TEXT_GROUPS + 1)
+		shown = gs->ng;
 	for (size_t i = 0; i < shown; i++) {
-		const struct rgroup *g = order[i];
-		char gid[IMC_GID_STRLEN], what[96], mix[64];
+		const struct snap_group *g = order[i];
+		char gid[IMC_GID_STRLEN], what[96], m[64];
+		uint64_t n[3];
 
+		mix(g, n);
 		imc_gid_format(&g->g.rec.mgid, gid);
 		label(&g->g.rec.mgid, what, sizeof(what));
-		snprintf(mix, sizeof(mix), "%" PRIu32 "/%" PRIu32 "/%" PRIu32,
-			 g->full, g->non, g->sendonly);
+		snprintf(m, sizeof(m), "%" PRIu64 "/%" PRIu64 "/%" PRIu64,
+			 n[0], n[1], n[2]);
 		if (what[0])
 			imc_scn_report_line(rep,
 					    "%4" PRIu32 " %-11s 0x%04x %-26s %s",
-					    g->g.members, mix, g->g.rec.mlid,
+					    g->g.members, m, g->g.rec.mlid,
 					    gid, what);
 		else
 			imc_scn_report_line(rep, "%4" PRIu32 " %-11s 0x%04x %s",
-					    g->g.members, mix, g->g.rec.mlid,
+					    g->g.members, m, g->g.rec.mlid,
 					    gid);
 	}
-	for (size_t i = shown; i < gs->n; i++)
+	for (size_t i = shown; i < gs->ng; i++)
 		rest += order[i]->g.members;
-	if (shown < gs->n)
+	if (shown < gs->ng)
 		imc_scn_report_line(rep,
 			"%4" PRIu64 " in %zu more groups (--json lists every group)",
-			rest, gs->n - shown);
+			rest, gs->ng - shown);
 	free(order);
 }
 
@@ -186,33 +179,24 @@ static int sa_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 	const struct imc_sa *sa = scn_svc_sa_engine(c);
 	struct imc_fabric_totals tot;
 	struct imc_sa_stats st;
-	struct rgroups gs = { 0 };
-	struct snap snap = { 0 };
-	uint64_t full = 0, non = 0, so = 0, served = 0, ok, refused = 0;
+	struct snap gs = { 0 };
+	uint64_t full = 0, non = 0, so = 0, served = 0, ok, refused = 0, n[3];
 	int rc;
 
 	if (!sa)
 		return 0;
 	imc_sa_get_stats(sa, &st);
 	imc_fabric_totals(imc_scn_fabric(c), &tot);
-	rc = scn_sa_groups_collect(sa, &snap);
-	gs.v = rc ? NULL : calloc(snap.ng ? snap.ng : 1, sizeof(*gs.v));
-	if (!rc && !gs.v)
-		rc = -ENOMEM;
-	for (size_t i = 0; !rc && i < snap.ng; i++) {
-		struct rgroup *g = &gs.v[gs.n++];
-
-		g->g = snap.g[i].g;
-		for (size_t k = 0; k < snap.g[i].nm; k++)
-			count(g, snap.g[i].m[k].join_state);
-		full += g->full;
-		non += g->non;
-		so += g->sendonly;
-	}
-	scn_sa_snap_fini(&snap);
+	rc = scn_sa_groups_collect(sa, &gs);
 	if (rc) {
-		free(gs.v);
+		scn_sa_snap_fini(&gs);
 		return rc;
+	}
+	for (size_t i = 0; i < gs.ng; i++) {
+		mix(&gs.g[i], n);
+		full += n[0];
+		non += n[1];
+		so += n[2];
 	}
 	for (unsigned k = 0; k < IMC_SA_REQ_KINDS; k++)
 		served += st.requests[k];
@@ -222,14 +206,14 @@ static int sa_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 	for (unsigned k = 0; k < IMC_ARRAY_SIZE(st.by_mad_status); k++)
 		refused += st.by_mad_status[k];
 
-	imc_scn_report_u64(rep, "groups", gs.n);
+	imc_scn_report_u64(rep, "groups", gs.ng);
 	imc_scn_report_u64(rep, "members", full + non + so);
 	imc_scn_report_u64(rep, "full", full);
 	imc_scn_report_u64(rep, "nonmember", non);
 	imc_scn_report_u64(rep, "sendonly", so);
 	imc_scn_report_list(rep, "list");
-	for (size_t i = 0; i < gs.n; i++)
-		group_json(rep, &gs.v[i]);
+	for (size_t i = 0; i < gs.ng; i++)
+		group_json(rep, &gs.g[i]);
 	imc_scn_report_end(rep);
 	imc_scn_report_object(rep, "requests");
 	imc_scn_report_u64(rep, "served", served);
@@ -246,8 +230,8 @@ static int sa_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 
 	imc_scn_report_line(rep,
 		"%zu groups, %" PRIu64 " members at the end: %" PRIu64 " full, %" PRIu64 " non-member, %" PRIu64 " send-only",
-		gs.n, full + non + so, full, non, so);
-	if (gs.n)
+		gs.ng, full + non + so, full, non, so);
+	if (gs.ng)
 		imc_scn_report_line(rep, "%4s %-11s %-6s %s", "mbrs",
 				    "full/non/so", "mlid", "mgid");
 	groups_text(rep, &gs);
@@ -260,7 +244,7 @@ static int sa_report(struct imc_scn_ctx *c, struct imc_scn_report *rep)
 	imc_scn_report_line(rep,
 		"MADs lost: %" PRIu64 " with the SA's queue full, %" PRIu64 " on the fabric",
 		st.drop_queue_full, tot.mad_drops);
-	free(gs.v);
+	scn_sa_snap_fini(&gs);
 	return 0;
 }
 

@@ -30,8 +30,8 @@ static const char run_key;   /* imc_scn_data key of struct sa_run */
 static struct sa_host *host_get(struct sa_run *r, uint32_t node,
 				unsigned port)
 {
-	uint32_t idx = r->pbase[node] + port;
-	struct sa_host *h = r->host[idx];
+	uint32_t idx = scn_ports_idx(&r->hosts, node, port);
+	struct sa_host *h = r->hosts.slot[idx];
 
 	if (h)
 		return h;
@@ -42,14 +42,14 @@ static struct sa_host *host_get(struct sa_run *r, uint32_t node,
 	h->idx = idx;
 	h->node = node;
 	h->port = port;
-	r->host[idx] = h;
+	r->hosts.slot[idx] = h;
 	return h;
 }
 
 struct sa_host *scn_sa_host_find(struct sa_run *r, uint32_t node,
 				 unsigned port)
 {
-	return r->host[r->pbase[node] + port];
+	return *scn_ports_at(&r->hosts, node, port);
 }
 
 static uint64_t ent_hash(uint32_t host, const struct imc_gid *mgid)
@@ -201,16 +201,13 @@ static int snap_names(struct sa_run *r, struct snap_group *g)
 	if (!g->node)
 		rc = -ENOMEM;
 	for (size_t k = 0; !rc && k < g->nm; k++) {
-		char name[IMC_TOPO_MAX_NAME + 8];
 		uint32_t node;
 		unsigned port;
 
 		if (imc_fabric_port_by_gid(r->f, &g->m[k].port_gid, &node,
 					   &port))
 			continue;
-		snprintf(name, sizeof(name), "%s:%u", r->t->node[node].name,
-			 port);
-		g->node[k] = strdup(name);
+		g->node[k] = scn_port_name(r->t, node, port);
 		if (!g->node[k])
 			rc = -ENOMEM;
 	}
@@ -563,13 +560,8 @@ static int req_build(struct sa_run *r, const struct req *q, uint8_t state,
 		rec.join_state = state;
 		mask |= CM(PORT_GID) | CM(JOIN_STATE);
 	}
-	if (a->create) {
-		if (!(a->mask & CM(QKEY)))
-			rec.qkey = IMC_SCN_QKEY;
-		if (!(a->mask & CM(PKEY)))
-			rec.pkey = IMC_PKEY_DEFAULT;
-		mask |= CREATE_COMPS;
-	}
+	if (a->create)
+		mask = scn_mcmr_create(&rec, mask);
 	m->sa.comp_mask = mask;
 	return imc_mcmr_pack(&rec, m->data, sizeof(m->data)) < 0 ? -EINVAL : 0;
 }
@@ -647,12 +639,142 @@ int scn_sa_flow_start(struct sa_run *r, uint32_t node, unsigned port,
 	return scn_flow_to_group(r->c, &f, &grp);
 }
 
+/* ---- group sends to an external SM's SA ---- */
+
+/* A send waiting for the SA's record of its group. */
+struct gsend {
+	struct imc_list link;       /* r->sends */
+	struct sa_run *r;
+	uint32_t node;
+	unsigned port;
+	struct imc_gid mgid;
+	uint32_t count, size;
+	imc_time_t interval;
+	uint8_t sl;
+	uint32_t flow;              /* the line's */
+};
+
+/* The query's client: the SA client's defaults, as the line has no
+ * timeout= or retries=. */
+static const struct req_arg gsend_client = {
+	.timeout = IMC_SA_DEFAULT_TIMEOUT, .retries = IMC_SA_DEFAULT_RETRIES,
+};
+
+/* The record of g's group among the answer's. A requester without an
+ * SM_Key is not trusted: its records have PortGID, JoinState and
+ * ProxyJoin zero (IBA 15.2.5.17), and OpenSM gives it one record per
+ * group. */
+static bool gsend_record(const struct gsend *g,
+			 const struct imc_sa_answer *ans, struct imc_mcmr *rec)
+{
+	size_t step = ans->rec_size ? ans->rec_size : IMC_MCMR_SIZE;
+
+	for (size_t i = 0, off = 0; i < ans->count && off < ans->len;
+	     i++, off += step) {
+		size_t n = ans->len - off < step ? ans->len - off : step;
+
+		if (imc_mcmr_unpack(rec, ans->data + off, n) >= 0 &&
+		    imc_gid_equal(&rec->mgid, &g->mgid))
+			return true;
+	}
+	return false;
+}
+
+/* The answer: the flow starts with the group's MLID, Q_Key and P_Key,
+ * or the line fails naming the MGID and what the SA said. */
+static void gsend_done(void *arg, int err, const struct imc_sa_answer *ans)
+{
+	struct gsend *g = arg;
+	struct sa_run *r = g->r;
+	struct imc_scn_ctx *c = r->c;
+	char gid[IMC_GID_STRLEN];
+	const char *name;
+	struct imc_mcmr rec;
+	int rc;
+
+	imc_list_del(&g->link);
+	imc_gid_format(&g->mgid, gid);
+	if (err == -ETIMEDOUT) {
+		r->timeouts++;
+		scn_fail_line(c, g->flow, err, "the SA did not answer the "
+			      "GetTable of MCMemberRecord %s (%u attempts): %s",
+			      gid, gsend_client.retries + 1, strerror(-err));
+	} else if (err) {
+		scn_fail_line(c, g->flow, err, "the GetTable of MCMemberRecord "
+			      "%s failed: %s", gid, strerror(-err));
+	} else if (ans->status) {
+		name = scn_mad_status_name(ans->status);
+		scn_fail_line(c, g->flow, -EIO, "the SA answered the GetTable "
+			      "of MCMemberRecord %s with status 0x%04x (%s)",
+			      gid, ans->status, name ? name : "unknown");
+	} else if (!gsend_record(g, ans, &rec)) {
+		/* OpenSM also leaves out a group of a partition the
+		 * requester's port is not in. */
+		scn_fail_line(c, g->flow, -ENOENT, "the SA has no group %s: "
+			      "its GetTable of MCMemberRecord by MGID answered "
+			      "success with no record (none, or of a partition "
+			      "%s is not in)", gid, r->t->node[g->node].name);
+	} else {
+		rc = scn_sa_flow_start(r, g->node, g->port, &rec, g->count,
+				       g->size, g->interval, g->sl, g->flow);
+		if (rc == -EINVAL)
+			scn_fail_line(c, g->flow, rc,
+				      "%s has no P_Key 0x%04x in its table",
+				      r->t->node[g->node].name, rec.pkey);
+		else if (rc)
+			scn_fail_line(c, g->flow, rc, "cannot send to %s: %s",
+				      gid, strerror(-rc));
+	}
+	free(g);
+}
+
+int scn_sa_ext_send(struct sa_run *r, uint32_t node, unsigned port,
+		    const struct imc_gid *mgid, uint32_t count, uint32_t size,
+		    imc_time_t interval, uint8_t sl, uint32_t flow)
+{
+	const struct imc_mcmr rec = { .mgid = *mgid };
+	struct sa_host *h = host_get(r, node, port);
+	struct imc_sa_mad m;
+	struct sa_cl *cl;
+	struct gsend *g;
+	int rc;
+
+	if (!h)
+		return -ENOMEM;
+	rc = qp1_get(r, h);
+	if (rc)
+		return imc_scn_fail(r->c, rc, "%s has no QP1 for SA requests: "
+				    "%s", r->t->node[node].name, strerror(-rc));
+	cl = cl_get(r, h, &gsend_client);
+	g = cl ? calloc(1, sizeof(*g)) : NULL;
+	if (!g)
+		return -ENOMEM;
+	*g = (struct gsend){ .r = r, .node = node, .port = port,
+			     .mgid = *mgid, .count = count, .size = size,
+			     .interval = interval, .sl = sl, .flow = flow };
+	/* A host learns a group's MLID, Q_Key and P_Key from the SA: the
+	 * MGID component alone selects the group (IBA 15.2.5.17). */
+	memset(&m, 0, sizeof(m));
+	m.mad.method = UMAD_SA_METHOD_GET_TABLE;
+	m.mad.attr_id = UMAD_SA_ATTR_MCMEMBER_REC;
+	m.sa.comp_mask = CM(MGID);
+	rc = imc_mcmr_pack(&rec, m.data, sizeof(m.data)) < 0 ? -EINVAL :
+	     imc_sa_query_start(cl->client, &m, gsend_done, g, NULL);
+	if (rc) {
+		free(g);
+		return imc_scn_fail(r->c, rc, "cannot start the request: %s",
+				    strerror(-rc));
+	}
+	imc_list_add_tail(&r->sends, &g->link);
+	return 0;
+}
+
 /* ---- answers ---- */
 
 static void member_joined(struct sa_run *r, uint32_t member,
 			  const struct imc_mcmr *rec)
 {
-	const struct sa_host *mh = r->host[member];
+	const struct sa_host *mh = r->hosts.slot[member];
 	struct sa_ent *e = ent_get(r, member, &rec->mgid);
 	struct imc_qp *qp;
 	int rc;
@@ -735,19 +857,31 @@ static void done(struct sa_run *r, struct req *q, uint16_t status,
 	}
 }
 
+/* The GSI is the run's and outlives the host (no SA QP on it). */
+static void host_free(void *data)
+{
+	struct sa_host *h = data;
+	struct sa_run *r = h->r;
+
+	if (h->gsi) {
+		if (r->sf && h->node == r->sa_node && h->port == r->sa_port)
+			imc_gsi_set_qp(h->gsi, NULL);
+		imc_gsi_remove(&h->agent);
+	}
+	free(h);
+}
+
 static void run_free(void *data)
 {
 	struct sa_run *r = data;
-	size_t nslots;
 
 	if (r->sf)
 		scn_sa_snapshot(r, 0);
 	imc_timer_cancel(r->loop, &r->start);
-	nslots = r->pbase[r->t->nnodes];
 	/* The clients first: they free their queries without callbacks, and
 	 * the requests in flight are then ours to free. */
-	for (size_t i = 0; i < nslots; i++) {
-		struct sa_host *h = r->host[i];
+	for (size_t i = 0; i < r->hosts.n; i++) {
+		struct sa_host *h = r->hosts.slot[i];
 
 		while (h && h->cl) {
 			struct sa_cl *cl = h->cl;
@@ -763,23 +897,15 @@ static void run_free(void *data)
 		imc_list_del(&q->link);
 		free(q);
 	}
-	for (size_t i = 0; i < nslots; i++) {
-		struct sa_host *h = r->host[i];
+	while (!imc_list_empty(&r->sends)) {
+		struct gsend *g = imc_list_entry(r->sends.next, struct gsend,
+						 link);
 
-		if (!h)
-			continue;
-		/* The GSI is the run's and outlives us (no SA QP on it). */
-		if (h->gsi) {
-			if (r->sf && h->node == r->sa_node &&
-			    h->port == r->sa_port)
-				imc_gsi_set_qp(h->gsi, NULL);
-			imc_gsi_remove(&h->agent);
-		}
-		free(h);
+		imc_list_del(&g->link);
+		free(g);
 	}
+	scn_ports_fini(&r->hosts, host_free);
 	imc_sa_fabric_destroy(r->sf);
-	free(r->host);
-	free(r->pbase);
 	for (size_t pos = 0; r->ents.b;) {
 		struct imc_hnode *n = imc_htab_take(&r->ents, &pos);
 
@@ -796,7 +922,6 @@ int scn_sa_run(struct imc_scn_ctx *c, void *data)
 	struct sa_cfg *a = data;
 	const struct imc_topo *t = imc_scn_topo(c);
 	struct sa_run *r = calloc(1, sizeof(*r));
-	uint32_t n;
 	int rc;
 
 	if (!r)
@@ -810,29 +935,21 @@ int scn_sa_run(struct imc_scn_ctx *c, void *data)
 	r->c = c;
 	r->cfg = a;
 	imc_list_init(&r->reqs);
+	imc_list_init(&r->sends);
 	r->f = imc_scn_fabric(c);
 	r->loop = imc_scn_loop(c);
 	r->t = t;
 	r->external = imc_scn_config(c)->external_sm;
 	r->sa_node = r->external ? UINT32_MAX : 0;
 	imc_timer_init(&r->start, start_fire);
-	if (scn_port_slots(t, &r->pbase)) {
-		free(r);
-		return -ENOMEM;
-	}
-	n = r->pbase[t->nnodes];
-	r->host = calloc(n ? n : 1, sizeof(*r->host));
-	if (!r->host || imc_htab_init(&r->ents, 64)) {
-		free(r->host);
-		free(r->pbase);
-		free(r);
-		return -ENOMEM;
-	}
-	rc = imc_scn_data_set(c, &run_key, r, run_free);
+	rc = scn_ports_init(&r->hosts, t);
+	if (!rc && imc_htab_init(&r->ents, 64))
+		rc = -ENOMEM;
+	if (!rc)
+		rc = imc_scn_data_set(c, &run_key, r, run_free);
 	if (rc) {
 		imc_htab_fini(&r->ents);
-		free(r->host);
-		free(r->pbase);
+		scn_ports_fini(&r->hosts, NULL);
 		free(r);
 		return rc;
 	}

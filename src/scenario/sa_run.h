@@ -10,15 +10,13 @@
 #include "ibmcast/sa_client.h"
 #include "ibmcast/sa_fabric.h"
 #include "ibmcast/scenario_sa.h"
+#include "scenario/runner.h"
 #include "scenario/scn.h"
 #include "scenario/snaps.h"
 #include "util/hash.h"
 #include "util/list.h"
 
 #define CM(x) UMAD_SA_MCM_COMP_MASK_##x
-/* o15-0.2.3: the components a create must give. */
-#define CREATE_COMPS (CM(QKEY) | CM(TCLASS) | CM(PKEY) | CM(FLOW_LABEL) | \
-		      CM(SL))
 #define JS_FULL UMAD_SA_MCM_JOIN_STATE_FULL_MEMBER
 #define JS_NON UMAD_SA_MCM_JOIN_STATE_NON_MEMBER
 /* Member states that receive: FullMember and NonMember (IBA 15.2.5.17);
@@ -27,7 +25,6 @@
 
 #define DEFAULT_TIMEOUT (100 * IMC_NSEC_PER_MSEC)
 #define RETRIES_MAX 1000
-#define DOTS 24   /* saquery pads field names with dots to 24 columns */
 
 /* sa-status values past the 16-bit MAD status. */
 #define ST_NONE 0x10000u
@@ -43,8 +40,7 @@ enum {
 	SA_ORDER = 1u << 2,
 	SA_DELAY = 1u << 3,
 	SA_MLIDS = 1u << 4,
-	SA_PARTITIONS = 1u << 5,
-	SA_BCAST_QKEY = 1u << 6,
+	SA_BCAST_QKEY = 1u << 6,    /* partitions= is bit 5 */
 };
 
 /* IPoIB partitions of the SA beyond the default one (partitions.conf
@@ -136,7 +132,7 @@ struct sa_cl {
 
 struct sa_host {
 	struct sa_run *r;
-	uint32_t idx;               /* slot: pbase[node] + port */
+	uint32_t idx;               /* its slot in r->hosts */
 	uint32_t node;
 	unsigned port;
 	struct imc_gsi *gsi;        /* the port's (the run's), our agent on it */
@@ -185,12 +181,12 @@ struct sa_run {
 	uint32_t sa_node;
 	unsigned sa_port;
 
-	uint32_t *pbase;            /* first host slot of each node */
-	struct sa_host **host;      /* by slot, NULL until used */
+	struct scn_ports hosts;     /* struct sa_host, made on first use */
 
 	struct imc_htab ents;       /* struct sa_ent */
 
 	struct imc_list reqs;       /* struct req, not yet answered */
+	struct imc_list sends;      /* group sends asking an external SA */
 	unsigned nclients;          /* SA clients made, for their seeds */
 
 
@@ -250,6 +246,14 @@ void scn_sa_snap_fini(void *snap);
 int scn_sa_snapshot(struct sa_run *r, unsigned line);
 /* Send the request of an sa-join/sa-leave/sa-get line. */
 int scn_sa_req_start(struct imc_scn_ctx *c, const struct req_arg *a);
+/* A group send with an external SM's SA (r->external): node:port asks
+ * the SA for the group's record (GetTable of MCMemberRecord by MGID,
+ * IBA 15.2.5.17) and the flow starts with the answer; no group, an error
+ * status or no answer fails the line of flow (scn_fail_line()). 0 when
+ * the query is sent, else the run fails now. */
+int scn_sa_ext_send(struct sa_run *r, uint32_t node, unsigned port,
+		    const struct imc_gid *mgid, uint32_t count, uint32_t size,
+		    imc_time_t interval, uint8_t sl, uint32_t flow);
 /* A multicast flow to group g (count datagrams, interval apart). */
 int scn_sa_flow_start(struct sa_run *r, uint32_t node, unsigned port,
 		      const struct imc_mcmr *g, uint32_t count, uint32_t size,

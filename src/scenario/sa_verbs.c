@@ -78,15 +78,21 @@ static const struct {
 	{ "sendonly-full", UMAD_SA_MCM_JOIN_STATE_SEND_ONLY_FULL_MEMBER },
 };
 
-/* NAME[+NAME...] or a number 0..15 (JoinState is 4 bits, IBA 15.2.5.17). */
-int scn_join_state_parse(struct imc_scn_parser *p, const char *v, uint8_t *out)
+/* NAME[+NAME...] or a number 0..15 (JoinState is 4 bits, IBA 15.2.5.17);
+ * with min 1, a number has a bit set too (each name sets one). */
+int scn_join_state_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			 const char *v, void *field)
 {
+	uint8_t *out = field;
 	uint64_t x;
 	int rc;
 
 	if (v[0] >= '0' && v[0] <= '9') {
 		rc = imc_scn_parse_uint(p, "state", v, 15, &x);
 		*out = (uint8_t)x;
+		if (!rc && x < o->min)
+			return imc_scn_parse_error(p,
+				"state: at least one JoinState bit");
 		return rc;
 	}
 	*out = 0;
@@ -112,10 +118,12 @@ int scn_join_state_parse(struct imc_scn_parser *p, const char *v, uint8_t *out)
 	return 0;
 }
 
-void scn_join_state_print(FILE *f, uint8_t st)
+void scn_join_state_print(FILE *f, const struct scn_opt *o, const void *field)
 {
+	uint8_t st = *(const uint8_t *)field;
 	bool first = true;
 
+	(void)o;
 	if (!st) {
 		fputc('0', f);
 		return;
@@ -129,8 +137,9 @@ void scn_join_state_print(FILE *f, uint8_t st)
 }
 
 /* Selectors of IBA 15.2.5.16: 0 greater than, 1 less than, 2 exactly, 3
- * largest available (MTU, rate) or smallest (PacketLifeTime). */
-static const char *const sel_words[] = { "gt", "lt", "eq", "max" };
+ * largest available (MTU, rate) or smallest (PacketLifeTime): "max" or
+ * "min". */
+static const char *const sel_words[] = { "gt", "lt", "eq", "max", "min" };
 
 static int selcode_parse(struct imc_scn_parser *p, const char *what,
 			 const char *v, uint8_t *sel, uint8_t *code)
@@ -142,23 +151,16 @@ static int selcode_parse(struct imc_scn_parser *p, const char *what,
 	*sel = UMAD_SA_SELECTOR_EXACTLY;
 	if (colon) {
 		size_t n = (size_t)(colon - v);
-		bool found = false;
+		unsigned i = 0;
 
-		for (unsigned i = 0; i < IMC_ARRAY_SIZE(sel_words); i++) {
-			if (strlen(sel_words[i]) == n &&
-			    !strncmp(v, sel_words[i], n)) {
-				*sel = (uint8_t)i;
-				found = true;
-			}
-		}
-		if (!found && n == 3 && !strncmp(v, "min", 3)) {
-			*sel = UMAD_SA_SELECTOR_SMALLEST_AVAIL;
-			found = true;
-		}
-		if (!found)
+		while (i < IMC_ARRAY_SIZE(sel_words) &&
+		       (strlen(sel_words[i]) != n || strncmp(v, sel_words[i], n)))
+			i++;
+		if (i == IMC_ARRAY_SIZE(sel_words))
 			return imc_scn_parse_error(p,
 				"%s: expected gt, lt, eq, max or min before ':', got '%s'",
 				what, v);
+		*sel = (uint8_t)(i < 4 ? i : UMAD_SA_SELECTOR_SMALLEST_AVAIL);
 		v = colon + 1;
 	}
 	rc = imc_scn_parse_uint(p, what, v, 63, &x);
@@ -168,21 +170,21 @@ static int selcode_parse(struct imc_scn_parser *p, const char *what,
 
 static void selcode_print(FILE *f, uint8_t sel, uint8_t code, bool life)
 {
-	const char *w = sel_words[sel & 3];
+	bool min = life && sel == UMAD_SA_SELECTOR_SMALLEST_AVAIL;
 
-	if (life && sel == UMAD_SA_SELECTOR_SMALLEST_AVAIL)
-		w = "min";
-	fprintf(f, "%s:%u", w, code);
+	fprintf(f, "%s:%u", sel_words[min ? 4 : sel & 3], code);
 }
 
 /* ------------------------------------------------------------------ */
 /* sa setting */
 
-/* "0x8001,0x8002": P_Keys whose IPoIB broadcast group the SA creates,
- * besides the default partition's. */
-static int partitions_parse(struct imc_scn_parser *p, const char *v,
-			    struct sa_cfg *a)
+/* partitions=0x8001,0x8002: P_Keys whose IPoIB broadcast group the SA
+ * creates, besides the default partition's, into part[] and npart (the
+ * field is the whole sa_cfg). */
+static int part_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			  const char *v, void *field)
 {
+	struct sa_cfg *a = field;
 	char buf[16];
 
 	while (*v) {
@@ -241,14 +243,6 @@ static void rate_opt_print(FILE *f, const struct scn_opt *o,
 {
 	(void)o;
 	fprintf(f, "%" PRIu32 "/s", *(const uint32_t *)field);
-}
-
-/* partitions= fills part[] and npart: its field is the whole sa_cfg. */
-static int part_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
-			  const char *v, void *field)
-{
-	(void)o;
-	return partitions_parse(p, v, field);
 }
 
 static void part_opt_print(FILE *f, const struct scn_opt *o,
@@ -401,39 +395,14 @@ void scn_as_opt_print(FILE *f, const struct scn_opt *o, const void *field)
 	fputs(*(char *const *)field, f);
 }
 
-static int state_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
-			   const char *v, void *field)
-{
-	(void)o;
-	return scn_join_state_parse(p, v, field);
-}
-
-static int proxy_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
-			   const char *v, void *field)
-{
-	struct scn_port_arg *m = field;
-
-	(void)o;
-	return imc_scn_parse_host(p, v, &m->node, &m->port);
-}
-
-/* state= and proxy= print before the others, from the last argument
- * (the port's name needs the topology). */
-#define REQ_O_STATE \
-	{ .key = "state", .type = SCN_OPT_CUSTOM, .flags = SCN_OPT_NOPRINT, \
-	  .offset = offsetof(struct req_arg, state), \
-	  .parse = state_opt_parse }
-#define REQ_O_PROXY \
-	{ .key = "proxy", .type = SCN_OPT_CUSTOM, .flags = SCN_OPT_NOPRINT, \
-	  .offset = offsetof(struct req_arg, member), \
-	  .parse = proxy_opt_parse }
 #define REQ_O_RETRY \
 	SCN_O_UINT("retries", struct req_arg, retries, 0, RETRIES_MAX), \
 	SCN_O_TIME_H("timeout", struct req_arg, timeout, 1, "longer than 0")
 
 /* By enum req_kind; each in the order its options print. */
 static const struct scn_opt join_opts[] = {
-	REQ_O_STATE, REQ_O_PROXY,
+	SCN_O_JOIN_STATE(struct req_arg, state, 0),
+	SCN_O_HOST("proxy", struct req_arg, member),
 	SCN_O_MCMR_COMPS(struct req_arg, rec),
 	SCN_O_FLAG("create", struct req_arg, create),
 	{ .key = "as", .type = SCN_OPT_CUSTOM,
@@ -445,7 +414,8 @@ static const struct scn_opt join_opts[] = {
 	REQ_O_RETRY,
 };
 static const struct scn_opt leave_opts[] = {
-	REQ_O_STATE, REQ_O_PROXY, REQ_O_RETRY,
+	SCN_O_JOIN_STATE(struct req_arg, state, 0),
+	SCN_O_HOST("proxy", struct req_arg, member), REQ_O_RETRY,
 };
 static const struct scn_opt get_opts[] = {
 	REQ_O_RETRY,
@@ -455,15 +425,6 @@ static const struct scn_optset req_sets[] = {
 	[REQ_LEAVE] = SCN_OPTSET(leave_opts),
 	[REQ_GET] = SCN_OPTSET(get_opts),
 };
-
-/* The bit of option key in set's given mask, 0 when set has none. */
-static uint64_t opt_bit(const struct scn_optset *set, const char *key)
-{
-	for (unsigned k = 0; k < set->n; k++)
-		if (!strcmp(set->opt[k].key, key))
-			return 1ull << k;
-	return 0;
-}
 
 /* A join that gives MLID and Q_Key of a literal MGID also defines the
  * group for the built-in mcast lines (the SA takes a requested MLID,
@@ -494,18 +455,18 @@ static int req_done(struct imc_scn_parser *p, void *data)
 {
 	struct req_arg *a = data;
 	const struct scn_optset *set = &req_sets[a->kind];
-	uint64_t flow = opt_bit(set, "send") | opt_bit(set, "size") |
-			opt_bit(set, "interval");
+	uint64_t flow = scn_opt_bit(set, "send") | scn_opt_bit(set, "size") |
+			scn_opt_bit(set, "interval");
 	int rc;
 
 	a->given &= (uint32_t)~flow;
 	if (a->send_count)
 		a->given |= (uint32_t)flow;
 	if (!a->retries)
-		a->given &= (uint32_t)~opt_bit(set, "retries");
-	a->state_set = a->given & opt_bit(set, "state");
-	a->proxy = a->given & opt_bit(set, "proxy");
-	a->timeout_set = a->given & opt_bit(set, "timeout");
+		a->given &= (uint32_t)~scn_opt_bit(set, "retries");
+	a->state_set = a->given & scn_opt_bit(set, "state");
+	a->proxy = a->given & scn_opt_bit(set, "proxy");
+	a->timeout_set = a->given & scn_opt_bit(set, "timeout");
 	a->mask = scn_mcmr_comp_mask(set, a->given);
 	if (!a->proxy)
 		a->member = a->host;
@@ -521,33 +482,10 @@ static int req_done(struct imc_scn_parser *p, void *data)
 	return a->kind == REQ_JOIN ? join_define_group(p, a) : 0;
 }
 
-static void req_rest_print(FILE *f, const struct imc_topo *t,
-			   const struct scn_arg *arg, const void *base)
-{
-	const struct req_arg *a = base;
-
-	(void)arg;
-	if (a->state_set) {
-		fputs(" state=", f);
-		scn_join_state_print(f, a->state);
-	}
-	if (a->proxy) {
-		fputs(" proxy=", f);
-		imc_scn_print_port(f, t, a->member.node, a->member.port);
-	}
-}
-
 static void req_label_free(const struct scn_arg *arg, void *base)
 {
 	(void)arg;
 	free(((struct req_arg *)base)->label);
-}
-
-static int mgid_word_parse(struct imc_scn_parser *p, const struct scn_arg *arg,
-			   const char *w, void *base)
-{
-	return scn_mgid_parse(p, w, &label_space, "sa-join", SCN_MGID_ZERO,
-			      scn_arg_at(base, arg));
 }
 
 static const char join_usage[] =
@@ -559,9 +497,9 @@ static const char get_usage[] =
 
 #define REQ_ARGS(u) { \
 	SCN_A_HOST(struct req_arg, host), \
-	SCN_A_CUSTOM(struct req_arg, mgid, "an MGID", mgid_word_parse, \
-		     scn_mgid_arg_print, 0), \
-	SCN_A_UNKNOWN(u, req_rest_print, req_label_free), \
+	SCN_A_MGID(struct req_arg, mgid, &label_space, "sa-join", \
+		   SCN_MGID_ZERO), \
+	SCN_A_UNKNOWN(u, req_label_free), \
 }
 static const struct scn_arg join_args[] = REQ_ARGS(join_usage);
 static const struct scn_arg leave_args[] = REQ_ARGS(leave_usage);
@@ -623,8 +561,13 @@ static int group_send(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 	struct imc_sa_group_info gi;
 	char buf[IMC_GID_STRLEN];
 	struct sa_run *r;
-	int rc = scn_sa_engine_get(c, &r);
+	int rc = scn_sa_run_get(c, &r);
 
+	if (!rc && r->external)
+		/* OpenSM's SA: asked as a host asks it (sa_run.c). */
+		return scn_sa_ext_send(r, node, port, mgid, count, size,
+				       interval, sl, scn_flow_id(c));
+	rc = rc ? rc : scn_sa_engine_get(c, &r);
 	if (rc)
 		return rc;
 	/* The sender learns MLID, Q_Key and P_Key from the SA's record. */
@@ -734,13 +677,13 @@ static const struct scn_arg host_args[] = {
 	  .offset = offsetof(struct subj_arg, host) },
 };
 static const struct scn_arg mgid_args[] = {
-	SCN_A_CUSTOM(struct subj_arg, mgid, "an MGID", mgid_word_parse,
-		     scn_mgid_arg_print, 0),
+	SCN_A_MGID(struct subj_arg, mgid, &label_space, "sa-join",
+		   SCN_MGID_ZERO),
 };
 static const struct scn_arg host_mgid_args[] = {
 	SCN_A_HOST(struct subj_arg, host),
-	SCN_A_CUSTOM(struct subj_arg, mgid, "an MGID", mgid_word_parse,
-		     scn_mgid_arg_print, 0),
+	SCN_A_MGID(struct subj_arg, mgid, &label_space, "sa-join",
+		   SCN_MGID_ZERO),
 };
 
 #define SUBJ_DESC(tab, u, lo, hi) \
@@ -789,33 +732,20 @@ static const struct scn_named status_names[] = {
 	{ "timeout", ST_TIMEOUT },
 };
 
+/* The MAD statuses: status_names but its last three, the run's own. */
+#define MAD_STATUSES (IMC_ARRAY_SIZE(status_names) - 3)
+
 int scn_mad_status_parse(const char *word, uint64_t *status)
 {
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(status_names); i++) {
-		if (status_names[i].value <= 0xFFFF &&
-		    !strcmp(word, status_names[i].name)) {
-			*status = status_names[i].value;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	return scn_named_parse(status_names, MAD_STATUSES, word, status);
 }
 
 const char *scn_mad_status_name(uint64_t status)
 {
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(status_names); i++)
-		if (status_names[i].value <= 0xFFFF &&
-		    status_names[i].value == status)
-			return status_names[i].name;
-	return NULL;
+	return scn_named_str(status_names, MAD_STATUSES, status);
 }
 
 SCN_NAMED_FUNCS(status, status_names, true)
-
-static void mlid_value_format(uint64_t v, char *buf, size_t len)
-{
-	snprintf(buf, len, "0x%04" PRIx64, v);
-}
 
 static int status_observe(struct imc_scn_ctx *c, const void *data,
 			  uint64_t *v)
@@ -934,30 +864,19 @@ static int queue_max_observe(struct imc_scn_ctx *c, const void *data,
 	return 0;
 }
 
-static const struct imc_scn_subject subj_status =
-	SCN_NAMED_SUBJECT("sa-status", status, status_observe, status);
-
-static const struct imc_scn_subject subj_members =
-	SCN_DESC_SUBJECT("sa-members", mgid_subj, members_observe);
-
-static const struct imc_scn_subject subj_mlid = {
-	.name = "sa-mlid", .parse = mgid_subj_parse, .print = mgid_subj_print,
-	.observe = mlid_observe, .value_format = mlid_value_format,
-	.free = mgid_subj_free,
-};
-
-
-
-
-
-
 #define SA_COUNTER(src, type, f, host) \
 	.observe = sa_counter_observe, \
 	.arg = &(const struct sa_counter){ src, SCN_FIELD(type, f), host }
 #define NO_HOST .parse = none_parse, .print = none_print, .free = none_free
 #define BY_HOST .parse = host_parse, .print = host_print, .free = host_free
 
-static const struct imc_scn_subject sa_counters[] = {
+static const struct imc_scn_subject subjects[] = {
+	SCN_NAMED_SUBJECT("sa-status", status, status_observe, status),
+	SCN_DESC_SUBJECT("sa-members", mgid_subj, members_observe),
+	{ .name = "sa-mlid", .parse = mgid_subj_parse, .print = mgid_subj_print,
+	  .observe = mlid_observe, .value_format = scn_lid_format,
+	  .free = mgid_subj_free },
+	SCN_DESC_SUBJECT("sa-queue-max", none, queue_max_observe),
 	{ .name = "sa-groups", NO_HOST,
 	  SA_COUNTER(SA_STATS, struct imc_sa_stats, groups, -1) },
 	{ .name = "sa-requests", BY_HOST,
@@ -974,38 +893,21 @@ static const struct imc_scn_subject sa_counters[] = {
 	  SA_COUNTER(SA_RUN, struct sa_run, errors, -1) },
 };
 
-static const struct imc_scn_subject subj_queue_max =
-	SCN_DESC_SUBJECT("sa-queue-max", none, queue_max_observe);
-
-/* ------------------------------------------------------------------ */
-
-static const struct imc_scn_plugin plugin_sa = {
-	.name = "sa", .order = 100, .links_changed = scn_sa_links_changed,
+static const struct scn_parts sa_parts = {
+	SCN_LIST(verbs, const struct imc_scn_verb *, &scn_sa_verb, &join_verb,
+		 &leave_verb, &get_verb, &scn_verb_sa_mcast, &show_verb,
+		 &restart_verb),
+	SCN_PARTS(subjects, subjects),
+	SCN_LIST(sections, const struct imc_scn_section *, &scn_section_sa),
+	SCN_LIST(services, struct scn_svc_entry,
+		 { SCN_SVC_PORT_GSI, &sa_services },
+		 { SCN_SVC_SA_ENGINE, &sa_services },
+		 { SCN_SVC_NAME_SA, &sa_services }),
+	.plugin = &(const struct imc_scn_plugin){ .name = "sa", .order = 100,
+		.links_changed = scn_sa_links_changed },
 };
 
 int imc_scn_lang_add_sa(struct imc_scn_lang *l)
 {
-	static const struct imc_scn_verb *const verbs[] = {
-		&scn_sa_verb, &join_verb, &leave_verb, &get_verb,
-		&scn_verb_sa_mcast, &show_verb, &restart_verb,
-	};
-	static const struct imc_scn_subject *const subjects[] = {
-		&subj_status, &sa_counters[0], &subj_members, &subj_mlid,
-		&sa_counters[1], &sa_counters[2], &sa_counters[3],
-		&sa_counters[4], &sa_counters[5],
-		&subj_queue_max,
-	};
-	static const enum scn_svc kinds[] = {
-		SCN_SVC_PORT_GSI, SCN_SVC_SA_ENGINE, SCN_SVC_NAME_SA,
-	};
-	int rc = scn_lang_add_words(l, verbs, IMC_ARRAY_SIZE(verbs), subjects,
-				    IMC_ARRAY_SIZE(subjects));
-
-	for (unsigned i = 0; i < IMC_ARRAY_SIZE(kinds) && !rc; i++)
-		rc = scn_lang_add_service(l, kinds[i], &sa_services);
-	if (!rc)
-		rc = imc_scn_lang_add_section(l, &scn_section_sa);
-	if (!rc)
-		rc = imc_scn_lang_add_plugin(l, &plugin_sa);
-	return rc;
+	return scn_lang_add_parts(l, &sa_parts);
 }

@@ -27,10 +27,13 @@ int scn_tokenize(const char *line, size_t len, struct scn_words *w,
 		 const char **why);
 void scn_words_free(struct scn_words *w);
 
-/* True when name needs quotes to survive scn_tokenize() as one word. */
-bool scn_needs_quotes(const char *name);
-/* A node name, quoted when needed. */
+/* A node name, quoted when it would not survive scn_tokenize() as one
+ * word. */
 void scn_print_name(FILE *f, const char *name);
+
+/* Whether two names are one, '_' standing for '-' (counter and drop
+ * names are written either way). */
+bool scn_word_eq(const char *a, const char *b);
 
 enum scn_op {
 	SCN_EQ,
@@ -112,13 +115,13 @@ struct imc_scenario {
 	/* Arrays grow geometrically (cap* entries allocated), so a long
 	 * file parses in time linear in its length. */
 	struct scn_action *settings;  /* added settings, file order */
-	unsigned nsettings, capsettings;
+	size_t nsettings, capsettings;
 	struct scn_action *actions;   /* file order = time order */
-	unsigned nactions, capactions;
+	size_t nactions, capactions;
 	struct scn_expect *expects;
-	unsigned nexpects, capexpects;
+	size_t nexpects, capexpects;
 	struct scn_group *groups;
-	unsigned ngroups, capgroups;
+	size_t ngroups, capgroups;
 	unsigned *group_by_mlid;      /* index + 1, by MLID - 0xC000 */
 	void *names;                  /* tsearch() tree of struct scn_name */
 };
@@ -147,7 +150,7 @@ struct imc_scn_parser {
 	 * error naming the first. */
 	unsigned seed_line;
 	unsigned fabric_line[5];   /* mtu, rate, rq, sweep, prefix */
-	unsigned links_line[6];    /* by SCN_LP_* bit */
+	unsigned links_line[6];    /* by scn_link_optset index */
 };
 
 /* An error when two of the argc words are KEY=VALUE with one KEY (an
@@ -168,12 +171,12 @@ enum scn_opt_type {
 	SCN_OPT_PROB,    /* double */
 	SCN_OPT_FLAG,    /* a bare word: bool true */
 	SCN_OPT_BOOL,    /* yes or no: bool */
+	SCN_OPT_HOST,    /* an HCA port: struct scn_port_arg */
 	SCN_OPT_CUSTOM,  /* parse and print below */
 };
 
 enum {
 	SCN_OPT_REQUIRED = 1u << 0,
-	SCN_OPT_NOPRINT = 1u << 1,   /* printed by the verb itself */
 	SCN_OPT_GOT = 1u << 2,       /* the min error quotes the word */
 };
 
@@ -222,35 +225,44 @@ struct scn_optset {
 	  .offset = offsetof(T, f) }
 #define SCN_O_BOOL(k, T, f) \
 	{ .key = (k), .type = SCN_OPT_BOOL, .offset = offsetof(T, f) }
+#define SCN_O_HOST(k, T, f) \
+	{ .key = (k), .type = SCN_OPT_HOST, .offset = offsetof(T, f) }
 #define SCN_O_FLAG(k, T, f) \
 	{ .key = (k), .type = SCN_OPT_FLAG, .offset = offsetof(T, f) }
 #define SCN_O_ENUM(k, T, f, nm) \
 	{ .key = (k), .type = SCN_OPT_ENUM, .size = sizeof(((T *)0)->f), \
 	  .offset = offsetof(T, f), .names = (nm) }
 
+/* One value of option o into its field in base: 0 or the parse error. */
+int scn_opt_value_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			const char *v, void *base);
 /* Parses every word of argv[0..argc) as an option of set into base: an
  * unknown word, a repeated key, a bad value or a missing required key is
  * a parse error. *given (may be NULL) gets a bit per option index. */
 int scn_opts_parse(struct imc_scn_parser *p, const struct scn_optset *set,
 		   unsigned argc, const char *const *argv, void *base,
 		   uint64_t *given);
+/* The option of set (NULL: none) the word names, or NULL; its index in
+ * *idx and, for key=value, the value in *v. */
+const struct scn_opt *scn_opt_find(const struct scn_optset *set,
+				   const char *word, const char **v,
+				   unsigned *idx);
 /* One word among others a verb reads itself: *matched says whether it is
  * an option of set; given accumulates as above. */
 int scn_opt_word(struct imc_scn_parser *p, const struct scn_optset *set,
 		 const char *word, void *base, uint64_t *given, bool *matched);
-/* The error for a word no option of set takes. */
-int scn_opt_unknown(struct imc_scn_parser *p, const struct scn_optset *set,
-		    const char *word);
-/* " key=value" for each option in given, in table order. */
-void scn_opts_print(FILE *f, const struct scn_optset *set, const void *base,
+/* " key=value" for each option in given, in table order (t: the
+ * topology a HOST's name is in). */
+void scn_opts_print(FILE *f, const struct imc_topo *t,
+		    const struct scn_optset *set, const void *base,
 		    uint64_t given);
-bool scn_opt_given(const struct scn_optset *set, uint64_t given,
-		   const char *key);
+/* The bit of option key in a given mask of set, 0 when set has none. */
+uint64_t scn_opt_bit(const struct scn_optset *set, const char *key);
 
 /* Built-in verbs and subjects (verbs.c, subjects.c). */
 extern const struct imc_scn_verb *const scn_builtin_verbs[];
 extern const unsigned scn_builtin_nverbs;
-extern const struct imc_scn_subject *const scn_builtin_subjects[];
+extern const struct imc_scn_subject scn_builtin_subjects[];
 extern const unsigned scn_builtin_nsubjects;
 
 /* Makes the run measure the joins of tracker t for the report's joins
@@ -337,12 +349,33 @@ struct scn_svc_ops {
 		       struct imc_gid *out);
 };
 
-/* Adds a plugin's nv verbs and ns subjects, in order, stopping at the
- * first error, which it returns (imc_scn_lang_add_verb/_subject). */
-int scn_lang_add_words(struct imc_scn_lang *l,
-		       const struct imc_scn_verb *const *verbs, size_t nv,
-		       const struct imc_scn_subject *const *subjects,
-		       size_t ns);
+/* What a plugin (or the core) adds to a language: verbs, subjects,
+ * report sections, the services it provides and its hooks; NULL or 0 for
+ * none. SCN_PARTS(f, arr) sets f and nf to a static array, SCN_LIST(f, T,
+ * ...) to an array of T of the elements given. */
+struct scn_svc_entry {
+	enum scn_svc kind;
+	const struct scn_svc_ops *ops;
+};
+struct scn_parts {
+	const struct imc_scn_verb *const *verbs;
+	size_t nverbs;
+	const struct imc_scn_subject *subjects;
+	size_t nsubjects;
+	const struct imc_scn_section *const *sections;
+	size_t nsections;
+	const struct scn_svc_entry *services;
+	size_t nservices;
+	const struct imc_scn_plugin *plugin;
+};
+#define SCN_PARTS(f, arr) .f = (arr), .n##f = sizeof(arr) / sizeof((arr)[0])
+#define SCN_LIST(f, T, ...) \
+	.f = (T const []){ __VA_ARGS__ }, \
+	.n##f = sizeof((T const []){ __VA_ARGS__ }) / sizeof(T)
+
+/* Adds every part in the order of struct scn_parts, stopping at the
+ * first error, which it returns. */
+int scn_lang_add_parts(struct imc_scn_lang *l, const struct scn_parts *p);
 
 /* 0, -EEXIST when kind has a provider, -EINVAL when ops lacks a function
  * of kind. Referenced, not copied. scn_service(): the provider or NULL. */
@@ -402,11 +435,17 @@ int scn_as_opt_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 		     const char *value, void *field);
 void scn_as_opt_print(FILE *f, const struct scn_opt *o, const void *field);
 
-/* JoinState as state= takes it (full, nonmember, sendonly,
- * sendonly-full joined by +, or 0..15), and back. */
-int scn_join_state_parse(struct imc_scn_parser *p, const char *word,
-			 uint8_t *out);
-void scn_join_state_print(FILE *f, uint8_t state);
+/* JoinState as state= takes it into a uint8_t (full, nonmember,
+ * sendonly, sendonly-full joined by +, or 0..15), and back; with min 1,
+ * at least one bit. */
+int scn_join_state_parse(struct imc_scn_parser *p, const struct scn_opt *o,
+			 const char *value, void *field);
+void scn_join_state_print(FILE *f, const struct scn_opt *o,
+			  const void *field);
+#define SCN_O_JOIN_STATE(T, f, lo) \
+	{ .key = "state", .type = SCN_OPT_CUSTOM, .offset = offsetof(T, f), \
+	  .min = (lo), .parse = scn_join_state_parse, \
+	  .print = scn_join_state_print }
 
 /* The names sa-status and mcast-status give MAD statuses ("success",
  * "req-invalid", ...): scn_mad_status_parse() returns 0 and the status,
@@ -439,23 +478,8 @@ int scn_report_finish(struct imc_scn_report *rep);
 /* Words the core reads itself: no verb may take them. */
 bool scn_reserved(const char *name);
 
-/* Parses the keys of a links or fault line into *lp; *mask gets a bit per
- * key given (SCN_LP_*). */
-enum {
-	SCN_LP_LATENCY = 1u << 0,
-	SCN_LP_BANDWIDTH = 1u << 1,
-	SCN_LP_LOSS = 1u << 2,
-	SCN_LP_DUP = 1u << 3,
-	SCN_LP_REORDER = 1u << 4,
-	SCN_LP_REORDER_DELAY = 1u << 5,
-	SCN_LP_ALL = (1u << 6) - 1,
-};
+/* The options of links and fault lines. */
 extern const struct scn_optset scn_link_optset;
-int scn_link_params_parse(struct imc_scn_parser *p, unsigned argc,
-			  const char *const *argv, struct imc_link_params *lp,
-			  unsigned *mask);
-void scn_link_params_print(FILE *f, const struct imc_link_params *lp,
-			   unsigned mask);
 
 /* A HOST or PORT word of a verb, as imc_scn_parse_host() and
  * imc_scn_parse_port() give it. */
@@ -503,6 +527,34 @@ static inline uint64_t scn_field_at(const void *base, size_t off, size_t size)
 	}
 }
 
+/* Writes v into the unsigned field of size bytes (0: none) at off. */
+static inline void scn_field_put(void *base, size_t off, size_t size,
+				 uint64_t v)
+{
+	uint8_t *p = (uint8_t *)base + off;
+	uint32_t u32 = (uint32_t)v;
+	uint16_t u16 = (uint16_t)v;
+
+	switch (size) {
+	case 0: break;
+	case 1: *p = (uint8_t)v; break;
+	case 2: memcpy(p, &u16, 2); break;
+	case 4: memcpy(p, &u32, 4); break;
+	default: memcpy(p, &v, 8); break;
+	}
+}
+
+/* The byte at off in base. */
+static inline void *scn_at(void *base, size_t off)
+{
+	return (uint8_t *)base + off;
+}
+
+static inline const void *scn_cat(const void *base, size_t off)
+{
+	return (const uint8_t *)base + off;
+}
+
 #define SCN_FIELD(type, f) offsetof(type, f), sizeof(((type *)0)->f)
 
 /* Runner hooks used by the built-in subjects. */
@@ -516,6 +568,13 @@ void scn_host_stats(struct imc_scn_ctx *c, uint32_t node, unsigned port,
 
 /* The flow number of the action running now: its index. */
 uint32_t scn_flow_id(struct imc_scn_ctx *c);
+/* Fails the run from a callback of the action line whose flow number
+ * (scn_flow_id() when it ran) is flow, as if the line had failed when it
+ * ran: the message is reported for that line and the run stops. Nothing
+ * when the run has failed already. For lines whose outcome comes later
+ * (an answer from the SA). */
+void scn_fail_line(struct imc_scn_ctx *c, uint32_t flow, int err,
+		   const char *fmt, ...) IMC_SCN_PRINTF(4, 5);
 
 /* A traffic flow (flow.c): count datagrams of size bytes from the QP qp
  * of the port from, interval apart, to dqpn with qkey and the address
@@ -559,7 +618,7 @@ int scn_port_qp1_return(struct imc_scn_ctx *c, uint32_t node, unsigned port);
 /* The run's port GSIs (run.c keeps them, port_gsi.c makes and frees them). */
 struct scn_port_gsis;
 struct scn_port_gsis **scn_ctx_port_gsis(struct imc_scn_ctx *c);
-void scn_port_gsis_free(struct scn_port_gsis *g, const struct imc_topo *t);
+void scn_port_gsis_free(struct scn_port_gsis *g);
 /* A P_Key of node:port's table in the partition of pkey (IBA 10.9.1.2:
  * the low 15 bits), full membership first; pkey itself when none. */
 uint16_t scn_local_pkey(struct imc_fabric *f, uint32_t node, unsigned port,
@@ -570,22 +629,6 @@ const struct imc_scenario *scn_scenario(struct imc_scn_ctx *c);
 
 extern const struct imc_scn_section scn_section_sa;
 
-/* Each IPoIB interface of the run (ipoib_verbs.c) with its host model's
- * counts, ports in node order, a port's interfaces by P_Key; nothing
- * when the run made none. The report's ipoib section (ipoib_report.c)
- * reads them. */
-struct imc_ipoib;
-struct scn_ipoib_if {
-	uint32_t node;
-	unsigned port;
-	uint16_t pkey;
-	const struct imc_ipoib *ifc;
-	uint64_t received, received_mcast;   /* IP packets, host model */
-	uint64_t ping_replies, ping_answered;
-};
-void scn_ipoib_foreach(struct imc_scn_ctx *c,
-		       void (*fn)(void *arg, const struct scn_ipoib_if *i),
-		       void *arg);
 extern const struct imc_scn_section scn_section_ipoib;
 
 /* The line of the earlier setting line of verb, or 0 (settings are few). */
@@ -596,18 +639,5 @@ const struct scn_group *scn_group_find(const struct imc_scenario *s,
 				       uint16_t mlid);
 int scn_group_add(struct imc_scenario *s, const struct scn_group *g);
 
-/* A slot per (node, port) of t, ports 0..nports: *pbase (t->nnodes + 1
- * entries, the caller frees it) gives node i's first slot, and
- * (*pbase)[t->nnodes] the number of slots. Returns 0 or -ENOMEM. */
-int scn_port_slots(const struct imc_topo *t, uint32_t **pbase);
-
-struct imc_json;
-
-/* Prints n snapshots (stride bytes apart from first) as text, or as one
- * JSON array laid out as the value of a key of a top-level object: the
- * series printer of sa-show and mcast-show. Returns 0, -EIO. */
-int scn_snaps_print(FILE *f, bool json, const void *first, size_t n,
-		    size_t stride, void (*text)(FILE *, const void *),
-		    void (*to_json)(struct imc_json *, const void *));
 
 #endif

@@ -61,25 +61,15 @@ static int hops_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
 	return 0;
 }
 
-static const struct imc_scn_subject subj_hops =
-	SCN_DESC_SUBJECT("hops", none, hops_observe);
-
 /* ---- drops REASON [PORT] ---- */
 
-/* Reason names as imc_drop_str() spells them; '_' reads as '-'. */
+/* Reason names as imc_drop_str() spells them. */
 static int drop_parse_name(const char *word)
 {
-	char buf[32];
-	size_t n = strlen(word);
-
 	if (!strcmp(word, "all"))
 		return DROP_ALL;
-	if (n >= sizeof(buf))
-		return -2;
-	for (size_t i = 0; i <= n; i++)
-		buf[i] = word[i] == '_' ? '-' : word[i];
 	for (int d = 0; d < IMC_DROP__COUNT; d++)
-		if (!strcmp(buf, imc_drop_str((enum imc_drop)d)))
+		if (scn_word_eq(word, imc_drop_str((enum imc_drop)d)))
 			return d;
 	return -2;
 }
@@ -150,9 +140,6 @@ static int drops_observe(struct imc_scn_ctx *c, const void *data, uint64_t *v)
 	return 0;
 }
 
-static const struct imc_scn_subject subj_drops =
-	SCN_DESC_SUBJECT("drops", drops, drops_observe);
-
 /* ---- cable and port counters ---- */
 
 /* ---- PORT counters: cabled (a cable direction's) or any port ---- */
@@ -198,11 +185,6 @@ static void state_value_format(uint64_t v, char *buf, size_t len)
 		snprintf(buf, len, "%s", state_names[v]);
 	else
 		snprintf(buf, len, "%" PRIu64, v);
-}
-
-static void lid_value_format(uint64_t v, char *buf, size_t len)
-{
-	snprintf(buf, len, "0x%04" PRIx64, v);
 }
 
 /* ---- counters read at an offset ---- */
@@ -288,11 +270,13 @@ static int counter_observe(struct imc_scn_ctx *c, const void *data,
 	COUNTER(host, SRC_HOST, struct scn_host_stats, f, total)
 #define TOTAL(f) (long)offsetof(struct imc_fabric_totals, f)
 
-static const struct imc_scn_subject counters[] = {
+const struct imc_scn_subject scn_builtin_subjects[] = {
 	{ .name = "sent", HOST(sent, TOTAL(sent)) },
 	{ .name = "delivered", HOST(delivered, TOTAL(delivered)) },
 	{ .name = "dups", HOST(dups, -1) },
 	{ .name = "send-errors", HOST(send_errors, -1) },
+	SCN_DESC_SUBJECT("hops", none, hops_observe),
+	SCN_DESC_SUBJECT("drops", drops, drops_observe),
 	{ .name = "lost",
 	  COUNTER(cable, SRC_LINK, struct imc_link_counters, lost, -1) },
 	{ .name = "duplicated",
@@ -308,16 +292,10 @@ static const struct imc_scn_subject counters[] = {
 	{ .name = "state", .value_parse = state_value_parse,
 	  .value_format = state_value_format,
 	  COUNTER(port, SRC_ATTR, struct imc_port_attr, state, -1) },
-	{ .name = "lid", .value_format = lid_value_format,
+	{ .name = "lid", .value_format = scn_lid_format,
 	  COUNTER(port, SRC_ATTR, struct imc_port_attr, lid, -1) },
-	{ .name = "smlid", .value_format = lid_value_format,
+	{ .name = "smlid", .value_format = scn_lid_format,
 	  COUNTER(port, SRC_ATTR, struct imc_port_attr, sm_lid, -1) },
 };
 
-const struct imc_scn_subject *const scn_builtin_subjects[] = {
-	&counters[0], &counters[1], &counters[2], &counters[3], &subj_hops,
-	&subj_drops, &counters[4], &counters[5], &counters[6], &counters[7],
-	&counters[8], &counters[9], &counters[10], &counters[11],
-	&counters[12],
-};
 const unsigned scn_builtin_nsubjects = IMC_ARRAY_SIZE(scn_builtin_subjects);

@@ -15,7 +15,8 @@
 
 /* ---- link params, shared with the links setting ---- */
 
-/* By SCN_LP_* bit (IBA-independent link model of the fabric). */
+/* The fabric's link model (not IBA's): the links line sets every
+ * cable, a fault line one cable direction. */
 static const struct scn_opt link_opts[] = {
 	SCN_O_TIME("latency", struct imc_link_params, latency),
 	SCN_O_BPS("bandwidth", struct imc_link_params, bits_per_sec),
@@ -25,17 +26,6 @@ static const struct scn_opt link_opts[] = {
 	SCN_O_TIME("reorder-delay", struct imc_link_params, reorder_delay),
 };
 const struct scn_optset scn_link_optset = SCN_OPTSET(link_opts);
-
-int scn_link_params_parse(struct imc_scn_parser *p, unsigned argc,
-			  const char *const *argv, struct imc_link_params *lp,
-			  unsigned *mask)
-{
-	uint64_t given = 0;
-	int rc = scn_opts_parse(p, &scn_link_optset, argc, argv, lp, &given);
-
-	*mask = (unsigned)given;
-	return rc;
-}
 
 /* ---- a flow's count=, size=, interval= and sl=, shared by the senders ---- */
 
@@ -70,13 +60,7 @@ void scn_mcast_flow_print(FILE *f, uint32_t count, uint32_t size,
 {
 	struct flow_opts fo = { count, size, interval, sl };
 
-	scn_opts_print(f, &mcast_flow_set, &fo, ~0ull);
-}
-
-void scn_link_params_print(FILE *f, const struct imc_link_params *lp,
-			   unsigned mask)
-{
-	scn_opts_print(f, &scn_link_optset, lp, mask);
+	scn_opts_print(f, NULL, &mcast_flow_set, &fo, ~0ull);
 }
 
 /* ---- link down|up PORT ---- */
@@ -116,7 +100,7 @@ SCN_DESC_VERB(link, "link", IMC_SCN_ACTION, link_desc, link_run);
 struct fault_arg {
 	struct scn_port_arg at;
 	struct imc_link_params lp;
-	uint64_t given;   /* by SCN_LP_* bit */
+	uint64_t given;   /* by link_opts index */
 };
 
 static const struct scn_arg fault_args[] = {

@@ -2,7 +2,6 @@
  * fabric (fabric_mad.h) per client, and the SMA's attributes for the
  * control messages. */
 #include <arpa/inet.h>
-#include <endian.h>
 #include <errno.h>
 #include <string.h>
 
@@ -14,7 +13,6 @@ enum {
 	ATTR_PORT_INFO = 0x0015,
 	ATTR_PKEY_TABLE = 0x0016,
 	OFF_MGMT_CLASS = 1,
-	OFF_LENGTH = 24,
 	/* NodeInfo:PartitionCap (IBA 14.2.5.3) */
 	OFF_PARTITION_CAP = 28,
 };
@@ -27,23 +25,13 @@ static void recv_cb(struct imc_fabric_mad_agent *a,
 		    const struct imc_fabric_mad_addr *from,
 		    const uint8_t *mad, size_t len, void *ctx)
 {
-	struct ss_client *c = ctx;
+	const struct imc_ibsim_pkt p = { from->dlid, from->slid, from->dqp,
+					 from->sqp, 0, len, mad };
 	uint8_t pkt[IMC_IBSIM_REQ_SIZE];
-	uint64_t be_len;
 
 	(void)a;
-	if (len > IMC_FABRIC_MAD_SIZE)
-		len = IMC_FABRIC_MAD_SIZE;
-	memset(pkt, 0, IMC_IBSIM_MAD_OFFSET);
-	ss_put32(pkt + 0, htons(from->dlid));
-	ss_put32(pkt + 4, htons(from->slid));
-	ss_put32(pkt + 8, htonl(from->dqp));
-	ss_put32(pkt + 12, htonl(from->sqp));
-	be_len = htobe64((uint64_t)len);
-	memcpy(pkt + OFF_LENGTH, &be_len, 8);
-	memcpy(pkt + IMC_IBSIM_MAD_OFFSET, mad, len);
-	memset(pkt + IMC_IBSIM_MAD_OFFSET + len, 0, IMC_FABRIC_MAD_SIZE - len);
-	ss_client_queue(c, pkt);
+	imc_ibsim_pkt_write(pkt, &p);
+	ss_client_queue(ctx, pkt);
 }
 
 int ss_agent_open(struct imc_simserve *s, struct ss_client *c)
@@ -69,22 +57,22 @@ void ss_agent_close(struct ss_client *c)
 int ss_agent_send(struct ss_client *c, uint8_t *buf)
 {
 	struct imc_fabric_mad_addr to;
-	uint64_t be_len, len;
+	struct imc_ibsim_pkt p;
+	int r = imc_ibsim_pkt_unpack(&p, buf, IMC_IBSIM_REQ_SIZE);
 
+	if (r < 0)
+		return r;
 	memset(&to, 0, sizeof(to));
-	to.dlid = ntohs((uint16_t)ss_get32(buf + 0));
+	to.dlid = p.dlid;
 	/* 0 asks for the port's own LID, as with ibsim; umad2sim sends
 	 * 0xFFFF with a permissive DLID. */
-	to.slid = ntohs((uint16_t)ss_get32(buf + 4));
-	to.dqp = ntohl(ss_get32(buf + 8)) & 0xffffff;
-	memcpy(&be_len, buf + OFF_LENGTH, 8);
-	len = be64toh(be_len);
+	to.slid = p.slid;
+	to.dqp = p.dqp;
 	/* ibsim relays all 256 bytes; an SMP is exactly 256 (IBA 14.2.1.1). */
-	if (!len || len > IMC_FABRIC_MAD_SIZE ||
-	    (buf[IMC_IBSIM_MAD_OFFSET + OFF_MGMT_CLASS] & 0x7f) == 0x01)
-		len = IMC_FABRIC_MAD_SIZE;
+	if ((p.mad[OFF_MGMT_CLASS] & 0x7f) == 0x01)
+		p.len = IMC_FABRIC_MAD_SIZE;
 	return imc_fabric_mad_send((struct imc_fabric_mad_agent *)c->agent, &to,
-				   buf + IMC_IBSIM_MAD_OFFSET, (size_t)len);
+				   p.mad, p.len);
 }
 
 static int sma_get(struct imc_simserve *s, uint32_t node, unsigned port,

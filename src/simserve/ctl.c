@@ -13,23 +13,6 @@
 #include "ibmcast/sa_records.h"
 #include "simserve/simserve_int.h"
 
-enum {
-	CTL_CONNECT = IMC_IBSIM_CTL_CONNECT,
-	CTL_DISCONNECT = IMC_IBSIM_CTL_DISCONNECT,
-	CTL_GET_PORT = 3,
-	CTL_GET_VENDOR = 4,
-	CTL_GET_GID = 5,
-	CTL_GET_GUID = 6,
-	CTL_GET_NODEINFO = IMC_IBSIM_CTL_GET_NODEINFO,
-	CTL_GET_PORTINFO = IMC_IBSIM_CTL_GET_PORTINFO,
-	CTL_SET_ISSM = IMC_IBSIM_CTL_SET_ISSM,
-	CTL_GET_PKEYS = 10,
-	OFF_CLIENT = 4,
-	OFF_TYPE = 8,
-	OFF_LEN = 12,
-	OFF_DATA = 16,
-};
-
 /* struct sim_client_info: id, qp, issm, nodeid[32]. */
 static int do_connect(struct imc_simserve *s, uint8_t *d,
 		      const struct sockaddr_un *from, socklen_t fromlen)
@@ -150,24 +133,24 @@ static int dispatch(struct imc_simserve *s, struct ss_client *c,
 		    uint32_t type, uint8_t *d)
 {
 	switch (type) {
-	case CTL_DISCONNECT:
+	case IMC_IBSIM_CTL_DISCONNECT:
 		ss_client_detach(c);
 		return 0;
-	case CTL_GET_PORT:
+	case IMC_IBSIM_CTL_GET_PORT:
 		return get_port(s, c, d);
-	case CTL_GET_VENDOR:
+	case IMC_IBSIM_CTL_GET_VENDOR:
 		return get_vendor(s, c, d);
-	case CTL_GET_GID:
+	case IMC_IBSIM_CTL_GET_GID:
 		return get_gid(s, c, d, true);
-	case CTL_GET_GUID:
+	case IMC_IBSIM_CTL_GET_GUID:
 		return get_gid(s, c, d, false);
-	case CTL_GET_NODEINFO:
+	case IMC_IBSIM_CTL_GET_NODEINFO:
 		return ss_node_info(s, c->node, c->port, d);
-	case CTL_GET_PORTINFO:
+	case IMC_IBSIM_CTL_GET_PORTINFO:
 		return get_portinfo(s, c, d);
-	case CTL_SET_ISSM:
+	case IMC_IBSIM_CTL_SET_ISSM:
 		return set_issm(s, c, d);
-	case CTL_GET_PKEYS:
+	case IMC_IBSIM_CTL_GET_PKEYS:
 		return ss_pkeys(s, c->node, c->port, d);
 	default:
 		return -EOPNOTSUPP;
@@ -177,21 +160,23 @@ static int dispatch(struct imc_simserve *s, struct ss_client *c,
 bool ss_ctl_handle(struct imc_simserve *s, uint8_t *buf,
 		   const struct sockaddr_un *from, socklen_t fromlen)
 {
-	uint32_t type = ss_get32(buf + OFF_TYPE);
-	uint32_t slot = ss_get32(buf + OFF_CLIENT);
-	uint8_t *d = buf + OFF_DATA;
+	uint32_t type = ss_get32(buf + IMC_IBSIM_CTL_OFF_TYPE);
+	uint32_t slot = ss_get32(buf + IMC_IBSIM_CTL_OFF_CLIENT);
+	uint8_t *d = buf + IMC_IBSIM_CTL_OFF_DATA;
 	struct ss_client *c;
 	int r;
 
 	if (ss_get32(buf) != IMC_IBSIM_MAGIC)
 		return false;           /* not ibsim's; ibsim ignores it too */
 	s->st.ctl_requests++;
-	if (type == CTL_CONNECT) {
+	if (type == IMC_IBSIM_CTL_CONNECT) {
 		r = do_connect(s, d, from, fromlen);
 	} else if (!(c = ss_client_get(s, slot))) {
 		/* ibsim answers DISCONNECT of a free slot with success. */
-		r = type == CTL_DISCONNECT && slot < IMC_SIMSERVE_MAX_CLIENTS
-			    ? 0 : -ENOENT;
+		r = type == IMC_IBSIM_CTL_DISCONNECT &&
+				    slot < IMC_SIMSERVE_MAX_CLIENTS
+			    ? 0
+			    : -ENOENT;
 	} else if (fromlen != c->ctl_len ||
 		   memcmp(from, &c->ctl_addr, fromlen)) {
 		r = -EPERM;
@@ -199,7 +184,7 @@ bool ss_ctl_handle(struct imc_simserve *s, uint8_t *buf,
 		r = dispatch(s, c, type, d);
 	}
 	if (r < 0) {
-		ss_put32(buf + OFF_TYPE, IMC_IBSIM_CTL_ERROR);
+		ss_put32(buf + IMC_IBSIM_CTL_OFF_TYPE, IMC_IBSIM_CTL_ERROR);
 		s->st.ctl_errors++;
 	}
 	return true;

@@ -158,19 +158,14 @@ static bool flush(struct ss_client *c)
 static int queue_grow(struct ss_client *c)
 {
 	size_t cap = c->qcap ? c->qcap * 2 : 16;
-	uint8_t (*q)[IMC_IBSIM_REQ_SIZE];
 
 	if (cap > c->s->queue_limit)
 		cap = c->s->queue_limit;
 	if (cap <= c->qcap)
 		return -ENOSPC;
-	q = malloc(cap * sizeof(*q));
-	if (!q)
+	if (imc_ring_grow(&c->q, sizeof(*c->q), c->qhead, c->qlen, c->qcap,
+			  cap))
 		return -ENOMEM;
-	for (size_t i = 0; i < c->qlen; i++)
-		memcpy(q[i], c->q[(c->qhead + i) % c->qcap], sizeof(*q));
-	free(c->q);
-	c->q = q;
 	c->qcap = cap;
 	c->qhead = 0;
 	return 0;

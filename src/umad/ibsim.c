@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "ibmcast/gid.h"
 #include "ibmcast/mad.h"
 #include "ibmcast/sa_records.h"
 #include "umad/ibsim_int.h"
@@ -62,23 +63,31 @@ static uint32_t get_host32(const uint8_t *p)
 	return v;
 }
 
+void imc_ibsim_pkt_write(uint8_t out[IMC_IBSIM_REQ_SIZE],
+			 const struct imc_ibsim_pkt *p)
+{
+	size_t len = p->len > IMC_MAD_SIZE ? IMC_MAD_SIZE : p->len;
+	uint64_t be_len = htobe64((uint64_t)len);
+
+	memset(out, 0, IMC_IBSIM_MAD_OFFSET);
+	put_host32(out + OFF_DLID, htons(p->dlid));
+	put_host32(out + OFF_SLID, htons(p->slid));
+	put_host32(out + OFF_DQP, htonl(p->dqp));
+	put_host32(out + OFF_SQP, htonl(p->sqp));
+	put_host32(out + OFF_STATUS, htonl(p->status));
+	memcpy(out + OFF_LENGTH, &be_len, sizeof(be_len));
+	memcpy(out + IMC_IBSIM_MAD_OFFSET, p->mad, len);
+	memset(out + IMC_IBSIM_MAD_OFFSET + len, 0, IMC_MAD_SIZE - len);
+}
+
 void imc_ibsim_pkt_pack(uint8_t out[IMC_IBSIM_REQ_SIZE], uint16_t dlid,
 			uint32_t dqp, const uint8_t *mad, size_t len)
 {
-	uint64_t be_len;
+	/* SLID 0: ibsim fills in the sending port's LID (sim_mad.c). */
+	const struct imc_ibsim_pkt p = { dlid, dlid == 0xffff ? 0xffff : 0,
+					 dqp, IMC_UMAD_QP1, 0, len, mad };
 
-	if (len > IMC_MAD_SIZE)
-		len = IMC_MAD_SIZE;
-	memset(out, 0, IMC_IBSIM_MAD_OFFSET);
-	put_host32(out + OFF_DLID, htons(dlid));
-	/* 0: ibsim fills in the sending port's LID (sim_mad.c). */
-	put_host32(out + OFF_SLID, dlid == 0xffff ? htons(0xffff) : 0);
-	put_host32(out + OFF_DQP, htonl(dqp));
-	put_host32(out + OFF_SQP, htonl(IMC_UMAD_QP1));
-	be_len = htobe64((uint64_t)len);
-	memcpy(out + OFF_LENGTH, &be_len, sizeof(be_len));
-	memcpy(out + IMC_IBSIM_MAD_OFFSET, mad, len);
-	memset(out + IMC_IBSIM_MAD_OFFSET + len, 0, IMC_MAD_SIZE - len);
+	imc_ibsim_pkt_write(out, &p);
 }
 
 int imc_ibsim_pkt_unpack(struct imc_ibsim_pkt *p, const uint8_t *buf,
@@ -107,20 +116,20 @@ void imc_ibsim_ctl_pack(uint8_t out[IMC_IBSIM_CTL_SIZE], uint32_t client,
 		len = IMC_IBSIM_CTL_DATA;
 	memset(out, 0, IMC_IBSIM_CTL_SIZE);
 	put_host32(out, IMC_IBSIM_MAGIC);
-	put_host32(out + 4, client);
-	put_host32(out + 8, type);
-	put_host32(out + 12, (uint32_t)len);
+	put_host32(out + IMC_IBSIM_CTL_OFF_CLIENT, client);
+	put_host32(out + IMC_IBSIM_CTL_OFF_TYPE, type);
+	put_host32(out + IMC_IBSIM_CTL_OFF_LEN, (uint32_t)len);
 	if (len)
-		memcpy(out + 16, data, len);
+		memcpy(out + IMC_IBSIM_CTL_OFF_DATA, data, len);
 }
 
 int imc_ibsim_ctl_unpack(const uint8_t *buf, size_t n, const uint8_t **data)
 {
 	if (n != IMC_IBSIM_CTL_SIZE || get_host32(buf) != IMC_IBSIM_MAGIC)
 		return -EBADMSG;
-	if (get_host32(buf + 8) == IMC_IBSIM_CTL_ERROR)
+	if (get_host32(buf + IMC_IBSIM_CTL_OFF_TYPE) == IMC_IBSIM_CTL_ERROR)
 		return -EREMOTEIO;
-	*data = buf + 16;
+	*data = buf + IMC_IBSIM_CTL_OFF_DATA;
 	return 0;
 }
 
@@ -224,10 +233,7 @@ static void fill_port(struct imc_umad_port *p, const char *node,
 	 * umad2sim also reports it; a switch has one, port 0's. */
 	if (ni->node_type != IMC_NODE_TYPE_SWITCH)
 		guid += pi->local_port;
-	for (int i = 0; i < 8; i++) {
-		p->gid.raw[i] = (uint8_t)(pi->gid_prefix >> (56 - 8 * i));
-		p->gid.raw[8 + i] = (uint8_t)(guid >> (56 - 8 * i));
-	}
+	imc_gid_set(&p->gid, pi->gid_prefix, guid);
 }
 
 /* Both sockets bound under a fresh id, the control one connected to

@@ -39,28 +39,7 @@
 
 /* Sizes, control message types and the magic: ibmcast/ibsim.h. */
 
-/* One packet as its fields mean it (host order). */
-struct imc_ibsim_pkt {
-	uint16_t dlid;
-	uint16_t slid;
-	uint32_t dqp;
-	uint32_t sqp;
-	uint32_t status;
-	size_t len;                  /* MAD bytes, at most 256 */
-	const uint8_t *mad;
-};
-
-/* Packs a packet from this client: slid 0 (ibsim fills in the port's
- * LID; 0xFFFF for a permissive DLID), sqp 1, status 0; the MAD is
- * zero-padded to 256 bytes. len must be 1..256. */
-void imc_ibsim_pkt_pack(uint8_t out[IMC_IBSIM_REQ_SIZE], uint16_t dlid,
-			uint32_t dqp, const uint8_t *mad, size_t len);
-
-/* Unpacks a received datagram of n bytes; p->mad points into buf. A MAD
- * length of 0 or above 256 reads as 256 (ibsim's own packets leave it
- * unset). Returns 0, or -EBADMSG for a datagram of the wrong size. */
-int imc_ibsim_pkt_unpack(struct imc_ibsim_pkt *p, const uint8_t *buf,
-			 size_t n);
+/* struct imc_ibsim_pkt and its codec: ibmcast/ibsim.h. */
 
 /* Packs a control message; data (len bytes, at most 64) is copied. */
 void imc_ibsim_ctl_pack(uint8_t out[IMC_IBSIM_CTL_SIZE], uint32_t client,

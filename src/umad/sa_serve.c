@@ -406,8 +406,7 @@ static enum step node_done(struct lookup *lk, const struct imc_sa_answer *a)
 
 	if (a->status || imc_node_rec_unpack(&n, a->data, a->len) < 0)
 		return STEP_ABSENT;
-	imc_put64(lk->p.gid.raw, lk->prefix);
-	imc_put64(lk->p.gid.raw + 8, n.info.port_guid);
+	imc_gid_set(&lk->p.gid, lk->prefix, n.info.port_guid);
 	if (n.info.node_type == IMC_NODE_TYPE_SWITCH)
 		lk->p.switch_port0 = true;
 	if (!lk->s->cfg.query_sm_key) {

@@ -80,6 +80,32 @@ static inline int imc_vec_reserve(void *parr, size_t *cap, size_t need,
 #define IMC_VEC_RESERVE(parr, cap, need) \
 	imc_vec_reserve((parr), (cap), (need), sizeof(**(parr)))
 
+/* Moves the ring whose pointer is at parr (a T ** passed as void *) of
+ * cap elements of elem bytes, len of them from index head on (wrapping
+ * past the end), to a new array of newcap (>= len) elements, those len
+ * first and in order: the caller then sets its capacity to newcap and
+ * its head to 0. 0 or -ENOMEM (the ring unchanged). */
+static inline int imc_ring_grow(void *parr, size_t elem, size_t head,
+				size_t len, size_t cap, size_t newcap)
+{
+	size_t first = len < cap - head ? len : cap - head;
+	char *p, *np;
+
+	if (len > newcap || (elem && newcap > SIZE_MAX / elem))
+		return -ENOMEM;
+	np = malloc(newcap * elem);
+	if (!np)
+		return -ENOMEM;
+	memcpy(&p, parr, sizeof(p));
+	if (len) {
+		memcpy(np, p + head * elem, first * elem);
+		memcpy(np + first * elem, p, (len - first) * elem);
+	}
+	free(p);
+	memcpy(parr, &np, sizeof(np));
+	return 0;
+}
+
 /* Bisects the n elements of elem bytes at base, sorted as cmp(key,
  * element) orders them, for key: the index of an element equal to key,
  * or -(insertion point) - 1. */

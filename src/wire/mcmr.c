@@ -74,44 +74,39 @@ unsigned imc_rate_step(unsigned code, int dir)
 /* ------------------------------------------------------------------ */
 /* Field table */
 
+/* A field named as its member of struct imc_mcmr, c its ComponentMask
+ * bit (IBA 15.2.5.17 Table 215). */
+#define F(m, key, c, kind, max, hex, cmp)                                 \
+	{ #m, key, CM(c), OFF(m), IMC_MCMR_F_##kind, max, hex,            \
+	  IMC_MCMR_CMP_##cmp, 0, 0 }
+/* A 6-bit code its selector qualifies: MTU, Rate, PacketLifeTime. */
+#define FSEL(m, c, cmp)                                                   \
+	{ #m, #m, CM(c), OFF(m), IMC_MCMR_F_U8, 0x3f, 0, IMC_MCMR_CMP_##cmp, \
+	  CM(c##_SEL), OFF(m##_sel) }
+
 static const struct imc_mcmr_field imc_mcmr_fields[] = {
-	{ "mgid", NULL, CM(MGID), OFF(mgid), IMC_MCMR_F_GID, 0, 0,
-	  IMC_MCMR_CMP_EQ, 0, 0 },
-	{ "port_gid", NULL, CM(PORT_GID), OFF(port_gid), IMC_MCMR_F_GID, 0, 0,
-	  IMC_MCMR_CMP_NONE, 0, 0 },
-	{ "qkey", "qkey", CM(QKEY), OFF(qkey), IMC_MCMR_F_U32, 0xffffffff, 8,
-	  IMC_MCMR_CMP_EQ, 0, 0 },
-	{ "mlid", "mlid", CM(MLID), OFF(mlid), IMC_MCMR_F_U16, 0xffff, 4,
-	  IMC_MCMR_CMP_EQ, 0, 0 },
-	{ "mtu_sel", NULL, CM(MTU_SEL), OFF(mtu_sel), IMC_MCMR_F_U8, 3, 0,
-	  IMC_MCMR_CMP_NONE, 0, 0 },
-	{ "mtu", "mtu", CM(MTU), OFF(mtu), IMC_MCMR_F_U8, 0x3f, 0,
-	  IMC_MCMR_CMP_ORDER, CM(MTU_SEL), OFF(mtu_sel) },
-	{ "tclass", "tclass", CM(TCLASS), OFF(tclass), IMC_MCMR_F_U8, 0xff, 0,
-	  IMC_MCMR_CMP_EQ, 0, 0 },
-	{ "pkey", "pkey", CM(PKEY), OFF(pkey), IMC_MCMR_F_U16, 0xffff, 4,
-	  IMC_MCMR_CMP_PKEY, 0, 0 },
-	{ "rate_sel", NULL, CM(RATE_SEL), OFF(rate_sel), IMC_MCMR_F_U8, 3, 0,
-	  IMC_MCMR_CMP_NONE, 0, 0 },
-	{ "rate", "rate", CM(RATE), OFF(rate), IMC_MCMR_F_U8, 0x3f, 0,
-	  IMC_MCMR_CMP_RATE, CM(RATE_SEL), OFF(rate_sel) },
-	{ "life_sel", NULL, CM(LIFE_TIME_SEL), OFF(life_sel), IMC_MCMR_F_U8, 3,
-	  0, IMC_MCMR_CMP_NONE, 0, 0 },
-	{ "life", "life", CM(LIFE_TIME), OFF(life), IMC_MCMR_F_U8, 0x3f, 0,
-	  IMC_MCMR_CMP_ORDER, CM(LIFE_TIME_SEL), OFF(life_sel) },
-	{ "sl", "sl", CM(SL), OFF(sl), IMC_MCMR_F_U8, 0xf, 0,
-	  IMC_MCMR_CMP_EQ, 0, 0 },
-	{ "flow_label", "flow", CM(FLOW_LABEL), OFF(flow_label),
-	  IMC_MCMR_F_U32, 0xfffff, 5, IMC_MCMR_CMP_EQ, 0, 0 },
-	{ "hop_limit", "hop", CM(HOP_LIMIT), OFF(hop_limit), IMC_MCMR_F_U8,
-	  0xff, 0, IMC_MCMR_CMP_EQ, 0, 0 },
-	{ "scope", "scope", CM(SCOPE), OFF(scope), IMC_MCMR_F_U8, 0xf, 0,
-	  IMC_MCMR_CMP_EQ, 0, 0 },
-	{ "join_state", NULL, CM(JOIN_STATE), OFF(join_state), IMC_MCMR_F_U8,
-	  0xf, 1, IMC_MCMR_CMP_NONE, 0, 0 },
-	{ "proxy_join", NULL, CM(PROXY_JOIN), OFF(proxy_join), IMC_MCMR_F_BOOL,
-	  1, 0, IMC_MCMR_CMP_NONE, 0, 0 },
+	F(mgid, NULL, MGID, GID, 0, 0, EQ),
+	F(port_gid, NULL, PORT_GID, GID, 0, 0, NONE),
+	F(qkey, "qkey", QKEY, U32, 0xffffffff, 8, EQ),
+	F(mlid, "mlid", MLID, U16, 0xffff, 4, EQ),
+	F(mtu_sel, NULL, MTU_SEL, U8, 3, 0, NONE),
+	FSEL(mtu, MTU, ORDER),
+	F(tclass, "tclass", TCLASS, U8, 0xff, 0, EQ),
+	F(pkey, "pkey", PKEY, U16, 0xffff, 4, PKEY),
+	F(rate_sel, NULL, RATE_SEL, U8, 3, 0, NONE),
+	FSEL(rate, RATE, RATE),
+	F(life_sel, NULL, LIFE_TIME_SEL, U8, 3, 0, NONE),
+	FSEL(life, LIFE_TIME, ORDER),
+	F(sl, "sl", SL, U8, 0xf, 0, EQ),
+	F(flow_label, "flow", FLOW_LABEL, U32, 0xfffff, 5, EQ),
+	F(hop_limit, "hop", HOP_LIMIT, U8, 0xff, 0, EQ),
+	F(scope, "scope", SCOPE, U8, 0xf, 0, EQ),
+	F(join_state, NULL, JOIN_STATE, U8, 0xf, 1, NONE),
+	F(proxy_join, NULL, PROXY_JOIN, BOOL, 1, 0, NONE),
 };
+
+#undef F
+#undef FSEL
 
 #define imc_mcmr_n_fields IMC_ARRAY_SIZE(imc_mcmr_fields)
 
@@ -198,6 +193,27 @@ int imc_mcmr_field_set(struct imc_mcmr *r, const struct imc_mcmr_field *f,
 	return 0;
 }
 
+void imc_mcmr_copy(struct imc_mcmr *dst, const struct imc_mcmr *src,
+		   uint64_t mask)
+{
+	static const size_t size[] = {
+		[IMC_MCMR_F_GID] = sizeof(struct imc_gid),
+		[IMC_MCMR_F_U8] = 1,
+		[IMC_MCMR_F_U16] = 2,
+		[IMC_MCMR_F_U32] = 4,
+		[IMC_MCMR_F_BOOL] = sizeof(bool),
+	};
+
+	for (size_t i = 0; i < imc_mcmr_n_fields; i++) {
+		const struct imc_mcmr_field *d = &imc_mcmr_fields[i];
+
+		if (mask & d->comp)
+			memcpy((uint8_t *)dst + d->offset,
+			       (const uint8_t *)src + d->offset,
+			       size[d->kind]);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* Matching */
 
@@ -270,23 +286,40 @@ int imc_mcmr_print_text(FILE *f, const struct imc_mcmr *r, uint64_t mask)
 	return ferror(f) ? -EIO : 0;
 }
 
+static int json_field(struct imc_json *j, const struct imc_mcmr *r,
+		      const struct imc_mcmr_field *d)
+{
+	if (d->kind == IMC_MCMR_F_GID)
+		return imc_json_kv_gid(j, d->name, gid_at(r, d));
+	if (d->kind == IMC_MCMR_F_BOOL)
+		return imc_json_kv_bool(j, d->name, imc_mcmr_field_get(r, d));
+	return imc_json_kv_u64(j, d->name, imc_mcmr_field_get(r, d));
+}
+
 int imc_mcmr_print_json(struct imc_json *j, const struct imc_mcmr *r,
 			uint64_t mask)
 {
 	imc_json_object_begin(j);
-	for (size_t i = 0; i < imc_mcmr_n_fields; i++) {
-		const struct imc_mcmr_field *d = &imc_mcmr_fields[i];
-
-		if (!(mask & d->comp))
-			continue;
-		if (d->kind == IMC_MCMR_F_GID)
-			imc_json_kv_gid(j, d->name, gid_at(r, d));
-		else if (d->kind == IMC_MCMR_F_BOOL)
-			imc_json_kv_bool(j, d->name, imc_mcmr_field_get(r, d));
-		else
-			imc_json_kv_u64(j, d->name, imc_mcmr_field_get(r, d));
-	}
+	for (size_t i = 0; i < imc_mcmr_n_fields; i++)
+		if (mask & imc_mcmr_fields[i].comp)
+			json_field(j, r, &imc_mcmr_fields[i]);
 	return imc_json_object_end(j);
+}
+
+int imc_mcmr_print_json_keys(struct imc_json *j, const struct imc_mcmr *r,
+			     const char *const *names)
+{
+	int rc = 0;
+
+	for (; *names; names++) {
+		const struct imc_mcmr_field *d =
+			imc_mcmr_field_find(*names, false);
+
+		if (!d)
+			return -EINVAL;
+		rc = json_field(j, r, d);
+	}
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */

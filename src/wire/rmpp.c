@@ -27,6 +27,28 @@ enum {
 	RESP_BIT = UMAD_METHOD_RESP_MASK,
 };
 
+/* The one transition table of both sides (the comment above); a sender
+ * starts ACTIVE, so it never passes through IDLE. */
+static void state_set(enum imc_rmpp_state *cur, enum imc_rmpp_state to)
+{
+	bool ok;
+
+	switch (*cur) {
+	case IMC_RMPP_IDLE:
+		ok = to == IMC_RMPP_ACTIVE || to == IMC_RMPP_DONE;
+		break;
+	case IMC_RMPP_ACTIVE:
+		ok = to == IMC_RMPP_DONE || to == IMC_RMPP_STOPPED ||
+		     to == IMC_RMPP_ABORTED;
+		break;
+	default:
+		ok = false;
+		break;
+	}
+	if (ok)
+		*cur = to;
+}
+
 /* ------------------------------------------------------------------ */
 /* Segmentation */
 
@@ -168,16 +190,6 @@ struct imc_rmpp_sender {
 	uint8_t status;
 };
 
-static bool tx_state(struct imc_rmpp_sender *s, enum imc_rmpp_state to)
-{
-	if (s->state != IMC_RMPP_ACTIVE ||
-	    (to != IMC_RMPP_DONE && to != IMC_RMPP_STOPPED &&
-	     to != IMC_RMPP_ABORTED))
-		return false;
-	s->state = to;
-	return true;
-}
-
 int imc_rmpp_sender_create(const struct imc_sa_mad *tmpl, size_t payload_len,
 			   unsigned max_retries, struct imc_rmpp_sender **out)
 {
@@ -230,7 +242,7 @@ int imc_rmpp_sender_next(struct imc_rmpp_sender *s)
 
 static int tx_fail(struct imc_rmpp_sender *s, uint8_t status)
 {
-	tx_state(s, IMC_RMPP_ABORTED);
+	state_set(&s->state, IMC_RMPP_ABORTED);
 	s->status = status;
 	return -EPROTO;
 }
@@ -259,7 +271,7 @@ static int tx_ack(struct imc_rmpp_sender *s, const struct imc_rmpp_hdr *h)
 	if (s->next <= s->acked)
 		s->next = s->acked + 1;
 	if (s->acked == s->count)
-		tx_state(s, IMC_RMPP_DONE);
+		state_set(&s->state, IMC_RMPP_DONE);
 	return 0;
 }
 
@@ -293,8 +305,9 @@ int imc_rmpp_sender_recv(struct imc_rmpp_sender *s, const uint8_t *mad,
 	case IMC_RMPP_TYPE_ABORT:
 		if (nak_type(h.status) != h.type)
 			return tx_fail(s, IMC_RMPP_STATUS_BAD_STATUS);
-		tx_state(s, h.type == IMC_RMPP_TYPE_STOP ? IMC_RMPP_STOPPED :
-							    IMC_RMPP_ABORTED);
+		state_set(&s->state, h.type == IMC_RMPP_TYPE_STOP
+					     ? IMC_RMPP_STOPPED
+					     : IMC_RMPP_ABORTED);
 		s->status = h.status;
 		return -ECONNABORTED;
 	case IMC_RMPP_TYPE_DATA:
@@ -313,7 +326,7 @@ int imc_rmpp_sender_timeout(struct imc_rmpp_sender *s)
 	if (s->state != IMC_RMPP_ACTIVE)
 		return -ECONNABORTED;
 	if (++s->retries > s->max_retries) {
-		tx_state(s, IMC_RMPP_ABORTED);
+		state_set(&s->state, IMC_RMPP_ABORTED);
 		s->status = IMC_RMPP_STATUS_TMR;
 		return -ETIMEDOUT;
 	}
@@ -367,27 +380,6 @@ struct imc_rmpp_receiver {
 	size_t len;
 	size_t cap;
 };
-
-static bool rx_state(struct imc_rmpp_receiver *r, enum imc_rmpp_state to)
-{
-	bool ok;
-
-	switch (r->state) {
-	case IMC_RMPP_IDLE:
-		ok = to == IMC_RMPP_ACTIVE || to == IMC_RMPP_DONE;
-		break;
-	case IMC_RMPP_ACTIVE:
-		ok = to == IMC_RMPP_DONE || to == IMC_RMPP_STOPPED ||
-		     to == IMC_RMPP_ABORTED;
-		break;
-	default:
-		ok = false;
-		break;
-	}
-	if (ok)
-		r->state = to;
-	return ok;
-}
 
 int imc_rmpp_receiver_create(size_t max_payload, uint32_t window,
 			     struct imc_rmpp_receiver **out)
@@ -536,7 +528,7 @@ static int rx_data(struct imc_rmpp_receiver *r, const struct imc_sa_mad *m,
 	if (seg == 1) {
 		r->first = *m;
 		r->newwin = sat_add(1, r->window);
-		rx_state(r, last ? IMC_RMPP_DONE : IMC_RMPP_ACTIVE);
+		state_set(&r->state, last ? IMC_RMPP_DONE : IMC_RMPP_ACTIVE);
 		res |= IMC_RMPP_RX_ACK;
 	} else if (seg == r->newwin) {
 		/* Window used up: grant the next one (Linux continue_rmpp()). */
@@ -545,7 +537,7 @@ static int rx_data(struct imc_rmpp_receiver *r, const struct imc_sa_mad *m,
 	}
 	if (last) {
 		if (seg > 1)
-			rx_state(r, IMC_RMPP_DONE);
+			state_set(&r->state, IMC_RMPP_DONE);
 		res |= IMC_RMPP_RX_ACK | IMC_RMPP_RX_DONE;
 	}
 	return res;
@@ -566,8 +558,9 @@ static int rx_end(struct imc_rmpp_receiver *r, const struct imc_sa_mad *m,
 		return -ECONNABORTED;
 	if (nak_type(m->rmpp.status) != m->rmpp.type)
 		return reject(st, IMC_RMPP_STATUS_BAD_STATUS, -EBADMSG);
-	rx_state(r, m->rmpp.type == IMC_RMPP_TYPE_STOP ? IMC_RMPP_STOPPED :
-							  IMC_RMPP_ABORTED);
+	state_set(&r->state, m->rmpp.type == IMC_RMPP_TYPE_STOP
+				     ? IMC_RMPP_STOPPED
+				     : IMC_RMPP_ABORTED);
 	r->status = m->rmpp.status;
 	return -ECONNABORTED;
 }
