@@ -220,6 +220,9 @@ static void test_parse_errors(void **state)
 		     "t.scn:2: mcast-join: as: expected a name of letters, digits, '_', '-' or '.' (at most 32), got 'a/b'");
 	expect_error(TOPO "mcast-join H-000001 ff15::1 state=0\n",
 		     "t.scn:2: mcast-join: state: at least one JoinState bit");
+	/* An empty state= names no bit either. */
+	expect_error(TOPO "mcast-join H-000001 ff15::1 state=\n",
+		     "t.scn:2: mcast-join: state: at least one JoinState bit");
 	expect_error(TOPO "mcast-join H-000001 ff15::1 state=owner\n",
 		     "t.scn:2: mcast-join: state: expected full, nonmember, sendonly, sendonly-full (joined by +) or 0..15, got 'owner'");
 	expect_error(TOPO "mcast-join H-000001 ff15::1 mtu=ge:4\n",

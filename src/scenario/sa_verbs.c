@@ -79,7 +79,7 @@ static const struct {
 };
 
 /* NAME[+NAME...] or a number 0..15 (JoinState is 4 bits, IBA 15.2.5.17);
- * with min 1, a number has a bit set too (each name sets one). */
+ * with min 1, at least one bit (an empty value names none). */
 int scn_join_state_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 			 const char *v, void *field)
 {
@@ -90,12 +90,12 @@ int scn_join_state_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 	if (v[0] >= '0' && v[0] <= '9') {
 		rc = imc_scn_parse_uint(p, "state", v, 15, &x);
 		*out = (uint8_t)x;
-		if (!rc && x < o->min)
-			return imc_scn_parse_error(p,
-				"state: at least one JoinState bit");
-		return rc;
+		if (rc)
+			return rc;
+		v = "";
+	} else {
+		*out = 0;
 	}
-	*out = 0;
 	while (*v) {
 		size_t n = strcspn(v, "+");
 		bool found = false;
@@ -115,6 +115,9 @@ int scn_join_state_parse(struct imc_scn_parser *p, const struct scn_opt *o,
 		if (*v == '+')
 			v++;
 	}
+	if (*out < o->min)
+		return imc_scn_parse_error(p,
+			"state: at least one JoinState bit");
 	return 0;
 }
 
