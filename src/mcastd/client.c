@@ -355,9 +355,6 @@ static void show_free(struct show_req *q)
 	free(q);
 }
 
-/* Members of the lost daemon: JOINED ones are re-joining (their QPs stay
- * attached), every live one is sent again on reconnect. Returns false
- * when a callback destroyed c. */
 /* The oldest show request, taken off the queue; NULL when none. */
 static struct show_req *show_take(struct imc_mcastd *c)
 {
@@ -370,6 +367,9 @@ static struct show_req *show_take(struct imc_mcastd *c)
 	return q;
 }
 
+/* Members of the lost daemon: JOINED ones are re-joining (their QPs stay
+ * attached), every live one is sent again on reconnect. Returns false
+ * when a callback destroyed c. */
 static bool lost(struct imc_mcastd *c, int err)
 {
 	bool was_up = c->state == C_UP;
