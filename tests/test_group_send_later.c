@@ -209,12 +209,38 @@ static void test_pending_at_end(void **state)
 	assert_string_equal(log_buf, "send(0:1,1,flow 0) ");
 }
 
+/* The MGID word is the names service's: @NAME looks in its space and
+ * says its what; its flags refuse a unicast GID. Without the service, a
+ * line of the verb is refused. */
+static void test_names_from_service(void **state)
+{
+	struct imc_scn_lang *l = lang();
+	struct imc_scn_lang *bare;
+	struct imc_scenario_parse_opts o = { .lang = l };
+
+	(void)state;
+	scn_fx_expect_error(TOPO "mcast-send H-000001 @g\n", &o,
+		"t.scn:2: mcast-send: @g: no fake-join ... as=g on an earlier line");
+	scn_fx_expect_error(TOPO "mcast-send H-000001 fe80::1\n", &o,
+		"t.scn:2: mcast-send: MGID: expected a multicast GID (ff12:...) or @NAME, got 'fe80::1'");
+	scn_fx_expect_error(TOPO "mcast-send H-000001\n", &o,
+		"t.scn:2: mcast-send: expected 'mcast-send FROM MGID|@NAME [count=N] [size=BYTES] [interval=TIME] [sl=N]'");
+	imc_scn_lang_destroy(l);
+	assert_int_equal(scn_lang_create_core(&bare), 0);
+	assert_int_equal(imc_scn_lang_add_verb(bare, &scn_verb_mcast_send), 0);
+	o.lang = bare;
+	scn_fx_expect_error(TOPO "mcast-send H-000001 ff15::1\n", &o,
+		"t.scn:2: mcast-send: @NAME: no plugin names groups");
+	imc_scn_lang_destroy(bare);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_later_failure_names_its_line),
 		cmocka_unit_test(test_later_success_goes_on),
 		cmocka_unit_test(test_pending_at_end),
+		cmocka_unit_test(test_names_from_service),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -83,6 +83,25 @@ static int uint_parse(struct imc_scn_parser *p, const struct scn_arg *a,
 	return scn_opt_value_parse(p, &o, word, dst);
 }
 
+/* A NAMED_MGID argument's word: a names service's when space is NULL
+ * (a verb that several plugins add, each with the names of its own
+ * as=). */
+static int named_mgid_parse(struct imc_scn_parser *p, const struct scn_arg *a,
+			    const char *word, void *base)
+{
+	const struct scn_svc_ops *o;
+
+	if (a->space)
+		return scn_mgid_parse(p, word, a->space, a->help,
+				      (unsigned)a->min, scn_at(base, a->offset));
+	o = scn_service(p->s->lang, (enum scn_svc)a->max);
+	if (!o)
+		return imc_scn_parse_error(p, "@NAME: no plugin names groups");
+	memcpy(scn_at(base, a->count_off), &o, sizeof(o));
+	return scn_mgid_parse(p, word, o->space, o->what, o->mgid_flags,
+			      scn_at(base, a->offset));
+}
+
 static int arg_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 		     const struct scn_arg *a, const char *word, void *base)
 {
@@ -120,8 +139,7 @@ static int arg_parse(struct imc_scn_parser *p, const struct scn_desc *d,
 				word);
 		return 0;
 	case SCN_ARG_NAMED_MGID:
-		return scn_mgid_parse(p, word, a->space, a->help,
-				      (unsigned)a->min, scn_at(base, a->offset));
+		return named_mgid_parse(p, a, word, base);
 	default:
 		return a->parse(p, a, word, base);
 	}

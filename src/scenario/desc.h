@@ -19,7 +19,9 @@ enum scn_arg_kind {
 	SCN_ARG_UINT,      /* unsigned field of size bytes, min..max */
 	SCN_ARG_MGID,      /* struct imc_gid, multicast */
 	/* struct scn_mgid: a GID, or @NAME, an as= of the verb help's lines
-	 * in space; min holds the SCN_MGID_* flags */
+	 * in space; min holds the SCN_MGID_* flags. With space NULL, the
+	 * language's names service max (enum scn_svc) gives the three, and
+	 * its ops are kept at count_off for the run. */
 	SCN_ARG_NAMED_MGID,
 	SCN_ARG_CUSTOM,    /* parse, print (NULL: nothing) and free below */
 };
@@ -124,6 +126,9 @@ static inline const void *scn_arg_cat(const void *base, const struct scn_arg *a)
 #define SCN_A_MGID(T, f, sp, verb, fl) \
 	{ .kind = SCN_ARG_NAMED_MGID, .offset = offsetof(T, f), \
 	  .what = "an MGID", .space = (sp), .help = (verb), .min = (fl) }
+#define SCN_A_SVC_MGID(T, f, svc, opsf) \
+	{ .kind = SCN_ARG_NAMED_MGID, .offset = offsetof(T, f), \
+	  .what = "an MGID", .max = (svc), .count_off = offsetof(T, opsf) }
 #define SCN_A_CUSTOM(T, f, w, pa, pr, fl) \
 	{ .kind = SCN_ARG_CUSTOM, .flags = (fl), .offset = offsetof(T, f), \
 	  .what = (w), .parse = (pa), .print = (pr) }
@@ -143,6 +148,13 @@ int scn_arg_unknown_parse(struct imc_scn_parser *p, const struct scn_arg *a,
 	SCN_O_UINT("count", T, count, 1, 0), \
 	SCN_O_UINT("size", T, size, 0, SCN_FLOW_SIZE_MAX), \
 	SCN_O_TIME("interval", T, interval)
+/* A flow's defaults: one datagram of 64 bytes, 1 us apart. */
+#define SCN_FLOW_DEFAULTS \
+	.count = 1, .size = 64, .interval = IMC_NSEC_PER_USEC
+/* A flow to a multicast group: SCN_O_FLOW and sl= (IBA 7.6.5: service
+ * levels are 4 bits), in a field sl. */
+#define SCN_O_FLOW_SL(T) \
+	SCN_O_FLOW(T), SCN_O_UINT("sl", T, sl, 0, 15)
 
 /* The generic parse, print and free of a verb or subject described by
  * d. */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scenario/desc.h"
 #include "scenario/scn.h"
 
 bool scn_label_ok(const char *s)
@@ -90,57 +91,29 @@ struct group_send {
 	uint8_t sl;
 };
 
-static int send_parse(struct imc_scn_parser *p, enum scn_svc names,
-		      unsigned argc, const char *const *argv, void **data)
-{
-	struct group_send *a;
-	int rc;
+static const struct scn_opt send_opts[] = {
+	SCN_O_FLOW_SL(struct group_send),
+};
+static const struct scn_optset send_set = SCN_OPTSET(send_opts);
 
-	if (argc < 2)
-		return imc_scn_parse_error(p,
-			"expected '%s FROM MGID|@NAME [count=N] [size=BYTES] [interval=TIME] [sl=N]'",
-			names == SCN_SVC_NAME_SA ? "sa-mcast" : "mcast-send");
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return -ENOMEM;
-	*data = a;
-	a->names = scn_service(p->s->lang, names);
-	if (!a->names)
-		return imc_scn_parse_error(p, "@NAME: no plugin names groups");
-	a->count = 1;
-	a->size = 64;
-	a->interval = IMC_NSEC_PER_USEC;
-	rc = imc_scn_parse_host(p, argv[0], &a->src.node, &a->src.port);
-	if (!rc)
-		rc = scn_mgid_parse(p, argv[1], a->names->space,
-				    a->names->what, a->names->mgid_flags,
-				    &a->mgid);
-	if (!rc)
-		rc = scn_mcast_flow_opts(p, argc - 2, argv + 2, &a->count,
-					 &a->size, &a->interval, &a->sl);
-	return rc;
-}
+/* The names of the two verbs differ in the names service of @NAME. */
+#define SEND_DESC(verb, svc) \
+	.usage = "expected '" verb " FROM MGID|@NAME [count=N] " \
+		 "[size=BYTES] [interval=TIME] [sl=N]'", \
+	.min = 2, \
+	SCN_ARGS(((const struct scn_arg[]){ \
+		SCN_A_HOST(struct group_send, src), \
+		SCN_A_SVC_MGID(struct group_send, mgid, svc, names) })), \
+	.opts = &send_set, .print_always = ~0ull, \
+	.size = sizeof(struct group_send), \
+	.defaults = &(const struct group_send){ SCN_FLOW_DEFAULTS }
 
-static int mcast_send_parse(struct imc_scn_parser *p, unsigned argc,
-			    const char *const *argv, void **data)
-{
-	return send_parse(p, SCN_SVC_NAME_MCAST, argc, argv, data);
-}
-
-static int sa_mcast_parse(struct imc_scn_parser *p, unsigned argc,
-			  const char *const *argv, void **data)
-{
-	return send_parse(p, SCN_SVC_NAME_SA, argc, argv, data);
-}
-
-static void send_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	const struct group_send *a = data;
-
-	scn_print_port_arg(f, t, &a->src);
-	scn_mgid_print(f, &a->mgid);
-	scn_mcast_flow_print(f, a->count, a->size, a->interval, a->sl);
-}
+static const struct scn_desc mcast_send_desc = {
+	SEND_DESC("mcast-send", SCN_SVC_NAME_MCAST),
+};
+static const struct scn_desc sa_mcast_desc = {
+	SEND_DESC("sa-mcast", SCN_SVC_NAME_SA),
+};
 
 static int send_run(struct imc_scn_ctx *c, void *data)
 {
@@ -153,13 +126,16 @@ static int send_run(struct imc_scn_ctx *c, void *data)
 					    a->interval, a->sl);
 }
 
+SCN_DESC_FUNCS(mcast_send, mcast_send_desc)
+SCN_DESC_FUNCS(sa_mcast, sa_mcast_desc)
+
 const struct imc_scn_verb scn_verb_mcast_send = {
 	.name = "mcast-send", .kind = IMC_SCN_ACTION,
-	.parse = mcast_send_parse, .print = send_print, .run = send_run,
-	.free = free,
+	.parse = mcast_send_parse, .print = mcast_send_print, .run = send_run,
+	.free = mcast_send_free,
 };
 
 const struct imc_scn_verb scn_verb_sa_mcast = {
 	.name = "sa-mcast", .kind = IMC_SCN_ACTION, .parse = sa_mcast_parse,
-	.print = send_print, .run = send_run, .free = free,
+	.print = sa_mcast_print, .run = send_run, .free = sa_mcast_free,
 };

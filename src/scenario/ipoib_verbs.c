@@ -466,8 +466,8 @@ static const struct scn_desc ping_desc = {
 };
 static const struct scn_desc send_desc = {
 	FLOW_DESC,
-	.defaults = &(const struct flow_arg){ .count = 1, .size = 64,
-		.interval = IMC_NSEC_PER_USEC, .at.pkey = IMC_PKEY_DEFAULT },
+	.defaults = &(const struct flow_arg){ SCN_FLOW_DEFAULTS,
+		.at.pkey = IMC_PKEY_DEFAULT },
 };
 
 SCN_DESC_VERB(ping, "ping", IMC_SCN_ACTION, ping_desc, scn_ipoib_flow_run);

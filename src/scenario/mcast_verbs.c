@@ -288,8 +288,7 @@ struct counter {
 struct subj_arg {
 	const struct mc_join *label;  /* NAME subjects */
 	int event;                    /* mcast-callbacks: -1 all */
-	bool has_host;
-	struct scn_port_arg host;
+	struct scn_port_arg host;     /* node IMC_TOPO_NONE: none given */
 	struct scn_mgid mgid;
 	const struct counter *k;
 };
@@ -325,14 +324,6 @@ static void event_print(FILE *f, const struct imc_topo *t,
 		fprintf(f, " %s", event_words[a->event]);
 }
 
-static int has_host(struct imc_scn_parser *p, void *data)
-{
-	struct subj_arg *a = data;
-
-	a->has_host = a->host.node != IMC_TOPO_NONE;
-	return 0;
-}
-
 static const struct subj_arg no_host = { .event = -1,
 					 .host.node = IMC_TOPO_NONE };
 
@@ -355,8 +346,7 @@ static const struct scn_arg host_mgid_args[] = {
 #define SUBJ_DESC(tab, n, u, lo, hi) \
 	.usage = (u), .min = (lo), .max = (hi), .arg = (tab), .narg = (n), \
 	.keep = SCN_KEEP_ARG, .arg_off = offsetof(struct subj_arg, k), \
-	.size = sizeof(struct subj_arg), .defaults = &no_host, \
-	.done = has_host
+	.size = sizeof(struct subj_arg), .defaults = &no_host
 
 static const struct scn_desc name_desc = {
 	SUBJ_DESC(name_args, 1, "expected NAME (an mcast-join's as=NAME)", 1, 1),
@@ -502,7 +492,7 @@ static int counter_observe(struct imc_scn_ctx *c, const void *data,
 	scn_mcast_run_get(c, false, &r);
 	if (!r)
 		return 0;
-	if (a->has_host) {
+	if (a->host.node != IMC_TOPO_NONE) {
 		const struct mc_port *p = scn_mcast_port_find(r, a->host.node,
 						    a->host.port);
 

@@ -659,19 +659,10 @@ SCN_DESC_VERB(restart, "sa-restart", IMC_SCN_ACTION, restart_desc,
 struct sa_counter;
 
 struct subj_arg {
-	bool has_host;
-	struct scn_port_arg host;
+	struct scn_port_arg host;     /* node IMC_TOPO_NONE: none given */
 	struct scn_mgid mgid;
 	const struct sa_counter *k;
 };
-
-static int has_host(struct imc_scn_parser *p, void *data)
-{
-	struct subj_arg *a = data;
-
-	a->has_host = a->host.node != IMC_TOPO_NONE;
-	return 0;
-}
 
 static const struct subj_arg no_host = { .host.node = IMC_TOPO_NONE };
 
@@ -692,8 +683,7 @@ static const struct scn_arg host_mgid_args[] = {
 #define SUBJ_DESC(tab, u, lo, hi) \
 	.usage = (u), .min = (lo), .max = (hi), SCN_ARGS(tab), \
 	.keep = SCN_KEEP_ARG, .arg_off = offsetof(struct subj_arg, k), \
-	.size = sizeof(struct subj_arg), .defaults = &no_host, \
-	.done = has_host
+	.size = sizeof(struct subj_arg), .defaults = &no_host
 
 /* [HOST]: a counter of the host or in total */
 static const struct scn_desc host_desc = {
@@ -708,6 +698,7 @@ static const struct scn_desc mgid_desc = {
 static const struct scn_desc none_desc = {
 	.usage = "expected no argument", .keep = SCN_KEEP_ARG,
 	.arg_off = offsetof(struct subj_arg, k), .size = sizeof(struct subj_arg),
+	.defaults = &no_host,
 };
 SCN_DESC_FUNCS(host, host_desc)
 SCN_DESC_FUNCS(status, status_desc)
@@ -830,7 +821,7 @@ static int sa_counter_observe(struct imc_scn_ctx *c, const void *data,
 	*v = 0;
 	if (rc)
 		return rc;
-	if (a->has_host) {
+	if (a->host.node != IMC_TOPO_NONE) {
 		h = scn_sa_host_find(r, a->host.node, a->host.port);
 		if (h)
 			*v = scn_field_at(h, (size_t)k->host_off,

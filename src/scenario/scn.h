@@ -498,15 +498,6 @@ static inline void scn_print_port_arg(FILE *f, const struct imc_topo *t,
 
 #define SCN_FLOW_SIZE_MAX 4096   /* a flow's largest size=: the largest IB MTU */
 
-/* The options of a flow to a multicast group (sa-mcast, mcast-send):
- * count=, size=, interval= and sl=, words argv[0..argc). */
-int scn_mcast_flow_opts(struct imc_scn_parser *p, unsigned argc,
-			const char *const *argv, uint32_t *count, uint32_t *size,
-			imc_time_t *interval, uint8_t *sl);
-/* " count=N size=N interval=T sl=N" */
-void scn_mcast_flow_print(FILE *f, uint32_t count, uint32_t size,
-			  imc_time_t interval, uint8_t sl);
-
 /* Records a parse error with the line number; returns -EINVAL. */
 #define scn_error imc_scn_parse_error
 

@@ -26,6 +26,7 @@
 
 #include "ibmcast/opensm.h"
 #include "ibmcast/simserve.h"
+#include "scenario/desc.h"
 #include "scenario/scn.h"
 #include "scenario/scn_served.h"
 
@@ -112,22 +113,9 @@ static const struct imc_scn_verb verb_opensm = {
  * same node, as a crashed SM restarted: the new one sweeps, keeps the
  * LIDs it finds in the ports, and sets ClientReregister on every port
  * (IBA 14.4.11), so that the hosts join again. Does not wait for it. */
-static int restart_parse(struct imc_scn_parser *p, unsigned argc,
-			 const char *const *argv, void **data)
-{
-	(void)argv;
-	(void)data;
-	if (argc)
-		return imc_scn_parse_error(p, "expected 'opensm-restart' alone");
-	return 0;
-}
-
-static void restart_print(FILE *f, const struct imc_topo *t, const void *data)
-{
-	(void)f;
-	(void)t;
-	(void)data;
-}
+static const struct scn_desc restart_desc = {
+	.usage = "expected 'opensm-restart' alone",
+};
 
 static int restart_run(struct imc_scn_ctx *c, void *data)
 {
@@ -145,10 +133,8 @@ static int restart_run(struct imc_scn_ctx *c, void *data)
 	return 0;
 }
 
-static const struct imc_scn_verb verb_restart = {
-	.name = "opensm-restart", .kind = IMC_SCN_ACTION,
-	.parse = restart_parse, .print = restart_print, .run = restart_run,
-};
+SCN_DESC_VERB(restart, "opensm-restart", IMC_SCN_ACTION, restart_desc,
+	      restart_run);
 
 /* The report's opensm section: where OpenSM ran and how long it took
  * to bring the subnet up; absent from runs without an opensm line. */
@@ -180,7 +166,7 @@ int scn_lang_add_served(struct imc_scn_lang *l)
 	int rc = imc_scn_lang_add_verb(l, &verb_opensm);
 
 	if (!rc)
-		rc = imc_scn_lang_add_verb(l, &verb_restart);
+		rc = imc_scn_lang_add_verb(l, &restart_verb);
 	return rc ? rc : imc_scn_lang_add_section(l, &section_opensm);
 }
 

@@ -27,42 +27,6 @@ static const struct scn_opt link_opts[] = {
 };
 const struct scn_optset scn_link_optset = SCN_OPTSET(link_opts);
 
-/* ---- a flow's count=, size=, interval= and sl=, shared by the senders ---- */
-
-struct flow_opts {
-	uint32_t count, size;
-	imc_time_t interval;
-	uint8_t sl;
-};
-
-/* IBA 7.6.5: service levels are 4 bits. */
-static const struct scn_opt flow_opts[] = {
-	SCN_O_FLOW(struct flow_opts),
-	SCN_O_UINT("sl", struct flow_opts, sl, 0, 15),
-};
-static const struct scn_optset mcast_flow_set = SCN_OPTSET(flow_opts);
-int scn_mcast_flow_opts(struct imc_scn_parser *p, unsigned argc,
-			const char *const *argv, uint32_t *count, uint32_t *size,
-			imc_time_t *interval, uint8_t *sl)
-{
-	struct flow_opts fo = { *count, *size, *interval, *sl };
-	int rc = scn_opts_parse(p, &mcast_flow_set, argc, argv, &fo, NULL);
-
-	*count = fo.count;
-	*size = fo.size;
-	*interval = fo.interval;
-	*sl = fo.sl;
-	return rc;
-}
-
-void scn_mcast_flow_print(FILE *f, uint32_t count, uint32_t size,
-			  imc_time_t interval, uint8_t sl)
-{
-	struct flow_opts fo = { count, size, interval, sl };
-
-	scn_opts_print(f, NULL, &mcast_flow_set, &fo, ~0ull);
-}
-
 /* ---- link down|up PORT ---- */
 
 struct link_arg {
@@ -415,9 +379,7 @@ struct traffic_arg {
 	uint64_t given;    /* mcast: the options given */
 };
 
-#define TRAFFIC_OPTS \
-	SCN_O_FLOW(struct traffic_arg), \
-	SCN_O_UINT("sl", struct traffic_arg, sl, 0, 15)
+#define TRAFFIC_OPTS SCN_O_FLOW_SL(struct traffic_arg)
 
 static const struct scn_opt send_opts[] = {
 	TRAFFIC_OPTS,
@@ -435,7 +397,7 @@ static const struct scn_opt mcast_opts[] = {
 static const struct scn_optset mcast_set = SCN_OPTSET(mcast_opts);
 
 #define TRAFFIC_DEFAULTS \
-	.count = 1, .size = 64, .interval = IMC_NSEC_PER_USEC, \
+	SCN_FLOW_DEFAULTS, \
 	.pkey = DEFAULT_PKEY, .qkey = IMC_SCN_QKEY
 
 static const struct scn_arg send_args[] = {
