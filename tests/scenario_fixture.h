@@ -11,6 +11,7 @@
 #ifndef IMC_TESTS_SCENARIO_FIXTURE_H
 #define IMC_TESTS_SCENARIO_FIXTURE_H
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,19 @@
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
 #pragma GCC diagnostic ignored "-Wdangling-pointer"
 #endif
+
+/* Appends a printf-formatted note to the NUL-terminated log (size bytes
+ * in all): the order in which a test's hooks ran, checked as one
+ * string. A note past the end is cut. */
+static inline void scn_fx_note(char *log, size_t size, const char *fmt, ...)
+{
+	size_t n = strlen(log);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(log + n, size - n, fmt, ap);
+	va_end(ap);
+}
 
 static inline struct imc_scenario *
 scn_fx_parse(const char *text, const struct imc_scenario_parse_opts *o)

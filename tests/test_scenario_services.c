@@ -23,15 +23,7 @@
 
 static char log_buf[256];
 
-static void note(const char *fmt, ...)
-{
-	size_t n = strlen(log_buf);
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(log_buf + n, sizeof(log_buf) - n, fmt, ap);
-	va_end(ap);
-}
+#define note(...) scn_fx_note(log_buf, sizeof(log_buf), __VA_ARGS__)
 
 /* ---- a provider of port GSIs and trackers, order 100 ---- */
 
