@@ -25,6 +25,8 @@
 
 #include <cmocka.h>
 
+#include "stand_in.h"
+
 #include "ibmcast/opensm.h"
 
 struct world {
@@ -74,22 +76,6 @@ static int teardown(void **state)
 	assert_int_equal(system(cmd), 0);
 	free(w);
 	return 0;
-}
-
-/* A stand-in for opensm: a script in w->tmp. */
-static const char *script(struct world *w, const char *name,
-			  const char *body)
-{
-	static char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", w->tmp, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fprintf(f, "#!/bin/sh\n%s\n", body);
-	assert_int_equal(fclose(f), 0);
-	assert_int_equal(chmod(path, 0700), 0);
-	return path;
 }
 
 /* A config with opensm as given, umad2sim any readable file (it is only
@@ -201,7 +187,7 @@ static void test_exits(void **state)
 	char dir[300], path[400], line[1024], want[1024];
 	FILE *f;
 
-	config(w, &c, script(w, "exits",
+	config(w, &c, stand_in(w->tmp, "exits",
 			     "echo \"$*\" > args\n"
 			     "echo \"$IBSIM_SOCKNAME $SIM_HOST $OSM_TMP_DIR "
 			     "$OSM_CACHE_DIR $LD_PRELOAD\" > env\n"
@@ -275,7 +261,7 @@ static void test_timeout(void **state)
 	struct imc_opensm *o;
 	pid_t pid;
 
-	config(w, &c, script(w, "upsays", "echo 'SUBNET UP' >> \"$3\"\n"
+	config(w, &c, stand_in(w->tmp, "upsays", "echo 'SUBNET UP' >> \"$3\"\n"
 			     "touch ready\nexec sleep 60"));
 	assert_int_equal(imc_opensm_create(w->srv, w->fab, w->loop, &c, &o), 0);
 	assert_int_equal(imc_opensm_start(o), 0);
@@ -315,7 +301,7 @@ static void test_interrupted(void **state)
 	struct imc_opensm *o;
 	struct stopper s = { .loop = w->loop };
 
-	config(w, &c, script(w, "silent", "exec sleep 60"));
+	config(w, &c, stand_in(w->tmp, "silent", "exec sleep 60"));
 	assert_int_equal(imc_opensm_create(w->srv, w->fab, w->loop, &c, &o), 0);
 	assert_int_equal(imc_opensm_start(o), 0);
 	imc_timer_init(&s.t, stopper_fire);
@@ -341,7 +327,7 @@ static void test_stop_term(void **state)
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	assert_int_equal(sigprocmask(SIG_BLOCK, &set, &old), 0);
-	config(w, &c, script(w, "silent", "exec sleep 60"));
+	config(w, &c, stand_in(w->tmp, "silent", "exec sleep 60"));
 	c.term_grace = 30 * IMC_NSEC_PER_SEC;
 	assert_int_equal(imc_opensm_create(w->srv, w->fab, w->loop, &c, &o), 0);
 	assert_int_equal(imc_opensm_start(o), 0);
@@ -368,7 +354,7 @@ static void test_stop_kill(void **state)
 	struct imc_opensm *o;
 	pid_t pid;
 
-	config(w, &c, script(w, "stubborn", "trap '' TERM\ntouch ready\n"
+	config(w, &c, stand_in(w->tmp, "stubborn", "trap '' TERM\ntouch ready\n"
 			     "while :; do sleep 1; done"));
 	c.term_grace = 200 * IMC_NSEC_PER_MSEC;
 	assert_int_equal(imc_opensm_create(w->srv, w->fab, w->loop, &c, &o), 0);
@@ -394,7 +380,7 @@ static void test_restart(void **state)
 	char dir[300];
 	pid_t pid;
 
-	config(w, &c, script(w, "silent", "exec sleep 60"));
+	config(w, &c, stand_in(w->tmp, "silent", "exec sleep 60"));
 	assert_int_equal(imc_opensm_create(w->srv, w->fab, w->loop, &c, &o), 0);
 	assert_int_equal(imc_opensm_start(o), 0);
 	imc_opensm_get_status(o, &st);

@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "stand_in.h"
+
 #include "ibmcast/scenario.h"
 
 #define TOPO "topology fat-tree:leaves=2,hosts=2,spines=2\n"
@@ -132,21 +134,6 @@ static void run_err(const struct imc_scenario_run_opts *o, int want_rc,
 
 static char dir[64];
 
-/* A fake opensm: a script in dir. */
-static const char *script(const char *name, const char *body)
-{
-	static char path[128];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fprintf(f, "#!/bin/sh\n%s\n", body);
-	assert_int_equal(fclose(f), 0);
-	assert_int_equal(chmod(path, 0700), 0);
-	return path;
-}
-
 static void test_run_errors(void **state)
 {
 	struct imc_scenario_run_opts o = { 0 };
@@ -161,17 +148,17 @@ static void test_run_errors(void **state)
 	setenv("IBMCAST_OPENSM", "/nonexistent/opensm", 1);
 	run_err(&o, -ENOPKG, "opensm not found");
 
-	setenv("IBMCAST_OPENSM", script("ok", "exit 0"), 1);
+	setenv("IBMCAST_OPENSM", stand_in(dir, "ok", "exit 0"), 1);
 	setenv("IBMCAST_UMAD2SIM", "/nonexistent/libumad2sim.so", 1);
 	run_err(&o, -ENOPKG, "umad2sim not found at /nonexistent/libumad2sim.so");
 	setenv("IBMCAST_UMAD2SIM", "/dev/null", 1);
 
-	setenv("IBMCAST_OPENSM", script("exits", "exit 3"), 1);
+	setenv("IBMCAST_OPENSM", stand_in(dir, "exits", "exit 3"), 1);
 	run_err(&o, -ECHILD, "opensm exited (status 3");
 
 	/* Never says SUBNET UP: the bound of the wait ends it, and the
 	 * process is stopped (the run returns, so it was reaped). */
-	setenv("IBMCAST_OPENSM", script("silent", "exec sleep 60"), 1);
+	setenv("IBMCAST_OPENSM", stand_in(dir, "silent", "exec sleep 60"), 1);
 	o.sm_wait = 300 * IMC_NSEC_PER_MSEC;
 	run_err(&o, -ETIMEDOUT, "did not bring the subnet up in 0.3 s");
 	o.sm_wait = 0;
@@ -182,9 +169,9 @@ static void test_run_errors(void **state)
 	run_err(&o, -EINVAL, "runs on a loop of its own");
 	imc_loop_destroy(loop);
 
-	unlink(script("ok", ""));
-	unlink(script("exits", ""));
-	unlink(script("silent", ""));
+	unlink(stand_in(dir, "ok", ""));
+	unlink(stand_in(dir, "exits", ""));
+	unlink(stand_in(dir, "silent", ""));
 	rmdir(dir);
 }
 
