@@ -180,11 +180,11 @@ static void test_answers_arp_request(void **state)
 	}
 }
 
-/* The seed's race: the tracker attaches the QP to the broadcast group
- * when the SA has answered, and only later runs the member's callback
- * that gives the interface the group's record. A broadcast ARP request
- * and a ping arriving in that window are answered once the record is
- * there: nothing sent before, nothing lost. */
+/* The receive-before-callback race: the tracker attaches the QP to the
+ * broadcast group when the SA has answered, and only later runs the
+ * member's callback that gives the interface the group's record. A
+ * broadcast ARP request and a ping arriving in that window are answered
+ * once the record is there: nothing sent before, nothing lost. */
 static uint8_t race_ping[64];
 static size_t race_ping_len;
 

@@ -126,12 +126,12 @@ static void test_traffic_where_arp_never_ran(void **state)
 	assert_int_equal(iw_destroy(&w), 0);
 }
 
-/* The seed's window on the fabric: B's QP stays attached to the
- * broadcast group while its tracker re-joins after a client reregister,
- * so B receives A's broadcast ARP request before the join callback has
- * given B the group's record again. B's answer waits for that record and
- * goes out once B's carrier is back; A's pings, queued behind the ARP,
- * all get their replies. Nothing is dropped anywhere. */
+/* The receive-before-record window on the fabric: B's QP stays attached to
+ * the broadcast group while its tracker re-joins after a client
+ * reregister, so B receives A's broadcast ARP request before the join
+ * callback has given B the group's record again. B's answer waits for that
+ * record and goes out once B's carrier is back; A's pings, queued behind
+ * the ARP, all get their replies. Nothing is dropped anywhere. */
 static imc_time_t first_reply_at;
 
 static void note_reply(struct iw_if *i, const struct imc_ipoib_packet *p)
